@@ -1,0 +1,81 @@
+"""``interleave-bench <command>``: one parser, one command module each under ``commands/``.
+
+Every command turns the project's errors into one line on stderr and exit code 2; an unexpected
+error is one line too (set ``INTERLEAVE_DEBUG=1`` for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from typing import Sequence
+
+from . import __version__
+from .errors import InputErrors, InterleaveError
+
+#: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
+COMMAND_MODULES = (
+    "demo",
+    "validate",
+    "generate",
+    "route",
+    "baselines",
+    "score",
+    "compare",
+    "mid_reply",
+    "export",
+    "push",
+    "leaderboard",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="interleave-bench",
+        description="Benchmark and toolkit for routing an interleaved chat.",
+    )
+    parser.add_argument("--version", action="version", version=f"interleave-bench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        modname = f"interleave_bench.commands.{name}"
+        if importlib.util.find_spec(modname) is None:
+            continue
+        importlib.import_module(modname).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        code = args.func(args)
+        return int(code or 0)
+    except InputErrors as exc:
+        for err in exc.errors:
+            print(f"error: {err.format()}", file=sys.stderr)
+        return 2
+    except InterleaveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished work is kept; run the same command again to resume", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
+        if os.environ.get("INTERLEAVE_DEBUG"):
+            traceback.print_exc()
+        else:
+            print(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

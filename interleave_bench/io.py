@@ -1,0 +1,312 @@
+"""Reading and writing the project's files: JSONL streams, JSON documents, atomic writes, appends.
+
+Readers validate each line once against its record type (``schema.py``) and raise
+:class:`~interleave_bench.errors.InputError` naming file, line and field. ``collect=True`` readers
+gather every error of a file instead of stopping at the first (``interleave-bench validate``).
+Writers never leave a half-written file: whole files go through a temporary file and a rename;
+appends write whole lines and flush them, so an interrupted run leaves only complete records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, TypeVar
+
+from pydantic import ValidationError
+
+from .errors import InputError, InputErrors
+from .schema import (
+    Manifest,
+    MidReplyCaseFile,
+    PredictionRow,
+    Record,
+    Session,
+    check_case_file,
+    check_session,
+    validation_problems,
+)
+
+R = TypeVar("R", bound=Record)
+
+
+# --- JSON helpers ----------------------------------------------------------------------------------
+
+
+def dumps_line(obj: Any) -> str:
+    """One JSONL line: compact, UTF-8 characters kept as they are, key order preserved."""
+    if isinstance(obj, Record):
+        obj = obj.dump()
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_error(path: str, line: int | None, exc: json.JSONDecodeError) -> InputError:
+    return InputError(path, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
+
+
+def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every non-blank line of a UTF-8 JSONL file."""
+    name = str(path)
+    try:
+        fh = open(path, "r", encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(name, None, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(name, None, None, "is a folder, not a file") from None
+    with fh:
+        n = 0
+        try:
+            for n, text in enumerate(fh, start=1):
+                if text.strip():
+                    yield n, text
+        except UnicodeDecodeError as exc:
+            raise InputError(name, n + 1, None, f"not UTF-8 text ({exc.reason})") from None
+
+
+def parse_record(path: str, line: int | None, text_or_obj: Any, model: type[R]) -> R:
+    """Validate one JSON line (or already parsed object) as ``model``; all its errors at once."""
+    try:
+        if isinstance(text_or_obj, str):
+            try:
+                obj = json.loads(text_or_obj)
+            except json.JSONDecodeError as exc:
+                raise _json_error(path, line, exc) from None
+        else:
+            obj = text_or_obj
+        if not isinstance(obj, dict):
+            raise InputError(path, line, None, f"expected a JSON object, got {type(obj).__name__}")
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        errs = [InputError(path, line, f, m) for f, m in validation_problems(exc)]
+        raise InputErrors(errs) from None
+
+
+# --- generic readers -------------------------------------------------------------------------------
+
+
+def read_records_with_lines(
+    path: str | os.PathLike,
+    model: type[R],
+    *,
+    check: Callable[[R], list[tuple[str, str]]] | None = None,
+    collect: bool = False,
+) -> Iterator[tuple[int, R]]:
+    """Stream ``(line, record)`` for a JSONL file, validated as ``model`` (and ``check`` across fields).
+
+    With ``collect=False`` the first bad line raises. With ``collect=True`` reading goes on and an
+    :class:`InputErrors` listing every problem is raised at the end (good records are still yielded
+    first, so a caller that counts them sees the whole file).
+    """
+    name = str(path)
+    errors: list[InputError] = []
+    for line, text in iter_json_lines(path):
+        try:
+            rec = parse_record(name, line, text, model)
+            problems = check(rec) if check else []
+            if problems:
+                raise InputErrors([InputError(name, line, f, m) for f, m in problems])
+        except InputError as exc:
+            if not collect:
+                raise
+            errors.extend(exc.errors if isinstance(exc, InputErrors) else [exc])
+            continue
+        yield line, rec
+    if errors:
+        raise InputErrors(errors)
+
+
+def read_records(path: str | os.PathLike, model: type[R], **kw: Any) -> Iterator[R]:
+    """Stream the validated records of a JSONL file (see :func:`read_records_with_lines`)."""
+    for _, rec in read_records_with_lines(path, model, **kw):
+        yield rec
+
+
+def iter_sessions(path: str | os.PathLike, *, collect: bool = False) -> Iterator[Session]:
+    """Stream validated sessions; session ids must be unique within the file."""
+    name = str(path)
+    first_line: dict[str, int] = {}
+    dup_errors: list[InputError] = []
+    try:
+        for line, s in read_records_with_lines(path, Session, check=check_session, collect=collect):
+            if s.session_id in first_line:
+                err = InputError(
+                    name, line, "session_id",
+                    f"duplicate session id {s.session_id!r} (first on line {first_line[s.session_id]})",
+                )
+                if not collect:
+                    raise err
+                dup_errors.append(err)
+                continue
+            first_line[s.session_id] = line
+            yield s
+    except InputErrors as exc:
+        if not dup_errors:
+            raise
+        raise InputErrors(sorted(exc.errors + dup_errors, key=lambda e: e.line or 0)) from None
+    if dup_errors:
+        raise InputErrors(dup_errors)
+
+
+def read_sessions(path: str | os.PathLike) -> list[Session]:
+    """All sessions of a file, validated; raises on the first defect."""
+    return list(iter_sessions(path))
+
+
+def read_predictions(path: str | os.PathLike, *, collect: bool = False) -> list[PredictionRow]:
+    """All prediction rows of a file, validated (duplicates are the scorer's business)."""
+    return list(read_records(path, PredictionRow, collect=collect))
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """A whole JSON document, with a one-line error for a missing or broken file."""
+    name = str(path)
+    try:
+        with open(path, "r", encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise InputError(name, None, None, "no such file") from None
+    except json.JSONDecodeError as exc:
+        raise _json_error(name, exc.lineno, exc) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(name, None, None, f"not UTF-8 text ({exc.reason})") from None
+
+
+def read_manifest(path: str | os.PathLike) -> Manifest:
+    return parse_record(str(path), None, read_json(path), Manifest)
+
+
+def read_case_file(path: str | os.PathLike) -> MidReplyCaseFile:
+    """A mid-reply case file, validated; errors name the case (by index and id) and the field."""
+    name = str(path)
+    data = read_json(path)
+    f = parse_record(name, None, data, MidReplyCaseFile) if isinstance(data, dict) else None
+    if f is None:
+        raise InputError(name, None, None, "expected a JSON object with 'catalogs' and 'cases'")
+    problems = check_case_file(f)
+    if problems:
+        raise InputErrors([InputError(name, None, fld, msg) for fld, msg in problems])
+    return f
+
+
+# --- writers -----------------------------------------------------------------------------------------
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a whole file through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> int:
+    """Write a whole JSONL file atomically; returns the number of rows."""
+    lines = [dumps_line(r) for r in rows]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write a JSON document atomically, indented for people to read."""
+    if isinstance(obj, Record):
+        obj = obj.dump()
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+class JsonlAppender:
+    """Appends whole lines to a JSONL file, each flushed to disk before the next.
+
+    On open, a trailing partial line (left by a crash mid-write) is cut off, so the file only ever
+    holds complete records and a resumed run appends after the last one.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        truncate_partial_line(self.path)
+        self._fh = open(self.path, "a", encoding="utf-8", newline="\n")
+
+    def append(self, obj: Any) -> None:
+        self._fh.write(dumps_line(obj) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "JsonlAppender":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def truncate_partial_line(path: str | os.PathLike) -> None:
+    """Cut a file back to its last newline (no-op when it ends cleanly or does not exist)."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with open(path, "rb+") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        if size == 0:
+            return
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        # walk back to the last newline
+        pos = size - 1
+        chunk = 4096
+        while pos > 0:
+            start = max(0, pos - chunk)
+            fh.seek(start)
+            data = fh.read(pos - start)
+            idx = data.rfind(b"\n")
+            if idx >= 0:
+                fh.truncate(start + idx + 1)
+                return
+            pos = start
+        fh.truncate(0)
+
+
+def read_done_keys(path: str | os.PathLike, key: Callable[[dict[str, Any]], Any]) -> set[Any]:
+    """Keys of the complete records already in a JSONL file (for resuming); a partial last line is ignored."""
+    path = Path(path)
+    done: set[Any] = set()
+    if not path.exists():
+        return done
+    with open(path, "r", encoding="utf-8") as fh:
+        for text in fh:
+            if not text.endswith("\n"):
+                break
+            try:
+                done.add(key(json.loads(text)))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    return done
+
+
+# --- fingerprints -----------------------------------------------------------------------------------
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes, as ``sha256:<hex>``."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()

@@ -1,0 +1,55 @@
+"""What a model call costs: one documented, dated default price table, overridable per run.
+
+Prices are USD per million tokens as ``(input, cached_input, output)``. ``EVAL_PRICES="in,cached,out"``
+overrides the table for every model of a run. A model missing from the table costs nothing in the
+summary, and the summary says the price is unknown rather than printing a made-up number.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+#: the day the default table was copied from the providers' published price pages
+PRICES_AS_OF = "2025-09-29"
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float  # USD per million input tokens not served from the provider's prompt cache
+    cached_input: float  # USD per million input tokens served from the provider's prompt cache
+    output: float  # USD per million output tokens
+
+    def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
+        fresh = max(0, input_tokens - cached_input_tokens)
+        return (fresh * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output) / 1e6
+
+
+#: DeepSeek's published prices (V3.2 for both model names) and the project's fake model, which is free.
+DEFAULT_PRICES: dict[str, Price] = {
+    "deepseek-chat": Price(0.28, 0.028, 0.42),
+    "deepseek-reasoner": Price(0.28, 0.028, 0.42),
+    "fake-model": Price(0.0, 0.0, 0.0),
+}
+
+
+def price_for(model: str, env: dict[str, str] | None = None) -> Price | None:
+    """The price of ``model``: ``EVAL_PRICES`` when set, else the default table, else ``None``."""
+    env = os.environ if env is None else env
+    raw = env.get("EVAL_PRICES", "").strip()
+    if raw:
+        parts = [p.strip() for p in raw.split(",")]
+        try:
+            if len(parts) != 3:
+                raise ValueError
+            values = [float(p) for p in parts]
+            if any(v < 0 for v in values):
+                raise ValueError
+        except ValueError:
+            raise UsageError(
+                f"EVAL_PRICES: expected three non-negative numbers 'in,cached,out' (USD per million tokens), got {raw!r}"
+            ) from None
+        return Price(*values)
+    return DEFAULT_PRICES.get(model)

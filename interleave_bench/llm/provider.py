@@ -1,0 +1,87 @@
+"""Which OpenAI-compatible endpoint and model a run talks to, read from the environment.
+
+- ``OPENAI_BASE_URL`` + ``OPENAI_API_KEY`` with ``--model NAME``: any OpenAI-compatible server.
+- ``DEEPSEEK_API_KEY``: DeepSeek's documented endpoint; ``--model`` defaults to ``deepseek-chat``
+  (``deepseek-reasoner`` is the other documented name).
+- ``--dry-run``: the project's fake model on loopback; nothing is spent.
+
+``EVAL_EXTRA_BODY`` (a JSON object) is merged into every request. The API key lives only in the
+:class:`Provider` object in memory: it is never part of a cache key, a file, a log or a result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UsageError
+
+DEEPSEEK_BASE_URL = "https://api.deepseek.com"
+DEEPSEEK_MODELS = ("deepseek-chat", "deepseek-reasoner")
+DEEPSEEK_DEFAULT_MODEL = "deepseek-chat"
+#: the fake model's name; its answers are deterministic and free
+FAKE_MODEL = "fake-model"
+#: the cache identity of the fake model: stable across runs although its loopback port changes
+FAKE_IDENTITY = "fake://interleave-bench"
+
+
+@dataclass
+class Provider:
+    name: str  # "openai-compatible", "deepseek" or "dry-run"
+    base_url: str
+    model: str
+    api_key: str = field(repr=False)
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    identity: str = ""  # what the cache keys on instead of the URL (defaults to the URL)
+
+    def __post_init__(self) -> None:
+        if not self.identity:
+            self.identity = self.base_url.rstrip("/")
+
+    def describe(self) -> str:
+        """Safe to print or store: names the endpoint and model, never the key."""
+        return f"{self.model} via {self.identity}"
+
+
+def extra_body_from_env(env: dict[str, str] | None = None) -> dict[str, Any]:
+    env = os.environ if env is None else env
+    raw = env.get("EVAL_EXTRA_BODY", "").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"EVAL_EXTRA_BODY: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"EVAL_EXTRA_BODY: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def resolve_provider(model: str | None = None, *, env: dict[str, str] | None = None) -> Provider:
+    """The provider for a real (paid) run, from the environment; a clear error when none is set."""
+    env = os.environ if env is None else env
+    extra = extra_body_from_env(env)
+    base = env.get("OPENAI_BASE_URL", "").strip()
+    if base:
+        key = env.get("OPENAI_API_KEY", "").strip()
+        if not key:
+            raise UsageError("OPENAI_BASE_URL is set but OPENAI_API_KEY is not")
+        if not model:
+            raise UsageError("OPENAI_BASE_URL is set: name the model with --model NAME")
+        return Provider("openai-compatible", base, model, key, extra)
+    key = env.get("DEEPSEEK_API_KEY", "").strip()
+    if key:
+        return Provider("deepseek", DEEPSEEK_BASE_URL, model or DEEPSEEK_DEFAULT_MODEL, key, extra)
+    raise UsageError(
+        "no model configured: set DEEPSEEK_API_KEY, or OPENAI_BASE_URL and OPENAI_API_KEY with --model; "
+        "or use --dry-run (fake model) or --offline where the command has it"
+    )
+
+
+def fake_provider(base_url: str, model: str | None = None, *, env: dict[str, str] | None = None) -> Provider:
+    """The dry-run provider: the fake model served on loopback at ``base_url``."""
+    return Provider(
+        "dry-run", base_url, model or FAKE_MODEL, "dry-run-no-key", extra_body_from_env(env), identity=FAKE_IDENTITY
+    )

@@ -1,0 +1,236 @@
+"""A fake OpenAI-compatible HTTP server on loopback that serves the fake model.
+
+``POST /v1/chat/completions`` (and ``/chat/completions``) answers with the fake model
+(:mod:`interleave_bench.llm.fake`) and a ``usage`` block. It counts requests, tracks how many are in
+flight at once, and can inject faults, so tests and benchmarks exercise the real HTTP path of the
+``openai`` client: 429 with ``Retry-After``, 500, slow answers, malformed JSON bodies, garbage
+answers and dropped connections.
+
+Use it as a context manager::
+
+    with FakeServer() as srv:
+        srv.add_fault("429", times=1, retry_after=1)
+        ... OPENAI_BASE_URL=srv.url ...
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from . import fake
+from .client import KIND_HEADER
+
+FAULT_KINDS = ("429", "500", "slow", "malformed", "garbage", "drop")
+
+
+@dataclass
+class Fault:
+    """One injected fault, applied to the next ``times`` requests that match.
+
+    ``match`` is a substring of the request body (e.g. a session id); ``None`` matches every request.
+    ``kind``: ``429`` (with ``Retry-After: retry_after``), ``500``, ``slow`` (answers after ``delay``
+    seconds), ``malformed`` (HTTP 200 with a body that is not JSON), ``garbage`` (a well-formed
+    completion whose text is nonsense), ``drop`` (closes the connection without answering).
+    """
+
+    kind: str
+    times: int = 1
+    match: str | None = None
+    retry_after: float | None = None
+    delay: float = 0.0
+    request_kind: str | None = None  # only requests with this X-Interleave-Kind
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {self.kind!r}; one of {', '.join(FAULT_KINDS)}")
+
+
+@dataclass
+class RequestLog:
+    time: float
+    kind: str | None
+    status: int | str
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeServer:
+    """The fake OpenAI-compatible server, on ``127.0.0.1`` and a free port, in a daemon thread."""
+
+    def __init__(self, *, delay: float = 0.0, cached_share: float = 0.0, host: str = "127.0.0.1", port: int = 0):
+        self.delay = delay  # seconds every answer waits (to test concurrency)
+        self.cached_share = cached_share  # share of prompt tokens reported as provider-cached
+        self.faults: list[Fault] = []
+        self.log: list[RequestLog] = []
+        self.calls = 0  # every request received, faulty or not
+        self.completions = 0  # requests answered with a completion
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.usage_total = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer((host, port), self._make_handler())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # --- control ----------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def add_fault(self, kind: str, **kw: Any) -> Fault:
+        f = Fault(kind, **kw)
+        with self._lock:
+            self.faults.append(f)
+        return f
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.calls = self.completions = 0
+            self.max_in_flight = 0
+            self.log.clear()
+            for k in self.usage_total:
+                self.usage_total[k] = 0
+
+    def start(self) -> "FakeServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "FakeServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # --- request handling -------------------------------------------------------------------------
+
+    def _take_fault(self, raw: str, kind: str | None) -> Fault | None:
+        with self._lock:
+            for f in self.faults:
+                if f.times <= 0:
+                    continue
+                if f.match is not None and f.match not in raw:
+                    continue
+                if f.request_kind is not None and f.request_kind != kind:
+                    continue
+                f.times -= 1
+                return f
+        return None
+
+    def _completion(self, body: dict[str, Any], kind: str | None, garbage: bool) -> dict[str, Any]:
+        messages = body.get("messages") or []
+        if garbage:
+            text = "I am not sure what you mean. Here is a poem instead: roses are red."
+        else:
+            text = fake.answer(kind, messages, body)
+        prompt_text = "".join(str(m.get("content", "")) for m in messages)
+        prompt_tokens = fake.count_tokens(prompt_text) + 4 * len(messages)
+        completion_tokens = fake.count_tokens(text)
+        cached = int(prompt_tokens * self.cached_share)
+        with self._lock:
+            self.usage_total["prompt_tokens"] += prompt_tokens
+            self.usage_total["completion_tokens"] += completion_tokens
+            self.usage_total["cached_tokens"] += cached
+        rid = fake.stable_hash(body) % 10**12
+        return {
+            "id": f"chatcmpl-fake-{rid}",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": body.get("model", "fake-model"),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        }
+
+    def _make_handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}).encode())
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8", "replace")
+                kind = self.headers.get(KIND_HEADER)
+                headers = {k: v for k, v in self.headers.items()}
+                try:
+                    body = json.loads(raw) if raw else {}
+                except json.JSONDecodeError:
+                    body = {}
+                with server._lock:
+                    server.calls += 1
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                status: int | str = 200
+                try:
+                    if not self.path.rstrip("/").endswith("/chat/completions"):
+                        status = 404
+                        self._send(404, b'{"error": {"message": "unknown endpoint"}}')
+                        return
+                    fault = server._take_fault(raw, kind)
+                    delay = server.delay + (fault.delay if fault and fault.kind == "slow" else 0.0)
+                    if delay:
+                        time.sleep(delay)
+                    if fault is not None and fault.kind == "429":
+                        status = 429
+                        extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+                        self._send(429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}', extra)
+                    elif fault is not None and fault.kind == "500":
+                        status = 500
+                        self._send(500, b'{"error": {"message": "internal error", "type": "server_error"}}')
+                    elif fault is not None and fault.kind == "drop":
+                        status = "drop"
+                        self.close_connection = True
+                        try:
+                            self.connection.shutdown(2)
+                        except OSError:
+                            pass
+                    elif fault is not None and fault.kind == "malformed":
+                        status = "malformed"
+                        self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
+                    else:
+                        payload = server._completion(body, kind, garbage=bool(fault and fault.kind == "garbage"))
+                        with server._lock:
+                            server.completions += 1
+                        self._send(200, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+                        server.log.append(RequestLog(time.time(), kind, status, body, headers))
+
+        return Handler

@@ -1,0 +1,32 @@
+"""Shared fixtures: the fake OpenAI-compatible server on loopback, a clean environment, tmp cache."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from interleave_bench.llm.server import FakeServer
+
+# Nothing in the suite may reach a real provider: drop any keys or endpoints the machine has set.
+for _var in ("DEEPSEEK_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "EVAL_EXTRA_BODY", "EVAL_PRICES", "HF_TOKEN"):
+    os.environ.pop(_var, None)
+os.environ.setdefault("INTERLEAVE_NO_PROGRESS", "1")
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+
+
+@pytest.fixture
+def fake_server():
+    """A fresh fake OpenAI-compatible server; ``.url``, ``.calls``, ``.add_fault(...)``."""
+    with FakeServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def openai_env(fake_server, monkeypatch, tmp_path):
+    """Environment pointing the real ``openai`` client at the fake server with a recognisable key."""
+    key = "sk-test-SECRET-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    return {"server": fake_server, "key": key, "cache": tmp_path / "cache"}
