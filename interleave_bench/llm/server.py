@@ -56,7 +56,7 @@ class RequestLog:
     kind: str | None
     status: int | str
     body: dict[str, Any]
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
 class FakeServer:
@@ -187,7 +187,7 @@ class FakeServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode("utf-8", "replace")
                 kind = self.headers.get(KIND_HEADER)
-                headers = {k: v for k, v in self.headers.items()}
+                headers = {k.lower(): v for k, v in self.headers.items()}
                 try:
                     body = json.loads(raw) if raw else {}
                 except json.JSONDecodeError:

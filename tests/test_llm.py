@@ -1,0 +1,202 @@
+"""The model layer over real HTTP: the real `openai` client against the fake server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from interleave_bench.errors import UsageError
+from interleave_bench.llm import LLM, ModelCallError, ResponseCache, model_session
+from interleave_bench.llm.prices import Price, price_for
+from interleave_bench.llm.provider import DEEPSEEK_BASE_URL, Provider, resolve_provider
+from interleave_bench.llm.server import FakeServer
+
+
+def msgs(text: str) -> list[dict]:
+    return [{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": text}]
+
+
+def run_batch(llm: LLM, texts: list[str]):
+    async def go():
+        return await asyncio.gather(*(llm.complete("test", msgs(t)) for t in texts))
+
+    return llm.run(go())
+
+
+def test_second_identical_run_makes_no_http_call(openai_env):
+    srv = openai_env["server"]
+    texts = [f"question {k}" for k in range(12)]
+    with model_session(model="m1") as llm:
+        first = run_batch(llm, texts)
+        assert llm.stats.calls == 12 and llm.stats.cached == 0
+    assert srv.calls == 12
+    with model_session(model="m1") as llm:
+        second = run_batch(llm, texts)
+        assert llm.stats.calls == 0 and llm.stats.cached == 12 and llm.stats.cost_usd == 0
+    assert srv.calls == 12  # nothing new reached the server
+    assert [r.text for r in first] == [r.text for r in second]
+    assert [r.usage for r in first] == [r.usage for r in second]
+    assert all(r.cached for r in second) and not any(r.cached for r in first)
+
+
+def test_cache_never_answers_for_another_model_or_endpoint(openai_env, monkeypatch):
+    srv = openai_env["server"]
+    with model_session(model="m1") as llm:
+        run_batch(llm, ["same question"])
+    with model_session(model="m2") as llm:
+        run_batch(llm, ["same question"])
+        assert llm.stats.calls == 1
+    with FakeServer() as other:
+        monkeypatch.setenv("OPENAI_BASE_URL", other.url)
+        with model_session(model="m1") as llm:
+            run_batch(llm, ["same question"])
+            assert llm.stats.calls == 1
+        assert other.calls == 1
+    monkeypatch.setenv("EVAL_EXTRA_BODY", '{"thinking": {"type": "disabled"}}')
+    monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+    with model_session(model="m1") as llm:
+        run_batch(llm, ["same question"])
+        assert llm.stats.calls == 1  # extra body is part of the key
+    assert srv.log[-1].body["thinking"] == {"type": "disabled"}  # and reaches the server
+
+
+def test_retry_after_429_is_honoured(openai_env):
+    srv = openai_env["server"]
+    srv.add_fault("429", retry_after=1)
+    with model_session(model="m1", use_cache=False) as llm:
+        [reply] = run_batch(llm, ["rate me"])
+    assert json.loads(reply.text)["echo"] == "rate me"
+    assert [e.status for e in srv.log] == [429, 200]
+    gap = srv.log[1].time - srv.log[0].time
+    assert 0.9 <= gap < 3.0, gap
+
+
+def test_two_500s_then_success(openai_env):
+    srv = openai_env["server"]
+    srv.add_fault("500", times=2)
+    with model_session(model="m1", use_cache=False) as llm:
+        [reply] = run_batch(llm, ["try again"])
+        assert llm.stats.calls == 1 and llm.stats.failed == 0
+    assert [e.status for e in srv.log] == [500, 500, 200]
+    assert reply.text
+
+
+def test_dropped_connection_is_retried(openai_env):
+    srv = openai_env["server"]
+    srv.add_fault("drop")
+    with model_session(model="m1", use_cache=False) as llm:
+        [reply] = run_batch(llm, ["hello"])
+    assert [e.status for e in srv.log] == ["drop", 200] and reply.text
+
+
+def test_failure_after_retries_names_the_request(openai_env):
+    srv = openai_env["server"]
+    srv.add_fault("500", times=10)
+    with model_session(model="m1", use_cache=False, max_retries=1) as llm:
+        with pytest.raises(ModelCallError) as exc:
+            llm.run(llm.complete("route", msgs("x"), what="session en-0003 turn 7"))
+        assert llm.stats.failed == 1
+    assert "route: session en-0003 turn 7" in str(exc.value) and "HTTP 500" in str(exc.value)
+    assert srv.calls == 2
+
+
+def test_failed_call_keeps_earlier_answers_cached(openai_env):
+    srv = openai_env["server"]
+    with model_session(model="m1", max_retries=0) as llm:
+        run_batch(llm, ["a", "b"])
+        srv.add_fault("500", times=1)
+        with pytest.raises(ModelCallError):
+            run_batch(llm, ["c"])
+    with model_session(model="m1") as llm:
+        run_batch(llm, ["a", "b", "c"])
+        assert llm.stats.cached == 2 and llm.stats.calls == 1
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_concurrency_is_bounded(limit, tmp_path):
+    with FakeServer(delay=0.05) as srv:
+        provider = Provider("openai-compatible", srv.url, "m1", "sk-x")
+        llm = LLM(provider, concurrency=limit)
+        run_batch(llm, [f"q{k}" for k in range(4 * limit + 2)])
+        assert srv.max_in_flight == limit  # reached, never exceeded
+
+
+def test_cost_line_matches_server_usage(openai_env, monkeypatch):
+    srv = openai_env["server"]
+    srv.cached_share = 0.25
+    monkeypatch.setenv("EVAL_PRICES", "2,0.5,8")
+    with model_session(model="m1") as llm:
+        run_batch(llm, [f"a longer question number {k} " * (k + 1) for k in range(5)])
+        stats = llm.stats
+        line = llm.cost_line()
+    u = srv.usage_total
+    assert (stats.paid.input, stats.paid.cached_input, stats.paid.output) == (u["prompt_tokens"], u["cached_tokens"], u["completion_tokens"])
+    expected = ((u["prompt_tokens"] - u["cached_tokens"]) * 2 + u["cached_tokens"] * 0.5 + u["completion_tokens"] * 8) / 1e6
+    assert stats.cost_usd == pytest.approx(expected)
+    assert f"${expected:.4f}" in line
+    assert f"{u['prompt_tokens']:,} in ({u['cached_tokens']:,} cached) / {u['completion_tokens']:,} out" in line
+
+
+def test_price_table_and_override():
+    assert price_for("deepseek-chat", env={}) == Price(0.28, 0.028, 0.42)
+    assert price_for("some-local-model", env={}) is None
+    assert price_for("x", env={"EVAL_PRICES": "1, 0.1, 2"}) == Price(1.0, 0.1, 2.0)
+    with pytest.raises(UsageError, match="EVAL_PRICES"):
+        price_for("x", env={"EVAL_PRICES": "1,2"})
+    assert Price(1, 0.5, 2).cost(1_000_000, 400_000, 500_000) == pytest.approx(0.6 + 0.2 + 1.0)
+
+
+def test_provider_resolution():
+    p = resolve_provider(None, env={"DEEPSEEK_API_KEY": "k"})
+    assert (p.base_url, p.model) == (DEEPSEEK_BASE_URL, "deepseek-chat")
+    p = resolve_provider("deepseek-reasoner", env={"DEEPSEEK_API_KEY": "k"})
+    assert p.model == "deepseek-reasoner"
+    p = resolve_provider("llama", env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "d"})
+    assert (p.name, p.model) == ("openai-compatible", "llama")
+    assert "k" not in repr(p).replace("openai-compatible", "")
+    with pytest.raises(UsageError, match="--model"):
+        resolve_provider(None, env={"OPENAI_BASE_URL": "http://x", "OPENAI_API_KEY": "k"})
+    with pytest.raises(UsageError, match="OPENAI_API_KEY"):
+        resolve_provider("m", env={"OPENAI_BASE_URL": "http://x"})
+    with pytest.raises(UsageError, match="no model configured"):
+        resolve_provider(None, env={})
+    with pytest.raises(UsageError, match="EVAL_EXTRA_BODY"):
+        resolve_provider(None, env={"DEEPSEEK_API_KEY": "k", "EVAL_EXTRA_BODY": "{bad"})
+
+
+def test_dry_run_needs_no_key_and_is_free(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with model_session(dry_run=True) as llm:
+        [r] = run_batch(llm, ["hi"])
+        assert llm.model == "fake-model" and llm.stats.cost_usd == 0 and r.text
+    with model_session(dry_run=True) as llm:  # a new port, the same cache identity
+        run_batch(llm, ["hi"])
+        assert llm.stats.cached == 1 and llm.stats.calls == 0
+    assert (tmp_path / ".cache" / "llm.sqlite").exists()
+
+
+def test_api_key_is_written_nowhere(openai_env, tmp_path):
+    """The key reaches the server (as a bearer token) but no file under the cache or output folders."""
+    srv, key = openai_env["server"], openai_env["key"]
+    with model_session(model="m1") as llm:
+        replies = run_batch(llm, [f"q{k}" for k in range(5)])
+        out = tmp_path / "out"
+        out.mkdir()
+        (out / "answers.json").write_text(json.dumps([r.text for r in replies]))
+        (out / "cost.txt").write_text(llm.cost_line() + repr(llm.provider) + llm.provider.describe())
+    assert srv.log[0].headers.get("authorization") == f"Bearer {key}"
+    assert_secret_absent(tmp_path, key)
+
+
+def assert_secret_absent(root: Path, secret: str) -> None:
+    needle = secret.encode()
+    scanned = 0
+    for path in Path(root).rglob("*"):
+        if path.is_file():
+            scanned += 1
+            assert needle not in path.read_bytes(), f"secret found in {path}"
+    assert scanned > 0
