@@ -20,7 +20,7 @@ from ..schema import PredictionRow
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="check files and summarise them", description=__doc__.split("\n\n")[0])
-    p.add_argument("files", nargs="+", metavar="FILE", help="sessions.jsonl, predictions, manifest.json or a case file")
+    p.add_argument("files", nargs="+", metavar="FILE", help="sessions.jsonl, predictions, manifest.json, a mid-reply case file, or a data folder")
     p.set_defaults(func=run)
 
 
@@ -129,9 +129,22 @@ SUMMARISERS = {
 }
 
 
+def expand(paths: list[str]) -> list[str]:
+    """A data folder stands for its ``sessions.jsonl`` and ``manifest.json``."""
+    out: list[str] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir():
+            found = [str(p / name) for name in ("sessions.jsonl", "manifest.json") if (p / name).exists()]
+            out.extend(found or [path])
+        else:
+            out.append(path)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     bad = 0
-    for path in args.files:
+    for path in expand(args.files):
         try:
             kind = sniff(path)
             line, errors = SUMMARISERS[kind](path)

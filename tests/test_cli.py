@@ -1,0 +1,49 @@
+"""The CLI's shared promises: every command has --help, errors are one line with exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from interleave_bench.cli import COMMAND_MODULES, build_parser, main
+
+
+def cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "interleave_bench", *args], capture_output=True, text=True, **kw)
+
+
+def test_every_command_is_registered():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    names = set(sub.choices)
+    expected = {m.replace("_", "-") for m in COMMAND_MODULES}
+    assert names == expected
+
+
+@pytest.mark.parametrize("command", sorted({m.replace("_", "-") for m in COMMAND_MODULES}))
+def test_help_for_each_command(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert "usage: interleave-bench " + command in capsys.readouterr().out
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "COMMAND" in capsys.readouterr().out
+
+
+def test_input_error_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "s.jsonl"
+    bad.write_text('{"session_id": "a"}\n', encoding="utf-8")
+    proc = cli("validate", str(bad))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"{bad}:1: version: required field is missing" in proc.stderr
+
+
+def test_version():
+    proc = cli("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("interleave-bench ")
