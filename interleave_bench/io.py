@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
@@ -182,13 +183,33 @@ def read_case_file(path: str | os.PathLike) -> MidReplyCaseFile:
     """A mid-reply case file, validated; errors name the case (by index and id) and the field."""
     name = str(path)
     data = read_json(path)
-    f = parse_record(name, None, data, MidReplyCaseFile) if isinstance(data, dict) else None
-    if f is None:
+    if not isinstance(data, dict):
         raise InputError(name, None, None, "expected a JSON object with 'catalogs' and 'cases'")
+    try:
+        f = parse_record(name, None, data, MidReplyCaseFile)
+    except InputErrors as exc:
+        raise InputErrors([_name_case(e, data) for e in exc.errors]) from None
     problems = check_case_file(f)
     if problems:
         raise InputErrors([InputError(name, None, fld, msg) for fld, msg in problems])
     return f
+
+
+_CASE_FIELD = re.compile(r"^cases\[(\d+)\]")
+
+
+def _name_case(err: InputError, data: dict[str, Any]) -> InputError:
+    """``cases[5].how`` -> ``cases[5] (id 'en-06').how``: record-level errors name the case by id too."""
+    m = _CASE_FIELD.match(err.field or "")
+    cases = data.get("cases")
+    if m is None or not isinstance(cases, list):
+        return err
+    k = int(m.group(1))
+    case = cases[k] if k < len(cases) else None
+    if not isinstance(case, dict) or not isinstance(case.get("id"), str):
+        return err
+    field = f"cases[{k}] (id {case['id']!r})" + (err.field or "")[m.end():]
+    return InputError(err.path, err.line, field, err.message)
 
 
 # --- writers -----------------------------------------------------------------------------------------

@@ -40,11 +40,12 @@ MID_REPLY_TAGS = (
     "fragment",  # only makes sense with the running request
     "ack",  # a bare acknowledgement
     "btw-trap",  # "by the way" before a change to the running work
-    "mention-trap",  # names another topic inside a request about the running work
+    "mention-trap",  # names another topic (its place, person, word) yet belongs elsewhere
     "pivot",  # leaves the running work for another catalog topic
     "other-topic",  # belongs to another topic of the catalog
     "new-matter",  # belongs to no topic yet
     "question",  # a question rather than an instruction
+    "follow-up",  # a further request for the running topic, for after the running reply
 )
 
 
@@ -360,3 +361,18 @@ def _short(value: Any) -> str:
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     """``(field, message)`` for every error pydantic found in one record."""
     return [(loc_to_field(tuple(e["loc"])), describe_error(e)) for e in exc.errors()]
+
+
+# --- datasets features (maintained with interleave_bench/hub/features.py) ---------------------------
+# The ``datasets.Features`` of each published config live in ``hub/features.py``, derived from the
+# same spec as the record <-> row conversion. They are re-exported here lazily: importing
+# ``datasets`` takes about two seconds, which every command that reads a file would otherwise pay.
+_HUB_FEATURE_NAMES = ("features_for", "CONFIGS", "session_row", "row_to_session", "case_row", "row_to_case")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HUB_FEATURE_NAMES:
+        from .hub import features as _features
+
+        return getattr(_features, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
