@@ -1,0 +1,64 @@
+"""``interleave-bench leaderboard add|show``: publish scored runs to a leaderboard dataset, print it.
+
+``add`` appends one row per score file and publishes the board as one commit tagged v1, v2...;
+it refuses runs without provenance, duplicates, and runs on another data revision than the one
+ranked (unless --new-board), exit 2. ``show`` prints the ranking as markdown with intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..progress import Timer, summary_line
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("leaderboard", help="add scored runs to a leaderboard on the Hub, or show it",
+                       description=__doc__.split("\n\n")[0])
+    lsub = p.add_subparsers(dest="leaderboard_command", metavar="ACTION")
+    lsub.required = True
+
+    a = lsub.add_parser("add", help="add one row per score file and publish the board (one commit + tag)")
+    a.add_argument("scores", nargs="+", metavar="SCORE.json", help="score files written by `interleave-bench score`")
+    a.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo, e.g. org/interleavebench-leaderboard")
+    a.add_argument("--system", metavar="NAME", help="the system's name on the board (default: the score file's `system`)")
+    a.add_argument("--model", metavar="M", help="the model behind the run (default: the score file's `model`)")
+    a.add_argument("--data-repo", metavar="R", help="the dataset repo the run was scored on, e.g. org/interleavebench")
+    a.add_argument("--data-revision", metavar="REV",
+                   help="the data revision (a tag of --data-repo); default: the data fingerprint in the score's provenance")
+    a.add_argument("--new-board", action="store_true",
+                   help="start a new ranking on this data revision (earlier rows stay in the history, unranked)")
+    a.add_argument("--private", action="store_true", help="create the board repo private")
+    a.set_defaults(func=run_add)
+
+    s = lsub.add_parser("show", help="print the ranking as a markdown table with intervals")
+    s.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo")
+    s.add_argument("--revision", metavar="REV", help="a publication tag (v1, v2...) or commit (default: the latest)")
+    s.add_argument("--data-revision", metavar="REV", help="rank the rows of this data revision (default: the board's current one)")
+    s.set_defaults(func=run_show)
+
+
+def run_add(args: argparse.Namespace) -> int:
+    from ..hub import client
+    from ..hub.leaderboard import add_runs, describe, render_markdown
+
+    timer = Timer()
+    r = add_runs(args.scores, args.repo, system=args.system, model=args.model, data_repo=args.data_repo,
+                 data_revision=args.data_revision, new_board=args.new_board, private=args.private)
+    for row in r.added:
+        print(f"added {describe(row)} on data revision {row['data_revision']}")
+    print(f"published {r.repo_id}: commit {r.commit}, tag {r.tag}")
+    print(f"url: {client.repo_url(r.repo_id, r.tag)}")
+    print()
+    _, tables, _ = render_markdown(r.rows)
+    print(tables)
+    print()
+    print(summary_line("leaderboard add", {"added": len(r.added), "on the board": len(r.rows)}, timer.seconds))
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from ..hub.leaderboard import show
+
+    print(show(args.repo, revision=args.revision, data_revision=args.data_revision))
+    return 0

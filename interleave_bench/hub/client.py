@@ -1,0 +1,103 @@
+"""The Hub client the push and leaderboard commands share: endpoint, token check, error lines.
+
+The endpoint is ``HF_ENDPOINT`` read when a command runs (``huggingface_hub`` itself reads it once,
+at import), so a Hub mirror or a local stand-in is picked up however the process was started. The
+token comes from ``HF_TOKEN`` or the standard login (``hf auth login``) through
+``huggingface_hub.get_token``; this module never stores, prints or passes it anywhere itself, and
+scrubs it from any error text just in case a server echoes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterator
+
+from .. import __version__
+from ..errors import UsageError
+
+#: the Hub's repo type for everything this package publishes
+REPO_TYPE = "dataset"
+
+
+def endpoint() -> str:
+    """The Hub endpoint: ``HF_ENDPOINT`` if set, else the one ``huggingface_hub`` was configured with."""
+    from huggingface_hub import constants
+
+    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+
+
+def hub_api():
+    """An ``HfApi`` on :func:`endpoint`, identifying the package in its user agent."""
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=endpoint(), library_name="interleave-bench", library_version=__version__)
+
+
+def require_token() -> None:
+    """Stop with a clear message when there is no token to write with (nothing is sent without one)."""
+    from huggingface_hub import get_token
+
+    if not get_token():
+        raise UsageError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (a token with write access)")
+
+
+def check_repo_id(repo_id: str) -> str:
+    """``ORG/NAME`` or a one-line error."""
+    parts = repo_id.split("/")
+    if len(parts) != 2 or not all(parts) or any(c.isspace() for c in repo_id):
+        raise UsageError(f"--repo {repo_id!r}: expected ORG/NAME")
+    return repo_id
+
+
+def repo_url(repo_id: str, revision: str | None = None) -> str:
+    """The repo's page (at ``revision`` when given)."""
+    base = f"{endpoint()}/datasets/{repo_id}"
+    return f"{base}/tree/{revision}" if revision else base
+
+
+def _scrub(text: str) -> str:
+    from huggingface_hub import get_token
+
+    token = get_token()
+    return text.replace(token, "***") if token else text
+
+
+@contextlib.contextmanager
+def hub_errors(what: str, after: str = "") -> Iterator[None]:
+    """Turn the Hub client's exceptions into one-line :class:`UsageError` (exit 2).
+
+    ``what`` names the operation ("push to org/name"); ``after`` is added to say what state the
+    repo is left in (e.g. "the repo still holds its previous revision").
+    """
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    tail = f"; {after}" if after else ""
+    try:
+        yield
+    except RepositoryNotFoundError:
+        raise UsageError(f"{what}: repository not found, or not accessible with this token{tail}") from None
+    except RevisionNotFoundError as exc:
+        raise UsageError(f"{what}: revision not found ({_first_line(exc)}){tail}") from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        if status == 401:
+            raise UsageError(f"{what}: not authorized (HTTP 401): check HF_TOKEN or `hf auth login`{tail}") from None
+        raise UsageError(f"{what}: the Hub answered HTTP {status}: {_server_message(exc)}{tail}") from None
+    except ValueError as exc:  # the client's own checks, e.g. README metadata the Hub rejects
+        raise UsageError(f"{what}: {_first_line(exc)}{tail}") from None
+    except httpx2.HTTPError as exc:
+        raise UsageError(f"{what}: cannot reach {endpoint()} ({type(exc).__name__}: {_scrub(str(exc))}){tail}") from None
+
+
+def _first_line(exc: Exception) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return _scrub(lines[0] if lines else type(exc).__name__)
+
+
+def _server_message(exc) -> str:
+    msg = getattr(exc, "server_message", None)
+    if msg:
+        return _scrub(" ".join(str(msg).split()))
+    return _first_line(exc)

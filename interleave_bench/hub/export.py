@@ -1,0 +1,368 @@
+"""``interleave-bench export``: the Hub-ready dataset folder (Parquet per config and split + card).
+
+Input is validated first with the package's readers (``io.iter_sessions``, ``io.read_case_file``);
+nothing is written when any of it is bad. The folder is built beside the target and swapped in at
+the end, so an interrupted export leaves the previous folder as it was. The output is a pure
+function of the input files (no clock, no paths): exporting the same data twice gives the same
+bytes, which is what lets ``push`` report a second push as unchanged.
+
+Layout::
+
+    interleavebench/
+      README.md                      YAML (configs, dataset_info, licence...) + the card
+      v0/dev-00000-of-00001.parquet  one file per config and split (more shards when large)
+      v0/test-00000-of-00001.parquet
+      v1/...                         when --v1 is given
+      mid_reply/test-00000-of-00001.parquet   when --mid-reply is given
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import __version__
+from ..errors import InputError, UsageError
+from ..io import iter_json_lines, iter_sessions, read_case_file, read_manifest, sha256_file
+from ..progress import progress
+from ..schema import Manifest, MidReplyCaseFile, Session
+from . import card as cardlib
+from .features import (
+    CONFIG_VERSIONS,
+    CONFIGS,
+    DEFAULT_CONFIG,
+    MID_REPLY_SPLIT,
+    SESSION_SPLITS,
+    case_row,
+    features_for,
+    session_row,
+)
+
+#: a Parquet shard holds at most this much Arrow data (the size ``datasets.push_to_hub`` uses),
+#: so a shard stays quick to download and to stream
+MAX_SHARD_BYTES = 500 << 20
+#: the file a session folder holds, and the manifest beside it
+SESSIONS_FILE = "sessions.jsonl"
+MANIFEST_FILE = "manifest.json"
+README = "README.md"
+#: what an export folder may contain; anything else means the folder is not ours to replace
+OWNED_ENTRIES = frozenset({README, *CONFIGS})
+
+
+@dataclass
+class ConfigExport:
+    """One config ready to write: its rows per split and where they came from."""
+
+    name: str
+    source: cardlib.Source
+    rows: dict[str, list[dict[str, Any]]]
+    sessions: list[Session] = field(default_factory=list)
+    cases: Optional[MidReplyCaseFile] = None
+
+    @property
+    def total(self) -> int:
+        return sum(len(r) for r in self.rows.values())
+
+
+@dataclass
+class ExportResult:
+    """What ``export_dataset`` wrote: ``files`` are paths relative to ``out``."""
+
+    out: Path
+    configs: dict[str, dict[str, int]]
+    files: list[str]
+    bytes: int
+    warnings: list[str] = field(default_factory=list)
+
+
+# --- reading sources ----------------------------------------------------------------------------------------
+
+
+def session_source(config: str, path: str | os.PathLike) -> tuple[cardlib.Source, list[Session], list[str]]:
+    """Read and validate a session folder (or ``sessions.jsonl``) for ``config``.
+
+    Returns the source description (with the manifest beside the file, if any), the sessions, and
+    warnings. Raises :class:`InputError` naming file, line and field for any defect, including a
+    session whose ``version`` does not belong in ``config``.
+    """
+    p = Path(path)
+    file = p / SESSIONS_FILE if p.is_dir() else p
+    if not file.is_file():
+        if p.is_dir():
+            raise InputError(str(p), None, None, f"holds no {SESSIONS_FILE}")
+        raise InputError(str(file), None, None, "no such file")
+    sessions = list(iter_sessions(file))
+    if not sessions:
+        raise InputError(str(file), None, None, "holds no sessions")
+    want = CONFIG_VERSIONS[config]
+    for k, s in enumerate(sessions):
+        if s.version != want:
+            line = _line_of(file, k)
+            raise InputError(str(file), line, "version", f"{s.version!r} cannot go in config {config!r}, which holds {want!r}")
+    warnings = []
+    manifest: Optional[Manifest] = None
+    mpath = file.parent / MANIFEST_FILE
+    if mpath.exists():
+        manifest = read_manifest(mpath)
+    else:
+        warnings.append(f"{file}: no {MANIFEST_FILE} beside it: the card will say writer and model are not recorded")
+    src = cardlib.Source(config, str(file), sha256_file(file), manifest, str(mpath) if manifest else None)
+    return src, sessions, warnings
+
+
+def _line_of(file: Path, index: int) -> Optional[int]:
+    """The line number of the ``index``-th record of a JSONL file (blank lines skipped)."""
+    for k, (line, _) in enumerate(iter_json_lines(file)):
+        if k == index:
+            return line
+    return None
+
+
+def session_config(config: str, path: str | os.PathLike) -> tuple[ConfigExport, list[str]]:
+    src, sessions, warnings = session_source(config, path)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for s in progress(sessions, desc=f"export {config}", unit="session"):
+        rows.setdefault(s.split, []).append(session_row(s, config))
+    rows = {split: rows[split] for split in SESSION_SPLITS if split in rows}
+    return ConfigExport(config, src, rows, sessions=sessions), warnings
+
+
+def mid_reply_config(path: str | os.PathLike) -> tuple[ConfigExport, list[str]]:
+    """Read and validate a mid-reply case file; one row per case with its language's catalog."""
+    f = read_case_file(path)
+    warnings = []
+    used = {c.lang for c in f.cases}
+    for lang in sorted(set(f.catalogs) - used):
+        warnings.append(f"{path}: catalogs.{lang}: no case uses this catalog, so it is not exported")
+    rows = [case_row(c, f.catalogs[c.lang]) for c in f.cases]
+    src = cardlib.Source("mid_reply", str(path), sha256_file(path))
+    return ConfigExport("mid_reply", src, {MID_REPLY_SPLIT: rows}, cases=f), warnings
+
+
+# --- writing ---------------------------------------------------------------------------------------------
+
+
+def shard_name(split: str, k: int, n: int) -> str:
+    return f"{split}-{k:05d}-of-{n:05d}.parquet"
+
+
+def write_split(folder: Path, config: str, split: str, rows: list[dict[str, Any]]) -> tuple[list[str], Any]:
+    """Write one split as Parquet shard(s) under ``folder/config``; returns (relative paths, SplitInfo)."""
+    import datasets
+
+    features = features_for(config)
+    ds = datasets.Dataset.from_list(rows, features=features)
+    n = max(1, math.ceil(ds.data.nbytes / MAX_SHARD_BYTES))
+    (folder / config).mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k in range(n):
+        rel = f"{config}/{shard_name(split, k, n)}"
+        ds.shard(n, k, contiguous=True).to_parquet(str(folder / rel))
+        paths.append(rel)
+    info = datasets.SplitInfo(name=split, num_bytes=ds.data.nbytes, num_examples=len(ds))
+    return paths, info
+
+
+def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], download_sizes: dict[str, int]) -> str:
+    """The README's YAML header: licence, languages, task, size, ``configs`` and ``dataset_info``."""
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCardData
+
+    langs: set[str] = set()
+    for c in configs:
+        langs |= {s.lang for s in c.sessions}
+        if c.cases:
+            langs |= {case.lang for case in c.cases.cases}
+    total = sum(c.total for c in configs)
+    data = DatasetCardData(
+        pretty_name=cardlib.PRETTY_NAME,
+        license=cardlib.LICENSE,
+        language=sorted(langs),
+        multilinguality="multilingual" if len(langs) > 1 else "monolingual",
+        task_categories=cardlib.TASK_CATEGORIES,
+        tags=cardlib.TAGS,
+        size_categories=[cardlib.size_category(total)],
+    )
+    names = [c.name for c in configs]
+    default = DEFAULT_CONFIG if DEFAULT_CONFIG in names else names[0]
+    meta = {}
+    infos = {}
+    for c in configs:
+        entry: dict[str, Any] = {
+            "data_files": [{"split": split, "path": f"{c.name}/{split}-*.parquet"} for split in c.rows]
+        }
+        if c.name == default:
+            entry["default"] = True
+        meta[c.name] = entry
+        splits = datasets.SplitDict()
+        for info in split_infos[c.name]:
+            splits.add(info)
+        infos[c.name] = datasets.DatasetInfo(
+            features=features_for(c.name),
+            splits=splits,
+            download_size=download_sizes[c.name],
+            dataset_size=sum(i.num_bytes for i in split_infos[c.name]),
+        )
+    MetadataConfigs(meta).to_dataset_card_data(data)
+    DatasetInfosDict(infos).to_dataset_card_data(data)
+    return data.to_yaml()
+
+
+def card_body(configs: list[ConfigExport], template: str, template_path: str) -> str:
+    """The card's prose: the template filled with this release's figures."""
+    session_cfgs = [c for c in configs if c.cases is None]
+    figs = {c.name: cardlib.session_figures(c.sessions) for c in session_cfgs}
+    sections = [cardlib.figures_markdown(c.name, figs[c.name], c.rows) for c in session_cfgs]
+    table_rows = []
+    for c in configs:
+        splits = ", ".join(f"`{s}` {len(r):,}" for s, r in c.rows.items())
+        unit = "cases" if c.cases else "sessions"
+        table_rows.append((c.name, cardlib.CONFIG_BLURBS[c.name], f"{c.total:,} {unit}", splits))
+    about = ""
+    mid = next((c for c in configs if c.cases), None)
+    if mid:
+        sections.append(cardlib.mid_reply_markdown(mid.cases, mid.total))
+        about = "### Mid-reply cases\n\n" + (mid.cases.about.strip() or "Written by hand.")
+    years = sorted(
+        str(c.source.manifest.provenance.get("created", ""))[:4]
+        for c in configs
+        if c.source.manifest and str(c.source.manifest.provenance.get("created", ""))[:4].isdigit()
+    )
+    values = {
+        "package_version": __version__,
+        "configs_table": cardlib.configs_table(table_rows),
+        "figures": "\n\n".join(sections),
+        "made_by": cardlib.made_by_markdown([c.source for c in configs]),
+        "mid_reply_about": about,
+        "limitations_figures": cardlib.limitations_markdown(figs),
+        "year": years[-1] if years else "n.d.",
+    }
+    return cardlib.render(template, values, source=template_path)
+
+
+def _check_replaceable(out: Path) -> None:
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise UsageError(f"{out}: exists and is not a folder")
+    # hidden entries (a clone's .git, say) are neither replaced nor pushed
+    strangers = sorted(p.name for p in out.iterdir() if p.name not in OWNED_ENTRIES and not p.name.startswith("."))
+    if strangers:
+        raise UsageError(
+            f"{out}: holds {', '.join(strangers[:5])}{'...' if len(strangers) > 5 else ''}, which an export does not "
+            "write; refusing to replace the folder (choose an empty or new --out)"
+        )
+
+
+def export_dataset(
+    out: str | os.PathLike,
+    *,
+    v0: Optional[str | os.PathLike] = None,
+    v1: Optional[str | os.PathLike] = None,
+    mid_reply: Optional[str | os.PathLike] = None,
+    template_dir: Optional[str | os.PathLike] = None,
+) -> ExportResult:
+    """Write the dataset folder ``out`` from the given sources; returns what was written.
+
+    Raises :class:`InputError` for bad input (nothing written) and :class:`UsageError` when there is
+    nothing to export or ``out`` holds files an export does not own.
+    """
+    if v0 is None and v1 is None and mid_reply is None:
+        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR and/or --mid-reply FILE")
+    out = Path(out)
+    _check_replaceable(out)
+    template_path, template = cardlib.load_template(cardlib.DATASET_TEMPLATE, Path(template_dir) if template_dir else None)
+    configs: list[ConfigExport] = []
+    warnings: list[str] = []
+    for name, src in (("v0", v0), ("v1", v1)):
+        if src is not None:
+            cfg, warn = session_config(name, src)
+            configs.append(cfg)
+            warnings += warn
+    if mid_reply is not None:
+        cfg, warn = mid_reply_config(mid_reply)
+        configs.append(cfg)
+        warnings += warn
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        files: list[str] = []
+        split_infos: dict[str, list[Any]] = {}
+        download: dict[str, int] = {}
+        with quiet_datasets():
+            for c in configs:
+                split_infos[c.name] = []
+                for split, rows in c.rows.items():
+                    paths, info = write_split(stage, c.name, split, rows)
+                    files += paths
+                    split_infos[c.name].append(info)
+                download[c.name] = sum((stage / p).stat().st_size for p in files if p.startswith(c.name + "/"))
+        yaml_text = card_yaml(configs, split_infos, download)
+        body = card_body(configs, template, template_path)
+        (stage / README).write_text(f"---\n{yaml_text.rstrip()}\n---\n\n{body}", encoding="utf-8", newline="\n")
+        files.insert(0, README)
+        _swap_in(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    total_bytes = sum((out / f).stat().st_size for f in files)
+    return ExportResult(
+        out=out,
+        configs={c.name: {s: len(r) for s, r in c.rows.items()} for c in configs},
+        files=files,
+        bytes=total_bytes,
+        warnings=warnings,
+    )
+
+
+def _swap_in(stage: Path, out: Path) -> None:
+    """Move the staged entries into ``out``, replacing the entries an export owns.
+
+    Other entries of ``out`` (a ``.git`` folder of a cloned Hub repo, say) are left alone. The old
+    entries are moved aside first and removed last, and put back if the move fails.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in sorted(OWNED_ENTRIES):
+            if (out / name).exists():
+                os.replace(out / name, aside / name)
+                moved_aside.append(name)
+        for entry in sorted(stage.iterdir()):
+            os.replace(entry, out / entry.name)
+            moved_in.append(entry.name)
+    except BaseException:
+        for name in moved_in:
+            os.replace(out / name, stage / name)
+        for name in moved_aside:
+            os.replace(aside / name, out / name)
+        raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+class quiet_datasets:
+    """Silence ``datasets``' own progress bars while writing (the command prints one summary)."""
+
+    def __enter__(self) -> None:
+        from datasets.utils.tqdm import are_progress_bars_disabled, disable_progress_bars
+
+        self._was_disabled = are_progress_bars_disabled()
+        disable_progress_bars()
+
+    def __exit__(self, *exc: Any) -> None:
+        from datasets.utils.tqdm import enable_progress_bars
+
+        if not self._was_disabled:
+            enable_progress_bars()

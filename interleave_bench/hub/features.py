@@ -1,0 +1,314 @@
+"""The typed columns of each published config, and the one conversion between records and rows.
+
+Every config (``v0``, ``v1``, ``mid_reply``) is described once, as a tree of :class:`Spec` tables;
+the ``datasets.Features`` (:func:`features_for`), the record -> row conversion (:func:`to_row`,
+used by the Parquet export and by the builder) and the row -> record conversion (:func:`from_row`,
+used by push validation and by anyone reading the published data back) all derive from it, so
+they cannot drift apart.
+
+How a record maps to a row (docs/hub.md, "Round trip"):
+
+- Declared fields become typed columns (``datasets.List`` for lists, nested dicts for objects).
+  A field that may be absent or null stays nullable: a missing ``fact`` is ``None``, not an
+  empty struct; a missing ``judge.candidates`` is ``None``, not ``[]``.
+- Fields with a schema default (``persona``, ``goal``, ``facts``, ``tags``...) are written with
+  that default when the source omits them, so the columns never hold a null the schema forbids.
+- Unknown fields (the schema keeps them, ``extra="allow"``) are kept at every level in a
+  nullable ``extra`` column holding a JSON object as text, ``None`` when there are none.
+- Phase 2 is not specified yet, so v1's ``timeline`` is one JSON text and ``probes`` a list of
+  JSON texts: stored faithfully whatever shape they take. JSON text rather than ``datasets.Json``
+  because ``Json`` decodes with pandas' ujson, which rounds about a third of all floats (e.g.
+  ``0.1234567890123456``), and because text loads on every ``datasets`` release and in any
+  Parquet reader.
+
+Reading back, :func:`from_row` drops the nulls of optional fields that sources express by leaving
+them out (``twinOf``, ``fact``, ``candidates``, ``reply``, ``timeline``, ``probes``), keeps the
+nulls that sources write (``gold.thread``, ``facts[].update``), and merges ``extra`` back in. So a
+source in the project's canonical form (what the generator writes) comes back equal field by
+field; any other valid source comes back equal once parsed (same :class:`~interleave_bench.schema.Session`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from datasets import Features, List, Value
+from pydantic import BaseModel
+
+#: the configs the dataset publishes, the first one is the default
+CONFIGS = ("v0", "v1", "mid_reply")
+DEFAULT_CONFIG = "v0"
+#: the session ``version`` each session config holds
+CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
+#: splits of the session configs, in the order the card lists them
+SESSION_SPLITS = ("dev", "test")
+#: the mid-reply cases are all evaluation data: one split
+MID_REPLY_SPLIT = "test"
+#: the column holding unknown fields at every level, as a JSON object in text
+EXTRA = "extra"
+
+
+# --- the spec tree ------------------------------------------------------------------------------------
+
+#: scalar kinds and their column types
+_SCALARS = {
+    "str": Value("string"),
+    "int": Value("int64"),
+    "bool": Value("bool"),
+    "json": Value("string"),  # any JSON value, as text
+}
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A list column of ``item`` (a scalar kind name or a :class:`Spec`)."""
+
+    item: Union[str, "Spec"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One record level: its typed fields, in column order, plus the ``extra`` column.
+
+    ``omit_null`` names the optional fields a source leaves out rather than writing null;
+    :func:`from_row` leaves them out again when they are null.
+    """
+
+    fields: tuple[tuple[str, Union[str, ListOf, "Spec"]], ...]
+    omit_null: frozenset[str] = field(default_factory=frozenset)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.fields)
+
+
+FACT = Spec((("key", "str"), ("value", "str"), ("update", "str")))
+THREAD = Spec(
+    (
+        ("id", "str"),
+        ("title", "str"),
+        ("domain", "str"),
+        ("goal", "str"),
+        ("description", "str"),
+        ("facts", ListOf(FACT)),
+        ("constraints", ListOf("str")),
+        ("twinOf", "str"),
+    ),
+    frozenset({"twinOf"}),
+)
+GOLD = Spec((("thread", "str"), ("action", "str"), ("refs", ListOf("str"))))
+TURN_FACT = Spec((("key", "str"), ("kind", "str")))
+JUDGE = Spec((("thread", "str"), ("candidates", ListOf("str"))), frozenset({"candidates"}))
+_TURN_V0_FIELDS = (
+    ("i", "int"),
+    ("text", "str"),
+    ("gold", GOLD),
+    ("style", "str"),
+    ("tags", ListOf("str")),
+    ("fact", TURN_FACT),
+    ("judge", JUDGE),
+    ("ambiguous", "bool"),
+)
+TURN_V0 = Spec(_TURN_V0_FIELDS, frozenset({"fact"}))
+TURN_V1 = Spec(_TURN_V0_FIELDS + (("reply", "str"),), frozenset({"fact", "reply"}))
+_SESSION_HEAD = (
+    ("session_id", "str"),
+    ("version", "str"),
+    ("split", "str"),
+    ("lang", "str"),
+    ("persona", "str"),
+    ("threads", ListOf(THREAD)),
+)
+SESSION_V0 = Spec(_SESSION_HEAD + (("turns", ListOf(TURN_V0)),))
+SESSION_V1 = Spec(
+    _SESSION_HEAD + (("turns", ListOf(TURN_V1)), ("timeline", "json"), ("probes", ListOf("json"))),
+    frozenset({"timeline", "probes"}),
+)
+
+CATALOG_TOPIC = Spec(
+    (
+        ("id", "str"),
+        ("title", "str"),
+        ("summary", "str"),
+        ("entities", ListOf("str")),
+        ("keywords", ListOf("str")),
+        ("lastState", "str"),
+    )
+)
+RUNNING = Spec((("topicId", "str"), ("request", "str"), ("progress", "str")))
+MID_REPLY_CASE = Spec(
+    (
+        ("id", "str"),
+        ("lang", "str"),
+        ("running", RUNNING),
+        ("how", "str"),
+        ("text", "str"),
+        ("expect", "str"),
+        ("tags", ListOf("str")),
+    )
+)
+#: the mid-reply row: the case, then the catalog of its language joined in
+CATALOG = "catalog"
+
+SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE}
+
+
+# --- features -----------------------------------------------------------------------------------------
+
+
+def _feature(kind: Union[str, ListOf, Spec]) -> Any:
+    if isinstance(kind, Spec):
+        return _struct(kind)
+    if isinstance(kind, ListOf):
+        return List(_feature(kind.item))
+    return _SCALARS[kind]
+
+
+def _struct(spec: Spec) -> dict[str, Any]:
+    out = {name: _feature(kind) for name, kind in spec.fields}
+    out[EXTRA] = Value("string")
+    return out
+
+
+def features_for(config: str) -> Features:
+    """The ``datasets.Features`` of a config (``v0``, ``v1``, ``mid_reply``); a fresh object each call."""
+    if config not in SPECS:
+        raise KeyError(f"unknown config {config!r}; expected one of {', '.join(CONFIGS)}")
+    cols = _struct(SPECS[config])
+    if config == "mid_reply":
+        cols[CATALOG] = List(_struct(CATALOG_TOPIC))
+    return Features(cols)
+
+
+def features_fingerprint(config: str) -> str:
+    """A short hash of a config's features, so caches built with other features are never reused."""
+    text = json.dumps(features_for(config).to_dict(), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# --- records -> rows ------------------------------------------------------------------------------------
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON text, non-ASCII characters kept, key order kept (the project's JSONL style)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain(value: Any) -> Any:
+    """A record or a structure holding records, as plain JSON data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _value_to_cell(value: Any, kind: Union[str, ListOf, Spec]) -> Any:
+    if value is None:
+        return None
+    if isinstance(kind, Spec):
+        return to_row(value, kind)
+    if isinstance(kind, ListOf):
+        return [_value_to_cell(v, kind.item) for v in value]
+    if kind == "json":
+        return json_text(_plain(value))
+    return value
+
+
+def to_row(record: BaseModel, spec: Spec) -> dict[str, Any]:
+    """One validated record (``Session``, ``MidReplyCase``...) as a row of ``spec``'s columns.
+
+    Declared fields the source left out take their schema default (``getattr``); everything the
+    source set that ``spec`` has no column for (unknown fields, or a field of a later version such
+    as ``reply`` in a v0 session) goes into ``extra``.
+    """
+    row: dict[str, Any] = {}
+    names = spec.names()
+    for name, kind in spec.fields:
+        value = getattr(record, name, None) if name in type(record).model_fields else None
+        row[name] = _value_to_cell(value, kind)
+    dumped = record.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    leftover = {k: v for k, v in dumped.items() if k not in names}
+    row[EXTRA] = json_text(leftover) if leftover else None
+    return row
+
+
+def session_row(session: BaseModel, config: str) -> dict[str, Any]:
+    """A validated ``Session`` as a row of the ``v0`` or ``v1`` config."""
+    return to_row(session, SPECS[config])
+
+
+def case_row(case: BaseModel, catalog: list[BaseModel]) -> dict[str, Any]:
+    """A validated ``MidReplyCase`` as a ``mid_reply`` row, with its language's catalog joined in."""
+    row = to_row(case, MID_REPLY_CASE)
+    row[CATALOG] = [to_row(t, CATALOG_TOPIC) for t in catalog]
+    return row
+
+
+# --- rows -> records ----------------------------------------------------------------------------------
+
+
+def _cell_to_value(cell: Any, kind: Union[str, ListOf, Spec]) -> Any:
+    if cell is None:
+        return None
+    if isinstance(kind, Spec):
+        return from_row(cell, kind)
+    if isinstance(kind, ListOf):
+        return [_cell_to_value(v, kind.item) for v in cell]
+    if kind == "json":
+        return json.loads(cell)
+    return cell
+
+
+def from_row(row: dict[str, Any], spec: Spec) -> dict[str, Any]:
+    """A row (as ``datasets`` or pyarrow gives it) back as the record's plain JSON data.
+
+    Nulls of ``spec.omit_null`` fields are left out, other nulls kept, ``extra`` merged back in.
+    Raises ``ValueError`` when an ``extra`` or JSON cell is not valid JSON.
+    """
+    out: dict[str, Any] = {}
+    for name, kind in spec.fields:
+        cell = row.get(name)
+        if cell is None and name in spec.omit_null:
+            continue
+        out[name] = _cell_to_value(cell, kind)
+    extra = row.get(EXTRA)
+    if extra is not None:
+        more = json.loads(extra)
+        if not isinstance(more, dict):
+            raise ValueError(f"{EXTRA} must hold a JSON object, got {type(more).__name__}")
+        out.update(more)
+    return out
+
+
+def row_to_session(row: dict[str, Any], config: str = "v0") -> dict[str, Any]:
+    """A ``v0``/``v1`` row back as the session's JSON data (``Session.model_validate`` accepts it)."""
+    return from_row(row, SPECS[config])
+
+
+def row_to_case(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``mid_reply`` row back as the case's JSON data (the joined catalog left out)."""
+    return from_row(row, MID_REPLY_CASE)
+
+
+def row_to_catalog(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The catalog joined into a ``mid_reply`` row, as the topics' JSON data."""
+    return [from_row(t, CATALOG_TOPIC) for t in row.get(CATALOG) or []]
+
+
+def rows_to_case_file(rows: list[dict[str, Any]], about: str = "") -> dict[str, Any]:
+    """``mid_reply`` rows back as a case file (``{about, catalogs, cases}``), catalogs by language.
+
+    The result validates as ``MidReplyCaseFile``, so the mid-reply runner can run on published data.
+    """
+    catalogs: dict[str, list[dict[str, Any]]] = {}
+    cases = []
+    for row in rows:
+        case = row_to_case(row)
+        catalogs.setdefault(case["lang"], row_to_catalog(row))
+        cases.append(case)
+    return {"about": about, "catalogs": catalogs, "cases": cases}

@@ -1,0 +1,340 @@
+"""``interleave-bench push``: validate an exported folder, then publish it as one commit plus a tag.
+
+Order of work, so that a failure never leaves the repo half-updated:
+
+1. Validate the folder (README YAML against this package's features, every Parquet file's schema,
+   every row through the package's record checks). Invalid data is refused before any request.
+2. Create the dataset repo if needed; read the head of ``main``, its tags and its file list.
+3. Compare the local files with the remote ones (git blob id, or SHA-256 for LFS/Xet files). No
+   difference: report "unchanged", make no commit (and only add the tag if it is new).
+4. One ``create_commit`` with every addition and deletion, against the head read in step 2
+   (``parent_commit``), so a concurrent push fails instead of being overwritten. The Hub applies a
+   commit whole or not at all: a push that fails here leaves the previous revision as it was.
+5. Tag the new commit. Tags are never moved: a tag that exists on another commit is refused in
+   step 2, before anything is written.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import __version__
+from ..errors import InputError, InputErrors, UsageError
+from ..io import parse_record
+from ..progress import progress
+from ..schema import MidReplyCaseFile, Session, check_case_file, check_session
+from . import client
+from .export import README
+from .features import (
+    CONFIG_VERSIONS,
+    CONFIGS,
+    MID_REPLY_SPLIT,
+    SESSION_SPLITS,
+    SPECS,
+    features_for,
+    from_row,
+    rows_to_case_file,
+)
+
+#: at most this many row errors are collected per file before validation stops reading it
+MAX_ERRORS_PER_FILE = 50
+#: the prefix of the tag a push gets when no --revision is given (then the content's fingerprint)
+DEFAULT_TAG_PREFIX = "data-"
+#: folders of the repo that an export owns: remote files there that the folder lacks are deleted
+OWNED_FOLDERS = tuple(f"{c}/" for c in CONFIGS)
+
+
+# --- the local folder -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    path: str  # relative, with "/"
+    abspath: str
+    size: int
+    git_sha1: str
+    sha256: str
+
+
+def local_files(folder: Path) -> list[LocalFile]:
+    """Every file of the folder to publish (hidden files and folders, such as ``.git``, left out)."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if not p.is_file() or any(part.startswith(".") for part in rel.parts):
+            continue
+        size = p.stat().st_size
+        git = hashlib.sha1(b"blob %d\0" % size)  # git's blob id: the header, then the bytes
+        sha = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                git.update(block)
+                sha.update(block)
+        out.append(LocalFile(rel.as_posix(), str(p), size, git.hexdigest(), sha.hexdigest()))
+    return out
+
+
+def content_fingerprint(files: list[LocalFile]) -> str:
+    """SHA-256 over the files' paths and hashes: equal folders, equal fingerprint."""
+    h = hashlib.sha256()
+    for f in sorted(files, key=lambda f: f.path):
+        h.update(f"{f.path}\0{f.sha256}\n".encode())
+    return h.hexdigest()
+
+
+@dataclass
+class FolderSummary:
+    configs: dict[str, dict[str, int]]
+    files: list[LocalFile]
+    warnings: list[str] = field(default_factory=list)
+
+
+def validate_folder(folder: str | os.PathLike) -> FolderSummary:
+    """Check an exported folder as ``push`` requires; returns its configs and files.
+
+    Raises :class:`InputError`/:class:`InputErrors` naming the file, the row (as the line number)
+    and the field of every defect found.
+    """
+    import pyarrow.parquet as pq
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(str(root), None, None, "no such folder (run `interleave-bench export` first)")
+    readme = root / README
+    if not readme.is_file():
+        raise InputError(str(readme), None, None, "missing: not an exported dataset folder (run `interleave-bench export`)")
+    try:
+        card = DatasetCard.load(readme)
+        meta = MetadataConfigs.from_dataset_card_data(card.data)
+        infos = DatasetInfosDict.from_dataset_card_data(card.data)
+    except Exception as exc:  # noqa: BLE001 - any YAML or schema problem in the header is one error
+        raise InputError(str(readme), None, "YAML header", f"cannot be read: {' '.join(str(exc).split())}") from None
+    if not meta:
+        raise InputError(str(readme), None, "configs", "the YAML header declares no configs")
+    files = local_files(root)
+    names = [f.path for f in files]
+    errors: list[InputError] = []
+    summary: dict[str, dict[str, int]] = {}
+    claimed: set[str] = set()
+    for config, entry in meta.items():
+        where = f"configs[{config}]"
+        if config not in CONFIGS:
+            errors.append(InputError(str(readme), None, where, f"unknown config {config!r}; expected {', '.join(CONFIGS)}"))
+            continue
+        want = features_for(config)
+        info = infos.get(config)
+        if info is None or info.features != want:
+            errors.append(
+                InputError(str(readme), None, f"dataset_info[{config}].features",
+                           f"differ from interleave-bench {__version__}'s features for {config!r}: re-export the folder")
+            )
+            continue
+        declared = {s.name: s.num_examples for s in (info.splits or {}).values()} if info.splits else {}
+        summary[config] = {}
+        for item in entry.get("data_files", []):
+            split, patterns = item["split"], item["path"]
+            patterns = [patterns] if isinstance(patterns, str) else patterns
+            matched = sorted({n for n in names for p in patterns if fnmatch.fnmatchcase(n, p)})
+            allowed = (MID_REPLY_SPLIT,) if config == "mid_reply" else SESSION_SPLITS
+            if split not in allowed:
+                errors.append(InputError(str(readme), None, f"{where}.data_files", f"split {split!r} is not one of {', '.join(allowed)}"))
+                continue
+            if not matched:
+                errors.append(InputError(str(readme), None, f"{where}.data_files", f"no file matches {patterns} for split {split!r}"))
+                continue
+            claimed.update(matched)
+            rows = 0
+            for name in progress(matched, desc=f"validate {config}/{split}", unit="file"):
+                rows += _check_parquet(root / name, config, split, want, errors, pq)
+            summary[config][split] = rows
+            if split in declared and declared[split] != rows:
+                errors.append(InputError(str(readme), None, f"dataset_info[{config}].splits[{split}].num_examples",
+                                         f"says {declared[split]}, the files hold {rows} rows"))
+        if config != "mid_reply":
+            errors += _check_unique_sessions(root, config, [n for n in claimed if n.startswith(config + "/")], pq)
+    warnings = [f"{root / n}: not part of any config; it is uploaded as it is"
+                for n in names if n != README and n not in claimed]
+    if errors:
+        raise InputErrors(errors)
+    ordered = {c: summary[c] for c in CONFIGS if c in summary}
+    return FolderSummary(ordered, files, warnings)
+
+
+def _check_parquet(path: Path, config: str, split: str, features: Any, errors: list[InputError], pq: Any) -> int:
+    """Schema and rows of one Parquet file; appends errors, returns the number of rows."""
+    name = str(path)
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001 - a broken file is one error, whatever pyarrow raises
+        errors.append(InputError(name, None, None, f"not a readable Parquet file ({exc})"))
+        return 0
+    if not table.schema.remove_metadata().equals(features.arrow_schema.remove_metadata()):
+        errors.append(InputError(name, None, "schema", f"does not match the features of config {config!r}: re-export the folder"))
+        return table.num_rows
+    found = 0
+    rows = table.to_pylist()
+    if config == "mid_reply":
+        first: dict[str, Any] = {}
+        for k, row in enumerate(rows, start=1):
+            # the catalog is joined into every row: all rows of a language must carry the same one
+            if first.setdefault(row.get("lang"), row.get("catalog")) != row.get("catalog"):
+                errors.append(InputError(name, k, "catalog", f"differs from the first {row.get('lang')!r} case's catalog"))
+        try:
+            data = rows_to_case_file(rows)
+            f = parse_record(name, None, data, MidReplyCaseFile)
+            problems = check_case_file(f)
+            if problems:
+                raise InputErrors([InputError(name, None, fld, msg) for fld, msg in problems])
+        except InputError as exc:
+            errors.extend(exc.errors if isinstance(exc, InputErrors) else [exc])
+        except ValueError as exc:
+            errors.append(InputError(name, None, "extra", f"not valid JSON: {exc}"))
+        return len(rows)
+    for k, row in enumerate(rows, start=1):
+        if found >= MAX_ERRORS_PER_FILE:
+            break
+        try:
+            data = from_row(row, SPECS[config])
+        except ValueError as exc:
+            errors.append(InputError(name, k, "extra", f"not valid JSON: {exc}"))
+            found += 1
+            continue
+        try:
+            s = parse_record(name, k, data, Session)
+        except InputError as exc:
+            new = exc.errors if isinstance(exc, InputErrors) else [exc]
+            errors.extend(new)
+            found += len(new)
+            continue
+        problems = check_session(s)
+        if s.version != CONFIG_VERSIONS[config]:
+            problems.append(("version", f"{s.version!r} cannot go in config {config!r}"))
+        if s.split != split:
+            problems.append(("split", f"{s.split!r} in a file of split {split!r}"))
+        errors.extend(InputError(name, k, fld, msg) for fld, msg in problems)
+        found += len(problems)
+    return len(rows)
+
+
+def _check_unique_sessions(root: Path, config: str, files: list[str], pq: Any) -> list[InputError]:
+    seen: Counter[str] = Counter()
+    for name in sorted(files):
+        try:
+            ids = pq.read_table(root / name, columns=["session_id"]).column("session_id").to_pylist()
+        except Exception:  # noqa: BLE001 - already reported by _check_parquet
+            continue
+        seen.update(ids)
+    return [InputError(str(root / config), None, "session_id", f"session {sid!r} appears {n} times")
+            for sid, n in sorted(seen.items()) if n > 1]
+
+
+# --- the push ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PushResult:
+    repo_id: str
+    commit: str
+    tag: str
+    unchanged: bool
+    tag_created: bool
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    commit_url: Optional[str] = None
+    summary: Optional[FolderSummary] = None
+
+
+def diff_remote(local: list[LocalFile], remote: dict[str, Any]) -> tuple[list[LocalFile], list[LocalFile], list[str]]:
+    """``(added, changed, deleted)`` between the local files and the remote ``{path: RepoFile}``.
+
+    A remote LFS/Xet file is compared on its SHA-256, a regular one on its git blob id. Only remote
+    files inside the folders an export owns can be deleted; others (``.gitattributes``, images a
+    maintainer added) stay.
+    """
+    added, changed = [], []
+    for f in local:
+        r = remote.get(f.path)
+        if r is None:
+            added.append(f)
+        elif (r.lfs.sha256 if r.lfs is not None else r.blob_id) != (f.sha256 if r.lfs is not None else f.git_sha1):
+            changed.append(f)
+    here = {f.path for f in local}
+    deleted = sorted(p for p in remote if p not in here and p.startswith(OWNED_FOLDERS))
+    return added, changed, deleted
+
+
+def push_folder(
+    folder: str | os.PathLike,
+    repo_id: str,
+    *,
+    revision: Optional[str] = None,
+    private: bool = False,
+    message: Optional[str] = None,
+) -> PushResult:
+    """Validate ``folder`` and publish it to the dataset repo ``repo_id`` as one commit plus a tag.
+
+    ``revision`` is the tag to create (default ``data-<first 12 hex of the content fingerprint>``).
+    Returns what happened; raises InputError for invalid data (nothing sent) and UsageError for Hub
+    problems (the repo keeps its previous revision).
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+    from huggingface_hub.hf_api import RepoFile
+
+    client.check_repo_id(repo_id)
+    summary = validate_folder(folder)
+    tag = revision or DEFAULT_TAG_PREFIX + content_fingerprint(summary.files)[:12]
+    client.require_token()
+    api = client.hub_api()
+    what = f"push to {repo_id}"
+    with client.hub_errors(what):
+        api.create_repo(repo_id, repo_type=client.REPO_TYPE, private=private, exist_ok=True)
+        refs = api.list_repo_refs(repo_id, repo_type=client.REPO_TYPE)
+        head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+        if head is None:
+            raise UsageError(f"{what}: the repo has no main branch")
+        tags = {t.name: t.target_commit for t in refs.tags}
+        remote = {
+            e.path: e
+            for e in api.list_repo_tree(repo_id, repo_type=client.REPO_TYPE, revision=head, recursive=True)
+            if isinstance(e, RepoFile)
+        }
+    added, changed, deleted = diff_remote(summary.files, remote)
+    unchanged = not (added or changed or deleted)
+    if tag in tags and not (unchanged and tags[tag] == head):
+        raise UsageError(
+            f"{what}: tag {tag!r} already names commit {tags[tag][:12]}; a tag names one revision for good: "
+            "choose another --revision"
+        )
+    result = PushResult(repo_id, head, tag, unchanged, tag_created=False, added=[f.path for f in added],
+                        changed=[f.path for f in changed], deleted=deleted, summary=summary)
+    if not unchanged:
+        ops: list[Any] = [CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=f.abspath) for f in added + changed]
+        ops += [CommitOperationDelete(path_in_repo=p) for p in deleted]
+        configs = ", ".join(summary.configs)
+        with client.hub_errors(what, after=f"nothing was committed; the repo still holds revision {head[:12]}"):
+            info = api.create_commit(
+                repo_id,
+                ops,
+                commit_message=message or f"InterleaveBench {configs} (interleave-bench {__version__})",
+                commit_description=f"Exported with interleave-bench {__version__}; tag {tag}.",
+                repo_type=client.REPO_TYPE,
+                parent_commit=head,
+            )
+        result.commit = info.oid
+        result.commit_url = info.commit_url
+    if tag not in tags:
+        with client.hub_errors(what, after=f"commit {result.commit[:12]} is on main but was not tagged {tag!r}"):
+            api.create_tag(repo_id, tag=tag, revision=result.commit, repo_type=client.REPO_TYPE,
+                           tag_message=f"InterleaveBench data, interleave-bench {__version__}")
+        result.tag_created = True
+    return result
