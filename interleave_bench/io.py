@@ -262,9 +262,15 @@ class JsonlAppender:
         self._fh = open(self.path, "a", encoding="utf-8", newline="\n")
 
     def append(self, obj: Any) -> None:
-        self._fh.write(dumps_line(obj) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self.append_many([obj])
+
+    def append_many(self, objs: Iterable[Any]) -> None:
+        """Append several records with one write and one fsync (a session's rows, say)."""
+        text = "".join(dumps_line(o) + "\n" for o in objs)
+        if text:
+            self._fh.write(text)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
 
     def close(self) -> None:
         self._fh.close()

@@ -1,0 +1,92 @@
+"""``interleave-bench route DATA --mode closed|open --policy P``: route every message, write predictions.
+
+Writes ``predictions/<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
+data (one row per message of the chosen split) and ``<name>.run.json`` (options, data fingerprint,
+counts, usage, provenance). A rerun resumes: finished sessions are kept and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import UsageError
+from ..llm import add_model_arguments, model_session_from_args
+from ..progress import summary_line
+from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
+from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
+from ..schema import MODES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("route", help="route every message of a data set with one policy", description=__doc__.split("\n\n")[0])
+    p.add_argument("data", metavar="DATA", help="a data folder holding sessions.jsonl, or the file itself")
+    p.add_argument("--mode", choices=MODES, required=True,
+                   help="closed: the thread list is given up front; open: topics are made on the way")
+    p.add_argument("--policy", choices=POLICIES, required=True,
+                   help="llm and hybrid call a model; the others are model-free baselines")
+    p.add_argument("--merge", choices=MERGES, default="none",
+                   help="bursts: wait after every message (all), after one that seems to go on (adaptive), or never (default none)")
+    p.add_argument("--decide", choices=DECIDES, default="one",
+                   help="a merged burst gets one decision (one, default) or one per message in a single call (each)")
+    p.add_argument("--same", type=float, default=None, metavar="P",
+                   help=f"chance a same-thread message follows within the window (default {DEFAULT_SAME})")
+    p.add_argument("--cross", type=float, default=None, metavar="P",
+                   help=f"chance a message on another thread follows within the window (default {DEFAULT_CROSS})")
+    p.add_argument("--seed", type=int, default=None, help=f"seed of the arrival simulation (default {DEFAULT_SEED})")
+    p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
+    p.add_argument("--out", metavar="FILE", help="write the predictions here instead of DATA/predictions/<name>.jsonl")
+    p.add_argument("--fresh", action="store_true", help="start over instead of resuming an existing predictions file")
+    add_model_arguments(p)
+    p.set_defaults(func=run)
+
+
+def options_from_args(args: argparse.Namespace) -> RouteOptions:
+    if args.merge == "none":
+        given = [name for name, v in (("--same", args.same), ("--cross", args.cross), ("--seed", args.seed)) if v is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} only apply to bursts: add --merge all or --merge adaptive")
+    opts = RouteOptions(
+        mode=args.mode,
+        policy=args.policy,
+        merge=args.merge,
+        decide=args.decide,
+        same=DEFAULT_SAME if args.same is None else args.same,
+        cross=DEFAULT_CROSS if args.cross is None else args.cross,
+        seed=DEFAULT_SEED if args.seed is None else args.seed,
+        split=args.split,
+    )
+    opts.check()
+    return opts
+
+
+def describe(result: RouteResult) -> dict[str, object]:
+    """The counts of the summary line."""
+    c = result.counts
+    counts: dict[str, object] = {"sessions": result.sessions}
+    if result.resumed:
+        counts["already done"] = result.resumed
+    counts.update(messages=c.messages, errors=c.errors, clarify=c.clarify)
+    if c.rules:
+        counts["by rule"] = c.rules
+    if c.bursts:
+        counts["merged bursts"] = c.bursts
+    if c.fallback:
+        counts["fallback"] = c.fallback
+    return counts
+
+
+def run(args: argparse.Namespace) -> int:
+    opts = options_from_args(args)
+    if opts.policy not in MODEL_POLICIES:
+        if args.model:
+            raise UsageError(f"the {opts.policy} policy calls no model: drop --model")
+        result = run_route(args.data, opts, out=args.out, fresh=args.fresh)
+        print(f"wrote {result.path} ({result.rows:,} rows)")
+        print(summary_line(f"route {result.path.stem}", describe(result), result.seconds))
+        return 0
+    with model_session_from_args(args) as llm:
+        result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh)
+        print(f"wrote {result.path} ({result.rows:,} rows)")
+        print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm))
+        print(llm.cost_line())
+    return 0

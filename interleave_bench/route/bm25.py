@@ -1,0 +1,112 @@
+"""The ``bm25`` baseline: keyword match of each message against each topic's text (no model).
+
+Tokens are lowercased English words and overlapping pairs of Chinese characters
+(:func:`~interleave_bench.route.text.tokens`). Each topic's text is, in closed mode, its thread's
+title, description and goal, and in both modes every message routed to it so far. A message goes
+to the best-scoring topic when that score reaches :data:`MOVE_THRESHOLD`, else it stays with the
+current topic; the first message of a closed-mode session takes the best match whatever its score.
+In open mode an unmatched message of :data:`NEW_TOPIC_MIN_TOKENS` or more tokens starts a topic
+(as does the first message, which has nothing to match).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Sequence
+
+from .base import Decision, RouterView, TopicView
+from .text import short_title, tokens
+
+#: term-frequency saturation: the usual Okapi value
+K1 = 1.2
+#: length normalisation: the usual Okapi value
+B = 0.75
+#: a message moves to another topic only on a score this high; below it, keeping the current
+#: topic is the safer bet (a wrong move pollutes another topic)
+MOVE_THRESHOLD = 1.5
+#: an unmatched open-mode message this long is a subject of its own, not a fragment
+NEW_TOPIC_MIN_TOKENS = 6
+
+
+def idf(n_docs: int, doc_freq: int) -> float:
+    """Okapi IDF in the non-negative form ``ln(1 + (N - n + 0.5) / (n + 0.5))``.
+
+    The classic form goes negative for a term in more than half the documents, which with the
+    three to five topics of a session would punish shared words; this form never does.
+    """
+    return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def bm25_scores(query: Sequence[str], docs: Sequence[Sequence[str]], *, k1: float = K1, b: float = B) -> list[float]:
+    """The BM25 score of ``query`` (tokens) against each of ``docs`` (token lists), in order.
+
+    Every occurrence of a query token counts (a word said twice weighs twice). Document
+    frequencies and the mean length are taken over ``docs`` themselves. Returns zeros when every
+    document is empty and ``[]`` when there are no documents.
+    """
+    n = len(docs)
+    if n == 0:
+        return []
+    avgdl = sum(len(d) for d in docs) / n
+    if avgdl == 0:
+        return [0.0] * n
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(set(d))
+    tfs = [Counter(d) for d in docs]
+    out = []
+    for d, tf in zip(docs, tfs):
+        norm = k1 * (1.0 - b + b * len(d) / avgdl)
+        score = 0.0
+        for q in query:
+            f = tf.get(q, 0)
+            if f:
+                score += idf(n, df[q]) * f * (k1 + 1.0) / (f + norm)
+        out.append(score)
+    return out
+
+
+def topic_tokens(topic: TopicView) -> list[str]:
+    """A topic's text as tokens: its card (title, description, goal) if any, then its messages."""
+    out: list[str] = []
+    if topic.card is not None:
+        out += tokens(topic.card.title) + tokens(topic.card.description) + tokens(topic.card.goal)
+    for m in topic.messages:
+        out += tokens(m.text)
+    return out
+
+
+def best_match(view: RouterView, query: Sequence[str]) -> tuple[str | None, float]:
+    """The label of the best-scoring topic and its score (the earliest topic wins a tie)."""
+    if not view.topics:
+        return None, 0.0
+    scores = bm25_scores(query, [topic_tokens(t) for t in view.topics])
+    k = max(range(len(scores)), key=lambda j: (scores[j], -j))
+    return view.topics[k].label, scores[k]
+
+
+class Bm25Router:
+    """The ``bm25`` policy (see the module docstring)."""
+
+    policy = "bm25"
+    uses_model = False
+
+    def __init__(self, *, threshold: float = MOVE_THRESHOLD, new_min_tokens: int = NEW_TOPIC_MIN_TOKENS):
+        self.threshold = threshold
+        self.new_min_tokens = new_min_tokens
+
+    async def route(self, view: RouterView) -> Decision:
+        text = view.pending_text()
+        query = tokens(text)
+        label, score = best_match(view, query)
+        if label is not None and score >= self.threshold:
+            return Decision.to_topic(label)
+        if view.mode == "closed":
+            if view.current is None:
+                # the first message has no current topic to keep: the best match, whatever its score
+                return Decision.to_topic(label) if label is not None else Decision.new(short_title(text))
+            return Decision.to_topic(view.current)
+        if view.current is None or len(query) >= self.new_min_tokens:
+            return Decision.new(short_title(text))
+        return Decision.to_topic(view.current)

@@ -1,0 +1,546 @@
+"""The runner: replays sessions message by message through a router and writes prediction rows.
+
+It owns the modes (closed: the thread cards are topics from the start; open: topics are made on the
+way and named ``t1``, ``t2``, ...), the bursts (:mod:`.bursts`), the topic state, and the output
+file. Routers receive only :class:`~.base.RouterView` objects built from the gold-free
+:class:`~.base.Conversation`; the oracle alone gets gold, through its own argument.
+
+Output: ``predictions/<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
+data, one row per message of the chosen split, in session then turn order, appended one finished
+session at a time; plus ``<name>.run.json`` with the options, data fingerprint, counts, usage and
+provenance. A rerun skips the sessions already written (a session cut short by a crash is written
+again from its start), so an interrupted run ends byte-identical to an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ..errors import InputError, UsageError
+from ..io import JsonlAppender, iter_sessions, read_json, sha256_file, truncate_partial_line, write_json
+from ..progress import Timer, progress
+from ..provenance import provenance
+from ..schema import CLARIFY, ERROR, MODES, SPECIAL_LABELS, Session
+from .base import (
+    BurstFailure,
+    Conversation,
+    Decision,
+    EachRouter,
+    GoldLabels,
+    GoldRouter,
+    Message,
+    RoutedMessage,
+    RouterView,
+    ThreadCard,
+    TopicView,
+    add_ms,
+    add_usage,
+    conversation_of,
+    gold_of,
+)
+from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
+from .bm25 import Bm25Router
+from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
+
+POLICIES = ("llm", "hybrid", "oracle", "single", "always_new", "stay", "bm25")
+MODEL_POLICIES = ("llm", "hybrid")
+SPLITS = ("dev", "test", "all")
+#: route every split by default: the file then serves scoring on dev, test or both
+DEFAULT_SPLIT = "all"
+#: the data file inside a data folder
+SESSIONS_FILE = "sessions.jsonl"
+PREDICTIONS_DIR = "predictions"
+#: labels of topics the system opens: open mode ``t1, t2, ...``; closed mode ``x1, ...`` (side
+#: topics such as one-offs), so they never read as thread ids
+NEW_LABEL_PREFIX = {"open": "t", "closed": "x"}
+FALLBACK_VIA = "fallback-"
+#: sessions routed at once by model policies, per allowed concurrent request: keeps the request
+#: pipe full while sessions (which are sequential inside) wait on their calls
+SESSIONS_PER_SLOT = 2
+
+
+# --- options and names -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RouteOptions:
+    """Everything that decides a run's predictions (besides the data, the model and the prompt)."""
+
+    mode: str
+    policy: str
+    merge: str = "none"
+    decide: str = "one"
+    same: float = DEFAULT_SAME
+    cross: float = DEFAULT_CROSS
+    seed: int = DEFAULT_SEED
+    split: str = DEFAULT_SPLIT
+
+    def check(self) -> None:
+        """Raise :class:`UsageError` for an impossible combination."""
+        if self.mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.policy not in POLICIES:
+            raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        if self.merge not in MERGES:
+            raise UsageError(f"--merge must be one of {', '.join(MERGES)}, got {self.merge!r}")
+        if self.decide not in DECIDES:
+            raise UsageError(f"--decide must be one of {', '.join(DECIDES)}, got {self.decide!r}")
+        if self.split not in SPLITS:
+            raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+        for name, p in (("--same", self.same), ("--cross", self.cross)):
+            if not 0.0 <= p <= 1.0:
+                raise UsageError(f"{name} must be a probability between 0 and 1, got {p:g}")
+        if self.decide == "each" and self.merge == "none":
+            raise UsageError("--decide each needs bursts: add --merge all or --merge adaptive")
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"mode": self.mode, "policy": self.policy, "merge": self.merge, "split": self.split}
+        if self.merge != "none":
+            d.update(decide=self.decide, same=self.same, cross=self.cross, seed=self.seed)
+        return d
+
+
+def safe_name(text: str) -> str:
+    """``text`` made safe for a file name (a model name such as ``org/model:tag``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "model"
+
+
+def output_name(opts: RouteOptions, model: Optional[str] = None) -> str:
+    """``<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl``."""
+    name = f"{opts.mode}-{opts.policy}"
+    if opts.merge != "none":
+        name += f"-merge{opts.merge}"
+        if opts.decide == "each":
+            name += "-each"
+    if opts.policy in MODEL_POLICIES and model:
+        name += f"-{safe_name(model)}"
+    return name + ".jsonl"
+
+
+def resolve_data(path: str | os.PathLike) -> Path:
+    """The sessions file of ``DATA``: the file itself, or ``sessions.jsonl`` inside a folder."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / SESSIONS_FILE
+        if not p.is_file():
+            raise InputError(str(path), None, None, f"no {SESSIONS_FILE} in this folder")
+    elif not p.exists():
+        raise InputError(str(path), None, None, "no such file or folder")
+    return p
+
+
+def default_output(data_file: Path, opts: RouteOptions, model: Optional[str] = None) -> Path:
+    return data_file.parent / PREDICTIONS_DIR / output_name(opts, model)
+
+
+def sidecar_path(out: Path) -> Path:
+    """``x.jsonl`` -> ``x.run.json``: the run record beside a predictions file."""
+    return out.with_suffix(".run.json") if out.suffix == ".jsonl" else out.with_name(out.name + ".run.json")
+
+
+def make_router(policy: str, llm: Any = None) -> Any:
+    """The router of ``policy``; model policies need ``llm``."""
+    if policy in MODEL_POLICIES:
+        if llm is None:
+            raise UsageError(f"the {policy} policy needs a model (--model, or --dry-run for the fake one)")
+        from .model import ModelRouter
+
+        return ModelRouter(llm, rules=(policy == "hybrid"))
+    return {
+        "oracle": OracleRouter,
+        "single": SingleRouter,
+        "always_new": AlwaysNewRouter,
+        "stay": StayRouter,
+        "bm25": Bm25Router,
+    }[policy]()
+
+
+# --- the topic state of one session ------------------------------------------------------------------
+
+
+class TopicState:
+    """The system's topics in one session, and the messages routed so far; makes router views."""
+
+    def __init__(self, conv: Conversation, mode: str):
+        self.conv = conv
+        self.mode = mode
+        self.order: list[str] = []
+        self.titles: dict[str, str] = {}
+        self.cards: dict[str, Optional[ThreadCard]] = {}
+        self.messages: dict[str, list[Message]] = {}
+        self.history: list[RoutedMessage] = []
+        self.current: Optional[str] = None
+        self.opened = 0
+        if mode == "closed":
+            for card in conv.cards:
+                self._add(card.id, card.title, card)
+
+    def _add(self, label: str, title: str, card: Optional[ThreadCard]) -> None:
+        self.order.append(label)
+        self.titles[label] = title
+        self.cards[label] = card
+        self.messages[label] = []
+
+    def open_topic(self, title: str) -> str:
+        """A new topic's label: ``t<n>`` in open mode (which knows nothing of the threads, so the
+        labels do not either); ``x<n>`` in closed mode, never a thread id or an existing label."""
+        taken = set(self.order) | set(SPECIAL_LABELS)
+        if self.mode == "closed":
+            taken |= {c.id for c in self.conv.cards}
+        while True:
+            self.opened += 1
+            label = f"{NEW_LABEL_PREFIX[self.mode]}{self.opened}"
+            if label not in taken:
+                break
+        self._add(label, title, None)
+        return label
+
+    def record(self, msg: Message, label: str) -> None:
+        if label not in SPECIAL_LABELS:
+            if label not in self.messages:
+                raise RuntimeError(f"router answered unknown topic {label!r}")
+            self.messages[label].append(msg)
+            self.current = label
+        self.history.append(RoutedMessage(msg.i, msg.text, label))
+
+    def view(self, pending: Sequence[Message]) -> RouterView:
+        return RouterView(
+            session_id=self.conv.session_id,
+            lang=self.conv.lang,
+            mode=self.mode,  # type: ignore[arg-type]
+            cards=self.conv.cards if self.mode == "closed" else (),
+            topics=tuple(
+                TopicView(label, self.titles[label], self.cards[label], tuple(self.messages[label]))
+                for label in self.order
+            ),
+            history=tuple(self.history),
+            current=self.current,
+            pending=tuple(pending),
+        )
+
+
+# --- one session -------------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionCounts:
+    messages: int = 0
+    errors: int = 0
+    clarify: int = 0
+    fallback: int = 0
+    rules: int = 0
+    bursts: int = 0  # requests holding more than one message
+
+    def add(self, other: "SessionCounts") -> None:
+        for k in self.__dataclass_fields__:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+
+
+async def _decide(router: Any, view: RouterView, gold: Optional[GoldLabels]) -> Decision:
+    """The router's decision; ``gold`` is given only for a :class:`GoldRouter` (the oracle)."""
+    if gold is not None:
+        return await router.route_with_gold(view, gold)
+    return await router.route(view)
+
+
+def _label_for(state: TopicState, d: Decision, opened_in_unit: dict[int, str], pos: int) -> str:
+    special = d.special_label()
+    if special is not None:
+        return special
+    if d.kind == "topic":
+        assert d.label is not None
+        return d.label
+    if d.same_as is not None:
+        return opened_in_unit[d.same_as]
+    label = state.open_topic(d.title)
+    opened_in_unit[pos] = label
+    return label
+
+
+async def route_session(session: Session, router: Any, opts: RouteOptions) -> tuple[list[dict[str, Any]], SessionCounts]:
+    """The prediction rows of one session (turn order) and what happened.
+
+    ``session`` is used for three things only: the gold-free conversation routers see, the arrival
+    simulation and ``mixed`` flags of bursts, and (for the oracle alone) the gold labels.
+    """
+    conv = conversation_of(session)
+    gold = gold_of(session) if isinstance(router, GoldRouter) else None
+    keys = [t.gold.thread for t in session.turns]
+    follows = simulate_arrivals(keys, same=opts.same, cross=opts.cross, seed=opts.seed, session_id=session.session_id)
+    units = plan_units([m.text for m in conv.messages], follows, opts.merge)
+    state = TopicState(conv, opts.mode)
+    rows: list[dict[str, Any]] = []
+    counts = SessionCounts()
+    merging = opts.merge != "none"
+    model = getattr(router, "model", None)
+    can_each = isinstance(router, EachRouter)
+
+    def emit(msg: Message, label: str, d: Decision, unit: Any, k: int, mixed: bool, *,
+             usage: Optional[dict[str, int]], elapsed: Optional[int], via: Optional[str] = None,
+             fallback: Optional[str] = None) -> None:
+        row: dict[str, Any] = {"session_id": session.session_id, "i": msg.i, "pred": label,
+                               "mode": opts.mode, "policy": opts.policy}
+        if model is not None:
+            row["model"] = model
+        if d.refs is not None:
+            row["refs"] = list(d.refs)
+        if usage is not None:
+            row["usage"] = {"input": usage.get("input", 0), "output": usage.get("output", 0),
+                            "cache_hit": usage.get("cache_hit", 0)}
+        if elapsed is not None:
+            row["elapsed_ms"] = elapsed
+        row["via"] = via or d.via
+        if merging:
+            row["burst"] = len(unit.positions)
+            row["mixed"] = mixed
+            row["waited"] = unit.waited[k]
+        if d.error:
+            row["error"] = d.error
+        if fallback:
+            row["fallback"] = fallback
+        rows.append(row)
+        counts.messages += 1
+        counts.errors += label == ERROR
+        counts.clarify += label == CLARIFY
+        counts.fallback += fallback is not None
+        counts.rules += "rule-" in row["via"]
+
+    for unit in units:
+        pending = [conv.messages[k] for k in unit.positions]
+        mixed = is_mixed([keys[k] for k in unit.positions])
+        counts.bursts += len(pending) > 1
+        if len(pending) == 1 or opts.decide == "one":
+            d = await _decide(router, state.view(pending), gold)
+            label = _label_for(state, d, {}, 0)
+            for k, msg in enumerate(pending):
+                state.record(msg, label)
+                # one request: its tokens are counted once (first row), its latency is every row's
+                emit(msg, label, d, unit, k, mixed, usage=d.usage if k == 0 else None, elapsed=d.elapsed_ms)
+            continue
+        # --decide each: one call for the burst if the router can, else (or on failure) one by one
+        result: Any = None
+        if can_each:
+            result = await router.route_each(state.view(pending))
+        if isinstance(result, list):
+            if len(result) != len(pending):
+                raise RuntimeError(f"{router.policy} gave {len(result)} decisions for a burst of {len(pending)}")
+            opened: dict[int, str] = {}
+            for k, (msg, d) in enumerate(zip(pending, result)):
+                label = _label_for(state, d, opened, k)
+                state.record(msg, label)
+                emit(msg, label, d, unit, k, mixed, usage=d.usage, elapsed=d.elapsed_ms)
+            continue
+        failure: Optional[BurstFailure] = result
+        for k, msg in enumerate(pending):
+            d = await _decide(router, state.view([msg]), gold)
+            label = _label_for(state, d, {}, 0)
+            state.record(msg, label)
+            if failure is None:
+                emit(msg, label, d, unit, k, mixed, usage=d.usage, elapsed=d.elapsed_ms)
+                continue
+            # the failed burst call is charged to the burst's first row, its latency to every row
+            emit(msg, label, d, unit, k, mixed, usage=add_usage(failure.usage, d.usage) if k == 0 else d.usage,
+                 elapsed=add_ms(failure.elapsed_ms, d.elapsed_ms), via=FALLBACK_VIA + d.via, fallback=failure.reason)
+    return rows, counts
+
+
+# --- a whole run -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RouteResult:
+    """What a run did: the file written, sessions routed now and skipped as done, counts, time."""
+
+    path: Path
+    sessions: int
+    resumed: int
+    rows: int  # rows in the file at the end
+    counts: SessionCounts = field(default_factory=SessionCounts)
+    seconds: float = 0.0
+
+
+def select_sessions(data_file: Path, split: str) -> list[Session]:
+    sessions = [s for s in iter_sessions(data_file) if split == "all" or s.split == split]
+    if not sessions:
+        raise UsageError(f"{data_file}: no sessions in split {split!r}")
+    return sessions
+
+
+def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) -> set[str]:
+    """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
+
+    The file must be a prefix of this run's output: the selected sessions in order, each with one
+    row per message, with this run's mode and policy. Anything else is a different run's file and
+    raises :class:`UsageError` rather than mixing two runs in one file.
+    """
+    if not out.exists():
+        return set()
+    truncate_partial_line(out)
+    expected = [(s.session_id, len(s.turns)) for s in sessions]
+    done: set[str] = set()
+    pos = 0  # index into expected
+    current: Optional[str] = None
+    current_rows = 0
+    current_start = 0
+    offset = 0
+
+    def mismatch(why: str) -> UsageError:
+        return UsageError(f"{out}: {why}; it was written by a different run (pass --fresh to start over, or --out)")
+
+    with open(out, "rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                row = json.loads(raw)
+                sid = row["session_id"]
+            except (ValueError, KeyError, TypeError):
+                raise mismatch(f"line {line_no} is not a prediction row") from None
+            if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
+                raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
+            if sid != current:
+                if current is not None:
+                    if current_rows != expected[pos][1]:
+                        raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
+                    done.add(current)
+                    pos += 1
+                if pos >= len(expected) or expected[pos][0] != sid:
+                    raise mismatch(f"line {line_no}: session {sid!r} is not the next session of this run")
+                current, current_rows, current_start = sid, 0, offset
+            current_rows += 1
+            offset += len(raw)
+    if current is not None:
+        if current_rows == expected[pos][1]:
+            done.add(current)
+        elif current_rows < expected[pos][1]:
+            # a crash between two rows of a session: route that session again from its start
+            with open(out, "rb+") as fh:
+                fh.truncate(current_start)
+        else:
+            raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
+    return done
+
+
+def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
+                prompt: Optional[str]) -> dict[str, Any]:
+    options = opts.as_dict()
+    if model is not None:
+        options["model"] = model
+    if prompt is not None:
+        options["prompt"] = prompt
+    return {"predictions": out.name, "data": str(data_file), "data_sha256": data_sha, "options": options}
+
+
+def run_route(
+    data: str | os.PathLike,
+    opts: RouteOptions,
+    *,
+    llm: Any = None,
+    out: str | os.PathLike | None = None,
+    fresh: bool = False,
+    router: Any = None,
+) -> RouteResult:
+    """Route every session of ``opts.split`` in ``data`` and write the predictions file.
+
+    ``llm`` is required for model policies (its model name goes into the file name). ``fresh``
+    starts over instead of resuming. ``router`` overrides the policy's router (tests, extensions).
+    Returns the :class:`RouteResult`; raises :class:`UsageError` / :class:`InputError` on bad input.
+    """
+    timer = Timer()
+    opts.check()
+    data_file = resolve_data(data)
+    sessions = select_sessions(data_file, opts.split)
+    router = router if router is not None else make_router(opts.policy, llm)
+    model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
+    prompt = None
+    if opts.policy in MODEL_POLICIES:
+        from .prompt import prompt_fingerprint
+
+        prompt = prompt_fingerprint()
+    out_path = Path(out) if out is not None else default_output(data_file, opts, model)
+    record_path = sidecar_path(out_path)
+    record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt)
+
+    previous: dict[str, Any] = {}
+    if fresh:
+        for p in (out_path, record_path):
+            if p.exists():
+                p.unlink()
+    elif out_path.exists() and record_path.exists():
+        previous = read_json(record_path)
+        mine = {k: record[k] for k in ("data_sha256", "options")}
+        theirs = {k: previous.get(k) for k in ("data_sha256", "options")}
+        if mine != theirs:
+            what = "data" if mine["data_sha256"] != theirs["data_sha256"] else "options"
+            raise UsageError(
+                f"{out_path} was written from other {what} ({record_path.name}); pass --fresh to start over, or --out"
+            )
+    done = _prepare_resume(out_path, sessions, opts)
+    todo = [s for s in sessions if s.session_id not in done]
+    start_record: dict[str, Any] = {**record, "complete": False}
+    if done and "usage" in previous:
+        start_record["usage"] = previous["usage"]  # so a second interruption still keeps the first run's cost
+    write_json(record_path, start_record)
+
+    counts = SessionCounts()
+    slots = 1
+    if getattr(router, "uses_model", False) and llm is not None:
+        slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
+
+    async def main() -> None:
+        sem = asyncio.Semaphore(slots)
+
+        async def one(s: Session) -> tuple[list[dict[str, Any]], SessionCounts]:
+            async with sem:
+                return await route_session(s, router, opts)
+
+        tasks = [asyncio.create_task(one(s)) for s in todo]
+        try:
+            with JsonlAppender(out_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
+                # written in session order as each finishes, so the file is always a prefix of the whole run
+                for task in tasks:
+                    rows, c = await task
+                    sink.append_many(rows)
+                    counts.add(c)
+                    bar.update(1)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    if llm is not None:
+        llm.run(main())
+    else:
+        asyncio.run(main())
+
+    usage = llm.stats.as_manifest() if llm is not None else None
+    if usage is not None and done and isinstance(previous.get("usage"), dict) and previous["usage"]:
+        # a resumed run: the record keeps what the whole file cost
+        usage = {k: round(v + previous["usage"].get(k, 0), 6) for k, v in usage.items()}
+    write_json(record_path, {
+        **record,
+        "complete": True,
+        "counts": {"sessions": len(sessions), "resumed_sessions": len(done), **file_counts(out_path)},
+        "usage": usage,
+        "provenance": provenance(data=record["data_sha256"], predictions=sha256_file(out_path)),
+    })
+    return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds)
+
+
+def file_counts(path: Path) -> dict[str, int]:
+    """Rows, errors, clarifications, fallbacks and rule decisions in a predictions file."""
+    c: Counter[str] = Counter()
+    with open(path, "r", encoding="utf-8") as fh:
+        for text in fh:
+            row = json.loads(text)
+            c["messages"] += 1
+            c["errors"] += row["pred"] == ERROR
+            c["clarify"] += row["pred"] == CLARIFY
+            c["fallback"] += "fallback" in row
+            c["rules"] += "rule-" in row.get("via", "")
+    return {k: c[k] for k in ("messages", "errors", "clarify", "fallback", "rules")}
