@@ -1,0 +1,148 @@
+"""The offline writer: turns plan rows into messages with phrasing templates, no model needed.
+
+Each row is rendered from the templates of its language, style and action
+(``data/offline/templates/<lang>.json``): an explicit message names the thread's title, a cue
+carries one concrete fact value of the thread, pronoun and implicit messages are built from generic
+phrases only, one-offs are general questions. A row's fact statement and cross reference are
+clauses added to the message. Frames, requests, generic phrases and tails multiply, so no single
+phrasing covers more than a few percent of its style and almost every message is distinct.
+
+The same renderer answers the fake model's write requests (``generate/fake.py``), so a dry run goes
+through the model path with messages of the same shape.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..errors import InputError
+from ..schema import Thread
+from . import packs
+from .leak import is_vague, leak_hits
+from .plan import FACT_UPDATE, PlanRow
+from .text import normalize
+from .threads import ThreadSet
+
+#: renders tried for one row before accepting a repeat or a leak (each try draws fresh phrasing)
+MAX_RENDER_TRIES = 6
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    frame: str  # which phrasing was used: ``style:group:index``, for variety statistics
+
+
+@dataclass(frozen=True)
+class Written:
+    """A written message: its text, whether it still leaks, and the phrasing used (offline only)."""
+
+    text: str
+    leak: bool = False
+    frame: str = ""
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:] if s else s
+
+
+def _group(action: str) -> str:
+    return "new" if action == "new" else "continue" if action == "continue" else "move"
+
+
+def _requests(thread: Thread, lang: str) -> tuple[str, ...]:
+    try:
+        return packs.domain_pack(thread.domain, lang).requests
+    except InputError:  # a domain without a pack (model-made threads): generic requests
+        return packs.templates(lang).vague
+
+
+def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: random.Random) -> Rendered:
+    """One message for one plan row, drawn from the templates with ``rng``.
+
+    ``threads`` maps ids to threads (the row's thread and the threads it refers to). Assumes the
+    row is consistent: a cue row has ``cue``, a fact row has ``fact``.
+    """
+    T = packs.templates(lang)
+    if row.action == "oneoff" or row.thread is None:
+        k = rng.randrange(len(T.oneoff_frames))
+        frame = T.oneoff_frames[k]
+        fill = {name: rng.choice(vals) for name, vals in frame.slots}
+        return Rendered(rng.choice(T.oneoff_prefixes) + frame.text.format(**fill), f"oneoff:{k}")
+    # a vague message needs nothing of its thread (the fake model's rewrite renders without cards)
+    thread = threads.get(row.thread)
+    group = _group(row.action)
+    style = row.style
+    if style == "cue" and row.cue is None:
+        style = "explicit"
+    if style == "explicit":
+        frames, fid = T.explicit[group], f"explicit:{group}"
+    elif style == "cue":
+        frames, fid = T.cue, "cue"
+    elif style == "pronoun":
+        g = "move" if group == "move" else "continue"
+        frames, fid = T.pronoun[g], f"pronoun:{g}"
+    else:
+        frames, fid = T.implicit, "implicit"
+    if thread is None and style in ("explicit", "cue"):
+        raise KeyError(f"render_row: thread {row.thread!r} is needed for a {style} message")
+    k = rng.randrange(len(frames))
+    request = rng.choice(_requests(thread, lang) if thread is not None else T.vague)
+    vague = rng.choice(T.vague)
+    slots = {
+        "title": thread.title if thread is not None else "",
+        "request": request,
+        "Request": _cap(request),
+        "vague": vague,
+        "Vague": _cap(vague),
+        "cue": row.cue.value if row.cue else "",
+        "label": packs.label_for(row.cue.key, lang) if row.cue else "",
+    }
+    text = frames[k].format(**slots)
+    if row.fact is not None:
+        pool = T.fact_update if row.fact.kind == FACT_UPDATE else T.fact_state
+        text += rng.choice(pool).format(
+            label=packs.label_for(row.fact.key, lang), value=row.fact.value, old=row.fact.previous or ""
+        )
+    for d in row.ref_details:
+        ref = threads.get(d.thread)
+        pool = T.cross_vague if style in ("pronoun", "implicit") or ref is None else T.cross_named
+        text += rng.choice(pool).format(
+            ref_title=ref.title if ref else "", ref_value=d.value, ref_label=packs.label_for(d.key, lang)
+        )
+    tail = rng.choice(T.tail)
+    if tail.strip() and normalize(tail.strip(" .。!！")) in normalize(text):
+        tail = ""  # "Thanks! ... Thanks." reads like a stutter
+    return Rendered(text + tail, f"{fid}:{k}")
+
+
+def stated_label(row: PlanRow, lang: str) -> tuple[str, ...]:
+    """The label of the fact a row states, which its message may name whatever its style."""
+    return (packs.label_for(row.fact.key, lang),) if row.fact is not None else ()
+
+
+def write_offline(rows: list[PlanRow], threadset: ThreadSet, lang: str, rng: random.Random) -> list[Written]:
+    """Messages for every row of a session, one per row, in order.
+
+    A vague message that would name its subject, or a text already used in the session, is drawn
+    again (up to :data:`MAX_RENDER_TRIES` times); one that still leaks is marked so it gets the
+    ``leak`` tag.
+    """
+    by_id = {t.id: t for t in threadset.threads}
+    seen: set[str] = set()
+    out: list[Written] = []
+    for row in rows:
+        hits: list[str] = []
+        for _ in range(MAX_RENDER_TRIES):
+            r = render_row(row, by_id, lang, rng)
+            hits = []
+            if row.thread is not None and is_vague(row):
+                hits = leak_hits(r.text, row, by_id[row.thread], lang, threadset.keywords.get(row.thread, ()),
+                                 allowed=stated_label(row, lang))
+            if not hits and r.text not in seen:
+                break
+        seen.add(r.text)
+        out.append(Written(r.text, bool(hits), r.frame))
+    return out

@@ -1,0 +1,265 @@
+"""The offline writer's packaged data: domain packs, value pools, personas and phrasing templates.
+
+Everything lives as JSON under ``interleave_bench/data/offline/`` (docs/generate.md describes the
+files). Each file is checked when it is first loaded, so a broken edit fails with one line naming
+the file and the field rather than somewhere deep in a run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+#: where the offline data lives inside the package
+OFFLINE_DIR = Path(__file__).resolve().parent.parent / "data" / "offline"
+#: languages the offline writer, the rule reader and the model prompts all support
+LANGS = ("en", "zh")
+#: the smallest number of variants a domain needs per language: one per thread plus one for a twin
+MIN_VARIANTS = 2
+#: the fewest frames a style may have, so no single phrasing covers more than a few percent of it
+MIN_FRAMES = 15
+
+
+@dataclass(frozen=True)
+class FactSlot:
+    key: str
+    label: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kind of work in a domain: a title and the facts and constraints it can have."""
+
+    domain: str
+    title: str
+    goal: str
+    description: str
+    keywords: tuple[str, ...]
+    facts: tuple[FactSlot, ...]
+    constraints: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DomainPack:
+    domain: str
+    about: str
+    requests: tuple[str, ...]
+    variants: tuple[Variant, ...]
+
+
+def _fail(path: Path, field: str, message: str) -> InputError:
+    return InputError(str(path), None, field, message)
+
+
+def _load(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise InputError(str(path), None, None, "no such file") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), exc.lineno, None, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+
+
+def _strings(path: Path, field: str, value: Any, *, min_len: int = 1) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _fail(path, field, "expected a list of non-empty strings")
+    if len(value) < min_len:
+        raise _fail(path, field, f"expected at least {min_len} entries, got {len(value)}")
+    return tuple(value)
+
+
+@lru_cache(maxsize=None)
+def value_pools(lang: str) -> dict[str, tuple[str, ...]]:
+    """The shared value pools of one language (``date``, ``time``, ``money_s``...)."""
+    path = OFFLINE_DIR / "values.json"
+    data = _load(path)
+    if lang not in data:
+        raise _fail(path, lang, f"no value pools for language {lang!r}")
+    return {name: _strings(path, f"{lang}.{name}", vals, min_len=3) for name, vals in data[lang].items()}
+
+
+@lru_cache(maxsize=None)
+def domain_names() -> tuple[str, ...]:
+    """Every domain with a pack, sorted."""
+    return tuple(sorted(p.stem for p in (OFFLINE_DIR / "domains").glob("*.json")))
+
+
+@lru_cache(maxsize=None)
+def domain_pack(domain: str, lang: str) -> DomainPack:
+    """The pack of one domain in one language; raises :class:`InputError` for a missing or broken pack."""
+    path = OFFLINE_DIR / "domains" / f"{domain}.json"
+    if domain not in domain_names():
+        raise _fail(path, "domain", f"no offline domain pack {domain!r} (have: {', '.join(domain_names())})")
+    data = _load(path)
+    if lang not in data:
+        raise _fail(path, lang, f"the {domain!r} pack has no {lang!r} section")
+    sec = data[lang]
+    pools = value_pools(lang)
+    variants = []
+    for k, v in enumerate(sec.get("variants") or []):
+        where = f"{lang}.variants[{k}]"
+        for f in ("title", "goal", "description"):
+            if not isinstance(v.get(f), str) or not v[f]:
+                raise _fail(path, f"{where}.{f}", "expected a non-empty string")
+        slots = []
+        for j, s in enumerate(v.get("facts") or []):
+            sw = f"{where}.facts[{j}]"
+            if not isinstance(s.get("key"), str) or not isinstance(s.get("label"), str):
+                raise _fail(path, sw, "a fact slot needs a 'key' and a 'label'")
+            if "pool" in s:
+                if s["pool"] not in pools:
+                    raise _fail(path, f"{sw}.pool", f"unknown value pool {s['pool']!r} (have: {', '.join(sorted(pools))})")
+                values = pools[s["pool"]]
+            else:
+                values = _strings(path, f"{sw}.values", s.get("values"), min_len=2)
+            slots.append(FactSlot(s["key"], s["label"], values))
+        keys = [s.key for s in slots]
+        if len(set(keys)) != len(keys):
+            raise _fail(path, f"{where}.facts", "fact keys repeat")
+        variants.append(
+            Variant(
+                domain=domain,
+                title=v["title"],
+                goal=v["goal"],
+                description=v["description"],
+                keywords=_strings(path, f"{where}.keywords", v.get("keywords")),
+                facts=tuple(slots),
+                constraints=_strings(path, f"{where}.constraints", v.get("constraints"), min_len=2),
+            )
+        )
+    if len(variants) < MIN_VARIANTS:
+        raise _fail(path, f"{lang}.variants", f"expected at least {MIN_VARIANTS} variants, got {len(variants)}")
+    return DomainPack(
+        domain=domain,
+        about=str(sec.get("about", domain)),
+        requests=_strings(path, f"{lang}.requests", sec.get("requests"), min_len=5),
+        variants=tuple(variants),
+    )
+
+
+@lru_cache(maxsize=None)
+def personas(lang: str) -> dict[str, tuple[str, ...]]:
+    """Persona pools of one language: ``frames`` plus one pool per slot."""
+    path = OFFLINE_DIR / "personas.json"
+    data = _load(path)
+    if lang not in data:
+        raise _fail(path, lang, f"no personas for language {lang!r}")
+    return {k: _strings(path, f"{lang}.{k}", v) for k, v in data[lang].items()}
+
+
+@dataclass(frozen=True)
+class OneoffFrame:
+    text: str
+    slots: tuple[tuple[str, tuple[str, ...]], ...]  # (slot name, fillers)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The rule reader's word lists for one language (see docs/generate.md, "Independent reading")."""
+
+    lead_markers: tuple[str, ...]
+    continue_markers: tuple[str, ...]
+    switch_markers: tuple[str, ...]
+    ref_markers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Templates:
+    """One language's phrasing templates and reader lexicon."""
+
+    lang: str
+    lexicon: Lexicon
+    explicit: dict[str, tuple[str, ...]]  # new / continue / move
+    cue: tuple[str, ...]
+    pronoun: dict[str, tuple[str, ...]]  # continue / move
+    implicit: tuple[str, ...]
+    vague: tuple[str, ...]
+    tail: tuple[str, ...]
+    fact_state: tuple[str, ...]
+    fact_update: tuple[str, ...]
+    cross_named: tuple[str, ...]
+    cross_vague: tuple[str, ...]
+    oneoff_prefixes: tuple[str, ...]
+    oneoff_frames: tuple[OneoffFrame, ...]
+
+
+@lru_cache(maxsize=None)
+def templates(lang: str) -> Templates:
+    """The phrasing templates of one language; raises :class:`InputError` when there are none."""
+    path = OFFLINE_DIR / "templates" / f"{lang}.json"
+    if not path.exists():
+        have = ", ".join(sorted(p.stem for p in (OFFLINE_DIR / "templates").glob("*.json")))
+        raise _fail(path, "lang", f"no offline templates for language {lang!r} (have: {have})")
+    d = _load(path)
+    r = d.get("reader") or {}
+    fr = d.get("frames") or {}
+
+    def s(field: str, value: Any, min_len: int = 1) -> tuple[str, ...]:
+        return _strings(path, field, value, min_len=min_len)
+
+    lexicon = Lexicon(
+        lead_markers=s("reader.lead_markers", r.get("lead_markers")),
+        continue_markers=s("reader.continue_markers", r.get("continue_markers")),
+        switch_markers=s("reader.switch_markers", r.get("switch_markers")),
+        ref_markers=s("reader.ref_markers", r.get("ref_markers")),
+    )
+    ex = fr.get("explicit") or {}
+    pr = fr.get("pronoun") or {}
+    frames = []
+    for k, f in enumerate((d.get("oneoff") or {}).get("frames") or []):
+        text = f.get("text")
+        if not isinstance(text, str) or not text:
+            raise _fail(path, f"oneoff.frames[{k}].text", "expected a non-empty string")
+        slots = tuple((name, s(f"oneoff.frames[{k}].{name}", f.get(name))) for name in ("x", "a", "b") if "{" + name + "}" in text)
+        frames.append(OneoffFrame(text, slots))
+    if len(frames) < MIN_FRAMES:
+        raise _fail(path, "oneoff.frames", f"expected at least {MIN_FRAMES} frames, got {len(frames)}")
+    pools = d.get("pools") or {}
+    fact = d.get("fact") or {}
+    cross = d.get("cross") or {}
+    return Templates(
+        lang=lang,
+        lexicon=lexicon,
+        explicit={a: s(f"frames.explicit.{a}", ex.get(a), 8) for a in ("new", "continue", "move")},
+        cue=s("frames.cue", fr.get("cue"), MIN_FRAMES),
+        pronoun={a: s(f"frames.pronoun.{a}", pr.get(a), 8) for a in ("continue", "move")},
+        implicit=s("frames.implicit", fr.get("implicit"), MIN_FRAMES),
+        vague=s("pools.vague", pools.get("vague"), 20),
+        tail=tuple(pools.get("tail") or ("",)),
+        fact_state=s("fact.state", fact.get("state")),
+        fact_update=s("fact.update", fact.get("update")),
+        cross_named=s("cross.named", cross.get("named")),
+        cross_vague=s("cross.vague", cross.get("vague")),
+        oneoff_prefixes=tuple((d.get("oneoff") or {}).get("prefixes") or ("",)),
+        oneoff_frames=tuple(frames),
+    )
+
+
+def fact_labels(lang: str) -> dict[str, str]:
+    """Every fact key of the domain packs with its label in ``lang`` (first pack wins)."""
+    out: dict[str, str] = {}
+    for d in domain_names():
+        for v in domain_pack(d, lang).variants:
+            for s in v.facts:
+                out.setdefault(s.key, s.label)
+    return out
+
+
+def label_for(key: str, lang: str) -> str:
+    """How a fact key reads in a message: the packs' label, else the key with spaces for underscores."""
+    return _labels(lang).get(key) or key.replace("_", " ")
+
+
+@lru_cache(maxsize=None)
+def _labels(lang: str) -> dict[str, str]:
+    try:
+        return fact_labels(lang)
+    except InputError:
+        return {}

@@ -1,0 +1,219 @@
+"""Independent reading: each message labelled without the plan, from the thread cards and the chat so far.
+
+A label is a thread id, ``none`` (belongs to no thread: a one-off) or ``ambiguous`` with the
+candidate threads. Wherever the reading disagrees with the plan the message is marked
+``ambiguous`` (strict scores leave those out); the label itself goes into ``turn.judge``.
+
+Two readers do this job:
+
+- :func:`read_with_model`: the model reads the messages in chunks, seeing the thread cards, every
+  earlier message with the label it already gave, and the new messages.
+- :class:`RuleReader` (offline, and the fake model's reading): a message that names a thread's title
+  or one of its fact values belongs to the thread named first, unless that mention follows a
+  reference phrase ("as in", "from", "参照"...), which marks a thread the message only draws on.
+  Without such a mention: a phrase pointing elsewhere ("the other one") picks the one other recent
+  thread, or is ambiguous between several; an acknowledgement or a pronoun ("ok", "that one")
+  continues the current thread; anything else is a one-off (``none``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from ..llm import LLM
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, Thread
+from . import packs
+from .ask import ask_json
+from .prompts import read_messages
+from .text import AnswerError, find, normalize
+from .threads import ThreadSet, anchors
+
+#: messages labelled per model request
+READ_CHUNK = 8
+#: the reader should be as deterministic as the provider allows
+READ_TEMPERATURE = 0.0
+#: output budget of one reading request (eight short labels)
+READ_MAX_TOKENS = 1200
+#: words skipped between a reference phrase and the mention it introduces ("as in *the* plan")
+_ARTICLES = ("the ", "a ", "an ", "our ", "my ")
+
+
+@dataclass(frozen=True)
+class Label:
+    """One reading: ``thread`` is a thread id, ``none`` or ``ambiguous`` (then with ``candidates``)."""
+
+    thread: str
+    candidates: tuple[str, ...] = ()
+
+    def judge(self) -> dict[str, Any]:
+        """The ``turn.judge`` record."""
+        out: dict[str, Any] = {"thread": self.thread}
+        if self.thread == JUDGE_AMBIGUOUS:
+            out["candidates"] = list(self.candidates)
+        return out
+
+    def agrees_with(self, gold_thread: str | None) -> bool:
+        """Whether the reading names the planned thread (``none`` for a one-off)."""
+        return self.thread == (gold_thread if gold_thread is not None else JUDGE_NONE)
+
+
+class RuleReader:
+    """The rule-based reader of one session; feed it messages in order with :meth:`read`."""
+
+    def __init__(self, threads: Sequence[Thread], lang: str):
+        self.lang = lang
+        self.ids = [t.id for t in threads]
+        lex = packs.templates(lang).lexicon
+        self._lead = [normalize(m) for m in lex.lead_markers]
+        self._cont = list(lex.continue_markers)
+        self._switch = list(lex.switch_markers)
+        self._ref = [normalize(m) for m in lex.ref_markers]
+        self._anchors = [(tid, text) for tid, text in anchors(list(threads)) if text.strip()]
+        self.current: str | None = None
+        self.recent: list[str] = []  # threads labelled so far, most recent first
+
+    def observe(self, label: Label | str) -> None:
+        """Take a label (this reader's or one given earlier) as the state of the conversation."""
+        tid = label.thread if isinstance(label, Label) else label
+        if tid in self.ids:
+            self.current = tid
+            self.recent = [tid] + [t for t in self.recent if t != tid]
+
+    def _is_reference(self, norm: str, pos: int) -> bool:
+        before = norm[:pos].rstrip()
+        for art in _ARTICLES:
+            if (before + " ").endswith(" " + art) or before + " " == art:
+                before = before[: len(before) - len(art.strip())].rstrip()
+                break
+        for m in self._ref:
+            if before.endswith(m):
+                start = len(before) - len(m)
+                if self.lang in ("zh", "ja") or start == 0 or not before[start - 1].isalnum():
+                    return True
+        return False
+
+    def _starts_with_lead(self, norm: str) -> bool:
+        for m in self._lead:
+            if norm.startswith(m) and (self.lang in ("zh", "ja") or len(norm) == len(m) or not norm[len(m)].isalnum()):
+                return True
+        return False
+
+    def classify(self, text: str) -> Label:
+        """The label of one message given the state so far (the state is not changed)."""
+        norm = normalize(text)
+        first: dict[str, int] = {}
+        for tid, phrase in self._anchors:
+            pos = find(norm, phrase, self.lang)
+            if pos >= 0 and not self._is_reference(norm, pos):
+                first[tid] = min(pos, first.get(tid, pos))
+        if first:
+            best = min(first.values())
+            tied = [t for t in self.ids if first.get(t) == best]
+            return Label(tied[0]) if len(tied) == 1 else Label(JUDGE_AMBIGUOUS, tuple(tied))
+        if any(find(norm, m, self.lang) >= 0 for m in self._switch):
+            others = [t for t in self.recent if t != self.current]
+            if len(others) == 1:
+                return Label(others[0])
+            if len(others) > 1:
+                return Label(JUDGE_AMBIGUOUS, tuple(others))
+            return self._continuing()
+        if self._starts_with_lead(norm) or any(find(norm, m, self.lang) >= 0 for m in self._cont):
+            return self._continuing()
+        return Label(JUDGE_NONE)
+
+    def _continuing(self) -> Label:
+        if self.current is not None:
+            return Label(self.current)
+        if len(self.ids) == 1:
+            return Label(self.ids[0])
+        return Label(JUDGE_AMBIGUOUS, tuple(self.ids))
+
+    def read(self, text: str) -> Label:
+        """Label the next message and move the state on."""
+        label = self.classify(text)
+        self.observe(label)
+        return label
+
+    def read_all(self, texts: Iterable[str]) -> list[Label]:
+        return [self.read(t) for t in texts]
+
+
+# --- the model reader --------------------------------------------------------------------------------
+
+
+def reader_cards(threads: Sequence[Thread]) -> list[dict[str, Any]]:
+    """What the reader knows of each thread: everything but the plan (and the twin marker)."""
+    return [
+        {
+            "id": t.id,
+            "title": t.title,
+            "domain": t.domain,
+            "goal": t.goal,
+            "description": t.description,
+            "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
+            "constraints": list(t.constraints),
+        }
+        for t in threads
+    ]
+
+
+def check_read_answer(obj: dict[str, Any], indexes: list[int], ids: list[str]) -> list[Label]:
+    """The labels of one chunk in order, or :class:`AnswerError` listing what is wrong."""
+    got = obj.get("labels")
+    if not isinstance(got, list):
+        raise AnswerError(['"labels" must be a list'])
+    problems: list[str] = []
+    by_i: dict[int, Label] = {}
+    allowed = set(ids) | {JUDGE_NONE, JUDGE_AMBIGUOUS}
+    for k, item in enumerate(got):
+        if not isinstance(item, dict) or not isinstance(item.get("i"), int) or isinstance(item.get("i"), bool):
+            problems.append(f"labels[{k}] needs an integer i")
+            continue
+        i, thread = item["i"], item.get("thread")
+        if i not in indexes:
+            problems.append(f"labels[{k}]: i={i} is not one of the new messages ({indexes[0]}..{indexes[-1]})")
+            continue
+        if i in by_i:
+            problems.append(f"i={i} is labelled twice")
+            continue
+        if not isinstance(thread, str) or thread not in allowed:
+            problems.append(f"i={i}: thread must be a thread id, 'none' or 'ambiguous', got {thread!r}")
+            continue
+        cands: tuple[str, ...] = ()
+        if thread == JUDGE_AMBIGUOUS:
+            raw = item.get("candidates")
+            if not isinstance(raw, list) or len({c for c in raw if c in ids}) < 2 or any(c not in ids for c in raw):
+                problems.append(f"i={i}: 'ambiguous' needs candidates: two or more thread ids")
+                continue
+            cands = tuple(dict.fromkeys(raw))
+        by_i[i] = Label(thread, cands)
+    missing = [i for i in indexes if i not in by_i and not any(f"i={i}" in p for p in problems)]
+    if missing:
+        problems.append(f"no label for i={', '.join(map(str, missing))}")
+    if problems:
+        raise AnswerError(problems)
+    return [by_i[i] for i in indexes]
+
+
+async def read_with_model(llm: LLM, session_id: str, lang: str, threadset: ThreadSet, texts: list[str]) -> list[Label]:
+    """The model's reading of every message, in order; raises :class:`SessionFailed` if it cannot."""
+    cards = reader_cards(threadset.threads)
+    ids = [t.id for t in threadset.threads]
+    labels: list[Label] = []
+    for start in range(0, len(texts), READ_CHUNK):
+        idx = list(range(start, min(start + READ_CHUNK, len(texts))))
+        payload = {
+            "session": session_id,
+            "language": lang,
+            "threads": cards,
+            "earlier": [{"i": i, "text": texts[i], "label": labels[i].thread} for i in range(start)],
+            "messages": [{"i": i, "text": texts[i]} for i in idx],
+        }
+        labels += await ask_json(
+            llm, "read", read_messages(lang, payload),
+            lambda obj, idx=idx: check_read_answer(obj, idx, ids),
+            lang=lang, stage=f"read messages {idx[0]}-{idx[-1]}", what=f"{session_id} read {idx[0]}-{idx[-1]}",
+            temperature=READ_TEMPERATURE, max_tokens=READ_MAX_TOKENS,
+        )
+    return labels

@@ -1,0 +1,124 @@
+"""One session from its parts: identity (id, language, split), plan, messages and reading.
+
+:func:`offline_session` and :func:`model_session_record` run the whole pipeline for one session
+index; both are deterministic functions of (options, seed, index) plus, on the model path, the
+model's (cached) answers. They return the session as plain JSON data in the canonical form the
+generator writes: declared fields in schema order, ``facts[].update`` always present (null when the
+fact never changes), ``twinOf``, ``fact`` and ``judge.candidates`` only where they apply.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InterleaveError
+from ..llm import LLM
+from ..schema import Session, check_session
+from .model_writer import write_with_model
+from .offline_writer import Written, write_offline
+from .plan import PlanOptions, PlanRow, derive_seed, draw_shape, plan_session
+from .reader import Label, RuleReader, read_with_model
+from .threads import ThreadSet, model_threads, offline_threads, render_persona
+
+#: every TEST_EVERY-th session (index % TEST_EVERY == TEST_EVERY - 1) is in the ``test`` split
+TEST_EVERY = 5
+#: the session ``version`` of each dataset config this generator writes
+VERSIONS = {"v0": "interleave-v0"}
+
+
+@dataclass(frozen=True)
+class SessionIdentity:
+    index: int
+    session_id: str
+    lang: str
+    split: str
+
+
+def identity(index: int, langs: tuple[str, ...]) -> SessionIdentity:
+    """Session ``index`` (0-based): language by index across ``langs``, id ``<lang>-<index+1:04d>``."""
+    lang = langs[index % len(langs)]
+    split = "test" if index % TEST_EVERY == TEST_EVERY - 1 else "dev"
+    return SessionIdentity(index, f"{lang}-{index + 1:04d}", lang, split)
+
+
+def index_of(session_id: str) -> int | None:
+    """The index a session id encodes (``en-0003`` -> 2), or None for an id of another form."""
+    _, sep, num = session_id.rpartition("-")
+    return int(num) - 1 if sep and num.isdigit() and int(num) >= 1 else None
+
+
+def assemble(
+    ident: SessionIdentity,
+    version: str,
+    threadset: ThreadSet,
+    rows: list[PlanRow],
+    written: list[Written],
+    labels: list[Label],
+) -> dict[str, Any]:
+    """The session record as JSON data, validated against the schema and its cross-field checks."""
+    turns = []
+    for row, w, label in zip(rows, written, labels, strict=True):
+        tags = list(row.tags) + (["leak"] if w.leak else [])
+        turn: dict[str, Any] = {
+            "i": row.i,
+            "text": w.text,
+            "gold": {"thread": row.thread, "action": row.action, "refs": list(row.refs)},
+            "style": row.style,
+            "tags": tags,
+        }
+        if row.fact is not None:
+            turn["fact"] = {"key": row.fact.key, "kind": row.fact.kind}
+        turn["judge"] = label.judge()
+        turn["ambiguous"] = not label.agrees_with(row.thread)
+        turns.append(turn)
+    threads = []
+    for t in threadset.threads:
+        th: dict[str, Any] = {
+            "id": t.id, "title": t.title, "domain": t.domain, "goal": t.goal, "description": t.description,
+            "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
+            "constraints": list(t.constraints),
+        }
+        if t.twinOf:
+            th["twinOf"] = t.twinOf
+        threads.append(th)
+    data = {
+        "session_id": ident.session_id,
+        "version": version,
+        "split": ident.split,
+        "lang": ident.lang,
+        "persona": threadset.persona,
+        "threads": threads,
+        "turns": turns,
+    }
+    session = Session.model_validate(data)
+    problems = check_session(session)
+    if problems:  # a generator bug, never bad input: say exactly where
+        field, msg = problems[0]
+        raise InterleaveError(f"generated session {ident.session_id} is invalid: {field}: {msg}")
+    return session.dump()
+
+
+def offline_session(ident: SessionIdentity, seed: int, plan: PlanOptions, version: str) -> dict[str, Any]:
+    """One session from the domain packs, the plan, the offline writer and the rule reader."""
+    shape = draw_shape(derive_seed(seed, ident.index, "shape"), plan)
+    threadset = offline_threads(shape, ident.lang, random.Random(derive_seed(seed, ident.index, "threads")))
+    rows = plan_session(threadset.threads, shape.n_turns, derive_seed(seed, ident.index, "plan"), plan)
+    written = write_offline(rows, threadset, ident.lang, random.Random(derive_seed(seed, ident.index, "write")))
+    labels = RuleReader(threadset.threads, ident.lang).read_all(w.text for w in written)
+    return assemble(ident, version, threadset, rows, written, labels)
+
+
+async def model_session_record(llm: LLM, ident: SessionIdentity, seed: int, plan: PlanOptions, version: str) -> dict[str, Any]:
+    """One session through the model path: threads, writer, leak rewrites, reading.
+
+    Raises :class:`~interleave_bench.generate.ask.SessionFailed` when a step's answers stay unusable.
+    """
+    shape = draw_shape(derive_seed(seed, ident.index, "shape"), plan)
+    hint = render_persona(ident.lang, random.Random(derive_seed(seed, ident.index, "persona")))
+    threadset = await model_threads(llm, ident.session_id, ident.lang, shape, hint)
+    rows = plan_session(threadset.threads, shape.n_turns, derive_seed(seed, ident.index, "plan"), plan)
+    written = await write_with_model(llm, ident.session_id, ident.lang, threadset, rows)
+    labels = await read_with_model(llm, ident.session_id, ident.lang, threadset, [w.text for w in written])
+    return assemble(ident, version, threadset, rows, written, labels)
