@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 import traceback
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from . import __version__
 from .errors import InputErrors, InterleaveError
@@ -33,13 +33,21 @@ COMMAND_MODULES = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad options are one line on stderr and exit 2, like every other error of the project."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="interleave-bench",
         description="Benchmark and toolkit for routing an interleaved chat.",
     )
     parser.add_argument("--version", action="version", version=f"interleave-bench {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name in COMMAND_MODULES:
         modname = f"interleave_bench.commands.{name}"
         if importlib.util.find_spec(modname) is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
 
 from ..errors import UsageError
 from ..generate.plan import PlanOptions
@@ -45,18 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="change one plan parameter, e.g. oneoff_p=0.1 (repeatable; see docs/generate.md)")
     p.add_argument("--overwrite", action="store_true", help="discard what the output folder holds instead of resuming")
     add_model_arguments(p)
-    _one_line_errors(p)
     p.set_defaults(func=run)
-
-
-def _one_line_errors(p: argparse.ArgumentParser) -> None:
-    """Bad options are one line on stderr and exit 2, like every other error of the project."""
-
-    def error(message: str) -> NoReturn:
-        print(f"error: generate: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-    p.error = error  # type: ignore[method-assign]
 
 
 def parse_langs(value: str) -> tuple[str, ...]:
