@@ -1,0 +1,73 @@
+"""``interleave-bench score DATA PRED.jsonl...``: score routing runs (DESIGN.md section 7).
+
+Prints one markdown table comparing the runs (a second one for burst runs) and a ``not scored:``
+line per run, and writes ``<pred>.score.json`` beside each predictions file. ``--json`` prints the
+score document(s) instead of the tables. Re-scoring never calls a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..progress import Timer, summary_line
+from ..score.report import burst_table, main_table, not_scored_line, per_session_table
+from ..score.run import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, score_files
+
+
+def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
+    """Options ``score`` and ``compare`` share."""
+    p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to score (default {DEFAULT_SPLIT})")
+    p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, metavar="N",
+                   help=f"bootstrap resamples over sessions for the intervals, 0 for none (default {DEFAULT_BOOTSTRAP})")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the resamples (default {DEFAULT_SEED})")
+    p.add_argument("--mode", choices=("closed", "open"),
+                   help="score in this mode (default: the first row that names one, else closed)")
+    p.add_argument("--allow-duplicates", action="store_true",
+                   help="keep the last of several rows for one turn instead of stopping with an error")
+    p.add_argument("--json", action="store_true", help="print the JSON document instead of markdown")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score routing predictions", description=__doc__.split("\n\n")[0])
+    p.add_argument("data", metavar="DATA", help="sessions.jsonl, or the data folder that holds it")
+    p.add_argument("predictions", nargs="+", metavar="PRED",
+                   help="prediction files (.jsonl), or folders of them")
+    add_scoring_arguments(p)
+    p.add_argument("--per-session", action="store_true", help="also print one row per scored session")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    timer = Timer()
+    runs = score_files(
+        args.data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
+        seed=args.seed, allow_duplicates=args.allow_duplicates,
+    )
+    results = [r.result for r in runs]
+    if args.json:
+        doc = results[0] if len(results) == 1 else results
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        for r in results:
+            print(not_scored_line(r), file=sys.stderr)
+    else:
+        print(main_table(results))
+        bursts = burst_table(results)
+        if bursts:
+            print()
+            print(bursts)
+        if args.per_session:
+            print()
+            print(per_session_table(results))
+        print()
+        for r in results:
+            print(not_scored_line(r))
+        for run_ in runs:
+            print(f"wrote {run_.score_file}")
+    messages = sum(r["counts"]["messages"] for r in results)
+    scored = sum(r["counts"]["sessions"] for r in results)
+    print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},
+                       timer.seconds), file=sys.stderr)
+    return 0
+

@@ -1,0 +1,173 @@
+"""A paired comparison of two runs on the same data (DESIGN.md 7.12).
+
+Both runs are scored on the sessions both cover, message by message, so the test can use the
+pairing: on strict messages, *wins* are messages B routes right and A wrong, *losses* the other
+way round. McNemar's exact test asks whether wins and losses differ more than chance would; the
+paired bootstrap over sessions gives an interval for the accuracy difference. The flipped
+messages are listed most telling first: the ones whose outcome cost changed most (a message
+newly sent into another thread's context before one that merely asked back), losses before wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..schema import Session
+from .routing import METRIC_DECIMALS, METRICS, OUTCOME_COST, SessionScore
+from .run import RunScore
+from .stats import mcnemar_exact, paired_bootstrap_diff
+
+#: the format tag of a comparison document
+COMPARE_FORMAT = "interleave-compare-v1"
+#: significance level of the regression gate: the conventional 5%
+ALPHA = 0.05
+
+
+def common_session_ids(a: RunScore, b: RunScore) -> tuple[list[str], list[dict[str, str]]]:
+    """Ids of the sessions both runs scored (in data order), and those only one of them did."""
+    in_a = {sc.session_id for sc in a.scores}
+    in_b = {sc.session_id for sc in b.scores}
+    order = [s.session_id for s in a.sessions] + [s.session_id for s in b.sessions if s.session_id not in in_a]
+    common = [sid for sid in order if sid in in_a and sid in in_b]
+    only = [{"session_id": sid, "reason": "scored only in A" if sid in in_a else "scored only in B"}
+            for sid in order if (sid in in_a) != (sid in in_b)]
+    return common, only
+
+
+def _delta(name: str, a: float | None, b: float | None) -> float | None:
+    if a is None or b is None:
+        return None
+    decimals = METRIC_DECIMALS.get(name)
+    return round(b - a, decimals) if decimals is not None else b - a
+
+
+def _describe(run: RunScore) -> dict[str, Any]:
+    r = run.result
+    return {"system": r["system"], "mode": r["mode"], "policy": r["policy"], "model": r["model"]}
+
+
+def compare(a: RunScore, b: RunScore, *, bootstrap: int, seed: int, not_compared: Sequence[dict] = ()) -> dict[str, Any]:
+    """The comparison document of two runs scored on the same sessions (same ids, same order).
+
+    Assumes ``a`` and ``b`` came from :func:`~interleave_bench.score.run.score_predictions` on the
+    same sessions (``only_sessions`` set to the common ones). ``accuracy_diff`` and its interval
+    are B minus A; ``regression`` is true when B is less accurate and McNemar's p is below
+    :data:`ALPHA`.
+    """
+    scores_b = b.scores_by_id()
+    wins = losses = both_right = both_wrong = 0
+    a_ok: list[int] = []
+    b_ok: list[int] = []
+    strict_n: list[int] = []
+    flips: list[tuple[tuple, dict[str, Any]]] = []
+    for order, (session, sa) in enumerate(zip(a.sessions, a.scores)):
+        sb: SessionScore = scores_b[sa.session_id]
+        ka = kb = n = 0
+        for k, turn in enumerate(session.turns):
+            if turn.gold.thread is None or turn.ambiguous:
+                continue
+            ra, rb = sa.correct[k], sb.correct[k]
+            n += 1
+            ka += ra
+            kb += rb
+            if ra and rb:
+                both_right += 1
+            elif not ra and not rb:
+                both_wrong += 1
+            else:
+                if rb:
+                    wins += 1
+                else:
+                    losses += 1
+                cost_a, cost_b = OUTCOME_COST[sa.outcomes[k]], OUTCOME_COST[sb.outcomes[k]]
+                key = (-abs(cost_b - cost_a), 0 if ra else 1, order, k)
+                flips.append((key, {
+                    "session_id": session.session_id,
+                    "i": turn.i,
+                    "text": turn.text,
+                    "gold": turn.gold.thread,
+                    "a": sa.labels[k],
+                    "b": sb.labels[k],
+                    "a_outcome": sa.outcomes[k],
+                    "b_outcome": sb.outcomes[k],
+                    "change": "win" if rb else "loss",
+                }))
+        a_ok.append(ka)
+        b_ok.append(kb)
+        strict_n.append(n)
+    flips.sort(key=lambda x: x[0])
+    total = sum(strict_n)
+    p = mcnemar_exact(losses, wins)
+    diff = (sum(b_ok) - sum(a_ok)) / total if total else None
+    interval = None
+    if bootstrap > 0 and total:
+        iv = paired_bootstrap_diff(np.array(a_ok), np.array(b_ok), np.array(strict_n), bootstrap, seed)
+        interval = None if iv is None else [round(iv[0], 4), round(iv[1], 4)]
+    ma, mb = a.result["metrics"], b.result["metrics"]
+    return {
+        "format": COMPARE_FORMAT,
+        "a": _describe(a),
+        "b": _describe(b),
+        "split": a.split,
+        "sessions": len(a.scores),
+        "strict_messages": total,
+        "wins": wins,
+        "losses": losses,
+        "both_right": both_right,
+        "both_wrong": both_wrong,
+        "mcnemar_p": p,
+        "accuracy_diff": None if diff is None else round(diff, 4),
+        "accuracy_diff_interval": interval,
+        "alpha": ALPHA,
+        "significant": p < ALPHA,
+        "regression": bool(diff is not None and diff < 0 and p < ALPHA),
+        "metrics": {name: {"a": ma.get(name), "b": mb.get(name), "delta": _delta(name, ma.get(name), mb.get(name))}
+                    for name in METRICS},
+        "intervals": {"a": a.result["intervals"], "b": b.result["intervals"]},
+        "flips": [f for _, f in flips],
+        "not_compared": list(not_compared),
+        "provenance": {"bootstrap": bootstrap, "seed": seed},
+    }
+
+
+def compare_predictions(
+    sessions: Sequence[Session],
+    rows_a: Sequence[Any],
+    rows_b: Sequence[Any],
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    sources: tuple[str, str] = ("<A>", "<B>"),
+    lines: tuple[Sequence[int] | None, Sequence[int] | None] = (None, None),
+    mode: str | None = None,
+    split: str = "dev",
+    bootstrap: int = 1000,
+    seed: int = 0,
+    allow_duplicates: bool = False,
+) -> dict[str, Any]:
+    """Score two runs on the sessions both cover and compare them (:func:`compare`).
+
+    Each run is scored on its own first; when one covers sessions the other lacks, both are
+    scored again on the common sessions, and the others are listed in ``not_compared``. The
+    document also carries each run's ``not_scored`` list.
+    """
+    from .run import score_predictions
+
+    def score(k: int, rows: Sequence[Any], keep: set[str] | None, resamples: int) -> RunScore:
+        return score_predictions(
+            sessions, rows, system=names[k], mode=mode, split=split, bootstrap=resamples, seed=seed,
+            allow_duplicates=allow_duplicates, source=sources[k], lines=lines[k], only_sessions=keep,
+        )
+
+    run_a = score(0, rows_a, None, bootstrap)
+    run_b = score(1, rows_b, None, bootstrap)
+    not_scored = {"a": run_a.result["not_scored"], "b": run_b.result["not_scored"]}
+    common, only = common_session_ids(run_a, run_b)
+    if only:
+        keep = set(common)
+        run_a = score(0, rows_a, keep, bootstrap)
+        run_b = score(1, rows_b, keep, bootstrap)
+    doc = compare(run_a, run_b, bootstrap=bootstrap, seed=seed, not_compared=only)
+    doc["not_scored"] = not_scored
+    return doc

@@ -1,0 +1,185 @@
+"""Markdown for people: the comparison table, the burst table, the per-session table, the
+``not scored:`` line. Reads score documents only (``interleave-score-v1``), so a table can be made
+from files scored earlier.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN
+
+#: what stands in a cell for an undefined number
+MISSING = "–"
+#: how many examples the not-scored line names per reason before it says "..."
+EXAMPLES_SHOWN = 5
+
+#: (metric, column title, shown with its interval) of the main table, in order
+MAIN_COLUMNS = (
+    ("accuracy", "accuracy", True),
+    ("accuracy_lenient", "lenient acc.", True),
+    ("weighted_error", "weighted error", True),
+    ("oneoff_into_topic", "one-off into topic", False),
+    ("topics_per_thread", "topics/thread", False),
+    ("threads_per_topic", "threads/topic", False),
+    ("refs_recall", "refs recall", False),
+    ("switch_f1", "switch F1", False),
+    ("bcubed_f1", "B-cubed F1", False),
+)
+
+
+def fmt(value: float | None, decimals: int = 3) -> str:
+    """A number for a table cell (``–`` when undefined)."""
+    return MISSING if value is None else f"{value:.{decimals}f}"
+
+
+def fmt_interval(value: float | None, interval: Sequence[float] | None, decimals: int = 3) -> str:
+    """``0.734 [0.702, 0.765]``, or the bare value when there is no interval."""
+    if value is None:
+        return MISSING
+    if not interval:
+        return fmt(value, decimals)
+    return f"{value:.{decimals}f} [{interval[0]:.{decimals}f}, {interval[1]:.{decimals}f}]"
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """A markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main_table(results: Iterable[Mapping[str, Any]]) -> str:
+    """One row per run: system, mode, the headline metrics (with intervals), input tokens per message."""
+    header = ["system", "mode", *(title for _, title, _ in MAIN_COLUMNS), "input tok/msg"]
+    rows = []
+    for r in results:
+        m, iv = r["metrics"], r.get("intervals") or {}
+        cells = [r["system"], r["mode"]]
+        for name, _, with_interval in MAIN_COLUMNS:
+            cells.append(fmt_interval(m.get(name), iv.get(name)) if with_interval else fmt(m.get(name)))
+        tokens = m.get("input_tokens_per_message")
+        cells.append(MISSING if tokens is None else f"{tokens:,.0f}")
+        rows.append(cells)
+    return table(rows, header)
+
+
+def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
+    """Runs with burst rows: accuracy alone / in a burst / across threads, replies held, calls per message."""
+    header = ["system", "alone", "in a burst", "in a burst across threads", "replies held", "model calls/msg"]
+    rows = []
+    for r in results:
+        b = r.get("burst")
+        if not b:
+            continue
+
+        def acc(cell: Mapping[str, Any]) -> str:
+            text = fmt_interval(cell["accuracy"], cell.get("interval"))
+            return text if cell["accuracy"] is None else f"{text} (n={cell['n']:,})"
+
+        rows.append([r["system"], acc(b["alone"]), acc(b["in_burst"]), acc(b["mixed"]),
+                     fmt(b["waited_share"]), fmt(b["model_calls_per_message"])])
+    return table(rows, header) if rows else None
+
+
+def per_session_table(results: Iterable[Mapping[str, Any]]) -> str:
+    """One row per scored session of each run."""
+    header = ["system", "session", "lang", "messages", "strict", "accuracy", "weighted error", "polluting",
+              "errors", "missing rows"]
+    rows = []
+    for r in results:
+        for s in r.get("per_session", []):
+            rows.append([r["system"], s["session_id"], s["lang"], s["messages"], s["strict"], fmt(s["accuracy"]),
+                         fmt(s["weighted_error"]), s["polluting"], s["errors"], s["missing_rows"]])
+    return table(rows, header)
+
+
+def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
+    shown = []
+    for x in items[:EXAMPLES_SHOWN]:
+        if with_turn:
+            where = f"{x['session_id']} i={x['i']}"
+            if x.get("line") is not None:
+                where += f" line {x['line']}"
+            shown.append(where)
+        else:
+            shown.append(x["session_id"])
+    more = ", ..." if len(items) > EXAMPLES_SHOWN else ""
+    return "(" + ", ".join(shown) + more + ")"
+
+
+def not_scored_line(result: Mapping[str, Any]) -> str:
+    """``not scored: <system>: ...`` naming what was left out and why (``nothing`` when nothing was)."""
+    items = result.get("not_scored") or []
+    parts = []
+    for reason, singular, plural, with_turn in (
+        (NO_PREDICTIONS, "session without predictions", "sessions without predictions", False),
+        (UNKNOWN_SESSION, "row for an unknown session", "rows for unknown sessions", True),
+        (UNKNOWN_TURN, "row for an unknown turn", "rows for unknown turns", True),
+        (DUPLICATE, "duplicate row replaced by a later one", "duplicate rows replaced by later ones", True),
+    ):
+        group = [x for x in items if x["reason"] == reason]
+        if group:
+            label = singular if len(group) == 1 else plural
+            parts.append(f"{len(group):,} {label} {_examples(group, with_turn)}")
+    return f"not scored: {result['system']}: " + ("; ".join(parts) if parts else "nothing")
+
+
+# --- comparisons ---------------------------------------------------------------------------------
+
+#: characters of a message's text shown in the flips table
+TEXT_SHOWN = 70
+
+
+def _signed(value: float | None, decimals: int) -> str:
+    return MISSING if value is None else f"{value:+.{decimals}f}"
+
+
+def compare_report(doc: Mapping[str, Any], show: int) -> str:
+    """The markdown of a comparison: headline deltas, the paired test, the verdict, the flips."""
+    a, b = doc["a"], doc["b"]
+    out = [
+        f"compare: A = {a['system']} ({a['mode']}) vs B = {b['system']} ({b['mode']}); {doc['split']} split, "
+        f"{doc['sessions']:,} sessions, {doc['strict_messages']:,} strict messages",
+        "",
+    ]
+    rows = []
+    for name, cell in doc["metrics"].items():
+        decimals = 1 if name.endswith("_per_message") or name.startswith("latency") else 3
+        rows.append([name, fmt(cell["a"], decimals), fmt(cell["b"], decimals), _signed(cell["delta"], decimals)])
+    out.append(table(rows, ["metric", "A", "B", "B − A"]))
+    out.append("")
+    out.append(f"per message (strict): B wins {doc['wins']:,}, B loses {doc['losses']:,}, "
+               f"both right {doc['both_right']:,}, both wrong {doc['both_wrong']:,}; "
+               f"McNemar exact p = {doc['mcnemar_p']:.4g}")
+    diff, iv = doc["accuracy_diff"], doc["accuracy_diff_interval"]
+    text = _signed(diff, 4) + (f" [{iv[0]:+.4f}, {iv[1]:+.4f}]" if iv else "")
+    out.append(f"accuracy difference B − A: {text} (95% paired bootstrap over sessions)")
+    level = f"{doc['alpha']:.0%}"
+    if doc["regression"]:
+        verdict = f"B is significantly worse than A at the {level} level"
+    elif doc["significant"]:
+        verdict = f"B is significantly better than A at the {level} level"
+    else:
+        verdict = f"no significant difference at the {level} level"
+    out.append(f"verdict: {verdict}")
+    if doc["not_compared"]:
+        names = ", ".join(f"{x['session_id']} ({x['reason']})" for x in doc["not_compared"][:EXAMPLES_SHOWN])
+        more = ", ..." if len(doc["not_compared"]) > EXAMPLES_SHOWN else ""
+        out.append(f"not compared: {len(doc['not_compared']):,} sessions scored in one run only: {names}{more}")
+    flips = doc["flips"]
+    out.append("")
+    if not flips:
+        out.append("flipped messages: none")
+    else:
+        out.append(f"flipped messages, most telling first ({min(show, len(flips)):,} of {len(flips):,}):")
+        out.append("")
+        rows = []
+        for f in flips[:show]:
+            text = f["text"].replace("\n", " ")
+            if len(text) > TEXT_SHOWN:
+                text = text[: TEXT_SHOWN - 1] + "…"
+            rows.append([f["session_id"], f["i"], text, f["gold"], f"{f['a']} ({f['a_outcome']})",
+                         f"{f['b']} ({f['b_outcome']})"])
+        out.append(table(rows, ["session", "i", "text", "gold", "A", "B"]))
+    return "\n".join(out)

@@ -1,0 +1,179 @@
+"""Matching prediction rows to the messages they route, and saying out loud what is left out.
+
+A row belongs to one turn of one session. Rows for sessions the data does not hold, for turns a
+session does not have, and second rows for the same turn are not silently folded into a number:
+they are listed (:class:`LeftOut`) and reported on the ``not scored:`` line. Duplicate rows are an
+error unless the caller allows them, in which case the last one counts (as the reference scorer
+reads a file: a later row for the same turn replaces an earlier one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..errors import InputError, InputErrors
+from ..io import parse_record
+from ..schema import PredictionRow, Session
+from .routing import DEFAULT_MODE, MODES
+
+#: why something is left out of the numbers
+NO_PREDICTIONS = "no predictions"
+UNKNOWN_SESSION = "unknown session"
+UNKNOWN_TURN = "unknown turn"
+DUPLICATE = "duplicate"
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """A session or row the scorer did not use, and why (one of the reasons above)."""
+
+    reason: str
+    session_id: str
+    i: int | None = None
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"reason": self.reason, "session_id": self.session_id}
+        if self.i is not None:
+            out["i"] = self.i
+        if self.line is not None:
+            out["line"] = self.line
+        return out
+
+
+@dataclass(slots=True)
+class PredictionIndex:
+    """The rows of one run, by session and turn, with what describes the run and what was left out.
+
+    ``mode``, ``policy`` and ``model`` come from the first row that names each (``None`` if none
+    does). ``by_session`` holds only rows of known sessions and turns, one per turn.
+    """
+
+    by_session: dict[str, dict[int, PredictionRow]] = field(default_factory=dict)
+    mode: str | None = None
+    policy: str | None = None
+    model: str | None = None
+    rows: int = 0
+    unknown_sessions: list[LeftOut] = field(default_factory=list)
+    unknown_turns: list[LeftOut] = field(default_factory=list)
+    duplicates: list[LeftOut] = field(default_factory=list)
+
+    def resolved_mode(self, override: str | None = None) -> str:
+        """The mode to score in: ``override``, else the rows' own, else the default (closed)."""
+        if override is not None:
+            if override not in MODES:
+                raise ValueError(f"mode must be one of {', '.join(MODES)}, got {override!r}")
+            return override
+        return self.mode or DEFAULT_MODE
+
+
+def as_rows(rows: Iterable[PredictionRow | Mapping[str, Any]], source: str) -> list[PredictionRow]:
+    """Rows as :class:`PredictionRow`; plain dicts are validated (errors name ``source`` and the row number)."""
+    out: list[PredictionRow] = []
+    for k, row in enumerate(rows, start=1):
+        out.append(row if isinstance(row, PredictionRow) else parse_record(source, k, row, PredictionRow))
+    return out
+
+
+def as_sessions(sessions: Iterable[Session | Mapping[str, Any]], source: str = "<sessions>") -> list[Session]:
+    """Sessions as :class:`Session`; plain dicts are validated (errors name ``source`` and the position)."""
+    from ..schema import check_session
+
+    out: list[Session] = []
+    for k, s in enumerate(sessions, start=1):
+        if not isinstance(s, Session):
+            s = parse_record(source, k, s, Session)
+            problems = check_session(s)
+            if problems:
+                raise InputErrors([InputError(source, k, f, m) for f, m in problems])
+        out.append(s)
+    return out
+
+
+def describe_run(idx: PredictionIndex, rows: Sequence[PredictionRow]) -> None:
+    """Set ``idx.mode``, ``policy`` and ``model`` from the first row that names each."""
+    for row in rows:
+        if idx.mode is None and row.mode is not None:
+            idx.mode = row.mode
+        if idx.policy is None and row.policy is not None:
+            idx.policy = row.policy
+        if idx.model is None and row.model_extra:
+            model = row.model_extra.get("model")
+            if isinstance(model, str) and model:
+                idx.model = model
+        if idx.mode is not None and idx.policy is not None and idx.model is not None:
+            return
+
+
+def index_rows(
+    rows: Sequence[PredictionRow],
+    sessions: Mapping[str, Session],
+    *,
+    source: str = "<predictions>",
+    lines: Sequence[int] | None = None,
+    allow_duplicates: bool = False,
+) -> PredictionIndex:
+    """Index ``rows`` by session and turn against every session of the data (any split).
+
+    ``lines`` gives each row's line in ``source`` for messages (default: its 1-based position).
+    Raises :class:`InputErrors` naming every duplicate row unless ``allow_duplicates``; then the
+    last row for a turn counts and the earlier ones are listed as left out.
+    """
+    idx = PredictionIndex(rows=len(rows))
+    describe_run(idx, rows)
+
+    def line_of(k: int) -> int:
+        return lines[k] if lines is not None else k + 1
+
+    by_session = idx.by_session
+    n_turns: dict[str, int] = {}
+    stray: dict[tuple[str, int], int] = {}  # rows of unknown sessions or turns, by key, for duplicates
+    repeated: list[int] = []  # positions of rows whose turn already had one
+    for k, row in enumerate(rows):
+        sid, i = row.session_id, row.i
+        by_i = by_session.get(sid)
+        if by_i is None:
+            session = sessions.get(sid)
+            if session is not None:
+                by_i = by_session[sid] = {}
+                n_turns[sid] = len(session.turns)
+        if by_i is None or i >= n_turns[sid]:
+            if (sid, i) in stray:
+                repeated.append(k)
+                continue
+            stray[(sid, i)] = k
+            reason = UNKNOWN_SESSION if by_i is None else UNKNOWN_TURN
+            (idx.unknown_sessions if by_i is None else idx.unknown_turns).append(LeftOut(reason, sid, i, line_of(k)))
+            continue
+        if i in by_i:
+            repeated.append(k)
+            if not allow_duplicates:
+                continue
+        by_i[i] = row
+
+    dup_errors: list[InputError] = []
+    if repeated:
+        # a second pass over the rows, only when there are duplicates, to name the lines involved
+        dup_keys = {(rows[k].session_id, rows[k].i) for k in repeated}
+        first: dict[tuple[str, int], int] = {}
+        previous: dict[tuple[str, int], int] = {}
+        for k, row in enumerate(rows):
+            key = (row.session_id, row.i)
+            if key not in dup_keys:
+                continue
+            if key in previous:
+                if allow_duplicates:
+                    idx.duplicates.append(LeftOut(DUPLICATE, key[0], key[1], line_of(previous[key])))
+                else:
+                    dup_errors.append(InputError(
+                        source, line_of(k), "i",
+                        f"second row for session {key[0]!r} turn {key[1]} (first on line {line_of(first[key])}); "
+                        "remove it or pass --allow-duplicates to keep the last",
+                    ))
+            else:
+                first[key] = k
+            previous[key] = k
+    if dup_errors:
+        raise InputErrors(dup_errors)
+    return idx

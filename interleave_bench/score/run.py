@@ -1,0 +1,419 @@
+"""Scoring runs: from sessions and prediction rows to the score document (``interleave-score-v1``).
+
+:func:`score_predictions` scores one run in memory and returns a :class:`RunScore` (the document
+plus the per-session results a comparison needs); :func:`score_runs` scores several and returns
+their documents; :func:`score_files` is the file edge the ``score`` command, the demo and the
+leaderboard share (reads, fingerprints, writes ``<pred>.score.json``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InputError, UsageError
+from ..llm.prices import Price, price_for
+from ..schema import PredictionRow, Session
+from ..progress import progress
+from .routing import (
+    COL,
+    METRIC_DECIMALS,
+    OUTCOMES,
+    SessionScore,
+    derive,
+    merge_breakdowns,
+    point_metrics,
+    pooled_bcubed,
+    score_session,
+    share,
+    stats_matrix,
+)
+from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
+from .read import paused_gc, read_predictions_fast, read_sessions_fast
+from .stats import bootstrap_sums, percentile_interval, wilson
+
+#: the format tag of a score document
+SCORE_FORMAT = "interleave-score-v1"
+SPLITS = ("dev", "test", "all")
+#: tune on dev, report test once: scoring defaults to the split people iterate on
+DEFAULT_SPLIT = "dev"
+#: resamples for the bootstrap intervals: enough for the 2.5% and 97.5% percentiles to settle
+#: to about two decimals, and fast (well under a second for ten thousand sessions)
+DEFAULT_BOOTSTRAP = 1000
+#: fixed seed, so the same inputs print the same intervals
+DEFAULT_SEED = 0
+#: metrics whose 95% interval comes from the bootstrap over sessions (pooled sums of many messages)
+BOOTSTRAP_METRICS = (
+    "accuracy",
+    "accuracy_lenient",
+    "weighted_error",
+    "switch_f1",
+    "bcubed_f1",
+    "topics_per_thread",
+    "threads_per_topic",
+)
+#: shares of small counts get a Wilson interval: ``{metric: (count column, total column)}``
+WILSON_METRICS = {
+    "oneoff_into_topic": ("outcome_oneoff_into_topic", "oneoffs"),
+    "refs_recall": ("refs_hit", "refs_n"),
+}
+#: decimals of a cost per message in USD (routing costs fractions of a cent per message)
+COST_DECIMALS = 8
+
+
+@dataclass
+class RunScore:
+    """One scored run: the score document (``result``) and what produced it."""
+
+    system: str
+    mode: str
+    split: str
+    sessions: list[Session]
+    scores: list[SessionScore]
+    index: PredictionIndex
+    not_scored: list[LeftOut]
+    result: dict[str, Any]
+    #: where :func:`score_files` wrote the document (``None`` when not written)
+    score_file: Path | None = None
+
+    def scores_by_id(self) -> dict[str, SessionScore]:
+        return {sc.session_id: sc for sc in self.scores}
+
+
+def select_split(sessions: Iterable[Session], split: str) -> list[Session]:
+    """The sessions of ``split`` (``all`` keeps every one), in file order."""
+    if split not in SPLITS:
+        raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
+    return [s for s in sessions if split == "all" or s.split == split]
+
+
+def _interval(value: tuple[float, float] | None, name: str) -> list[float] | None:
+    if value is None:
+        return None
+    decimals = METRIC_DECIMALS.get(name, 4)
+    return [round(value[0], decimals), round(value[1], decimals)]
+
+
+def _wilson_json(k: int, n: int) -> list[float] | None:
+    return [round(x, 4) for x in wilson(k, n)] if n else None
+
+
+def intervals_for(
+    matrix: np.ndarray, totals: np.ndarray, metrics: Mapping[str, float | None], bootstrap: int, seed: int
+) -> dict[str, list[float] | None]:
+    """95% intervals: bootstrap over sessions for :data:`BOOTSTRAP_METRICS`, Wilson for the small shares.
+
+    An interval is ``None`` where its metric is undefined or ``bootstrap`` is 0.
+    """
+    out: dict[str, list[float] | None] = {}
+    resampled = derive(bootstrap_sums(matrix, bootstrap, seed)) if bootstrap > 0 and len(matrix) else None
+    for name in BOOTSTRAP_METRICS:
+        if resampled is None or metrics.get(name) is None:
+            out[name] = None
+        else:
+            out[name] = _interval(percentile_interval(resampled[name]), name)
+    for name, (k_col, n_col) in WILSON_METRICS.items():
+        k, n = int(totals[COL[k_col]]), int(totals[COL[n_col]])
+        out[name] = _wilson_json(k, n)
+    thread, strict = int(totals[COL["thread_messages"]]), int(totals[COL["strict"]])
+    out["ambiguous_share"] = _wilson_json(thread - strict, thread)
+    return out
+
+
+def _bucket(k: int, n: int) -> dict[str, Any]:
+    return {"accuracy": share(k, n), "correct": k, "n": n, "interval": _wilson_json(k, n)}
+
+
+def burst_summary(totals: np.ndarray) -> dict[str, Any] | None:
+    """Accuracy alone / in a burst / in a burst across threads, replies held, calls per message.
+
+    ``None`` for a run with no ``burst`` rows. Accuracies are over strict messages.
+    """
+    def t(name: str) -> int:
+        return int(totals[COL[name]])
+
+    rows = t("burst_rows")
+    if not rows:
+        return None
+    messages = t("messages")
+    return {
+        "rows": rows,
+        "alone": _bucket(t("alone_correct"), t("alone_n")),
+        "in_burst": _bucket(t("in_burst_correct"), t("in_burst_n")),
+        "mixed": _bucket(t("mixed_correct"), t("mixed_n")),
+        "waited_share": share(t("burst_waited"), rows),
+        "model_calls_per_message": round(t("calls") / messages, 3) if messages else None,
+    }
+
+
+def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
+    """USD per message at ``price``; 0.0 when no row made a model call, ``None`` when the price is unknown."""
+    messages = int(totals[COL["messages"]])
+    if not messages:
+        return None
+    if not int(totals[COL["calls"]]):
+        return 0.0
+    if price is None:
+        return None
+    usd = price.cost(int(totals[COL["input_tokens"]]), int(totals[COL["cached_tokens"]]), int(totals[COL["output_tokens"]]))
+    return round(usd / messages, COST_DECIMALS)
+
+
+def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
+    """One small record per scored session (the per-session table)."""
+    out = []
+    for sc in scores:
+        s = sc.stats
+        strict = int(s[COL["strict"]])
+        out.append({
+            "session_id": sc.session_id,
+            "lang": sc.lang,
+            "messages": int(s[COL["messages"]]),
+            "strict": strict,
+            "accuracy": share(int(s[COL["strict_correct"]]), strict),
+            "weighted_error": round(s[COL["strict_cost"]] / strict, 4) if strict else None,
+            "polluting": int(s[COL["outcome_wrong_existing"]] + s[COL["outcome_merged_new"]]),
+            "errors": int(s[COL["outcome_error"]]),
+            "missing_rows": int(s[COL["messages"]] - s[COL["rows"]]),
+        })
+    return out
+
+
+def score_predictions(
+    sessions: Sequence[Session | Mapping[str, Any]],
+    rows: Sequence[PredictionRow | Mapping[str, Any]],
+    *,
+    system: str = "predictions",
+    mode: str | None = None,
+    split: str = DEFAULT_SPLIT,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+    allow_duplicates: bool = False,
+    price: Price | Callable[[str | None], Price | None] | None = None,
+    source: str = "<predictions>",
+    lines: Sequence[int] | None = None,
+    only_sessions: set[str] | None = None,
+    show_progress: bool = False,
+) -> RunScore:
+    """Score one run's rows against the sessions of ``split``; returns a :class:`RunScore`.
+
+    ``mode`` overrides the mode the rows name (default: the first row that names one, else
+    closed). ``only_sessions`` restricts scoring to those session ids (a paired comparison scores
+    both runs on the sessions both cover). ``price`` turns tokens into a cost per message; a
+    callable gets the model the rows name (see :func:`resolve_price`). The
+    document's ``provenance`` holds only ``bootstrap`` and ``seed``; :func:`score_files` adds the
+    rest. Raises :class:`~interleave_bench.errors.InputErrors` on duplicate rows unless
+    ``allow_duplicates``.
+    """
+    if bootstrap < 0:
+        raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
+    # records and results are built by the hundred thousand: keep the collector off meanwhile
+    with paused_gc():
+        all_sessions = as_sessions(sessions)
+        rows = as_rows(rows, source)
+        by_id = {s.session_id: s for s in all_sessions}
+        index = index_rows(rows, by_id, source=source, lines=lines, allow_duplicates=allow_duplicates)
+        run_mode = index.resolved_mode(mode)
+        if callable(price):
+            price = price(index.model)
+        chosen = select_split(all_sessions, split)
+        if only_sessions is not None:
+            chosen = [s for s in chosen if s.session_id in only_sessions]
+
+        scored: list[Session] = []
+        scores: list[SessionScore] = []
+        left_out: list[LeftOut] = []
+        for s in progress(chosen, total=len(chosen), desc=f"score {system}", unit="session") if show_progress else chosen:
+            by_i = index.by_session.get(s.session_id)
+            if not by_i:
+                left_out.append(LeftOut(NO_PREDICTIONS, s.session_id))
+                continue
+            scored.append(s)
+            scores.append(score_session(s, by_i, run_mode))
+        left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
+
+        matrix = stats_matrix(scores)
+        totals = matrix.sum(axis=0)
+        latencies = [x for sc in scores for x in sc.latencies]
+        metrics = point_metrics(totals, latencies, pooled_bcubed(scores))
+        in_split = {s.session_id for s in chosen}
+        outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
+
+    def t(name: str) -> int:
+        return int(totals[COL[name]])
+
+    breakdowns = {
+        dim: {key: _bucket(k, n) for key, (k, n) in cells.items()}
+        for dim, cells in merge_breakdowns(scores).items()
+    }
+    result: dict[str, Any] = {
+        "format": SCORE_FORMAT,
+        "system": system,
+        "mode": run_mode,
+        "policy": index.policy,
+        "model": index.model,
+        "split": split,
+        "metrics": metrics,
+        "intervals": intervals_for(matrix, totals, metrics, bootstrap, seed),
+        "counts": {
+            "sessions": len(scores),
+            "messages": t("messages"),
+            "thread_messages": t("thread_messages"),
+            "strict": t("strict"),
+            "ambiguous": t("thread_messages") - t("strict"),
+            "oneoffs": t("oneoffs"),
+            "refs_messages": t("refs_n"),
+            "rows": index.rows,
+            "rows_scored": t("rows"),
+            "missing_rows": t("messages") - t("rows"),
+            "model_calls": t("calls"),
+            "latency_rows": len(latencies),
+            "rows_outside_split": outside,
+            "sessions_without_rows": sum(1 for x in left_out if x.reason == NO_PREDICTIONS),
+            "unknown_session_rows": len(index.unknown_sessions),
+            "unknown_turn_rows": len(index.unknown_turns),
+            "duplicate_rows": len(index.duplicates),
+        },
+        "outcomes": {o: t("outcome_" + o) for o in OUTCOMES},
+        "breakdowns": breakdowns,
+        "burst": burst_summary(totals),
+        "cost_usd_per_message": cost_per_message(totals, price),
+        "not_scored": [x.to_json() for x in left_out],
+        "per_session": per_session_rows(scores),
+        "provenance": {"bootstrap": bootstrap, "seed": seed},
+    }
+    return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
+
+
+def resolve_price(model: str | None) -> Price | None:
+    """The price for a run's model: ``EVAL_PRICES`` when set, else the default table (``None`` if unknown)."""
+    if model is None and not os.environ.get("EVAL_PRICES", "").strip():
+        return None
+    return price_for(model or "")
+
+
+def score_runs(
+    sessions: Sequence[Session | Mapping[str, Any]],
+    rows_by_run: Mapping[str, Sequence[PredictionRow | Mapping[str, Any]]],
+    *,
+    mode: str | None = None,
+    split: str = DEFAULT_SPLIT,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+    allow_duplicates: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Score several runs on the same sessions; ``{run name: score document}`` in the given order.
+
+    Sessions and rows may be records or plain dicts (validated). Each run's mode comes from its
+    own rows unless ``mode`` is given; its price from ``EVAL_PRICES`` or the default table for the
+    model its rows name. Provenance carries the package, git and Python facts, ``bootstrap`` and
+    ``seed`` (no file fingerprints: there are no files).
+    """
+    from ..provenance import provenance
+
+    all_sessions = as_sessions(sessions)
+    out: dict[str, dict[str, Any]] = {}
+    for name, rows in rows_by_run.items():
+        run = score_predictions(
+            all_sessions, rows, system=name, mode=mode, split=split, bootstrap=bootstrap, seed=seed,
+            allow_duplicates=allow_duplicates, price=resolve_price, source=f"<{name}>",
+        )
+        run.result["provenance"] = provenance(bootstrap=bootstrap, seed=seed)
+        out[name] = run.result
+    return out
+
+
+# --- the file edge ---------------------------------------------------------------------------------
+
+
+def data_file(path: str | os.PathLike) -> Path:
+    """The sessions file: ``path`` itself, or ``path/sessions.jsonl`` for a data folder."""
+    p = Path(path)
+    if p.is_dir():
+        candidate = p / "sessions.jsonl"
+        if not candidate.exists():
+            raise InputError(str(p), None, None, "a data folder must hold sessions.jsonl")
+        return candidate
+    return p
+
+
+def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Prediction files in the order given; a folder stands for its ``*.jsonl`` files, sorted."""
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir():
+            found = sorted(x for x in p.glob("*.jsonl") if x.is_file())
+            if not found:
+                raise InputError(str(p), None, None, "no .jsonl prediction files in this folder")
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def system_name(pred_path: Path) -> str:
+    """A run's name: its predictions file name without ``.jsonl`` (``closed-bm25``)."""
+    name = pred_path.name
+    return name[: -len(".jsonl")] if name.endswith(".jsonl") else pred_path.stem
+
+
+def score_path(pred_path: Path) -> Path:
+    """Where a run's score document goes: beside the predictions, ``<name>.score.json``."""
+    return pred_path.with_name(system_name(pred_path) + ".score.json")
+
+
+def score_files(
+    data: str | os.PathLike,
+    predictions: Sequence[str | os.PathLike],
+    *,
+    mode: str | None = None,
+    split: str = DEFAULT_SPLIT,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+    allow_duplicates: bool = False,
+    write: bool = True,
+    sessions: Sequence[Session] | None = None,
+) -> list[RunScore]:
+    """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
+
+    ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
+    a folder of ``*.jsonl`` files. ``sessions`` skips reading the data again when already read.
+    Each document's provenance adds the data and predictions files and their SHA-256.
+    """
+    from ..io import sha256_file, write_json
+    from ..provenance import provenance
+
+    data_path = data_file(data)
+    pred_paths = prediction_files(predictions)
+    for path in [data_path, *pred_paths]:  # fail before the long read, not after it
+        if not path.is_file():
+            raise InputError(str(path), None, None, "no such file")
+    if sessions is None:
+        sessions = read_sessions_fast(data_path)
+    data_sha = sha256_file(data_path)
+    runs: list[RunScore] = []
+    for pred_path in pred_paths:
+        rows, lines = read_predictions_fast(pred_path)
+        run = score_predictions(
+            sessions, rows, system=system_name(pred_path), mode=mode, split=split, bootstrap=bootstrap,
+            seed=seed, allow_duplicates=allow_duplicates, price=resolve_price, source=str(pred_path),
+            lines=lines, show_progress=True,
+        )
+        run.result["provenance"] = provenance(
+            data_file=str(data_path),
+            data_sha256=data_sha,
+            predictions_file=str(pred_path),
+            predictions_sha256=sha256_file(pred_path),
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+        if write:
+            run.score_file = score_path(pred_path)
+            write_json(run.score_file, run.result)
+        runs.append(run)
+    return runs

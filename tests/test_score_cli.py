@@ -1,0 +1,283 @@
+"""End to end: ``interleave-bench score`` and ``interleave-bench compare`` on files written for the purpose."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from interleave_bench.cli import main
+from interleave_bench.io import sha256_file
+from interleave_bench.score import score_runs
+from interleave_bench.score.routing import METRICS
+
+from _score_util import many_sessions, oracle_rows, rows, session, single_rows, turn, write_jsonl
+from test_score_metrics import C1_METRICS, c1
+
+CONTRACT_KEYS = {"format", "system", "mode", "policy", "model", "split", "metrics", "intervals", "counts", "outcomes",
+                 "breakdowns", "burst", "cost_usd_per_message", "not_scored", "provenance"}
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def data(tmp_path):
+    ss = many_sessions(10, split_every=5)  # sessions 4 and 9 are test
+    path = write_jsonl(tmp_path / "data" / "sessions.jsonl", ss)
+    return path, ss
+
+
+def test_score_writes_the_contract_and_prints_the_table(tmp_path, capsys, data):
+    path, ss = data
+    pred = write_jsonl(tmp_path / "data" / "predictions" / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
+    code, out, err = run_cli(capsys, "score", path, pred, "--bootstrap", 100)
+    assert code == 0, err
+    doc = json.loads((tmp_path / "data" / "predictions" / "closed-oracle.score.json").read_text())
+    assert CONTRACT_KEYS <= set(doc)
+    assert doc["format"] == "interleave-score-v1" and doc["system"] == "closed-oracle"
+    assert (doc["mode"], doc["policy"], doc["split"]) == ("closed", "oracle", "dev")
+    assert list(doc["metrics"]) == list(METRICS)
+    assert doc["counts"]["sessions"] == 8  # the two test sessions are left out of dev
+    assert doc["metrics"]["accuracy"] == 1.0 and doc["intervals"]["accuracy"] == [1.0, 1.0]
+    prov = doc["provenance"]
+    assert prov["data_sha256"] == sha256_file(path) and prov["predictions_sha256"] == sha256_file(pred)
+    assert prov["data_file"] == str(path) and prov["predictions_file"] == str(pred)
+    assert (prov["bootstrap"], prov["seed"]) == (100, 0)
+    for key in ("package_version", "git_commit", "git_dirty", "python", "packages", "created"):
+        assert key in prov
+    header = out.splitlines()[0]
+    for title in ("system", "mode", "accuracy", "lenient acc.", "weighted error", "one-off into topic", "topics/thread",
+                  "threads/topic", "refs recall", "switch F1", "B-cubed F1", "input tok/msg"):
+        assert f"| {title} |" in header
+    assert re.search(r"\| closed-oracle \| closed \| 1\.000 \[1\.000, 1\.000\] \|", out)
+    assert "not scored: closed-oracle: nothing" in out
+    assert err.startswith("done: score: 1 runs, 8 sessions scored")
+
+
+def test_json_prints_the_document_written(tmp_path, capsys, data):
+    path, ss = data
+    pred = write_jsonl(tmp_path / "p" / "open-oracle.jsonl", oracle_rows(ss, "open"))
+    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--json", "--bootstrap", 50, "--seed", 7)
+    assert code == 0
+    printed = json.loads(out)
+    assert printed == json.loads((tmp_path / "p" / "open-oracle.score.json").read_text())
+    assert printed["mode"] == "open" and printed["metrics"]["bcubed_f1"] == 1.0
+
+
+def test_split_choice(tmp_path, capsys, data):
+    path, ss = data
+    pred = write_jsonl(tmp_path / "p.jsonl", oracle_rows(ss, "closed"))
+    for split, n in (("test", 2), ("all", 10), ("dev", 8)):
+        code, out, _ = run_cli(capsys, "score", path, pred, "--split", split, "--json", "--bootstrap", 0)
+        assert code == 0
+        doc = json.loads(out)
+        assert (doc["split"], doc["counts"]["sessions"]) == (split, n)
+        assert doc["intervals"]["accuracy"] is None  # no resamples asked for
+
+
+def test_not_scored_line_names_what_was_left_out(tmp_path, capsys, data):
+    path, ss = data
+    good = [r for r in oracle_rows(ss, "closed") if r["session_id"] not in ("s-000", "s-001")]
+    extra = [{"session_id": "ghost", "i": 0, "pred": "t1"}, {"session_id": "s-002", "i": 99, "pred": "t1"}]
+    pred = write_jsonl(tmp_path / "p.jsonl", good + extra)
+    code, out, _ = run_cli(capsys, "score", path, pred, "--bootstrap", 0)
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("not scored:"))
+    assert "2 sessions without predictions (s-000, s-001)" in line
+    assert f"1 row for an unknown session (ghost i=0 line {len(good) + 1})" in line
+    assert f"1 row for an unknown turn (s-002 i=99 line {len(good) + 2})" in line
+    doc = json.loads((tmp_path / "p.score.json").read_text())
+    assert {"reason": "unknown session", "session_id": "ghost", "i": 0, "line": len(good) + 1} in doc["not_scored"]
+    assert doc["counts"]["sessions_without_rows"] == 2
+
+
+def test_duplicate_rows_stop_the_run_unless_allowed(tmp_path, capsys):
+    s = session("d", ["t1", "t2"], [turn(0, "t1", "new"), turn(1, "t2", "new")])
+    data = write_jsonl(tmp_path / "sessions.jsonl", [s])
+    r = rows("d", ["t1", "t1"]) + [{"session_id": "d", "i": 1, "pred": "t2", "mode": "closed"}]
+    pred = write_jsonl(tmp_path / "dup.jsonl", r)
+    code, out, err = run_cli(capsys, "score", data, pred)
+    assert code == 2 and out == ""
+    assert err.strip().splitlines()[0] == (
+        f"error: {pred}:3: i: second row for session 'd' turn 1 (first on line 2); "
+        "remove it or pass --allow-duplicates to keep the last")
+    assert "Traceback" not in err
+    code, out, _ = run_cli(capsys, "score", data, pred, "--allow-duplicates", "--json", "--bootstrap", 0)
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["metrics"]["accuracy"] == 1.0  # the later row (t2) counts
+    assert doc["not_scored"] == [{"reason": "duplicate", "session_id": "d", "i": 1, "line": 2}]
+
+
+def test_bad_prediction_file_is_one_line_exit_2(tmp_path, capsys, data):
+    path, ss = data
+    pred = tmp_path / "bad.jsonl"
+    pred.write_text('{"session_id": "s-000", "i": 0, "pred": "t1"}\n{"session_id": "s-000", "i": -1, "pred": "t1"}\nnot json\n')
+    code, out, err = run_cli(capsys, "score", path, pred)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert lines[0].startswith(f"error: {pred}:2: i: ") and lines[1].startswith(f"error: {pred}:3: invalid JSON")
+    code, _, err = run_cli(capsys, "score", tmp_path / "missing.jsonl", pred)
+    assert code == 2 and "no such file" in err
+
+
+def test_same_inputs_same_intervals_other_seed_other_resamples(tmp_path, capsys):
+    ss = many_sessions(12)
+    path = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    # a noisy run: sessions differ in how many labels are wrong (none to about half)
+    noisy = []
+    for n, s in enumerate(ss):
+        labels = [t["gold"]["thread"] or "q" for t in s["turns"]]
+        labels = ["t2" if (i * (n + 1)) % 7 < n % 4 and lab == "t1" else lab for i, lab in enumerate(labels)]
+        noisy += rows(s["session_id"], labels)
+    pred = write_jsonl(tmp_path / "noisy.jsonl", noisy)
+
+    def intervals(seed):
+        code, out, _ = run_cli(capsys, "score", path, pred, "--json", "--bootstrap", 300, "--seed", seed)
+        assert code == 0
+        return json.loads(out)["intervals"]
+
+    a, b, c = intervals(1), intervals(1), intervals(2)
+    assert a == b
+    assert a["accuracy"] != c["accuracy"] or a["weighted_error"] != c["weighted_error"]
+    assert a["accuracy"][0] < a["accuracy"][1]
+
+
+def test_folders_of_predictions_and_the_burst_table(tmp_path, capsys, data):
+    path, ss = data
+    folder = tmp_path / "preds"
+    write_jsonl(folder / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
+    burst = oracle_rows(ss, "closed")
+    for k, r in enumerate(burst):
+        r.update(burst=1 + k % 2, mixed=k % 4 == 1, waited=k % 2 == 1)
+    write_jsonl(folder / "closed-oracle-merge.jsonl", burst)
+    code, out, _ = run_cli(capsys, "score", path.parent, folder, "--bootstrap", 0, "--per-session")
+    assert code == 0
+    assert "| closed-oracle |" in out and "| closed-oracle-merge |" in out
+    assert "| system | alone | in a burst | in a burst across threads | replies held | model calls/msg |" in out
+    assert re.search(r"\| closed-oracle-merge \| 1\.000 \[[0-9.]+, 1\.000\] \(n=\d+\) \|", out)
+    assert "| system | session | lang |" in out and "| closed-oracle | s-000 | en |" in out
+    assert (folder / "closed-oracle-merge.score.json").exists()
+
+
+def test_python_api_matches_the_cli(tmp_path, capsys):
+    s, r = c1()
+    path = write_jsonl(tmp_path / "sessions.jsonl", [s])
+    pred = write_jsonl(tmp_path / "closed-x.jsonl", r)
+    code, out, _ = run_cli(capsys, "score", path, pred, "--json", "--bootstrap", 100)
+    assert code == 0
+    cli_doc = json.loads(out)
+    api_doc = score_runs([s], {"closed-x": r}, bootstrap=100)["closed-x"]
+    assert cli_doc["metrics"] == api_doc["metrics"] == C1_METRICS
+    assert cli_doc["intervals"] == api_doc["intervals"]
+    assert cli_doc["breakdowns"] == api_doc["breakdowns"]
+
+
+# --- compare ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def runs(tmp_path):
+    ss = many_sessions(12, turns=14)
+    path = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    oracle = write_jsonl(tmp_path / "open-oracle.jsonl", oracle_rows(ss, "open"))
+    single = write_jsonl(tmp_path / "open-single.jsonl", single_rows(ss))
+    return path, oracle, single
+
+
+def test_compare_a_run_with_itself(capsys, runs):
+    path, oracle, _ = runs
+    code, out, _ = run_cli(capsys, "compare", path, oracle, oracle, "--json", "--bootstrap", 200)
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["flips"] == [] and (doc["wins"], doc["losses"]) == (0, 0)
+    assert doc["mcnemar_p"] == 1.0 and doc["accuracy_diff"] == 0.0
+    assert doc["accuracy_diff_interval"] == [0.0, 0.0]
+    assert not doc["significant"] and not doc["regression"]
+    assert all(cell["delta"] in (0, 0.0, None) for cell in doc["metrics"].values())
+
+
+def test_compare_oracle_against_single_is_significant(capsys, runs):
+    path, oracle, single = runs
+    code, out, _ = run_cli(capsys, "compare", path, oracle, single, "--json", "--bootstrap", 200)
+    assert code == 0  # no gate asked for
+    doc = json.loads(out)
+    assert doc["wins"] == 0 and doc["losses"] > 20
+    assert doc["mcnemar_p"] < 1e-6 and doc["significant"] and doc["regression"]
+    lo, hi = doc["accuracy_diff_interval"]
+    assert lo <= doc["accuracy_diff"] <= hi < 0
+    assert len(doc["flips"]) == doc["losses"]
+    # most telling first: a flip whose cost changed by 3 (pollution) before one that changed by 1
+    costs = {"correct": 0, "wrong_existing": 3, "merged_new": 3, "spurious_new": 1, "clarify": 1, "error": 1}
+    changes = [abs(costs[f["b_outcome"]] - costs[f["a_outcome"]]) for f in doc["flips"]]
+    assert changes == sorted(changes, reverse=True)
+    assert {"session_id", "i", "text", "gold", "a", "b"} <= set(doc["flips"][0])
+
+
+def test_compare_markdown_and_the_regression_gate(capsys, runs):
+    path, oracle, single = runs
+    code, out, err = run_cli(capsys, "compare", path, oracle, single, "--fail-on-regression", "--show", 3,
+                             "--bootstrap", 100)
+    assert code == 1
+    assert "verdict: B is significantly worse than A at the 5% level" in out
+    assert re.search(r"McNemar exact p = [0-9.e-]+", out)
+    assert "flipped messages, most telling first (3 of" in out
+    assert "| session | i | text | gold | A | B |" in out
+    assert "regression: open-single is significantly worse than open-oracle" in err
+    # the other way round B is better: the gate passes
+    code, out, _ = run_cli(capsys, "compare", path, single, oracle, "--fail-on-regression", "--bootstrap", 100)
+    assert code == 0 and "verdict: B is significantly better than A at the 5% level" in out
+
+
+def test_compare_pairs_only_sessions_both_runs_cover(tmp_path, capsys, runs):
+    path, oracle, _ = runs
+    lines = oracle.read_text().splitlines()
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text("\n".join(x for x in lines if '"s-000"' not in x) + "\n")
+    code, out, _ = run_cli(capsys, "compare", path, oracle, partial, "--json", "--bootstrap", 0)
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["sessions"] == 11
+    assert doc["not_compared"] == [{"session_id": "s-000", "reason": "scored only in A"}]
+    assert doc["flips"] == [] and doc["mcnemar_p"] == 1.0
+
+
+def test_index_rows_names_every_duplicate(tmp_path):
+    from interleave_bench.errors import InputErrors
+    from interleave_bench.score.rows import index_rows
+    from interleave_bench.schema import PredictionRow, Session
+
+    s = Session.model_validate(session("d", ["t1"], [turn(0, "t1", "new"), turn(1, "t1")]))
+    raw = [("d", 0, "t1"), ("d", 0, "x"), ("ghost", 0, "t1"), ("d", 0, "t1"), ("ghost", 0, "t1"), ("d", 5, "t1")]
+    parsed = [PredictionRow.model_validate({"session_id": a, "i": b, "pred": c}) for a, b, c in raw]
+    lines = [10, 11, 12, 13, 14, 15]
+    with pytest.raises(InputErrors) as exc:
+        index_rows(parsed, {"d": s}, source="p.jsonl", lines=lines)
+    assert [(e.line, e.message.split(";")[0]) for e in exc.value.errors] == [
+        (11, "second row for session 'd' turn 0 (first on line 10)"),
+        (13, "second row for session 'd' turn 0 (first on line 10)"),
+        (14, "second row for session 'ghost' turn 0 (first on line 12)"),
+    ]
+    idx = index_rows(parsed, {"d": s}, source="p.jsonl", lines=lines, allow_duplicates=True)
+    assert idx.by_session["d"][0].pred == "t1" and list(idx.by_session["d"]) == [0]  # the last row counts
+    # each replaced row, in the order the replacing rows come
+    assert [(x.session_id, x.line) for x in idx.duplicates] == [("d", 10), ("d", 11), ("ghost", 12)]
+    assert [(x.session_id, x.i, x.line) for x in idx.unknown_sessions] == [("ghost", 0, 12)]
+    assert [(x.session_id, x.i, x.line) for x in idx.unknown_turns] == [("d", 5, 15)]
+
+
+def test_bad_data_file_names_line_and_field(tmp_path, capsys):
+    good = session("a", ["t1"], [turn(0, "t1", "new")])
+    bad = session("b", ["t1"], [turn(0, "t1", "new")])
+    bad["turns"][0]["gold"]["action"] = "swich"
+    data = write_jsonl(tmp_path / "sessions.jsonl", [good, bad])
+    pred = write_jsonl(tmp_path / "p.jsonl", rows("a", ["t1"]))
+    code, out, err = run_cli(capsys, "score", data, pred)
+    assert code == 2 and out == ""
+    assert err.strip() == (f"error: {data}:2: turns[0].gold.action: 'swich' is not one of new, continue, switch, "
+                           "return, oneoff")
