@@ -45,7 +45,7 @@ def summary_line(what: str, counts: dict[str, Any], seconds: float, llm: Any = N
     """
     parts = []
     for k, v in counts.items():
-        parts.append(f"{v:,} {k}" if isinstance(v, int) else f"{v} {k}")
+        parts.append(f"{v:,} {_singular(k) if v == 1 else k}" if isinstance(v, int) else f"{v} {k}")
     line = f"done: {what}: {', '.join(parts)}; {seconds:.1f}s"
     if llm is not None:
         s = llm.stats
@@ -53,3 +53,11 @@ def summary_line(what: str, counts: dict[str, Any], seconds: float, llm: Any = N
         line += (f"; {s.calls} paid calls, {s.cached} cached, {s.failed} failed; "
                  f"tokens {s.paid.input:,} in / {s.paid.output:,} out; {cost}")
     return line
+
+
+def _singular(label: str) -> str:
+    """``runs scored`` -> ``run scored``: the count's noun (the first word) for a count of one."""
+    head, _, rest = label.partition(" ")
+    if head.endswith("s") and not head.endswith(("ss", "us")):
+        head = head[:-1]
+    return f"{head} {rest}" if rest else head

@@ -47,3 +47,15 @@ def test_input_error_is_one_line_exit_2(tmp_path):
 def test_version():
     proc = cli("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("interleave-bench ")
+
+
+def test_summary_line_counts_time_tokens_and_cost():
+    from interleave_bench.llm.client import RunStats, Usage
+    from interleave_bench.progress import summary_line
+
+    class FakeLLM:
+        stats = RunStats(calls=3, cached=2, failed=1, paid=Usage(1200, 200, 300), cost_usd=0.01234)
+
+    line = summary_line("route", {"sessions": 1, "messages": 2, "runs scored": 1}, 2.25, FakeLLM())
+    assert line == ("done: route: 1 session, 2 messages, 1 run scored; 2.2s; 3 paid calls, 2 cached, 1 failed; "
+                    "tokens 1,200 in / 300 out; $0.0123")
