@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,10 @@ from ..errors import UsageError
 from ..schema import Manifest, MidReplyCaseFile, Session
 
 #: where the card template sits in a checkout (the repository's ``dataset_card/`` folder)
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "dataset_card"
+CHECKOUT_TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "dataset_card"
+#: where a wheel install puts it (setup.cfg ``data_files``)
+INSTALLED_TEMPLATE_DIR = Path(sys.prefix) / "share" / "interleave-bench" / "dataset_card"
+TEMPLATE_DIR = CHECKOUT_TEMPLATE_DIR if CHECKOUT_TEMPLATE_DIR.is_dir() else INSTALLED_TEMPLATE_DIR
 DATASET_TEMPLATE = "README.md"
 LEADERBOARD_TEMPLATE = "leaderboard.md"
 #: the data's licence: the package's own (setup.cfg)
@@ -53,7 +57,7 @@ def load_template(name: str = DATASET_TEMPLATE, template_dir: Optional[Path] = N
         return str(path), path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(
-            f"card template {path} not found: run from a checkout of the project, or pass --card-template DIR"
+            f"card template {path} not found: reinstall the package, or pass --card-template DIR"
         ) from None
 
 
