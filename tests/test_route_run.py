@@ -246,7 +246,7 @@ def test_invalid_answer_is_retried_once_then_error(openai_env, tmp_path, capsys)
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
     assert msgs[2]["content"].startswith("I am not sure") and "could not be used: the answer is not valid JSON" in msgs[3]["content"]
     out = capsys.readouterr().out
-    assert "1 errors" in out and openai_env["key"] not in out
+    assert "1 error," in out and openai_env["key"] not in out
     assert openai_env["key"] not in (data / "predictions" / "open-llm-m1.run.json").read_text()
 
 

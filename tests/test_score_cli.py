@@ -56,7 +56,7 @@ def test_score_writes_the_contract_and_prints_the_table(tmp_path, capsys, data):
         assert f"| {title} |" in header
     assert re.search(r"\| closed-oracle \| closed \| 1\.000 \[1\.000, 1\.000\] \|", out)
     assert "not scored: closed-oracle: nothing" in out
-    assert err.startswith("done: score: 1 runs, 8 sessions scored")
+    assert err.startswith("done: score: 1 run, 8 sessions scored")
 
 
 def test_json_prints_the_document_written(tmp_path, capsys, data):
