@@ -33,6 +33,10 @@ from .schema import (
 
 R = TypeVar("R", bound=Record)
 
+#: the files of a data folder: the sessions, and the manifest the generator writes beside them
+SESSIONS_FILE = "sessions.jsonl"
+MANIFEST_FILE = "manifest.json"
+
 
 # --- JSON helpers ----------------------------------------------------------------------------------
 
@@ -67,8 +71,15 @@ def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             raise InputError(name, n + 1, None, f"not UTF-8 text ({exc.reason})") from None
 
 
-def parse_record(path: str, line: int | None, text_or_obj: Any, model: type[R]) -> R:
-    """Validate one JSON line (or already parsed object) as ``model``; all its errors at once."""
+def parse_record(
+    path: str,
+    line: int | None,
+    text_or_obj: Any,
+    model: type[R],
+    check: Callable[[R], list[tuple[str, str]]] | None = None,
+) -> R:
+    """Validate one JSON line (or already parsed object) as ``model``, then with ``check`` across its
+    fields (``check_session``...); raises :class:`InputErrors` naming all its problems at once."""
     try:
         if isinstance(text_or_obj, str):
             try:
@@ -79,10 +90,14 @@ def parse_record(path: str, line: int | None, text_or_obj: Any, model: type[R]) 
             obj = text_or_obj
         if not isinstance(obj, dict):
             raise InputError(path, line, None, f"expected a JSON object, got {type(obj).__name__}")
-        return model.model_validate(obj)
+        rec = model.model_validate(obj)
     except ValidationError as exc:
         errs = [InputError(path, line, f, m) for f, m in validation_problems(exc)]
         raise InputErrors(errs) from None
+    problems = check(rec) if check else []
+    if problems:
+        raise InputErrors([InputError(path, line, f, m) for f, m in problems])
+    return rec
 
 
 # --- generic readers -------------------------------------------------------------------------------
@@ -105,10 +120,7 @@ def read_records_with_lines(
     errors: list[InputError] = []
     for line, text in iter_json_lines(path):
         try:
-            rec = parse_record(name, line, text, model)
-            problems = check(rec) if check else []
-            if problems:
-                raise InputErrors([InputError(name, line, f, m) for f, m in problems])
+            rec = parse_record(name, line, text, model, check)
         except InputError as exc:
             if not collect:
                 raise
@@ -149,6 +161,18 @@ def iter_sessions(path: str | os.PathLike, *, collect: bool = False) -> Iterator
         raise InputErrors(sorted(exc.errors + dup_errors, key=lambda e: e.line or 0)) from None
     if dup_errors:
         raise InputErrors(dup_errors)
+
+
+def sessions_file(path: str | os.PathLike) -> Path:
+    """The sessions file of ``DATA``: the file itself, or ``sessions.jsonl`` inside a data folder."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / SESSIONS_FILE
+        if not p.is_file():
+            raise InputError(str(path), None, None, f"no {SESSIONS_FILE} in this folder")
+    elif not p.is_file():
+        raise InputError(str(path), None, None, "no such file or folder")
+    return p
 
 
 def read_sessions(path: str | os.PathLike) -> list[Session]:

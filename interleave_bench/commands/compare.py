@@ -17,7 +17,7 @@ from ..progress import Timer, summary_line
 from ..score.compare import compare_predictions
 from ..score.read import read_predictions_fast, read_sessions_fast
 from ..score.report import compare_report
-from ..score.run import data_file, system_name
+from ..score.run import system_name
 from .score import add_scoring_arguments
 
 #: flipped messages printed by default (all of them are in the JSON)
@@ -39,13 +39,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
-    from ..io import sha256_file
+    from ..io import sessions_file, sha256_file
     from ..provenance import provenance
 
     if args.show < 0:
         raise UsageError("--show must be 0 or more")
     timer = Timer()
-    data_path = data_file(args.data)
+    data_path = sessions_file(args.data)
     sessions = read_sessions_fast(data_path)
     paths = (Path(args.a), Path(args.b))
     (rows_a, lines_a), (rows_b, lines_b) = (read_predictions_fast(p) for p in paths)

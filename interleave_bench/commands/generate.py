@@ -67,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
         result = generate(args.sessions, out, config=config, overwrite=args.overwrite)
         report(result)
         return exit_code(result)
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
-    with model_session_from_args(args) as llm:
+    with model_session_from_args(args) as llm:  # checks --concurrency before any model is set up
         result = generate(args.sessions, out, config=config, llm=llm, concurrency=args.concurrency, overwrite=args.overwrite)
         report(result, llm)
         print(llm.cost_line())

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..errors import InputError, InputErrors
-from ..io import iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, read_records
+from ..io import MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, read_records
 from ..schema import PredictionRow
 
 
@@ -67,7 +67,7 @@ def summarise_sessions(path: str) -> tuple[str, list[InputError]]:
     leak_text = ", ".join(f"{lang} {leaks.get(lang, 0)}" for lang in sorted(langs)) or "none"
     lang_text = ", ".join(f"{k} {v}" for k, v in sorted(langs.items()))
     line = (
-        f"{path}: ok: {n_sessions} sessions ({lang_text}), {n_messages} messages, {n_amb} ambiguous{share}, "
+        f"{path}: ok: {n_sessions:,} sessions ({lang_text}), {n_messages:,} messages, {n_amb:,} ambiguous{share}, "
         f"leaks by language: {leak_text}"
     )
     return line, errors
@@ -88,7 +88,7 @@ def summarise_predictions(path: str) -> tuple[str, list[InputError]]:
     except InputError as exc:
         errors = [exc]
     kinds = ", ".join(sorted(policies)) or "none"
-    return f"{path}: ok: {rows} prediction rows over {len(sessions)} sessions ({kinds})", errors
+    return f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds})", errors
 
 
 def summarise_cases(path: str) -> tuple[str, list[InputError]]:
@@ -115,7 +115,7 @@ def summarise_manifest(path: str) -> tuple[str, list[InputError]]:
         return "", [exc]
     c = m.counts
     return (
-        f"{path}: ok: manifest of {m.version} by {m.writer}: {c.sessions} sessions, {c.messages} messages, "
+        f"{path}: ok: manifest of {m.version} by {m.writer}: {c.sessions:,} sessions, {c.messages:,} messages, "
         f"{c.failed} failed",
         [],
     )
@@ -135,7 +135,7 @@ def expand(paths: list[str]) -> list[str]:
     for path in paths:
         p = Path(path)
         if p.is_dir():
-            found = [str(p / name) for name in ("sessions.jsonl", "manifest.json") if (p / name).exists()]
+            found = [str(p / name) for name in (SESSIONS_FILE, MANIFEST_FILE) if (p / name).exists()]
             out.extend(found or [path])
         else:
             out.append(path)

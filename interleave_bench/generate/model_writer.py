@@ -20,7 +20,7 @@ from .offline_writer import Written
 from .plan import PlanRow
 from .prompts import rewrite_messages, write_messages
 from .text import AnswerError, contains, language_problem
-from .threads import ThreadSet
+from .threads import ThreadSet, thread_data
 
 #: plan rows written per request (DESIGN.md section 5: "eight at a time")
 WRITE_CHUNK = 8
@@ -40,17 +40,7 @@ MAX_MESSAGE_CHARS = 600
 
 def writer_cards(threads: list[Thread]) -> list[dict[str, Any]]:
     """The thread cards of the write prompt."""
-    out = []
-    for t in threads:
-        card: dict[str, Any] = {
-            "id": t.id, "title": t.title, "domain": t.domain, "goal": t.goal, "description": t.description,
-            "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
-            "constraints": list(t.constraints),
-        }
-        if t.twinOf:
-            card["twin_of"] = t.twinOf
-        out.append(card)
-    return out
+    return [thread_data(t, twin_key="twin_of") for t in threads]
 
 
 def check_write_answer(obj: dict[str, Any], rows: list[PlanRow], lang: str) -> list[str]:

@@ -7,13 +7,13 @@ the file and the field rather than somewhere deep in a run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import read_json
 
 #: where the offline data lives inside the package
 OFFLINE_DIR = Path(__file__).resolve().parent.parent / "data" / "offline"
@@ -57,16 +57,6 @@ def _fail(path: Path, field: str, message: str) -> InputError:
     return InputError(str(path), None, field, message)
 
 
-def _load(path: Path) -> Any:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        raise InputError(str(path), None, None, "no such file") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), exc.lineno, None, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-
-
 def _strings(path: Path, field: str, value: Any, *, min_len: int = 1) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise _fail(path, field, "expected a list of non-empty strings")
@@ -79,7 +69,7 @@ def _strings(path: Path, field: str, value: Any, *, min_len: int = 1) -> tuple[s
 def value_pools(lang: str) -> dict[str, tuple[str, ...]]:
     """The shared value pools of one language (``date``, ``time``, ``money_s``...)."""
     path = OFFLINE_DIR / "values.json"
-    data = _load(path)
+    data = read_json(path)
     if lang not in data:
         raise _fail(path, lang, f"no value pools for language {lang!r}")
     return {name: _strings(path, f"{lang}.{name}", vals, min_len=3) for name, vals in data[lang].items()}
@@ -97,7 +87,7 @@ def domain_pack(domain: str, lang: str) -> DomainPack:
     path = OFFLINE_DIR / "domains" / f"{domain}.json"
     if domain not in domain_names():
         raise _fail(path, "domain", f"no offline domain pack {domain!r} (have: {', '.join(domain_names())})")
-    data = _load(path)
+    data = read_json(path)
     if lang not in data:
         raise _fail(path, lang, f"the {domain!r} pack has no {lang!r} section")
     sec = data[lang]
@@ -148,7 +138,7 @@ def domain_pack(domain: str, lang: str) -> DomainPack:
 def personas(lang: str) -> dict[str, tuple[str, ...]]:
     """Persona pools of one language: ``frames`` plus one pool per slot."""
     path = OFFLINE_DIR / "personas.json"
-    data = _load(path)
+    data = read_json(path)
     if lang not in data:
         raise _fail(path, lang, f"no personas for language {lang!r}")
     return {k: _strings(path, f"{lang}.{k}", v) for k, v in data[lang].items()}
@@ -197,7 +187,7 @@ def templates(lang: str) -> Templates:
     if not path.exists():
         have = ", ".join(sorted(p.stem for p in (OFFLINE_DIR / "templates").glob("*.json")))
         raise _fail(path, "lang", f"no offline templates for language {lang!r} (have: {have})")
-    d = _load(path)
+    d = read_json(path)
     r = d.get("reader") or {}
     fr = d.get("frames") or {}
 

@@ -27,7 +27,7 @@ from . import packs
 from .ask import ask_json
 from .prompts import read_messages
 from .text import AnswerError, find, normalize
-from .threads import ThreadSet, anchors
+from .threads import ThreadSet, anchors, thread_data
 
 #: messages labelled per model request
 READ_CHUNK = 8
@@ -144,18 +144,7 @@ class RuleReader:
 
 def reader_cards(threads: Sequence[Thread]) -> list[dict[str, Any]]:
     """What the reader knows of each thread: everything but the plan (and the twin marker)."""
-    return [
-        {
-            "id": t.id,
-            "title": t.title,
-            "domain": t.domain,
-            "goal": t.goal,
-            "description": t.description,
-            "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
-            "constraints": list(t.constraints),
-        }
-        for t in threads
-    ]
+    return [thread_data(t, twin_key=None) for t in threads]
 
 
 def check_read_answer(obj: dict[str, Any], indexes: list[int], ids: list[str]) -> list[Label]:

@@ -25,7 +25,17 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from ..errors import InputError, UsageError
-from ..io import JsonlAppender, iter_json_lines, read_json, sha256_file, truncate_partial_line, write_json, write_jsonl
+from ..io import (
+    MANIFEST_FILE,
+    SESSIONS_FILE,
+    JsonlAppender,
+    iter_json_lines,
+    read_json,
+    sha256_file,
+    truncate_partial_line,
+    write_json,
+    write_jsonl,
+)
 from ..llm import LLM
 from ..progress import Timer, progress
 from ..provenance import provenance
@@ -47,8 +57,6 @@ DEFAULT_SESSIONS = 50
 GENERATOR_VERSION = 1
 #: the work file inside the output folder (hidden: it is removed when the run completes)
 WORK_FILE = ".sessions.work.jsonl"
-SESSIONS_FILE = "sessions.jsonl"
-MANIFEST_FILE = "manifest.json"
 #: the writer label of offline data
 TEMPLATES_WRITER = "templates"
 

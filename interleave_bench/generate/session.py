@@ -20,7 +20,7 @@ from .model_writer import write_with_model
 from .offline_writer import Written, write_offline
 from .plan import PlanOptions, PlanRow, derive_seed, draw_shape, plan_session
 from .reader import Label, RuleReader, read_with_model
-from .threads import ThreadSet, model_threads, offline_threads, render_persona
+from .threads import ThreadSet, model_threads, offline_threads, render_persona, thread_data
 
 #: every TEST_EVERY-th session (index % TEST_EVERY == TEST_EVERY - 1) is in the ``test`` split
 TEST_EVERY = 5
@@ -73,16 +73,7 @@ def assemble(
         turn["judge"] = label.judge()
         turn["ambiguous"] = not label.agrees_with(row.thread)
         turns.append(turn)
-    threads = []
-    for t in threadset.threads:
-        th: dict[str, Any] = {
-            "id": t.id, "title": t.title, "domain": t.domain, "goal": t.goal, "description": t.description,
-            "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
-            "constraints": list(t.constraints),
-        }
-        if t.twinOf:
-            th["twinOf"] = t.twinOf
-        threads.append(th)
+    threads = [thread_data(t) for t in threadset.threads]
     data = {
         "session_id": ident.session_id,
         "version": version,

@@ -43,6 +43,20 @@ class ThreadSet:
     keywords: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+def thread_data(t: Thread, twin_key: str | None = "twinOf") -> dict[str, Any]:
+    """A thread as plain JSON data in schema order, ``facts[].update`` always present; the twin, if
+    any, goes under ``twin_key`` (``twinOf`` in a session record, ``twin_of`` in the writer's
+    cards) or is left out with ``None`` (the reader must not be told)."""
+    data: dict[str, Any] = {
+        "id": t.id, "title": t.title, "domain": t.domain, "goal": t.goal, "description": t.description,
+        "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
+        "constraints": list(t.constraints),
+    }
+    if t.twinOf and twin_key is not None:
+        data[twin_key] = t.twinOf
+    return data
+
+
 def thread_id(k: int) -> str:
     return f"t{k + 1}"
 

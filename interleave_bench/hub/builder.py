@@ -21,9 +21,9 @@ import datasets
 
 from .. import __version__
 from ..errors import InputError, UsageError
-from ..io import iter_sessions, read_case_file, sha256_file
+from ..io import SESSIONS_FILE, iter_sessions, read_case_file, sha256_file
 from . import card as cardlib
-from .export import SESSIONS_FILE, session_source
+from .export import session_source
 from .features import (
     CONFIGS,
     MID_REPLY_SPLIT,

@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..errors import InputError, UsageError
-from ..io import iter_json_lines, iter_sessions, read_case_file, read_manifest, sha256_file
+from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, sessions_file, sha256_file
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
@@ -46,9 +46,6 @@ from .features import (
 #: a Parquet shard holds at most this much Arrow data (the size ``datasets.push_to_hub`` uses),
 #: so a shard stays quick to download and to stream
 MAX_SHARD_BYTES = 500 << 20
-#: the file a session folder holds, and the manifest beside it
-SESSIONS_FILE = "sessions.jsonl"
-MANIFEST_FILE = "manifest.json"
 README = "README.md"
 #: what an export folder may contain; anything else means the folder is not ours to replace
 OWNED_ENTRIES = frozenset({README, *CONFIGS})
@@ -90,12 +87,7 @@ def session_source(config: str, path: str | os.PathLike) -> tuple[cardlib.Source
     warnings. Raises :class:`InputError` naming file, line and field for any defect, including a
     session whose ``version`` does not belong in ``config``.
     """
-    p = Path(path)
-    file = p / SESSIONS_FILE if p.is_dir() else p
-    if not file.is_file():
-        if p.is_dir():
-            raise InputError(str(p), None, None, f"holds no {SESSIONS_FILE}")
-        raise InputError(str(file), None, None, "no such file")
+    file = sessions_file(path)
     sessions = list(iter_sessions(file))
     if not sessions:
         raise InputError(str(file), None, None, "holds no sessions")

@@ -190,10 +190,7 @@ def _check_parquet(path: Path, config: str, split: str, features: Any, errors: l
                 errors.append(InputError(name, k, "catalog", f"differs from the first {row.get('lang')!r} case's catalog"))
         try:
             data = rows_to_case_file(rows)
-            f = parse_record(name, None, data, MidReplyCaseFile)
-            problems = check_case_file(f)
-            if problems:
-                raise InputErrors([InputError(name, None, fld, msg) for fld, msg in problems])
+            parse_record(name, None, data, MidReplyCaseFile, check_case_file)
         except InputError as exc:
             errors.extend(exc.errors if isinstance(exc, InputErrors) else [exc])
         except ValueError as exc:

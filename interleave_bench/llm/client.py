@@ -15,14 +15,15 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InterleaveError
 from .cache import ResponseCache, cache_key
 from .prices import PRICES_AS_OF, Price, price_for
 from .provider import Provider
+
+if TYPE_CHECKING:
+    import openai
 
 #: simultaneous requests in flight by default: enough to hide latency, few enough for rate limits
 DEFAULT_CONCURRENCY = 8
@@ -139,6 +140,8 @@ class LLM:
     def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
+            import openai  # here, not at the top: importing it takes a second every command would pay
+
             self._client = openai.AsyncOpenAI(
                 api_key=self.provider.api_key,
                 base_url=self.provider.base_url,
@@ -193,6 +196,8 @@ class LLM:
                     finish_reason=hit.get("finish_reason"),
                 )
         client, sem = self._ensure_client()
+        import openai  # already loaded by _ensure_client
+
         async with sem:
             start = time.perf_counter()
             try:

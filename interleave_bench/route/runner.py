@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..errors import InputError, UsageError
-from ..io import JsonlAppender, iter_sessions, read_json, sha256_file, truncate_partial_line, write_json
+from ..errors import UsageError
+from ..io import JsonlAppender, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..schema import CLARIFY, ERROR, MODES, SPECIAL_LABELS, Session
@@ -54,8 +54,6 @@ MODEL_POLICIES = ("llm", "hybrid")
 SPLITS = ("dev", "test", "all")
 #: route every split by default: the file then serves scoring on dev, test or both
 DEFAULT_SPLIT = "all"
-#: the data file inside a data folder
-SESSIONS_FILE = "sessions.jsonl"
 PREDICTIONS_DIR = "predictions"
 #: labels of topics the system opens: open mode ``t1, t2, ...``; closed mode ``x1, ...`` (side
 #: topics such as one-offs), so they never read as thread ids
@@ -122,18 +120,6 @@ def output_name(opts: RouteOptions, model: Optional[str] = None) -> str:
     if opts.policy in MODEL_POLICIES and model:
         name += f"-{safe_name(model)}"
     return name + ".jsonl"
-
-
-def resolve_data(path: str | os.PathLike) -> Path:
-    """The sessions file of ``DATA``: the file itself, or ``sessions.jsonl`` inside a folder."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / SESSIONS_FILE
-        if not p.is_file():
-            raise InputError(str(path), None, None, f"no {SESSIONS_FILE} in this folder")
-    elif not p.exists():
-        raise InputError(str(path), None, None, "no such file or folder")
-    return p
 
 
 def default_output(data_file: Path, opts: RouteOptions, model: Optional[str] = None) -> Path:
@@ -453,7 +439,7 @@ def run_route(
     """
     timer = Timer()
     opts.check()
-    data_file = resolve_data(data)
+    data_file = sessions_file(data)
     sessions = select_sessions(data_file, opts.split)
     router = router if router is not None else make_router(opts.policy, llm)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None

@@ -16,10 +16,6 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def is_cjk(ch: str) -> bool:
-    return bool(_CJK_RUN.fullmatch(ch))
-
-
 @lru_cache(maxsize=1 << 16)
 def tokens(text: str) -> tuple[str, ...]:
     """The bm25 tokens of ``text``, in order: lowercased English words, then Chinese bigrams.

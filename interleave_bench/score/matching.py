@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 
 def match_labels(
@@ -30,5 +29,7 @@ def match_labels(
     if not rows or not cols:
         return {}
     weights = np.array([[agreement.get((t, lab), 0) for lab in cols] for t in rows], dtype=np.int64)
+    from scipy.optimize import linear_sum_assignment  # here: scipy takes most of a second to import
+
     r, c = linear_sum_assignment(-weights)
     return {cols[j]: rows[i] for i, j in zip(r.tolist(), c.tolist()) if weights[i, j] > 0}

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError, InputErrors
 from ..io import parse_record
-from ..schema import PredictionRow, Session
+from ..schema import PredictionRow, Session, check_session
 from .routing import DEFAULT_MODE, MODES
 
 #: why something is left out of the numbers
@@ -78,16 +78,9 @@ def as_rows(rows: Iterable[PredictionRow | Mapping[str, Any]], source: str) -> l
 
 def as_sessions(sessions: Iterable[Session | Mapping[str, Any]], source: str = "<sessions>") -> list[Session]:
     """Sessions as :class:`Session`; plain dicts are validated (errors name ``source`` and the position)."""
-    from ..schema import check_session
-
     out: list[Session] = []
     for k, s in enumerate(sessions, start=1):
-        if not isinstance(s, Session):
-            s = parse_record(source, k, s, Session)
-            problems = check_session(s)
-            if problems:
-                raise InputErrors([InputError(source, k, f, m) for f, m in problems])
-        out.append(s)
+        out.append(s if isinstance(s, Session) else parse_record(source, k, s, Session, check_session))
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError, UsageError
+from ..io import sessions_file
 from ..llm.prices import Price, price_for
 from ..schema import PredictionRow, Session
 from ..progress import progress
@@ -330,17 +331,6 @@ def score_runs(
 # --- the file edge ---------------------------------------------------------------------------------
 
 
-def data_file(path: str | os.PathLike) -> Path:
-    """The sessions file: ``path`` itself, or ``path/sessions.jsonl`` for a data folder."""
-    p = Path(path)
-    if p.is_dir():
-        candidate = p / "sessions.jsonl"
-        if not candidate.exists():
-            raise InputError(str(p), None, None, "a data folder must hold sessions.jsonl")
-        return candidate
-    return p
-
-
 def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Prediction files in the order given; a folder stands for its ``*.jsonl`` files, sorted."""
     out: list[Path] = []
@@ -388,7 +378,7 @@ def score_files(
     from ..io import sha256_file, write_json
     from ..provenance import provenance
 
-    data_path = data_file(data)
+    data_path = sessions_file(data)
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
         if not path.is_file():
