@@ -200,3 +200,35 @@ def assert_secret_absent(root: Path, secret: str) -> None:
             scanned += 1
             assert needle not in path.read_bytes(), f"secret found in {path}"
     assert scanned > 0
+
+
+def test_rejected_answer_is_asked_again_next_run(openai_env):
+    srv = openai_env["server"]
+    with model_session(model="m1") as llm:
+        [bad, good] = run_batch(llm, ["unusable", "fine"])
+        llm.reject(bad)
+    with model_session(model="m1") as llm:
+        run_batch(llm, ["unusable", "fine"])
+        assert (llm.stats.calls, llm.stats.cached) == (1, 1)
+    assert srv.completions == 3
+
+
+def _cache_writer(folder: str, tag: int, n: int) -> None:
+    cache = ResponseCache(folder)
+    for k in range(n):
+        cache.put(f"{tag}-{k}", "m", "test", {"text": str(k)})
+    cache.close()
+
+
+def test_cache_is_safe_under_concurrent_writer_processes(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_cache_writer, args=(str(tmp_path), tag, 200)) for tag in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    cache = ResponseCache(tmp_path)
+    assert len(cache) == 600 and cache.get("2-199") == {"text": "199"}

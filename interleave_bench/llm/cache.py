@@ -71,6 +71,9 @@ class ResponseCache:
             (key, model, kind, json.dumps(answer, ensure_ascii=False), time.time()),
         )
 
+    def delete(self, key: str) -> None:
+        self._conn().execute("DELETE FROM answers WHERE key = ?", (key,))
+
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
 

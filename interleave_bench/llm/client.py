@@ -69,6 +69,7 @@ class Reply:
     cached: bool  # served from the response cache: no call made now, nothing spent
     model: str
     finish_reason: str | None = None
+    cache_key: str | None = None  # where the answer is stored, for :meth:`LLM.reject`
 
 
 @dataclass
@@ -194,6 +195,7 @@ class LLM:
                     cached=True,
                     model=self.model,
                     finish_reason=hit.get("finish_reason"),
+                    cache_key=key,
                 )
         client, sem = self._ensure_client()
         import openai  # already loaded by _ensure_client
@@ -244,7 +246,16 @@ class LLM:
                     "finish_reason": choice.finish_reason,
                 },
             )
-        return Reply(text, usage, elapsed_ms, False, self.model, choice.finish_reason)
+        return Reply(text, usage, elapsed_ms, False, self.model, choice.finish_reason, key if self.cache else None)
+
+    def reject(self, reply: Reply) -> None:
+        """Forget an answer its caller found unusable (bad JSON, wrong count...).
+
+        Call it once the answer has been given up on, after any corrective retry: a later run then
+        asks the model again instead of replaying the same unusable answer from the cache.
+        """
+        if self.cache is not None and reply.cache_key:
+            self.cache.delete(reply.cache_key)
 
     def run(self, coro: Any) -> Any:
         """Run a coroutine to completion on a fresh event loop, closing the HTTP client after."""
