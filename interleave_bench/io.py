@@ -138,29 +138,50 @@ def read_records(path: str | os.PathLike, model: type[R], **kw: Any) -> Iterator
 
 
 def iter_sessions(path: str | os.PathLike, *, collect: bool = False) -> Iterator[Session]:
-    """Stream validated sessions; session ids must be unique within the file."""
+    """Stream validated sessions; session ids must be unique within the file.
+
+    With ``collect=True`` duplicates are found from every line's id, valid or not, so a repeated id
+    is reported even when its first line has other defects.
+    """
     name = str(path)
+    if collect:
+        dup_errors = _duplicate_ids(path)
+        dup_lines = {e.line for e in dup_errors}
+        try:
+            for line, s in read_records_with_lines(path, Session, check=check_session, collect=True):
+                if line not in dup_lines:
+                    yield s
+        except InputErrors as exc:
+            raise InputErrors(sorted(exc.errors + dup_errors, key=lambda e: e.line or 0)) from None
+        if dup_errors:
+            raise InputErrors(dup_errors)
+        return
     first_line: dict[str, int] = {}
-    dup_errors: list[InputError] = []
-    try:
-        for line, s in read_records_with_lines(path, Session, check=check_session, collect=collect):
-            if s.session_id in first_line:
-                err = InputError(
-                    name, line, "session_id",
-                    f"duplicate session id {s.session_id!r} (first on line {first_line[s.session_id]})",
-                )
-                if not collect:
-                    raise err
-                dup_errors.append(err)
-                continue
-            first_line[s.session_id] = line
-            yield s
-    except InputErrors as exc:
-        if not dup_errors:
-            raise
-        raise InputErrors(sorted(exc.errors + dup_errors, key=lambda e: e.line or 0)) from None
-    if dup_errors:
-        raise InputErrors(dup_errors)
+    for line, s in read_records_with_lines(path, Session, check=check_session):
+        if s.session_id in first_line:
+            raise InputError(name, line, "session_id",
+                             f"duplicate session id {s.session_id!r} (first on line {first_line[s.session_id]})")
+        first_line[s.session_id] = line
+        yield s
+
+
+def _duplicate_ids(path: str | os.PathLike) -> list[InputError]:
+    """An error for every line whose ``session_id`` an earlier line already had."""
+    first_line: dict[str, int] = {}
+    errors: list[InputError] = []
+    for line, text in iter_json_lines(path):
+        try:
+            sid = json.loads(text).get("session_id")
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if not isinstance(sid, str):
+            continue
+        if sid in first_line:
+            errors.append(InputError(str(path), line, "session_id",
+                                     f"duplicate session id {sid!r} (first on line {first_line[sid]})"))
+        else:
+            first_line[sid] = line
+    return errors
 
 
 def sessions_file(path: str | os.PathLike) -> Path:
@@ -203,7 +224,7 @@ def read_manifest(path: str | os.PathLike) -> Manifest:
     return parse_record(str(path), None, read_json(path), Manifest)
 
 
-def read_case_file(path: str | os.PathLike) -> MidReplyCaseFile:
+def read_case_file(path: str | os.PathLike, known_tags: tuple[str, ...] | None = None) -> MidReplyCaseFile:
     """A mid-reply case file, validated; errors name the case (by index and id) and the field."""
     name = str(path)
     data = read_json(path)
@@ -213,7 +234,7 @@ def read_case_file(path: str | os.PathLike) -> MidReplyCaseFile:
         f = parse_record(name, None, data, MidReplyCaseFile)
     except InputErrors as exc:
         raise InputErrors([_name_case(e, data) for e in exc.errors]) from None
-    problems = check_case_file(f)
+    problems = check_case_file(f, known_tags)
     if problems:
         raise InputErrors([InputError(name, None, fld, msg) for fld, msg in problems])
     return f

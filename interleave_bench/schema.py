@@ -99,15 +99,19 @@ class TurnFact(Record):
     kind: str
 
 
+#: numbers and flags are taken as written: "0", 1.0 or "yes" would be coerced silently otherwise
+STRICT = {"strict": True}
+
+
 class Turn(Record):
-    i: int = Field(ge=0)
+    i: int = Field(ge=0, **STRICT)
     text: str
     gold: Gold
     style: Literal["explicit", "cue", "pronoun", "implicit", "oneoff"]
     tags: list[str] = Field(default_factory=list)
     fact: Optional[TurnFact] = None
     judge: Judge
-    ambiguous: bool
+    ambiguous: bool = Field(**STRICT)
     reply: Optional[str] = None
 
 
@@ -143,11 +147,17 @@ def check_session(s: Session) -> list[tuple[str, str]]:
                 problems.append((f"threads[{k}].twinOf", "a thread cannot be its own twin"))
             elif t.twinOf not in known:
                 problems.append((f"threads[{k}].twinOf", f"{t.twinOf!r} is not a thread of this session"))
+    numbering_ok = True
     for k, turn in enumerate(s.turns):
         where = f"turns[{k}]"
-        if turn.i != k:
+        if numbering_ok and turn.i != k:
+            # one error for a gap or swap, not one for every turn after it
             problems.append((f"{where}.i", f"expected {k} (turns run 0..n-1 in order), got {turn.i}"))
+            numbering_ok = False
         g = turn.gold
+        if (g.action == "oneoff") != (turn.style == "oneoff"):
+            problems.append((f"{where}.style", f"style 'oneoff' goes with action 'oneoff' and only with it, "
+                                               f"got style {turn.style!r} with action {g.action!r}"))
         if g.action == "oneoff":
             if g.thread is not None:
                 problems.append((f"{where}.gold.thread", f"a one-off has no thread, got {g.thread!r}"))
@@ -173,24 +183,24 @@ def check_session(s: Session) -> list[tuple[str, str]]:
 
 
 class RowUsage(Record):
-    input: int = Field(default=0, ge=0)
-    output: int = Field(default=0, ge=0)
-    cache_hit: int = Field(default=0, ge=0)
+    input: int = Field(default=0, ge=0, **STRICT)
+    output: int = Field(default=0, ge=0, **STRICT)
+    cache_hit: int = Field(default=0, ge=0, **STRICT)
 
 
 class PredictionRow(Record):
     session_id: str
-    i: int = Field(ge=0)
+    i: int = Field(ge=0, **STRICT)
     pred: str
     mode: Optional[Literal["closed", "open"]] = None
     policy: Optional[str] = None
     refs: Optional[list[str]] = None
     usage: Optional[RowUsage] = None
-    elapsed_ms: Optional[float] = None
+    elapsed_ms: Optional[float] = Field(default=None, ge=0, **STRICT)
     via: Optional[str] = None
-    burst: Optional[int] = Field(default=None, ge=1)
-    mixed: Optional[bool] = None
-    waited: Optional[bool] = None
+    burst: Optional[int] = Field(default=None, ge=1, **STRICT)
+    mixed: Optional[bool] = Field(default=None, **STRICT)
+    waited: Optional[bool] = Field(default=None, **STRICT)
 
     @field_validator("pred", mode="before")
     @classmethod
@@ -274,8 +284,12 @@ class MidReplyCaseFile(Record):
     cases: list[MidReplyCase] = Field(min_length=1)
 
 
-def check_case_file(f: MidReplyCaseFile) -> list[tuple[str, str]]:
-    """Checks across the fields of a mid-reply case file; fields name the case by id."""
+def check_case_file(f: MidReplyCaseFile, known_tags: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+    """Checks across the fields of a mid-reply case file; fields name the case by id.
+
+    ``known_tags`` restricts tags to a fixed list (the shipped cases use :data:`MID_REPLY_TAGS`);
+    by default any tag is accepted, so other people's case sets run unchanged.
+    """
     problems: list[tuple[str, str]] = []
     for lang, topics in f.catalogs.items():
         seen: set[str] = set()
@@ -305,8 +319,8 @@ def check_case_file(f: MidReplyCaseFile) -> list[tuple[str, str]]:
         elif c.expect == c.running.topicId:
             problems.append((f"{where}.expect", f"{c.expect!r} is the running topic: write 'running'"))
         for t, tag in enumerate(c.tags):
-            if tag not in MID_REPLY_TAGS:
-                problems.append((f"{where}.tags[{t}]", f"{tag!r} is not one of {', '.join(MID_REPLY_TAGS)}"))
+            if known_tags is not None and tag not in known_tags:
+                problems.append((f"{where}.tags[{t}]", f"{tag!r} is not one of {', '.join(known_tags)}"))
     return problems
 
 

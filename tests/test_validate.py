@@ -166,3 +166,63 @@ def test_write_then_read_is_identity(tmp_path_factory, extra, text):
     write_jsonl(p, [s])
     assert [x.dump() for x in iter_sessions(p)] == [s]
     assert p.read_text(encoding="utf-8") == dumps_line(s) + "\n"
+
+
+def test_case_files_from_elsewhere_may_use_their_own_tags(tmp_path):
+    from interleave_bench.io import read_case_file
+    from interleave_bench.schema import MID_REPLY_TAGS
+
+    data = {
+        "about": "x",
+        "catalogs": {"en": [{"id": "trip", "title": "Lisbon trip"}, {"id": "deck", "title": "Sales deck"}]},
+        "cases": [{"id": "c1", "lang": "en", "running": {"topicId": "deck", "request": "make slides"},
+                   "how": "queued", "text": "book the hotel", "expect": "trip", "tags": ["their-own-tag"]}],
+    }
+    p = tmp_path / "cases.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    assert read_case_file(p).cases[0].tags == ["their-own-tag"]
+    with pytest.raises(InputError) as exc:
+        read_case_file(p, known_tags=MID_REPLY_TAGS)
+    assert "cases[0] (id 'c1').tags[0]: 'their-own-tag' is not one of" in str(exc.value)
+
+
+def test_numbers_and_flags_are_not_coerced(tmp_path):
+    s = session()
+    s["turns"][1]["ambiguous"] = "yes"
+    s["turns"][2]["i"] = "2"
+    p = write_lines(tmp_path / "s.jsonl", [json.dumps(s)])
+    with pytest.raises(InputErrors) as exc:
+        read_sessions(p)
+    got = {(e.field, e.message) for e in exc.value.errors}
+    assert got == {("turns[1].ambiguous", "expected true or false, got 'yes'"),
+                   ("turns[2].i", "expected an integer, got '2'")}
+    rows = write_lines(tmp_path / "p.jsonl", [json.dumps({"session_id": "a", "i": 1.0, "pred": "t1", "usage": {"input": "7"}})])
+    with pytest.raises(InputErrors) as exc:
+        read_predictions(rows)
+    assert {e.field for e in exc.value.errors} == {"i", "usage.input"}
+
+
+def test_a_gap_in_turn_numbers_is_one_error(tmp_path):
+    s = session()
+    del s["turns"][1]
+    p = write_lines(tmp_path / "s.jsonl", [json.dumps(s)])
+    with pytest.raises(InputError) as exc:
+        read_sessions(p)
+    assert str(exc.value) == f"{p}:1: turns[1].i: expected 1 (turns run 0..n-1 in order), got 2"
+
+
+def test_duplicate_id_found_even_when_its_first_line_is_bad(tmp_path, capsys):
+    a = session("dup")
+    a["turns"][0]["gold"]["action"] = "swich"
+    b = session("dup")
+    p = write_lines(tmp_path / "s.jsonl", [json.dumps(a), json.dumps(session("ok")), json.dumps(b)])
+    assert main(["validate", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}:1: turns[0].gold.action:" in err
+    assert f"{p}:3: session_id: duplicate session id 'dup' (first on line 1)" in err
+
+
+def test_empty_file_is_an_error(tmp_path, capsys):
+    p = write_lines(tmp_path / "sessions.jsonl", [])
+    assert main(["validate", str(p)]) == 2
+    assert f"{p}: no records: the file is empty" in capsys.readouterr().err

@@ -42,7 +42,9 @@ def sniff(path: str) -> str:
         if isinstance(first, dict) and "pred" in first:
             return "predictions"
         return "sessions"
-    return "sessions"
+    for _ in iter_json_lines(path):
+        return "sessions"  # only broken lines: the sessions reader names each one
+    raise InputError(path, None, None, "no records: the file is empty")
 
 
 def summarise_sessions(path: str) -> tuple[str, list[InputError]]:

@@ -16,6 +16,7 @@ Use it as a context manager::
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -59,6 +60,16 @@ class RequestLog:
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that goes away mid-answer (a run stopped with Ctrl-C) is normal here, not an error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeServer:
     """The fake OpenAI-compatible server, on ``127.0.0.1`` and a free port, in a daemon thread."""
 
@@ -73,7 +84,7 @@ class FakeServer:
         self.max_in_flight = 0
         self.usage_total = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, port), self._make_handler())
+        self._httpd = _QuietServer((host, port), self._make_handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
