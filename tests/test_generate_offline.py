@@ -12,13 +12,14 @@ from interleave_bench.cli import main
 from interleave_bench.errors import UsageError
 from interleave_bench.generate import GenerateConfig, generate, generate_offline, packs
 from interleave_bench.generate.leak import leak_hits
-from interleave_bench.generate.offline_writer import stated_label, write_offline
+from interleave_bench.generate.offline_writer import SHORT_FORM_P, stated_label, takes_short_form, write_offline
 from interleave_bench.generate.plan import PlanOptions, derive_seed, draw_shape, plan_session
 from interleave_bench.generate.reader import RuleReader
 from interleave_bench.generate.runner import WORK_FILE
 from interleave_bench.generate.text import contains
 from interleave_bench.generate.threads import offline_threads
 from interleave_bench.io import read_manifest, read_sessions, sha256_file
+from interleave_bench.route.text import seems_to_go_on
 from interleave_bench.schema import Thread
 
 N_SESSIONS = 40
@@ -181,10 +182,46 @@ def test_packs_cover_the_plan_domains_in_every_language():
             for v in pack.variants:
                 assert len(v.facts) >= 3 and all(len(s.values) >= 3 for s in v.facts)
                 # generic phrasing never contains a variant's title or distinctive words
-                generic = " ".join(t.vague + t.implicit + t.pronoun["continue"] + t.pronoun["move"] + t.tail)
+                generic = " ".join(t.vague + t.implicit + t.pronoun["continue"] + t.pronoun["move"] + t.tail
+                                   + t.short["implicit"] + t.short["pronoun"])
                 for w in (v.title, *v.keywords):
                     assert not contains(generic, w, lang), (lang, w)
+                # a cue message carries a domain request and must not name its thread's title
+                assert not any(contains(r, v.title, lang) for r in pack.requests), (lang, v.title)
     assert len(packs.domain_names()) >= 9
+
+
+def test_short_forms_seem_to_go_on_and_read_as_continuing():
+    # The point of a short form: the adaptive merge waits after it, and a reader who knows the
+    # current thread still places it there.
+    for lang in packs.LANGS:
+        t = packs.templates(lang)
+        a, b = Thread(id="t1", title="Alpha Plan", domain="x"), Thread(id="t2", title="Beta Plan", domain="x")
+        for style in ("implicit", "pronoun"):
+            assert len(set(t.short[style])) == len(t.short[style]) >= packs.MIN_SHORT_FORMS
+            for text in t.short[style]:
+                assert seems_to_go_on(text), (lang, text)
+                reader = RuleReader([a, b], lang)
+                reader.observe("t2"), reader.observe("t1")
+                assert reader.read(text).thread == "t1", (lang, text)
+
+
+def test_short_forms_only_where_nothing_must_be_carried(data):
+    _, sessions = data
+    eligible = short = 0
+    for k, s in enumerate(sessions):
+        T = packs.templates(s["lang"])
+        forms = set(T.short["implicit"]) | set(T.short["pronoun"])
+        _, rows, written = rebuild(k, s["lang"])
+        for row, w in zip(rows, written):
+            is_short = ":short:" in w.frame
+            assert is_short == (w.text in forms), w
+            if is_short:
+                assert takes_short_form(row) and w.text in T.short[row.style], (row, w)
+            eligible += takes_short_form(row)
+            short += is_short
+    # repeats within a session are drawn again, so the share runs a little under SHORT_FORM_P
+    assert eligible > 400 and SHORT_FORM_P - 0.06 <= short / eligible <= SHORT_FORM_P + 0.04, (short, eligible)
 
 
 def test_cross_clauses_mark_their_mention_as_a_reference():

@@ -7,6 +7,11 @@ phrases only, one-offs are general questions. A row's fact statement and cross r
 clauses added to the message. Frames, requests, generic phrases and tails multiply, so no single
 phrasing covers more than a few percent of its style and almost every message is distinct.
 
+Some vague ``continue`` rows get a short form instead (:data:`SHORT_FORM_P`): a whole message from
+``frames.short``, either very short ("ok next", "继续") or a lead-in left open ("One more thing:",
+"对了，还有"), as real users send before their next message. Only rows with nothing to carry take
+it: no fact to state, no other thread to draw on.
+
 The same renderer answers the fake model's write requests (``generate/fake.py``), so a dry run goes
 through the model path with messages of the same shape.
 """
@@ -27,6 +32,12 @@ from .threads import ThreadSet
 
 #: renders tried for one row before accepting a repeat or a leak (each try draws fresh phrasing)
 MAX_RENDER_TRIES = 6
+#: chance a fact-free, reference-free implicit or pronoun ``continue`` row is written in a short
+#: form: users often send "ok next" or "also…" and go on in the next message; kept modest so whole
+#: fixed messages stay rare enough for over 90% of texts to be distinct
+SHORT_FORM_P = 0.15
+#: the styles that may take a short form (both say nothing of their subject)
+SHORT_STYLES = ("implicit", "pronoun")
 
 
 @dataclass(frozen=True)
@@ -59,11 +70,17 @@ def _requests(thread: Thread, lang: str) -> tuple[str, ...]:
         return packs.templates(lang).vague
 
 
+def takes_short_form(row: PlanRow) -> bool:
+    """Whether a row may be written as a short form: a vague ``continue`` with nothing to carry."""
+    return row.action == "continue" and row.style in SHORT_STYLES and row.fact is None and not row.ref_details
+
+
 def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: random.Random) -> Rendered:
     """One message for one plan row, drawn from the templates with ``rng``.
 
     ``threads`` maps ids to threads (the row's thread and the threads it refers to). Assumes the
-    row is consistent: a cue row has ``cue``, a fact row has ``fact``.
+    row is consistent: a cue row has ``cue``, a fact row has ``fact``. A row that
+    :func:`takes_short_form` is a whole short form with probability :data:`SHORT_FORM_P`.
     """
     T = packs.templates(lang)
     if row.action == "oneoff" or row.thread is None:
@@ -71,6 +88,10 @@ def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: rand
         frame = T.oneoff_frames[k]
         fill = {name: rng.choice(vals) for name, vals in frame.slots}
         return Rendered(rng.choice(T.oneoff_prefixes) + frame.text.format(**fill), f"oneoff:{k}")
+    if takes_short_form(row) and rng.random() < SHORT_FORM_P:
+        forms = T.short[row.style]
+        k = rng.randrange(len(forms))
+        return Rendered(forms[k], f"{row.style}:short:{k}")  # no tail: it would close a lead-in
     # a vague message needs nothing of its thread (the fake model's rewrite renders without cards)
     thread = threads.get(row.thread)
     group = _group(row.action)

@@ -23,6 +23,9 @@ LANGS = ("en", "zh")
 MIN_VARIANTS = 2
 #: the fewest frames a style may have, so no single phrasing covers more than a few percent of it
 MIN_FRAMES = 15
+#: the fewest short forms per style: they are whole messages with nothing filled in, so only the
+#: length of the list keeps repeats rare across sessions
+MIN_SHORT_FORMS = 20
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,7 @@ class Templates:
     cue: tuple[str, ...]
     pronoun: dict[str, tuple[str, ...]]  # continue / move
     implicit: tuple[str, ...]
+    short: dict[str, tuple[str, ...]]  # implicit / pronoun: whole short or unfinished messages
     vague: tuple[str, ...]
     tail: tuple[str, ...]
     fact_state: tuple[str, ...]
@@ -202,6 +206,7 @@ def templates(lang: str) -> Templates:
     )
     ex = fr.get("explicit") or {}
     pr = fr.get("pronoun") or {}
+    sh = fr.get("short") or {}
     frames = []
     for k, f in enumerate((d.get("oneoff") or {}).get("frames") or []):
         text = f.get("text")
@@ -221,6 +226,7 @@ def templates(lang: str) -> Templates:
         cue=s("frames.cue", fr.get("cue"), MIN_FRAMES),
         pronoun={a: s(f"frames.pronoun.{a}", pr.get(a), 8) for a in ("continue", "move")},
         implicit=s("frames.implicit", fr.get("implicit"), MIN_FRAMES),
+        short={st: s(f"frames.short.{st}", sh.get(st), MIN_SHORT_FORMS) for st in ("implicit", "pronoun")},
         vague=s("pools.vague", pools.get("vague"), 20),
         tail=tuple(pools.get("tail") or ("",)),
         fact_state=s("fact.state", fact.get("state")),
