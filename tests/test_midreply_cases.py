@@ -117,7 +117,7 @@ def _broken(tmp_path, mutate):
         (lambda d: d["cases"][7].update(how="later"), "cases[7] (id 'en-08').how: 'later' is not one of interjection, queued"),
         (lambda d: d["cases"][40]["running"].update(topicId=5),
          "cases[40] (id 'zh-11').running.topicId: expected a string, got 5"),
-        (lambda d: d["cases"][9].update(tags=["steer", "oops"]), "cases[9] (id 'en-10').tags[1]: 'oops' is not one of"),
+        (lambda d: d["cases"][9].update(tags="steer"), "cases[9] (id 'en-10').tags: expected a list, got 'steer'"),
         (lambda d: d["cases"][12].update(expect="q3-review", running={**d["cases"][12]["running"], "topicId": "q3-review"}),
          "cases[12] (id 'en-13').expect: 'q3-review' is the running topic: write 'running'"),
     ],
