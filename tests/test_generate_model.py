@@ -171,15 +171,21 @@ def test_garbage_answers_fail_one_session_and_the_rest_completes(openai_env, tmp
     tries = [e for e in server.log if e.kind == "threads" and "en-0003" in json.dumps(e.body)]
     assert [len(e.body["messages"]) for e in tries] == [2, 4]  # the retry carries the correction
     assert "could not be used" in tries[1].body["messages"][3]["content"]
-    # a rerun replays the cached answers: the same failure, no paid call
+    # the unusable answers were dropped from the cache: a plain rerun asks the model again for the
+    # failed session alone and (the fault is used up) fills it in
     server.reset_counts()
     assert run_cli("--sessions", "4", "--out", str(out)) == 0
-    assert server.calls == 0 and read_manifest(out / "manifest.json").counts.failed == 1
-    # asking afresh (the fault is used up) generates just the missing session
-    assert run_cli("--sessions", "4", "--out", str(out), "--no-cache") == 0
+    assert server.completions > 0
     assert {e.body["messages"][1]["content"].count("en-0003") > 0 for e in server.log} == {True}
     m = read_manifest(out / "manifest.json")
     assert m.counts.failed == 0 and m.counts.sessions == 4 and m.failed == []
+    # the sessions that succeeded the first time are still answered from the cache: the whole run
+    # again into a new folder makes no paid call and writes the same sessions
+    server.reset_counts()
+    again = tmp_path / "again"
+    assert run_cli("--sessions", "4", "--out", str(again)) == 0
+    assert server.calls == 0 and read_manifest(again / "manifest.json").usage.calls == 0
+    assert (again / "sessions.jsonl").read_bytes() == (out / "sessions.jsonl").read_bytes()
 
 
 def test_one_bad_answer_is_fixed_by_the_corrective_retry(openai_env, tmp_path):

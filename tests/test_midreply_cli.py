@@ -123,15 +123,30 @@ def test_a_failed_call_stays_is_recorded_and_is_retried_next_time(openai_env, tm
     assert row["via"] == "classifier" and row["answer"]
 
 
-def test_an_unreadable_answer_stays_and_keeps_the_raw_text(openai_env, tmp_path, capsys):
-    openai_env["server"].add_fault("garbage", times=1, match="Lisbon numbers")
+def test_an_unreadable_answer_stays_keeps_the_raw_text_and_is_asked_again_next_time(openai_env, tmp_path, capsys):
+    server = openai_env["server"]
+    server.add_fault("garbage", times=1, match="Lisbon numbers")
     out_file = tmp_path / "r.jsonl"
-    code, _, err = run_cli(capsys, "mid-reply", "--model", "fake-model", "--lang", "en", "--out", str(out_file))
+    args = ("mid-reply", "--model", "fake-model", "--lang", "en", "--out", str(out_file))
+    code, _, err = run_cli(capsys, *args)
     assert code == 0, err
     row = next(r for r in read_rows(out_file) if r["case_id"] == "en-01")
     assert (row["destination"], row["via"], row["classifier"]) == ("running", "unparsable", None)
     assert row["answer"].startswith("I am not sure what you mean") and row["problem"].startswith("no destination")
     assert row["usage"]["output"] > 0
+    # the next run asks the model again for that case (and only it): the unreadable answer was
+    # dropped from the response cache, so it is not replayed
+    server.reset_counts()
+    code, _, err = run_cli(capsys, *args)
+    assert code == 0 and server.completions == 1 and "1 decided now" in err
+    assert "Lisbon numbers" in json.dumps(server.log[0].body, ensure_ascii=False)
+    row = next(r for r in read_rows(out_file) if r["case_id"] == "en-01")
+    assert row["via"] == "classifier" and row["problem"] is None
+    # from scratch, every answer (the new one included) comes from the cache
+    server.reset_counts()
+    code, _, err = run_cli(capsys, "mid-reply", "--model", "fake-model", "--lang", "en", "--out", str(tmp_path / "again.jsonl"))
+    assert code == 0 and server.calls == 0
+    assert (tmp_path / "again.jsonl").read_bytes() == out_file.read_bytes()
 
 
 def test_when_every_call_fails_the_run_says_so(openai_env, tmp_path, capsys):

@@ -156,7 +156,8 @@ def test_model_policies_dry_run(small, tmp_path, monkeypatch, mode, policy, merg
     assert cli(*args) == 0
     out = capsys.readouterr().out
     suffix = "" if merge == "none" else f"-merge{merge}"
-    path = small / "predictions" / f"{mode}-{policy}{suffix}-fake-model.jsonl"
+    path = small / "predictions-dry" / f"{mode}-{policy}{suffix}-fake-model.jsonl"
+    assert f"wrote {path}" in out and not (small / "predictions").exists()  # never beside real runs
     rows = check_rows(path, small, mode, policy)
     assert "model fake-model:" in out and "paid call" in out
     assert not any(r["pred"] in (ERROR, CLARIFY) for r in rows)
@@ -191,6 +192,14 @@ def test_model_policies_dry_run(small, tmp_path, monkeypatch, mode, policy, merg
             assert any(r["waited"] for r in rows) and not all(r["waited"] for r in rows)
 
 
+def test_dry_run_with_out_writes_where_told(small, tmp_path, monkeypatch):
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "mine.jsonl"
+    assert cli("route", small, "--mode", "closed", "--policy", "llm", "--dry-run", "--out", out) == 0
+    check_rows(out, small, "closed", "llm")
+    assert not (small / "predictions").exists() and not (small / "predictions-dry").exists()
+
+
 def test_fake_model_routes_better_than_chance(data, tmp_path, monkeypatch):
     monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
     assert cli("route", data, "--mode", "closed", "--policy", "llm", "--dry-run") == 0
@@ -199,7 +208,7 @@ def test_fake_model_routes_better_than_chance(data, tmp_path, monkeypatch):
         s = json.loads(line)
         n = len(s["threads"])
         gold.update({(s["session_id"], t["i"]): (t["gold"]["thread"], n) for t in s["turns"]})
-    rows = read_rows(data / "predictions" / "closed-llm-fake-model.jsonl")
+    rows = read_rows(data / "predictions-dry" / "closed-llm-fake-model.jsonl")
     thread_rows = [r for r in rows if gold[(r["session_id"], r["i"])][0] is not None]
     right = sum(r["pred"] == gold[(r["session_id"], r["i"])][0] for r in thread_rows)
     chance = sum(1 / gold[(r["session_id"], r["i"])][1] for r in thread_rows)
@@ -211,7 +220,7 @@ def test_decide_each_in_one_call_per_burst(small, tmp_path, monkeypatch):
     monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
     assert cli("route", small, "--mode", "open", "--policy", "llm", "--dry-run", "--merge", "all",
                "--decide", "each", "--same", "1", "--cross", "1") == 0
-    rows = check_rows(small / "predictions" / "open-llm-mergeall-each-fake-model.jsonl", small, "open", "llm")
+    rows = check_rows(small / "predictions-dry" / "open-llm-mergeall-each-fake-model.jsonl", small, "open", "llm")
     assert all(r["via"] == "llm" for r in rows)
     # same=cross=1: bursts of four; each burst pays one call (usage on its first row only)
     assert [r["burst"] for r in rows[:4]] == [4, 4, 4, 4]
@@ -248,6 +257,45 @@ def test_invalid_answer_is_retried_once_then_error(openai_env, tmp_path, capsys)
     out = capsys.readouterr().out
     assert "1 error," in out and openai_env["key"] not in out
     assert openai_env["key"] not in (data / "predictions" / "open-llm-m1.run.json").read_text()
+
+
+def new_messages(log) -> list[str]:
+    """The texts of the messages a routing request asks about (its payload's ``new``)."""
+    return [m["text"] for m in json.loads(log.body["messages"][-1]["content"])["new"]]
+
+
+def test_invalid_answers_are_not_replayed_from_the_cache(openai_env, tmp_path):
+    srv = openai_env["server"]
+    data = one_session(tmp_path)
+    srv.add_fault("garbage", times=2, match="How many grams are in an ounce")
+    args = ["route", data, "--mode", "open", "--policy", "llm", "--model", "m1"]
+    assert cli(*args) == 0
+    path = data / "predictions" / "open-llm-m1.jsonl"
+    assert read_rows(path)[6]["pred"] == ERROR
+    # the ERROR's two answers were dropped from the cache: a fresh run (no fault now) asks the model
+    # again for that message, and only from there on: the six messages before it come from the cache
+    srv.reset_counts()
+    assert cli(*args, "--fresh") == 0
+    assert srv.completions > 0
+    assert any("How many grams are in an ounce" in t for t in new_messages(srv.log[0]))
+    rows = read_rows(path)
+    assert ERROR not in [r["pred"] for r in rows] and rows[6]["via"] == "llm"
+    assert json.loads((data / "predictions" / "open-llm-m1.run.json").read_text())["usage"]["cached"] == 6
+
+
+def test_a_burst_answer_that_fell_back_is_asked_again(openai_env, tmp_path):
+    srv = openai_env["server"]
+    data = one_session(tmp_path)
+    srv.add_fault("garbage", times=1, request_kind="route-each")
+    args = ["route", data, "--mode", "closed", "--policy", "llm", "--model", "m1", "--merge", "all",
+            "--decide", "each", "--same", "1", "--cross", "1"]
+    assert cli(*args) == 0
+    other = tmp_path / "again.jsonl"
+    srv.reset_counts()
+    assert cli(*args, "--out", other) == 0  # a new output, no fault: the burst call is made again
+    assert [log.kind for log in srv.log] == ["route-each"]  # and only it: the rest replays from the cache
+    rows = read_rows(other)
+    assert not any("fallback" in r for r in rows) and {r["via"] for r in rows} == {"llm"}
 
 
 def test_invalid_answer_then_valid_retry(openai_env, tmp_path):
@@ -317,7 +365,8 @@ def scramble(session: dict, rng: random.Random) -> dict:
         t["judge"] = {"thread": rng.choice(ids + ["none", "ambiguous"]), "candidates": rng.sample(ids, 1)}
         t["ambiguous"] = rng.random() < 0.5
         t["tags"] = rng.sample(["twin", "cross", "long_gap", "leak", "zzz"], 2)
-        t["style"] = rng.choice(STYLES)
+        # any style, but the schema ties style "oneoff" to action "oneoff" (and only to it)
+        t["style"] = "oneoff" if t["gold"]["action"] == "oneoff" else rng.choice([x for x in STYLES if x != "oneoff"])
         t["fact"] = {"key": "nonsense", "kind": "nonsense"}
         t["reply"] = "nonsense reply naming " + rng.choice(ids)
     return s
@@ -336,7 +385,7 @@ def test_no_router_sees_gold(tmp_path, monkeypatch):
             outs = []
             for d in (real, fake):
                 assert cli("route", d, "--mode", mode, "--policy", policy, *extra) == 0
-                outs.append((d / "predictions" / name).read_bytes())
+                outs.append((d / ("predictions-dry" if extra else "predictions") / name).read_bytes())
             if policy == "oracle":
                 assert outs[0] != outs[1]  # the oracle alone reads gold: the test can tell
             else:
@@ -356,7 +405,8 @@ def test_no_router_sees_gold_in_bursts_either(tmp_path, monkeypatch):
         outs = []
         for d in (real, fake):
             assert cli("route", d, "--mode", mode, "--policy", policy, *burst, *extra) == 0
-            path = next((d / "predictions").glob(f"{mode}-{policy}-mergeall*.jsonl"))
+            folder = "predictions-dry" if "--dry-run" in extra else "predictions"
+            path = next((d / folder).glob(f"{mode}-{policy}-mergeall*.jsonl"))
             outs.append([{k: v for k, v in r.items() if k != "mixed"} for r in read_rows(path)])
         assert outs[0] == outs[1], f"{mode}-{policy} changed with the gold labels"
         assert any(r["burst"] > 1 for r in outs[0])
@@ -419,7 +469,7 @@ def test_model_run_resume_is_byte_identical_and_free(small, tmp_path, monkeypatc
     monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
     args = ["route", small, "--mode", "open", "--policy", "hybrid", "--dry-run", "--merge", "all", "--decide", "each"]
     assert cli(*args) == 0
-    path = small / "predictions" / "open-hybrid-mergeall-each-fake-model.jsonl"
+    path = small / "predictions-dry" / "open-hybrid-mergeall-each-fake-model.jsonl"
     whole = path.read_bytes()
     lines = whole.decode().splitlines(keepends=True)
     path.write_bytes("".join(lines[:5]).encode() + lines[5][:10].encode())  # cut inside the first session

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     _write_summary(args, out, summary, vias, policy, model, llm, rows)
 
     title = f"mid-reply: policy {policy}" + (f" (model {model}{', dry run' if args.dry_run else ''})" if model else "")
-    print(f"{title}; {len(rows)} cases from {cases_label}")
+    print(f"{title}; {len(rows)} case{'s' if len(rows) != 1 else ''} from {cases_label}")
     print()
     print(markdown_table(summary))
     print()

@@ -1,7 +1,8 @@
 """``interleave-bench route DATA --mode closed|open --policy P``: route every message, write predictions.
 
 Writes ``predictions/<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
-data (one row per message of the chosen split) and ``<name>.run.json`` (options, data fingerprint,
+data (``predictions-dry/`` with ``--dry-run``, so fake-model output never sits beside real runs;
+one row per message of the chosen split) and ``<name>.run.json`` (options, data fingerprint,
 counts, usage, provenance). A rerun resumes: finished sessions are kept and skipped.
 """
 
@@ -34,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"chance a message on another thread follows within the window (default {DEFAULT_CROSS})")
     p.add_argument("--seed", type=int, default=None, help=f"seed of the arrival simulation (default {DEFAULT_SEED})")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
-    p.add_argument("--out", metavar="FILE", help="write the predictions here instead of DATA/predictions/<name>.jsonl")
+    p.add_argument("--out", metavar="FILE", help="write the predictions here instead of DATA/predictions/<name>.jsonl "
+                        "(DATA/predictions-dry/ with --dry-run)")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming an existing predictions file")
     add_model_arguments(p)
     p.set_defaults(func=run)
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         print(summary_line(f"route {result.path.stem}", describe(result), result.seconds))
         return 0
     with model_session_from_args(args) as llm:
-        result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh)
+        result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
         print(f"wrote {result.path} ({result.rows:,} rows)")
         print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm))
         print(llm.cost_line())

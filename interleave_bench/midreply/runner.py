@@ -6,8 +6,9 @@ decisions arrive (so an interrupted run loses nothing), and at the end the file 
 case-file order, so a rerun over cached answers writes the same bytes.
 
 Resuming: a rerun keeps the rows already in the file and decides only the cases that lack one,
-whose row is stale (the case, its catalog, the prompt or the rule changed) or whose call failed
-(a failure is worth another try; the response cache makes every other call free). A results file
+whose row is stale (the case, its catalog, the prompt or the rule changed) or whose call failed or
+answer could not be read (a failure is worth another try; an unreadable answer is removed from the
+response cache, which makes every other call free). A results file
 made by another policy or model, or holding cases the case file does not have, is refused rather
 than mixed.
 """
@@ -34,6 +35,9 @@ from .rule import RULE_VERSION, VIA_ERROR, VIA_UNPARSABLE, VIAS, ClassifierOutco
 
 #: the classifier answers one short JSON object; greedy decoding makes reruns repeatable
 CLASSIFIER_TEMPERATURE = 0.0
+#: rows a rerun decides again: the call failed, or its answer could not be read (and was dropped
+#: from the cache); either is a failure of the run, not a decision of the classifier
+RETRIED_VIAS = (VIA_ERROR, VIA_UNPARSABLE)
 
 
 def select_cases(f: MidReplyCaseFile, langs: Sequence[str] | None = None, limit: int | None = None) -> list[MidReplyCase]:
@@ -92,6 +96,7 @@ async def classifier_row(llm: LLM | None, f: MidReplyCaseFile, case: MidReplyCas
     parsed = parse_answer(reply.text, topic_ids, case.running.topicId)
     if parsed.destination is None:
         outcome = ClassifierOutcome(None, VIA_UNPARSABLE)
+        llm.reject(reply)  # replayed from the cache it could never be read: the next run asks again
     else:
         outcome = ClassifierOutcome(parsed.destination)
     d = decide(case.text, outcome)
@@ -178,7 +183,7 @@ class MidReplyRun:
         redone = 0
         for cid, r in rows.items():
             current = r.fingerprint == _fingerprint(self.case_file, known[cid], self.policy)
-            if not current or r.via == VIA_ERROR:
+            if not current or r.via in RETRIED_VIAS:
                 redone += 1
                 continue
             (kept if cid in selected else others)[cid] = r.model_dump(mode="json")

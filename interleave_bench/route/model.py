@@ -5,7 +5,9 @@ One model call per routing unit with the project's prompt (:mod:`.prompt`) and p
 with a corrective message; a second unusable answer, or a call that fails after the client's own
 retries, gives an ``ERROR`` decision with the reason, and the run goes on (unless no call of the
 run has succeeded yet: after :data:`ABORT_AFTER_FAILURES` such failures the run stops). ``hybrid`` first tries
-the rule fast path (:mod:`.rules`) and calls the model only when no rule applies.
+the rule fast path (:mod:`.rules`) and calls the model only when no rule applies. Answers given up on
+(an ``ERROR`` decision, a burst answer that falls back) are removed from the response cache, so a
+later run asks the model again instead of replaying them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import replace
 from typing import Optional, Union
 
 from ..errors import UsageError
-from ..llm import LLM, ModelCallError
+from ..llm import LLM, ModelCallError, Reply
 from .answer import AnswerError, parse_each, parse_one
 from .base import BurstFailure, Decision, RouterView, add_ms, add_usage
 from .payload import build_messages
@@ -61,6 +63,11 @@ class ModelRouter:
         self.answered += 1
         return reply
 
+    def _forget(self, replies: list[Reply]) -> None:
+        """Drop the cached answers the router gave up on: replayed, they would fail the same way."""
+        for reply in replies:
+            self.llm.reject(reply)
+
     async def route(self, view: RouterView) -> Decision:
         if self.rules:
             decided = fast_path(view)
@@ -74,10 +81,12 @@ class ModelRouter:
         what = _what(view)
         usage: Optional[dict[str, int]] = None
         elapsed: Optional[int] = None
+        unusable: list[Reply] = []
         for attempt in (0, 1):
             try:
                 reply = await self._complete(ROUTE_KIND, messages, attempt=attempt, what=what)
             except ModelCallError as exc:
+                self._forget(unusable)
                 via = VIA_LLM if usage is not None else VIA_ERROR
                 return Decision.failed(f"model call failed: {exc.reason}", via=via, usage=usage, elapsed_ms=elapsed)
             usage = add_usage(usage, reply.usage.as_row())
@@ -85,12 +94,14 @@ class ModelRouter:
             try:
                 decision = parse_one(reply.text, view)
             except AnswerError as exc:
+                unusable.append(reply)
                 if attempt == 0:
                     messages = messages + [
                         {"role": "assistant", "content": reply.text},
                         {"role": "user", "content": fix_message(view.lang, exc.problem)},
                     ]
                     continue
+                self._forget(unusable)
                 return Decision.failed(f"invalid answer after one retry: {exc.problem}", via=VIA_LLM,
                                        usage=usage, elapsed_ms=elapsed)
             return replace(decision, via=VIA_LLM, usage=usage, elapsed_ms=elapsed)
@@ -115,6 +126,7 @@ class ModelRouter:
         try:
             decisions = parse_each(reply.text, view)
         except AnswerError as exc:
+            self._forget([reply])
             return BurstFailure(f"invalid answer: {exc.problem}", usage=usage, elapsed_ms=reply.elapsed_ms)
         return [
             replace(d, via=VIA_LLM, usage=usage if k == 0 else None, elapsed_ms=reply.elapsed_ms)

@@ -6,8 +6,8 @@ file. Routers receive only :class:`~.base.RouterView` objects built from the gol
 :class:`~.base.Conversation`; the oracle alone gets gold, through its own argument.
 
 Output: ``predictions/<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
-data, one row per message of the chosen split, in session then turn order, appended one finished
-session at a time; plus ``<name>.run.json`` with the options, data fingerprint, counts, usage and
+data (``predictions-dry/`` for a dry run), one row per message of the chosen split, in session then
+turn order, appended one finished session at a time; plus ``<name>.run.json`` with the options, data fingerprint, counts, usage and
 provenance. A rerun skips the sessions already written (a session cut short by a crash is written
 again from its start), so an interrupted run ends byte-identical to an uninterrupted one.
 """
@@ -55,6 +55,8 @@ SPLITS = ("dev", "test", "all")
 #: route every split by default: the file then serves scoring on dev, test or both
 DEFAULT_SPLIT = "all"
 PREDICTIONS_DIR = "predictions"
+#: a dry run's (fake model's) predictions go apart, so they are never scored or ranked as a real run's
+PREDICTIONS_DRY_DIR = "predictions-dry"
 #: labels of topics the system opens: open mode ``t1, t2, ...``; closed mode ``x1, ...`` (side
 #: topics such as one-offs), so they never read as thread ids
 NEW_LABEL_PREFIX = {"open": "t", "closed": "x"}
@@ -122,8 +124,10 @@ def output_name(opts: RouteOptions, model: Optional[str] = None) -> str:
     return name + ".jsonl"
 
 
-def default_output(data_file: Path, opts: RouteOptions, model: Optional[str] = None) -> Path:
-    return data_file.parent / PREDICTIONS_DIR / output_name(opts, model)
+def default_output(data_file: Path, opts: RouteOptions, model: Optional[str] = None, *, dry_run: bool = False) -> Path:
+    """``DATA/predictions/<name>``, or ``DATA/predictions-dry/<name>`` for a dry run."""
+    folder = PREDICTIONS_DRY_DIR if dry_run else PREDICTIONS_DIR
+    return data_file.parent / folder / output_name(opts, model)
 
 
 def sidecar_path(out: Path) -> Path:
@@ -430,11 +434,13 @@ def run_route(
     out: str | os.PathLike | None = None,
     fresh: bool = False,
     router: Any = None,
+    dry_run: bool = False,
 ) -> RouteResult:
     """Route every session of ``opts.split`` in ``data`` and write the predictions file.
 
     ``llm`` is required for model policies (its model name goes into the file name). ``fresh``
-    starts over instead of resuming. ``router`` overrides the policy's router (tests, extensions).
+    starts over instead of resuming. ``dry_run`` (``llm`` is the fake model) sends the default
+    output to ``predictions-dry/``; an explicit ``out`` is used as given. ``router`` overrides the policy's router (tests, extensions).
     Returns the :class:`RouteResult`; raises :class:`UsageError` / :class:`InputError` on bad input.
     """
     timer = Timer()
@@ -448,7 +454,7 @@ def run_route(
         from .prompt import prompt_fingerprint
 
         prompt = prompt_fingerprint()
-    out_path = Path(out) if out is not None else default_output(data_file, opts, model)
+    out_path = Path(out) if out is not None else default_output(data_file, opts, model, dry_run=dry_run)
     record_path = sidecar_path(out_path)
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt)
 
