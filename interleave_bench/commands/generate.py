@@ -86,7 +86,7 @@ def report(result: GenerateResult, llm=None) -> None:
           f"{c['messages']:,} messages, {c['ambiguous']} ambiguous{share}, {c['leaks']} leaks{resumed}")
     if result.failed:
         print(f"{len(result.failed)} session(s) failed (listed in {result.manifest_path.name}); run the same command "
-              "again to retry them, with --no-cache to ask the model afresh", file=sys.stderr)
+              "again to retry them (their unusable answers are not reused)", file=sys.stderr)
     print(summary_line("generate", c, result.seconds, llm))
 
 
