@@ -63,8 +63,9 @@ def run(args: argparse.Namespace) -> int:
         if not line.endswith(": nothing"):
             print(line)
     print(f"predictions and score files: {out / 'predictions'}/")
-    print("next: `interleave-bench route DATA --mode closed --policy hybrid --dry-run` runs the model router "
-          "against the fake model; set DEEPSEEK_API_KEY (or OPENAI_BASE_URL and OPENAI_API_KEY) for a real one.")
+    print(f"next: `interleave-bench route {out} --mode closed --policy hybrid --dry-run` runs the model router "
+          "against the fake model (into predictions-dry/); set DEEPSEEK_API_KEY (or OPENAI_BASE_URL and "
+          "OPENAI_API_KEY) and drop --dry-run for a real one.")
     messages = docs[0]["counts"]["messages"] if docs else 0
     print(summary_line("demo", {"sessions": docs[0]["counts"]["sessions"] if docs else 0, "messages": messages,
                                 "runs scored": len(docs)}, timer.seconds))
