@@ -13,33 +13,16 @@ from typing import Any
 
 import pytest
 
+from _foundation_util import thread as _thread
+from _foundation_util import turn  # noqa: F401 - the Hub tests build turns from here
+
+
+#: the Hub tests' threads carry a fact with a later update too, so nullable ``update`` is exercised both ways
+HUB_FACTS = [{"key": "budget", "value": "300 EUR", "update": None}, {"key": "date", "value": "May 14", "update": "May 15"}]
+
 
 def thread(tid: str, title: str, domain: str = "code", **kw: Any) -> dict[str, Any]:
-    t = {
-        "id": tid,
-        "title": title,
-        "domain": domain,
-        "goal": f"finish {title}",
-        "description": f"work on {title}",
-        "facts": [{"key": "budget", "value": "300 EUR", "update": None}, {"key": "date", "value": "May 14", "update": "May 15"}],
-        "constraints": ["no weekends"],
-    }
-    t.update(kw)
-    return t
-
-
-def turn(i: int, text: str, thread_id: str | None, action: str = "continue", style: str = "explicit", **kw: Any) -> dict[str, Any]:
-    t = {
-        "i": i,
-        "text": text,
-        "gold": {"thread": thread_id, "action": action, "refs": []},
-        "style": style,
-        "tags": [style],
-        "judge": {"thread": thread_id if thread_id else "none"},
-        "ambiguous": False,
-    }
-    t.update(kw)
-    return t
+    return _thread(tid, title, domain, **{"facts": copy.deepcopy(HUB_FACTS), **kw})
 
 
 def session(sid: str, split: str = "dev", lang: str = "en", version: str = "interleave-v0") -> dict[str, Any]:
