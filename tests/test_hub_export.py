@@ -380,15 +380,14 @@ def test_builder_rebuilds_when_the_source_changes_and_refuses_bad_data(tmp_path)
         interleave_bench.load("v1", data_dir=tmp_path / "nothing", cache_dir=tmp_path / "c")
 
 
-# --- the offline generator's output, when that part of the package exists ----------------------------------
+# --- the offline generator's output ----------------------------------------------------------------------
 
 
 def test_export_of_offline_generated_data(tmp_path, capsys):
-    gen = pytest.importorskip("interleave_bench.generate")
-    if not hasattr(gen, "generate_offline"):
-        pytest.skip("the offline generator is not built yet")
+    from interleave_bench.generate import generate_offline
+
     out_dir = tmp_path / "interleave-v0"
-    gen.generate_offline(6, out_dir, seed=3, langs=("en", "zh"))
+    generate_offline(6, out_dir, seed=3, langs=("en", "zh"))
     assert _export(["--v0", str(out_dir), "--out", str(tmp_path / "interleavebench")], capsys)[0] == 0
     ds = _load_local(tmp_path / "interleavebench", "v0", tmp_path / "cache")
     src = _source(out_dir / "sessions.jsonl")

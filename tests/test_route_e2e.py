@@ -1,7 +1,7 @@
 """The pipeline around the routers: data -> ``baselines`` -> the scorer, oracle perfect in both modes.
 
 Uses the data generator (``interleave_bench.generate.generate_offline``) and the scorer
-(``interleave_bench.score.run.score_files``); a part not built yet skips with the reason.
+(``interleave_bench.score.run.score_files``).
 """
 
 from __future__ import annotations
@@ -9,20 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from interleave_bench.cli import main
+from interleave_bench.generate import generate_offline
+from interleave_bench.score.run import score_files
 
 from _route_util import read_rows, standard_sessions, write_data
 
 STANDARD = ["closed-oracle", "closed-stay", "closed-bm25", "open-oracle", "open-single", "open-always_new", "open-bm25"]
-
-
-def scorer():
-    run = pytest.importorskip("interleave_bench.score.run", reason="the scorer is not built yet")
-    if not hasattr(run, "score_files"):
-        pytest.skip("the scorer's score_files is not built yet")
-    return run
 
 
 def baselines_then_score(data: Path, capsys) -> dict[str, dict]:
@@ -40,7 +34,7 @@ def baselines_then_score(data: Path, capsys) -> dict[str, dict]:
         assert f"wrote {path}" in out
         assert [(r["session_id"], r["i"]) for r in read_rows(path)] == keys
         paths.append(path)
-    runs = scorer().score_files(data, paths, split="all", bootstrap=0, write=False)
+    runs = score_files(data, paths, split="all", bootstrap=0, write=False)
     return {r.system: r.result["metrics"] for r in runs}
 
 
@@ -62,11 +56,6 @@ def test_oracle_scores_perfectly_on_hand_written_data(tmp_path, capsys):
 
 
 def test_offline_data_through_baselines_and_scorer(tmp_path, capsys):
-    generate = pytest.importorskip("interleave_bench.generate")
-    if not hasattr(generate, "generate_offline"):
-        pytest.skip("the data generator's generate_offline is not built yet")
-    out = tmp_path / "offline"
-    generate.generate_offline(4, out, seed=11, langs=("en", "zh"))
-    data = out if (out / "sessions.jsonl").exists() else next(out.rglob("sessions.jsonl")).parent
+    data = generate_offline(4, tmp_path / "offline", seed=11, langs=("en", "zh")).parent
     metrics = baselines_then_score(data, capsys)
     assert_oracle_perfect(metrics)
