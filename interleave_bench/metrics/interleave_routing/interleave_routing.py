@@ -46,7 +46,8 @@ Returns:
     latency_p90_ms (None where undefined, e.g. no one-offs). Rates have 4 decimals.
 Examples:
     >>> import evaluate
-    >>> routing = evaluate.load("interleave_routing")
+    >>> import interleave_bench
+    >>> routing = evaluate.load(interleave_bench.metric_path("interleave_routing"))
     >>> gold = [
     ...     {"gold": {"thread": "t1", "action": "new"}},
     ...     {"gold": {"thread": "t2", "action": "new"}},
