@@ -29,7 +29,9 @@ COMMAND_MODULES = (
     "mid_reply",
     "export",
     "push",
+    "push_metrics",
     "leaderboard",
+    "report",
 )
 
 
