@@ -382,3 +382,20 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return "sha256:" + h.hexdigest()
+
+
+def records_fingerprint(records: Iterable[Record]) -> str:
+    """The data fingerprint, ``sha256:<hex>``, defined on the records rather than on file bytes.
+
+    Each record is dumped as canonical JSON (every field, defaults included, keys sorted, no
+    spaces); the lines are sorted and hashed. So the same sessions give the same fingerprint
+    whatever holds them: a JSONL file in any order or formatting, or the Parquet files of a
+    published config. Returns the fingerprint of no records for an empty input.
+    """
+    lines = sorted(json.dumps(r.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+                   for r in records)
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8"))
+        h.update(b"\n")
+    return "sha256:" + h.hexdigest()

@@ -23,7 +23,7 @@ from interleave_bench.hub.features import (
     rows_to_case_file,
     session_row,
 )
-from interleave_bench.io import sha256_file
+from interleave_bench.io import read_sessions, records_fingerprint, sha256_file
 from interleave_bench.schema import MidReplyCaseFile, Session
 
 PACKAGED_CASES = Path(interleave_bench.__file__).parent / "data" / "mid_reply" / "cases.json"
@@ -142,7 +142,10 @@ def test_the_card_reports_this_runs_figures(v0_dir, tmp_path, capsys):
     assert "| ambiguous share (of thread messages) | 25.0% |" in body
     assert "`en` 6 sessions / 30 messages, `zh` 6 sessions / 30 messages" in body
     assert "| `v0` | `templates` | none | 7 |" in body
-    assert sha256_file(v0_dir / "sessions.jsonl") in body
+    fingerprint = records_fingerprint(read_sessions(v0_dir / "sessions.jsonl"))
+    assert fingerprint in body
+    header = text.split("\n---\n", 1)[0]
+    assert f"v0: '{fingerprint}'" in header or f"v0: {fingerprint}" in header
     for heading in ("## How the data is made", "## How to score", "## Known limitations", "## Citation"):
         assert heading in body
     assert "year   = {2025}" in body

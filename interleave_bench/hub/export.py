@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..errors import InputError, UsageError
-from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, sessions_file, sha256_file
+from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, records_fingerprint, sessions_file
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
@@ -103,7 +103,7 @@ def session_source(config: str, path: str | os.PathLike) -> tuple[cardlib.Source
         manifest = read_manifest(mpath)
     else:
         warnings.append(f"{file}: no {MANIFEST_FILE} beside it: the card will say writer and model are not recorded")
-    src = cardlib.Source(config, str(file), sha256_file(file), manifest, str(mpath) if manifest else None)
+    src = cardlib.Source(config, str(file), records_fingerprint(sessions), manifest, str(mpath) if manifest else None)
     return src, sessions, warnings
 
 
@@ -132,7 +132,7 @@ def mid_reply_config(path: str | os.PathLike) -> tuple[ConfigExport, list[str]]:
     for lang in sorted(set(f.catalogs) - used):
         warnings.append(f"{path}: catalogs.{lang}: no case uses this catalog, so it is not exported")
     rows = [case_row(c, f.catalogs[c.lang]) for c in f.cases]
-    src = cardlib.Source("mid_reply", str(path), sha256_file(path))
+    src = cardlib.Source("mid_reply", str(path), records_fingerprint(f.cases))
     return ConfigExport("mid_reply", src, {MID_REPLY_SPLIT: rows}, cases=f), warnings
 
 
@@ -204,6 +204,9 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         )
     MetadataConfigs(meta).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
+    # the data fingerprint of each config, on the records (io.records_fingerprint): what score files
+    # record as provenance.data_sha256 and what the leaderboard checks a claimed revision against
+    data[cardlib.FINGERPRINTS_KEY] = {c.name: c.source.sha256 for c in configs}
     return data.to_yaml()
 
 
