@@ -48,3 +48,57 @@ def test_push_metrics_makes_one_commit_per_module_and_evaluate_loads_them_by_nam
 def test_push_metrics_refuses_an_unknown_module_in_one_line(hub, capsys):
     code, out, err = u.cli(["push-metrics", "--org", ORG, "--metric", "nope"], capsys)
     assert code == 2 and err.count("\n") == 1 and "interleave_routing" in err
+
+
+# --- score straight from a Hub revision ---------------------------------------------------------------
+
+DATA_REPO = "org/interleavebench"
+
+
+def publish_v0(tmp_path, capsys, rows, revision="v0.1", name="src", mid_reply=False):
+    """Export ``rows`` as v0 (and the mid-reply cases when asked) and push them tagged ``revision``."""
+    src = u.write_data(tmp_path / name, rows, u.manifest(n=len(rows)))
+    out = tmp_path / f"export-{name}"
+    args = ["export", "--v0", str(src), "--out", str(out)]
+    if mid_reply:
+        args += ["--mid-reply", u.write_json(tmp_path / f"cases-{name}.json", u.case_file())]
+    code, _, err = u.cli(args, capsys)
+    assert code == 0, err
+    code, _, err = u.cli(["push", str(out), "--repo", DATA_REPO, "--revision", revision], capsys)
+    assert code == 0, err
+    return src
+
+
+def test_score_from_a_hub_revision_equals_the_local_jsonl_and_fingerprints_match(hub, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("INTERLEAVE_HUB_DATA", str(tmp_path / "hub-data"))
+    rows = u.sessions(10)
+    src = publish_v0(tmp_path, capsys, rows)
+    # predictions made on the Hub copy (baselines read hub: too), scored on both copies
+    code, out, err = u.cli(["baselines", f"hub:{DATA_REPO}@v0.1"], capsys)
+    assert code == 0, err
+    preds = sorted((tmp_path / "hub-data").glob("org__interleavebench/v0@*/predictions/closed-bm25.jsonl"))
+    assert len(preds) == 1
+    docs = {}
+    for data in (str(src), f"hub:{DATA_REPO}@v0.1"):
+        code, out, err = u.cli(["score", data, str(preds[0]), "--json", "--bootstrap", "20", "--split", "all"], capsys)
+        assert code == 0, err
+        docs[data] = json.loads(out)
+    local, remote = docs[str(src)], docs[f"hub:{DATA_REPO}@v0.1"]
+    for key in ("metrics", "intervals", "counts", "outcomes", "breakdowns"):
+        assert remote[key] == local[key], key
+    assert remote["provenance"]["data_sha256"] == local["provenance"]["data_sha256"]
+    commit = hub.tags(DATA_REPO)["v0.1"]
+    assert {k: remote["provenance"][k] for k in ("data_repo", "data_revision", "data_commit", "data_config")} == {
+        "data_repo": DATA_REPO, "data_revision": "v0.1", "data_commit": commit, "data_config": "v0"}
+    # and the card's YAML carries the same fingerprint
+    readme = hub.files(DATA_REPO, "v0.1")["README.md"].decode()
+    assert local["provenance"]["data_sha256"] in readme.split("\n---\n", 1)[0]
+
+
+def test_a_missing_hub_revision_is_one_line(hub, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("INTERLEAVE_HUB_DATA", str(tmp_path / "hub-data"))
+    publish_v0(tmp_path, capsys, u.sessions(5))
+    code, out, err = u.cli(["score", f"hub:{DATA_REPO}@nope", str(tmp_path / "x.jsonl")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "nope" in err
+    code, out, err = u.cli(["score", "hub:justaname", str(tmp_path / "x.jsonl")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "hub:ORG/NAME@REVISION" in err
