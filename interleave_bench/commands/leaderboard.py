@@ -1,8 +1,9 @@
 """``interleave-bench leaderboard add|show``: publish scored runs to a leaderboard dataset, print it.
 
-``add`` appends one row per score file and publishes the board as one commit tagged v1, v2...;
-it refuses runs without provenance, duplicates, and runs on another data revision than the one
-ranked (unless --new-board), exit 2. ``show`` prints the ranking as markdown with intervals.
+``add`` appends one row per score file (or mid-reply / shared-facts summary) and publishes the board
+as one commit tagged board-1, board-2...; it refuses runs without provenance, values outside their
+range or interval, partial runs, data revisions that do not hold the data the run was scored on,
+duplicates, and runs on another data revision than the one ranked (unless --new-board), exit 2. ``show`` prints the ranking as markdown with intervals.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     lsub.required = True
 
     a = lsub.add_parser("add", help="add one row per score file and publish the board (one commit + tag)")
-    a.add_argument("scores", nargs="+", metavar="SCORE.json", help="score files written by `interleave-bench score`")
+    a.add_argument("scores", nargs="+", metavar="SCORE.json", help="score files written by `interleave-bench score` (or mid-reply / shared-facts summaries)")
     a.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo, e.g. org/interleavebench-leaderboard")
     a.add_argument("--system", metavar="NAME", help="the system's name on the board (default: the score file's `system`)")
     a.add_argument("--model", metavar="M", help="the model behind the run (default: the score file's `model`)")
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = lsub.add_parser("show", help="print the ranking as a markdown table with intervals")
     s.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo")
-    s.add_argument("--revision", metavar="REV", help="a publication tag (v1, v2...) or commit (default: the latest)")
+    s.add_argument("--revision", metavar="REV", help="a publication tag (board-1, board-2...) or commit (default: the latest)")
     s.add_argument("--data-revision", metavar="REV", help="rank the rows of this data revision (default: the board's current one)")
     s.set_defaults(func=run_show)
 

@@ -137,6 +137,53 @@ def read_config_at(api: Any, repo_id: str, commit: str, config: str) -> tuple[li
     return sessions, names
 
 
+def config_fingerprint(api: Any, repo_id: str, commit: str, config: str) -> Optional[str]:
+    """The data fingerprint (on the records) of ``config`` at ``commit``; ``None`` when the config is absent.
+
+    Session configs fingerprint their sessions, ``mid_reply`` its cases (as the export and the
+    mid-reply summary do). Raises :class:`InputErrors` for rows that are not valid records.
+    """
+    if config in SESSION_CONFIGS:
+        try:
+            sessions, _ = read_config_at(api, repo_id, commit, config)
+        except UsageError:
+            return None
+        return records_fingerprint(sessions)
+    rows = _config_rows(api, repo_id, commit, config)
+    if not rows:
+        return None
+    from ..schema import MidReplyCaseFile
+    from .features import rows_to_case_file
+
+    where = f"{HUB_PREFIX}{repo_id}@{commit[:12]}/{config}"
+    try:
+        cases = parse_record(where, None, rows_to_case_file(rows), MidReplyCaseFile)
+    except ValueError as exc:
+        raise InputError(where, None, "extra", f"not valid JSON: {exc}") from None
+    return records_fingerprint(cases.cases)
+
+
+def _config_rows(api: Any, repo_id: str, commit: str, config: str) -> list[dict[str, Any]]:
+    """Every row of ``config``'s Parquet files at ``commit`` (none when the config is absent)."""
+    import pyarrow.parquet as pq
+    from huggingface_hub.hf_api import RepoFile
+
+    try:
+        entries = api.list_repo_tree(repo_id, path_in_repo=config, revision=commit, repo_type=client.REPO_TYPE,
+                                     recursive=True)
+        names = sorted(e.path for e in entries if isinstance(e, RepoFile) and e.path.endswith(".parquet"))
+    except Exception as exc:  # noqa: BLE001 - a missing folder is "no such config", whatever the client raises
+        if "EntryNotFound" in type(exc).__name__ or "404" in str(exc):
+            return []
+        raise
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="interleave-hub-data-") as tmp:
+        for name in names:
+            path = api.hf_hub_download(repo_id, name, repo_type=client.REPO_TYPE, revision=commit, cache_dir=tmp)
+            rows += pq.read_table(path).to_pylist()
+    return rows
+
+
 def fetch_sessions(text: str, api: Any = None) -> HubData:
     """Resolve ``hub:ORG/NAME@REV#CONFIG`` and read its sessions; returns them with commit and fingerprint."""
     spec = parse_spec(text)
