@@ -102,3 +102,50 @@ def test_a_missing_hub_revision_is_one_line(hub, tmp_path, capsys, monkeypatch):
     assert code == 2 and err.count("\n") == 1 and "nope" in err
     code, out, err = u.cli(["score", "hub:justaname", str(tmp_path / "x.jsonl")], capsys)
     assert code == 2 and err.count("\n") == 1 and "hub:ORG/NAME@REVISION" in err
+
+
+# --- safe pushes ---------------------------------------------------------------------------------------------
+
+LOAD_CONFIGS = """
+import json, datasets
+out = {}
+for config in ("v0", "mid_reply"):
+    try:
+        d = datasets.load_dataset("org/interleavebench", config)
+        out[config] = {split: len(d[split]) for split in d}
+    except Exception as exc:
+        out[config] = type(exc).__name__
+print(json.dumps(out))
+"""
+
+
+def _card_configs(readme: str) -> tuple[list[str], list[str]]:
+    """The configs a README declares in its YAML and lists in its configs table."""
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard(readme)
+    declared = [c["config_name"] for c in card.data.to_dict()["configs"]]
+    table = [line.split("`")[1] for line in card.text.splitlines() if line.startswith("| `") and "sessions" in line
+             or line.startswith("| `mid_reply` | messages sent")]
+    return declared, table
+
+
+def test_a_v0_only_push_keeps_mid_reply_unless_delete_missing(hub, tmp_path, capsys):
+    publish_v0(tmp_path, capsys, u.sessions(6), revision="r1", name="both", mid_reply=True)
+    src = u.write_data(tmp_path / "v0-only", u.sessions(8), u.manifest(n=8))
+    out = tmp_path / "export-v0-only"
+    assert u.cli(["export", "--v0", str(src), "--out", str(out)], capsys)[0] == 0
+    code, stdout, err = u.cli(["push", str(out), "--repo", DATA_REPO, "--revision", "r2"], capsys)
+    assert code == 0, err
+    assert "kept on the Hub: mid_reply" in stdout
+    files = hub.files(DATA_REPO, "r2")
+    assert any(p.startswith("mid_reply/") for p in files)
+    assert _card_configs(files["README.md"].decode()) == (["v0", "mid_reply"], ["v0", "mid_reply"])
+    loaded, _ = u.run_python(LOAD_CONFIGS, hub.env, cwd=tmp_path)
+    assert loaded == {"v0": {"dev": 7, "test": 1}, "mid_reply": {"test": 3}}
+
+    code, stdout, err = u.cli(["push", str(out), "--repo", DATA_REPO, "--revision", "r3", "--delete-missing"], capsys)
+    assert code == 0, err
+    files = hub.files(DATA_REPO, "r3")
+    assert not any(p.startswith("mid_reply/") for p in files)
+    assert _card_configs(files["README.md"].decode()) == (["v0"], ["v0"])
