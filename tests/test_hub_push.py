@@ -100,8 +100,8 @@ def test_a_changed_push_uploads_the_difference_and_removes_stale_files(hub, tmp_
 
     rows = u.sessions(4)
     rows[0]["turns"][0]["text"] = "a corrected message"
-    folder = _export(tmp_path, capsys, rows)  # mid_reply no longer exported
-    code, out, err = u.cli(["push", str(folder), "--repo", REPO, "--revision", "v2"], capsys)
+    folder = _export(tmp_path, capsys, rows)  # mid_reply no longer exported, and asked to go
+    code, out, err = u.cli(["push", str(folder), "--repo", REPO, "--revision", "v2", "--delete-missing"], capsys)
     assert code == 0, err
     assert "1 deleted" in out
     files = hub.files(REPO, "v2")
