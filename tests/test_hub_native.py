@@ -149,3 +149,42 @@ def test_a_v0_only_push_keeps_mid_reply_unless_delete_missing(hub, tmp_path, cap
     files = hub.files(DATA_REPO, "r3")
     assert not any(p.startswith("mid_reply/") for p in files)
     assert _card_configs(files["README.md"].decode()) == (["v0"], ["v0"])
+
+
+# --- Eval Results ------------------------------------------------------------------------------------------
+
+def test_the_dataset_carries_eval_yaml_and_a_model_gets_its_eval_results_from_the_board(hub, tmp_path, capsys):
+    import yaml
+
+    from interleave_bench.io import records_fingerprint
+    from interleave_bench.schema import Session
+
+    rows = u.sessions(6)
+    publish_v0(tmp_path, capsys, rows, revision="v0.1", mid_reply=True)
+    tasks = yaml.safe_load(hub.files(DATA_REPO, "v0.1")["eval.yaml"])
+    assert tasks["evaluation_framework"] == "interleave-bench"
+    assert tasks["tasks"] == [{"id": "v0-closed", "config": "v0", "split": "test"},
+                              {"id": "v0-open", "config": "v0", "split": "test"},
+                              {"id": "mid-reply", "config": "mid_reply", "split": "test"}]
+
+    fp = records_fingerprint(Session.model_validate(r) for r in rows)
+    model = "org/router-7b"
+    closed = u.score("closed-llm", 0.812, 0.4, policy="llm", model=model, split="test", data_sha=fp)
+    dev = u.score("closed-llm-dev", 0.9, 0.2, policy="llm", model=model, split="dev", data_sha=fp)  # no task on dev
+    paths = [u.write_json(tmp_path / "s" / f"{n}.score.json", d) for n, d in (("closed", closed), ("dev", dev))]
+    code, out, err = u.cli(["leaderboard", "add", *paths, "--repo", "org/board", "--data-repo", DATA_REPO,
+                            "--data-revision", "v0.1"], capsys)
+    assert code == 0, err
+    code, out, err = u.cli(["leaderboard", "export-eval-results", "--repo", "org/board", "--model", model,
+                            "--out", str(tmp_path / "model-repo")], capsys)
+    assert code == 0, err
+    written = sorted(p.relative_to(tmp_path / "model-repo").as_posix() for p in (tmp_path / "model-repo").rglob("*.yaml"))
+    assert written == [".eval_results/interleavebench-v0-closed.yaml"]
+    [entry] = yaml.safe_load((tmp_path / "model-repo" / written[0]).read_text())
+    assert entry["dataset"] == {"id": DATA_REPO, "task_id": "v0-closed", "revision": hub.tags(DATA_REPO)["v0.1"]}
+    assert entry["value"] == 0.812 and entry["evaluation_framework"] == "interleave-bench"
+    assert entry["source"]["url"].endswith("/datasets/org/board/tree/board-1")
+    assert "95% interval [0.78, 0.843]" in entry["notes"]
+
+    code, out, err = u.cli(["leaderboard", "export-eval-results", "--repo", "org/board", "--model", "other/model"], capsys)
+    assert code == 2 and err.count("\n") == 1

@@ -61,7 +61,7 @@ def test_push_makes_one_commit_and_a_tag_and_loads_back_through_the_hub(hub, tmp
     assert hub.tags(REPO) == {"v1": head}
     assert f"pushed {REPO}: commit {head}" in out
     assert f"{hub.url}/datasets/{REPO}/tree/v1" in out and f"/commit/{head}" in out
-    assert set(hub.files(REPO, "v1")) == {".gitattributes", "README.md", "v0/dev-00000-of-00001.parquet",
+    assert set(hub.files(REPO, "v1")) == {".gitattributes", "README.md", "eval.yaml", "v0/dev-00000-of-00001.parquet",
                                           "v0/test-00000-of-00001.parquet"}
 
     loaded, logs = _load(hub, tmp_path, "v1")

@@ -38,6 +38,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--data-revision", metavar="REV", help="rank the rows of this data revision (default: the board's current one)")
     s.set_defaults(func=run_show)
 
+    e = lsub.add_parser("export-eval-results", help="write a model's .eval_results/ files (the Hub's Eval Results) from the board")
+    e.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo")
+    e.add_argument("--model", required=True, metavar="ORG/MODEL", help="the model (its rows' `model`), e.g. org/my-router")
+    e.add_argument("--revision", metavar="REV", help="a publication tag or commit of the board (default: the latest)")
+    e.add_argument("--out", default=".", metavar="DIR",
+                   help="the model repo's folder to write .eval_results/ into (default: the current folder)")
+    e.set_defaults(func=run_export_eval_results)
+
 
 def run_add(args: argparse.Namespace) -> int:
     from ..hub import client
@@ -55,6 +63,23 @@ def run_add(args: argparse.Namespace) -> int:
     print(tables)
     print()
     print(summary_line("leaderboard add", {"added": len(r.added), "on the board": len(r.rows)}, timer.seconds))
+    return 0
+
+
+def run_export_eval_results(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..hub.leaderboard import eval_results_for
+    from ..io import atomic_write_text
+
+    timer = Timer()
+    files = eval_results_for(args.repo, args.model, revision=args.revision)
+    for rel, text in files.items():
+        path = Path(args.out) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, text)
+        print(f"wrote {path}")
+    print(summary_line("leaderboard export-eval-results", {"files": len(files)}, timer.seconds))
     return 0
 
 

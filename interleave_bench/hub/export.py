@@ -10,6 +10,7 @@ Layout::
 
     interleavebench/
       README.md                      YAML (configs, dataset_info, licence...) + the card
+      eval.yaml                      the Hub's benchmark tasks of the configs exported
       v0/dev-00000-of-00001.parquet  one file per config and split (more shards when large)
       v0/test-00000-of-00001.parquet
       v1/...                         when --v1 is given
@@ -32,6 +33,7 @@ from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, 
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
+from .evalresults import EVAL_YAML, eval_yaml
 from .features import (
     CONFIG_VERSIONS,
     CONFIGS,
@@ -48,7 +50,7 @@ from .features import (
 MAX_SHARD_BYTES = 500 << 20
 README = "README.md"
 #: what an export folder may contain; anything else means the folder is not ours to replace
-OWNED_ENTRIES = frozenset({README, *CONFIGS})
+OWNED_ENTRIES = frozenset({README, EVAL_YAML, *CONFIGS})
 
 
 @dataclass
@@ -304,6 +306,8 @@ def export_dataset(
         body = card_body(configs, template, template_path)
         (stage / README).write_text(f"---\n{yaml_text.rstrip()}\n---\n\n{body}", encoding="utf-8", newline="\n")
         files.insert(0, README)
+        (stage / EVAL_YAML).write_text(eval_yaml(c.name for c in configs), encoding="utf-8", newline="\n")
+        files.insert(1, EVAL_YAML)
         _swap_in(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)

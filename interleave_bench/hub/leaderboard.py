@@ -768,6 +768,30 @@ def write_board(folder: Path, repo_id: str, rows: list[dict[str, Any]], publicat
     return ["README.md", BOARD_FILE]
 
 
+def eval_results_for(repo_id: str, model: str, *, revision: Optional[str] = None) -> dict[str, str]:
+    """The ``.eval_results/`` files of ``model`` from the board ``repo_id`` (at ``revision``, default latest).
+
+    One file per task (:mod:`.evalresults`), from the model's best-ranked row on the board's
+    current data revision; each names the data repo, task and commit, and links the publication.
+    Returns ``{path: YAML text}``; raises :class:`UsageError` when the board has no row of ``model``
+    that reports on a task.
+    """
+    from .evalresults import eval_results_files
+
+    client.check_repo_id(repo_id)
+    api = client.hub_api()
+    with client.hub_errors(f"leaderboard export-eval-results {repo_id}"):
+        state = fetch_board(api, repo_id, revision)
+    _, groups, _ = rank(state.rows)
+    mine = [r for g in groups for r in g.rows if r.get("model") == model]
+    at = revision or next((r.get("publication") for r in sorted(state.rows, key=lambda r: -_pub_number(r.get("publication")))), None)
+    files = eval_results_files(mine, client.repo_url(repo_id, at))
+    if not files:
+        raise UsageError(f"{repo_id}: no row of model {model!r} on the ranked data revision reports on a task "
+                         "(tasks are on the test split and need --data-repo on the row)")
+    return files
+
+
 def show(repo_id: str, *, revision: Optional[str] = None, data_revision: Optional[str] = None) -> str:
     """The board at ``revision`` (default: latest) as markdown: a heading and the ranking tables."""
     client.check_repo_id(repo_id)

@@ -34,6 +34,7 @@ from ..io import parse_record
 from ..progress import progress
 from ..schema import MidReplyCaseFile, Session, check_case_file, check_session
 from . import client
+from .evalresults import EVAL_YAML, eval_yaml
 from .export import README
 from .features import (
     CONFIG_VERSIONS,
@@ -171,7 +172,7 @@ def validate_folder(folder: str | os.PathLike) -> FolderSummary:
         if config != "mid_reply":
             errors += _check_unique_sessions(root, config, [n for n in claimed if n.startswith(config + "/")], pq)
     warnings = [f"{root / n}: not part of any config; it is uploaded as it is"
-                for n in names if n != README and n not in claimed]
+                for n in names if n not in (README, EVAL_YAML) and n not in claimed]
     if errors:
         raise InputErrors(errors)
     ordered = {c: summary[c] for c in CONFIGS if c in summary}
@@ -402,7 +403,10 @@ def push_folder(
             merged = Path(tmp) / README
             merged.write_text(merge_card(Path(local_readme.abspath).read_text(encoding="utf-8"), remote_readme, kept),
                               encoding="utf-8", newline="\n")
-            files = [f for f in files if f.path != README] + [_local_file(merged, README)]
+            tasks = Path(tmp) / EVAL_YAML
+            tasks.write_text(eval_yaml([*summary.configs, *kept]), encoding="utf-8", newline="\n")
+            files = [f for f in files if f.path not in (README, EVAL_YAML)] + [_local_file(merged, README),
+                                                                               _local_file(tasks, EVAL_YAML)]
         added, changed, deleted = diff_remote(files, remote, keep=tuple(kept))
         unchanged = not (added or changed or deleted)
         if tag in tags and not (unchanged and tags[tag] == head):
