@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo")
     s.add_argument("--revision", metavar="REV", help="a publication tag (board-1, board-2...) or commit (default: the latest)")
     s.add_argument("--data-revision", metavar="REV", help="rank the rows of this data revision (default: the board's current one)")
+    s.add_argument("--html", metavar="OUT.html",
+                   help="write the board as one self-contained HTML page with plots instead of printing markdown")
     s.set_defaults(func=run_show)
 
     e = lsub.add_parser("export-eval-results", help="write a model's .eval_results/ files (the Hub's Eval Results) from the board")
@@ -86,5 +88,14 @@ def run_export_eval_results(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     from ..hub.leaderboard import show
 
+    if args.html:
+        from pathlib import Path
+
+        from ..io import atomic_write_text
+
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.html, show(args.repo, revision=args.revision, data_revision=args.data_revision, html=True))
+        print(f"wrote {args.html}")
+        return 0
     print(show(args.repo, revision=args.revision, data_revision=args.data_revision))
     return 0

@@ -792,12 +792,38 @@ def eval_results_for(repo_id: str, model: str, *, revision: Optional[str] = None
     return files
 
 
-def show(repo_id: str, *, revision: Optional[str] = None, data_revision: Optional[str] = None) -> str:
-    """The board at ``revision`` (default: latest) as markdown: a heading and the ranking tables."""
+def board_html(repo_id: str, state: BoardState, at: str, data_revision: Optional[str] = None) -> str:
+    """The board as one self-contained HTML page (:func:`interleave_bench.score.html.board_page`):
+    per split and mode, the ranking table, accuracy with its interval and accuracy against cost."""
+    from ..score.html import BoardTable, Point, board_page
+
+    rev, groups, left_out = rank(state.rows, data_revision)
+    tables = []
+    for g in groups:
+        shown = table_metrics(g.rows[0].get("kind") if g.rows else None)
+        header = ["rank", "system", "policy", "model", *(h for _, h in shown), "cost / msg", "published"]
+        rows = [[str(k), r.get("system") or "", r.get("policy") or "-", r.get("model") or "-",
+                 *(fmt_interval(r, m) for m, _ in shown),
+                 "n/a" if r.get("cost_usd_per_message") is None else f"${r['cost_usd_per_message']:.6f}",
+                 r.get("publication") or "-"] for k, r in enumerate(g.rows, start=1)]
+        points = [Point(r.get("system") or "", r.get("accuracy"), r.get("accuracy_lo"), r.get("accuracy_hi"),
+                        r.get("cost_usd_per_message")) for r in g.rows]
+        tables.append(BoardTable(f"split {g.split}, mode {g.mode}", header, rows, points))
+    intro = (f"{repo_id} at {at}; data revision {rev or 'none'}; {len(state.rows) - left_out} runs ranked"
+             + (f", {left_out} on other data revisions not shown" if left_out else ""))
+    return board_page(f"{repo_id} leaderboard", intro, tables)
+
+
+def show(repo_id: str, *, revision: Optional[str] = None, data_revision: Optional[str] = None,
+         html: bool = False) -> str:
+    """The board at ``revision`` (default: latest) as markdown (a heading and the ranking tables),
+    or as one HTML page when ``html``."""
     client.check_repo_id(repo_id)
     api = client.hub_api()
     with client.hub_errors(f"leaderboard show {repo_id}"):
         state = fetch_board(api, repo_id, revision)
+    if html:
+        return board_html(repo_id, state, revision or "main", data_revision)
     rev, tables, left_out = render_markdown(state.rows, data_revision)
     at = revision or "main"
     commit = state.tags.get(at) or (state.head if at == "main" else at)
