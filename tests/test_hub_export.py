@@ -89,12 +89,16 @@ def test_export_then_load_dataset_gives_typed_rows_equal_to_the_source(v0_dir, t
     assert len(ds["dev"]) == 10 and len(ds["test"]) == 2  # every fifth session is test
     assert ds["dev"].features == features_for("v0")
     assert isinstance(ds["dev"].features["turns"], datasets.List)
+    # closed label sets are ClassLabels with the schema's names
+    assert ds["dev"].features["split"].names == ["dev", "test"]
+    assert ds["dev"].features["turns"].feature["gold"]["action"].names == ["new", "continue", "switch", "return", "oneoff"]
+    assert ds["dev"].features["turns"].feature["style"].names == ["explicit", "cue", "pronoun", "implicit", "oneoff"]
 
     src = _source(v0_dir / "sessions.jsonl")
     seen = set()
     for split in ds:
         for row in ds[split]:
-            assert row["split"] == split
+            assert ds[split].features["split"].int2str(row["split"]) == split  # a ClassLabel: the name's index
             assert row_to_session(row, "v0") == src[row["session_id"]]  # field by field, extras included
             seen.add(row["session_id"])
             t = row["turns"]
