@@ -150,8 +150,19 @@ def test_the_card_reports_this_runs_figures(v0_dir, tmp_path, capsys):
     assert fingerprint in body
     header = text.split("\n---\n", 1)[0]
     assert f"v0: '{fingerprint}'" in header or f"v0: {fingerprint}" in header
-    for heading in ("## How the data is made", "## How to score", "## Known limitations", "## Citation"):
-        assert heading in body
+    # the Hugging Face dataset card template's sections, in order
+    headings = [line for line in body.splitlines() if line.startswith("#")]
+    for want in ("## Dataset Details", "### Dataset Description", "### Dataset Sources", "## Uses", "### Direct Use",
+                 "### Out-of-Scope Use", "## Dataset Structure", "## Dataset Creation", "### Curation Rationale",
+                 "### Source Data", "### Annotations", "### Personal and Sensitive Information",
+                 "## Bias, Risks, and Limitations", "## Citation"):
+        assert want in headings, want
+    assert "author = {InterleaveBench contributors}" in body and "url    = {https://" in body
+    from huggingface_hub import DatasetCard
+
+    meta = DatasetCard(text).data.to_dict()
+    assert meta["annotations_creators"] == ["machine-generated"] and meta["language_creators"] == ["machine-generated"]
+    assert meta["source_datasets"] == ["original"] and meta["task_ids"] == ["multi-class-classification"]
     assert "year   = {2025}" in body
 
 

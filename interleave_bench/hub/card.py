@@ -32,6 +32,13 @@ LICENSE = "apache-2.0"
 #: routing a message to one of a session's threads is a classification task on the Hub's taxonomy
 TASK_CATEGORIES = ["text-classification"]
 TAGS = ["routing", "dialogue", "multi-turn", "benchmark", "synthetic"]
+#: the Hub's task id under text-classification: each message goes to one of several threads
+TASK_IDS = ["multi-class-classification"]
+#: labels come from the seeded plan and a model's independent reading, the text from a model
+ANNOTATIONS_CREATORS = ["machine-generated"]
+LANGUAGE_CREATORS = ["machine-generated"]
+#: the data is made here, from no other data set
+SOURCE_DATASETS = ["original"]
 PRETTY_NAME = "InterleaveBench"
 #: the YAML key of the card that maps each config to its data fingerprint (on the records)
 FINGERPRINTS_KEY = "data_fingerprints"

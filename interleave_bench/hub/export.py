@@ -181,6 +181,10 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         language=sorted(langs),
         multilinguality="multilingual" if len(langs) > 1 else "monolingual",
         task_categories=cardlib.TASK_CATEGORIES,
+        task_ids=cardlib.TASK_IDS,
+        annotations_creators=cardlib.ANNOTATIONS_CREATORS,
+        language_creators=cardlib.LANGUAGE_CREATORS,
+        source_datasets=cardlib.SOURCE_DATASETS,
         tags=cardlib.TAGS,
         size_categories=[cardlib.size_category(total)],
     )
