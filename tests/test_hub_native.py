@@ -188,3 +188,24 @@ def test_the_dataset_carries_eval_yaml_and_a_model_gets_its_eval_results_from_th
 
     code, out, err = u.cli(["leaderboard", "export-eval-results", "--repo", "org/board", "--model", "other/model"], capsys)
     assert code == 2 and err.count("\n") == 1
+
+
+def test_a_mid_reply_summary_is_checked_against_the_published_cases(hub, tmp_path, capsys, monkeypatch):
+    from interleave_bench.io import read_case_file, records_fingerprint
+
+    publish_v0(tmp_path, capsys, u.sessions(5), revision="v0.1", mid_reply=True)
+    cases = records_fingerprint(read_case_file(tmp_path / "cases-src.json").cases)
+
+    def summary(name, data_sha):
+        doc = {"kind": "mid-reply", "policy": "rule", "model": None,
+               "cases": {"path": "c.json", "sha256": "sha256:" + "0" * 64, "selected": 3, "lang": None, "limit": None},
+               "results": {"path": f"{name}.jsonl", "sha256": "sha256:" + name * 64},
+               "metrics": {"n": 3, "accuracy": {"value": 0.6667, "k": 2, "n": 3, "ci95": [0.2077, 0.9385]}},
+               "provenance": {"data_sha256": data_sha, "predictions_sha256": "sha256:" + name * 64}}
+        return u.write_json(tmp_path / "s" / f"{name}.score.json", doc)
+
+    args = ["--repo", "org/board", "--data-repo", DATA_REPO, "--data-revision", "v0.1"]
+    code, _, err = u.cli(["leaderboard", "add", summary("a", cases), *args], capsys)
+    assert code == 0, err
+    code, _, err = u.cli(["leaderboard", "add", summary("b", "sha256:" + "9" * 64), *args], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"holds mid_reply {cases}" in err

@@ -92,49 +92,61 @@ def resolve_commit(api: Any, repo_id: str, revision: str) -> str:
     return info.sha
 
 
-def read_config_at(api: Any, repo_id: str, commit: str, config: str) -> tuple[list[Session], list[str]]:
-    """Every session of ``config`` at ``commit`` (all splits, in file order) and the files read.
+def config_files(api: Any, repo_id: str, commit: str, config: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``[(path in the repo, rows)]`` of ``config``'s Parquet files at ``commit`` (empty when absent).
 
-    Raises :class:`InputErrors` naming the Hub file, the row and the field of every bad row, and
-    :class:`UsageError` when the config has no Parquet files there.
+    Files are downloaded into a temporary folder and read into memory; nothing stays in the
+    Hugging Face cache.
     """
     import pyarrow.parquet as pq
     from huggingface_hub.hf_api import RepoFile
 
-    where = f"{HUB_PREFIX}{repo_id}@{commit[:12]}"
-    with client.hub_errors(f"read {where}"):
+    where = f"read {HUB_PREFIX}{repo_id}@{commit[:12]}"
+    with client.hub_errors(where):
         try:
             entries = api.list_repo_tree(repo_id, path_in_repo=config, revision=commit, repo_type=client.REPO_TYPE,
                                          recursive=True)
             names = sorted(e.path for e in entries if isinstance(e, RepoFile) and e.path.endswith(".parquet"))
         except Exception as exc:  # noqa: BLE001 - a missing folder is "no such config", whatever the client raises
             if "EntryNotFound" in type(exc).__name__ or "404" in str(exc):
-                names = []
-            else:
-                raise
-    if not names:
+                return []
+            raise
+        out = []
+        with tempfile.TemporaryDirectory(prefix="interleave-hub-data-") as tmp:
+            for name in names:
+                path = api.hf_hub_download(repo_id, name, repo_type=client.REPO_TYPE, revision=commit, cache_dir=tmp)
+                out.append((name, pq.read_table(path).to_pylist()))
+    return out
+
+
+def read_config_at(api: Any, repo_id: str, commit: str, config: str) -> tuple[list[Session], list[str]]:
+    """Every session of ``config`` at ``commit`` (all splits, in file order) and the files read.
+
+    Raises :class:`InputErrors` naming the Hub file, the row and the field of every bad row, and
+    :class:`UsageError` when the config has no Parquet files there.
+    """
+    where = f"{HUB_PREFIX}{repo_id}@{commit[:12]}"
+    files = config_files(api, repo_id, commit, config)
+    if not files:
         raise UsageError(f"{where}: no Parquet files of config {config!r} (configs are v0, v1, mid_reply)")
     sessions: list[Session] = []
     errors: list[InputError] = []
-    with tempfile.TemporaryDirectory(prefix="interleave-hub-data-") as tmp:
-        for name in names:
-            with client.hub_errors(f"read {where}/{name}"):
-                path = api.hf_hub_download(repo_id, name, repo_type=client.REPO_TYPE, revision=commit, cache_dir=tmp)
-            label = f"{where}/{name}"
-            for k, row in enumerate(pq.read_table(path).to_pylist(), start=1):
-                try:
-                    s = parse_record(label, k, from_row(row, SPECS[config]), Session)
-                except InputError as exc:
-                    errors.extend(exc.errors if isinstance(exc, InputErrors) else [exc])
-                    continue
-                except ValueError as exc:
-                    errors.append(InputError(label, k, "extra", f"not valid JSON: {exc}"))
-                    continue
-                errors.extend(InputError(label, k, fld, msg) for fld, msg in check_session(s))
-                sessions.append(s)
+    for name, rows in files:
+        label = f"{where}/{name}"
+        for k, row in enumerate(rows, start=1):
+            try:
+                s = parse_record(label, k, from_row(row, SPECS[config]), Session)
+            except InputError as exc:
+                errors.extend(exc.errors if isinstance(exc, InputErrors) else [exc])
+                continue
+            except ValueError as exc:
+                errors.append(InputError(label, k, "extra", f"not valid JSON: {exc}"))
+                continue
+            errors.extend(InputError(label, k, fld, msg) for fld, msg in check_session(s))
+            sessions.append(s)
     if errors:
         raise InputErrors(errors)
-    return sessions, names
+    return sessions, [name for name, _ in files]
 
 
 def config_fingerprint(api: Any, repo_id: str, commit: str, config: str) -> Optional[str]:
@@ -149,7 +161,7 @@ def config_fingerprint(api: Any, repo_id: str, commit: str, config: str) -> Opti
         except UsageError:
             return None
         return records_fingerprint(sessions)
-    rows = _config_rows(api, repo_id, commit, config)
+    rows = [row for _, part in config_files(api, repo_id, commit, config) for row in part]
     if not rows:
         return None
     from ..schema import MidReplyCaseFile
@@ -161,27 +173,6 @@ def config_fingerprint(api: Any, repo_id: str, commit: str, config: str) -> Opti
     except ValueError as exc:
         raise InputError(where, None, "extra", f"not valid JSON: {exc}") from None
     return records_fingerprint(cases.cases)
-
-
-def _config_rows(api: Any, repo_id: str, commit: str, config: str) -> list[dict[str, Any]]:
-    """Every row of ``config``'s Parquet files at ``commit`` (none when the config is absent)."""
-    import pyarrow.parquet as pq
-    from huggingface_hub.hf_api import RepoFile
-
-    try:
-        entries = api.list_repo_tree(repo_id, path_in_repo=config, revision=commit, repo_type=client.REPO_TYPE,
-                                     recursive=True)
-        names = sorted(e.path for e in entries if isinstance(e, RepoFile) and e.path.endswith(".parquet"))
-    except Exception as exc:  # noqa: BLE001 - a missing folder is "no such config", whatever the client raises
-        if "EntryNotFound" in type(exc).__name__ or "404" in str(exc):
-            return []
-        raise
-    rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="interleave-hub-data-") as tmp:
-        for name in names:
-            path = api.hf_hub_download(repo_id, name, repo_type=client.REPO_TYPE, revision=commit, cache_dir=tmp)
-            rows += pq.read_table(path).to_pylist()
-    return rows
 
 
 def fetch_sessions(text: str, api: Any = None) -> HubData:
