@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import _hub_util as u
 from _hub_util import hub  # noqa: F401  (the fixture)
 
@@ -209,3 +212,33 @@ def test_a_mid_reply_summary_is_checked_against_the_published_cases(hub, tmp_pat
     assert code == 0, err
     code, _, err = u.cli(["leaderboard", "add", summary("b", "sha256:" + "9" * 64), *args], capsys)
     assert code == 2 and err.count("\n") == 1 and f"holds mid_reply {cases}" in err
+
+
+# --- the data fingerprint is on the records -------------------------------------------------------------------
+
+
+def _reordered(obj, reverse):
+    """The same JSON value with every object's keys in reverse order (when ``reverse``)."""
+    if isinstance(obj, dict):
+        items = list(obj.items())
+        return {k: _reordered(v, reverse) for k, v in (items[::-1] if reverse else items)}
+    if isinstance(obj, list):
+        return [_reordered(v, reverse) for v in obj]
+    return obj
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(list(range(6))), st.booleans(), st.sampled_from([None, 1, 4]), st.integers(0, 5))
+def test_the_fingerprint_ignores_order_and_formatting_but_not_content(order, reverse, indent, changed):
+    from interleave_bench.io import records_fingerprint
+    from interleave_bench.schema import Session
+
+    rows = u.sessions(6)
+    base = records_fingerprint(Session.model_validate(r) for r in rows)
+    # another file of the same data: sessions in another order, keys of declared fields reordered,
+    # other whitespace; read back through JSON text as a reader would
+    again = [Session.model_validate_json(json.dumps(_reordered(rows[k], reverse), indent=indent)) for k in order]
+    assert records_fingerprint(again) == base
+    edited = u.clone(rows)
+    edited[changed]["turns"][0]["text"] += "!"
+    assert records_fingerprint(Session.model_validate(r) for r in edited) != base
