@@ -1,5 +1,7 @@
 """The project as a native Hub benchmark, against the loopback stand-in: metrics published as Spaces
-load with ``evaluate.load("ORG/<module>")``."""
+load with ``evaluate.load("ORG/<module>")``; scoring straight from a Hub revision equals scoring the
+local JSONL (same fingerprint, on the records); a push keeps configs it does not carry; the data
+repo carries ``eval.yaml`` and a model gets its ``.eval_results/`` from the board."""
 
 from __future__ import annotations
 
