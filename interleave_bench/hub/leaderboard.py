@@ -277,11 +277,6 @@ def row_from_summary(
     return row
 
 
-def read_score_rows(paths: Iterable[str], **kw: Any) -> list[dict[str, Any]]:
-    """Rows from score files or summaries; every file's problems are collected before raising."""
-    return read_runs(paths, **kw)[0]
-
-
 def read_runs(
     paths: Iterable[str],
     *,
