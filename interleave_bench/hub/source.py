@@ -22,7 +22,6 @@ from ..errors import InputError, InputErrors, UsageError
 from ..io import SESSIONS_FILE, parse_record, records_fingerprint, write_json, write_jsonl
 from ..schema import Session, check_session
 from . import client
-from .features import DEFAULT_CONFIG, SPECS, from_row
 
 #: what marks a data argument as a Hub revision rather than a local path
 HUB_PREFIX = "hub:"
@@ -56,6 +55,8 @@ def parse_spec(text: str) -> HubSpec:
 
     Raises :class:`UsageError` with the expected form when ``text`` does not match.
     """
+    from .features import DEFAULT_CONFIG  # imports datasets: only when a hub: spec is given
+
     m = _SPEC.fullmatch(text)
     if not m:
         raise UsageError(f"{text!r}: expected hub:ORG/NAME@REVISION (optionally #CONFIG, e.g. #v1)")
@@ -125,6 +126,8 @@ def read_config_at(api: Any, repo_id: str, commit: str, config: str) -> tuple[li
     Raises :class:`InputErrors` naming the Hub file, the row and the field of every bad row, and
     :class:`UsageError` when the config has no Parquet files there.
     """
+    from .features import SPECS, from_row
+
     where = f"{HUB_PREFIX}{repo_id}@{commit[:12]}"
     files = config_files(api, repo_id, commit, config)
     if not files:
