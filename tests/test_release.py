@@ -109,6 +109,17 @@ def test_a_dry_run_needs_no_token_and_sends_nothing(hub, tmp_path, capsys, monke
     assert hub.log == []
 
 
+def test_data_folders_of_every_session_config_are_released_as_they_are(hub, tmp_path, capsys):
+    v0 = u.write_data(tmp_path / "v0", u.sessions(5), u.manifest(n=5))
+    v1 = u.write_data(tmp_path / "v1", u.sessions(5, version="interleave-v1"), u.manifest("interleave-v1", n=5))
+    code, out, err = _release(tmp_path, capsys, "--revision", "v1.0", "--v0", str(v0), "--v1", str(v1), "--dry-run")
+    assert code == 0, err
+    assert "[4/6] baselines: v0 7 runs scored on 4 dev sessions; v1 7 runs scored on 4 dev sessions" in out
+    assert "[6/6] load: v0 dev 4, test 1; v1 dev 4, test 1; mid_reply test 60: every record equals its source" in out
+    card = (tmp_path / "rel" / "dataset" / "README.md").read_text(encoding="utf-8")
+    assert "Model-free baselines on `v1`" in card and hub.log == []
+
+
 def test_a_tag_holding_other_content_stops_the_release_and_keeps_the_repo(hub, tmp_path, capsys):
     assert _release(tmp_path, capsys, "--revision", "v0.1", "--offline", "--sessions", "4")[0] == 0
     head = hub.repo(REPO).branches["main"]

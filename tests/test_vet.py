@@ -202,6 +202,26 @@ def test_overlapping_hits_are_reported_once_by_the_first_kind():
     assert [m.kind for m in scan_text("https://x.io/?key=AIzaSyA1234567890abcdefghijklmnopqrstuv")] == [API_KEY]
 
 
+_dates = st.dates().flatmap(lambda d: st.sampled_from([
+    f"{d:%Y-%m-%d}", f"{d:%d/%m/%Y}", f"{d:%d.%m.%Y}", f"{d:%Y%m%d}", f"{d:%B %d, %Y}", f"{d.year}年{d.month}月{d.day}日",
+    f"{d:%Y-%m-%d} {d.day % 24:02d}:{d.month:02d}:00",
+]))
+_prices = st.decimals(min_value=0, max_value=10**9, places=2).flatmap(lambda x: st.sampled_from([
+    f"${x:,.2f}", f"{x:,.2f} €", f"¥{int(x):,}", f"{int(x):,} 元", f"{x} EUR", f"{int(x):,}".replace(",", " ") + " kr",
+]))
+_versions = st.tuples(*[st.integers(0, 999)] * 4).flatmap(lambda v: st.sampled_from([
+    f"{v[0]}.{v[1]}.{v[2]}", f"v{v[0]}.{v[1]}.{v[2]}.{v[3]}", f"{v[0]}.{v[1]}.{v[2]}-rc.{v[3]}", f"Python {v[0] % 4}.{v[1]}",
+]))
+_ids = st.tuples(st.sampled_from(["en", "zh"]), st.integers(0, 9999), st.integers(1, 8)).flatmap(lambda t: st.sampled_from([
+    f"{t[0]}-{t[1]:04d}", f"{t[0]}-{t[1]:04d}-p{t[2]}", f"t{t[2]}", f"{t[0]}-{t[2]:02d}",
+]))
+
+
+@given(st.one_of(_dates, _prices, _versions, _ids), st.sampled_from(["{} ", "on {} ok", "截至{}为止", "({})", "{}。"]))
+def test_no_date_price_version_or_id_is_ever_a_finding(value, frame):
+    assert scan_text(frame.format(value)) == []
+
+
 @given(st.text(min_size=0, max_size=80))
 def test_masking_shows_at_most_a_quarter_and_keeps_the_length(text):
     m = mask(text)

@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
               f"nothing was sent to {client.endpoint()}")
     else:
         print(f"released {opts.repo} {opts.revision}: commit {state.commit}" + (" (already released; no commit made)" if state.unchanged else ""))
+        if state.commit_url:
+            print(f"commit: {state.commit_url}")
         print(f"url: {state.url}")
         first = next(iter(state.exported), "v0")
         print(f'load: datasets.load_dataset("{opts.repo}", "{first}", revision="{opts.revision}")')
