@@ -26,7 +26,6 @@ from typing import Any, Callable, ContextManager, Iterator, Optional
 from . import __version__
 from .errors import InputError, InputErrors, InterleaveError, UsageError
 from .generate.runner import DATASETS, TEMPLATES_WRITER, GenerateConfig, generate
-from .hub.features import CONFIG_VERSIONS, row_to_case, row_to_catalog, row_to_session
 from .io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, sessions_file, sha256_file
 from .route.runner import SPLITS as ROUTE_SPLITS
 from .route.standard import write_baselines
@@ -55,10 +54,13 @@ class ReleaseStopped(InterleaveError):
     """A step failed: ``step`` (its name and number), one line ``reason``, exit ``code``, and ``details``
     (lines worth showing before the reason, such as the vetting findings)."""
 
-    def __init__(self, step: str, number: int, total: int, reason: str, code: int = 2, details: Optional[list[str]] = None):
+    def __init__(self, step: str, number: int, total: int, reason: str, code: int = 2, details: Optional[list[str]] = None,
+                 *, before_push: bool = True):
         self.step, self.number, self.total, self.reason, self.code = step, number, total, reason, code
         self.details = details or []
-        super().__init__(f"release stopped at step {number}/{total} ({step}): {reason}; nothing was pushed")
+        # a failed push says itself what the repo holds (nothing committed, or committed but not tagged)
+        tail = "; nothing was pushed" if before_push else ""
+        super().__init__(f"release stopped at step {number}/{total} ({step}): {reason}{tail}")
 
 
 @dataclass
@@ -227,6 +229,8 @@ def _finished(out: Path, gen: GenerateConfig, n: int) -> Optional[dict[str, Any]
 
 def step_validate(state: ReleaseState) -> str:
     """Every session, manifest and case through the package's readers; every defect is reported."""
+    from .hub.features import CONFIG_VERSIONS  # imports ``datasets``: only when a release runs
+
     parts = []
     for config, d in state.configs.items():
         d.sessions = list(iter_sessions(d.file, collect=True))
@@ -289,12 +293,13 @@ def step_baselines(state: ReleaseState) -> str:
         runs = score_files(d.file, [r.path for r in results], split=opts.split, bootstrap=opts.bootstrap,
                            seed=opts.seed, sessions=d.sessions)
         docs = [r.result for r in runs]
-        for doc in docs:
-            if doc["system"] in ORACLE_RUNS and (doc["metrics"]["accuracy"] != 1.0 or doc["metrics"]["weighted_error"] != 0.0):
-                raise UsageError(f"{config}: the {doc['system']} baseline scored accuracy {doc['metrics']['accuracy']}, "
-                                 "not 1.0: the data and the scorer disagree")
         if not docs or not docs[0]["counts"]["sessions"]:
             raise UsageError(f"{config}: no sessions in split {opts.split!r} to score the baselines on (choose --split)")
+        for doc in docs:
+            acc, werr = doc["metrics"]["accuracy"], doc["metrics"]["weighted_error"]
+            if doc["system"] in ORACLE_RUNS and acc is not None and (acc != 1.0 or werr != 0.0):
+                raise UsageError(f"{config}: the {doc['system']} baseline scored accuracy {acc} and weighted error "
+                                 f"{werr}, not 1.0 and 0: the data and the scorer disagree")
         state.scores[config] = docs
         parts.append(f"{config} {len(docs)} runs scored on {docs[0]['counts']['sessions']} {opts.split} sessions")
     return "; ".join(parts)
@@ -341,6 +346,8 @@ def step_load(state: ReleaseState) -> str:
 
 
 def _check_sessions(config: str, d: ConfigData, rows: dict[str, list[dict[str, Any]]]) -> None:
+    from .hub.features import row_to_session
+
     want: dict[str, dict[str, Any]] = {}
     for s in d.sessions:
         want[s.session_id] = s.model_dump(mode="json")
@@ -358,6 +365,8 @@ def _check_sessions(config: str, d: ConfigData, rows: dict[str, list[dict[str, A
 
 
 def _check_cases(cases: MidReplyCaseFile, rows: dict[str, list[dict[str, Any]]], where: str) -> None:
+    from .hub.features import row_to_case, row_to_catalog
+
     flat = [r for split_rows in rows.values() for r in split_rows]
     back = [MidReplyCase.model_validate(row_to_case(r)).model_dump(mode="json") for r in flat]
     if back != [c.model_dump(mode="json") for c in cases.cases]:
@@ -461,7 +470,7 @@ def run_release(opts: ReleaseOptions, *, on_step: Optional[Callable[[int, int, s
             raise ReleaseStopped(step.name, k, len(steps), f"{len(r.blocking)} finding(s) ({kinds}) not in the allowlist",
                                  code=1, details=[f.format() for f in r.blocking]) from None
         except InterleaveError as exc:
-            raise ReleaseStopped(step.name, k, len(steps), str(exc)) from None
+            raise ReleaseStopped(step.name, k, len(steps), str(exc), before_push=not step.pushes) from None
         state.steps.append((step.name, line))
         if on_step is not None:
             on_step(k, len(steps), step.name, line)

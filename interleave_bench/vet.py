@@ -327,7 +327,7 @@ def read_allowlist(path: str | os.PathLike) -> list[AllowRule]:
     """
     name = str(path)
     rules: list[AllowRule] = []
-    for line, raw in iter_json_lines(path):
+    for line, raw in iter_json_lines(path):  # any UTF-8 text, line by line, blank lines skipped
         text = raw.strip()
         if text.startswith("#"):
             continue
@@ -568,6 +568,10 @@ def vet_paths(
     """
     rules = read_allowlist(allowlist) if allowlist is not None else []
     report = VetReport()
+    paths = list(paths)
+    for p in paths:
+        if Path(p).is_dir() and not expand_paths([p]):
+            report.errors.append(InputError(str(p), None, None, f"no {' or '.join(VETTED_SUFFIXES)} files in this folder"))
     files = expand_paths(paths)
     for p in (progress_bar(files) if progress_bar else files):
         if not p.exists():

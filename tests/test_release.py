@@ -146,3 +146,15 @@ def test_the_script_is_the_command():
     proc = subprocess.run([sys.executable, str(root / "scripts" / "release.py"), "--help"], capture_output=True, text=True,
                           cwd=root, env={**__import__("os").environ, "PYTHONPATH": str(root)})
     assert proc.returncode == 0 and "usage: interleave-bench release" in proc.stdout
+
+
+def test_a_push_failing_on_the_server_stops_with_one_line_and_the_repo_keeps_its_revision(hub, tmp_path, capsys):
+    assert _release(tmp_path, capsys, "--revision", "v0.1", "--offline", "--sessions", "4")[0] == 0
+    head = hub.repo(REPO).branches["main"]
+    hub.fail_next_commits(1, status=500)
+    code, out, err = u.cli(["release", "--repo", REPO, "--work", str(tmp_path / "rel2"), *FAST, "--revision", "v0.2",
+                            "--offline", "--sessions", "5"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("error: release stopped at step 7/7 (push): push to org/interleavebench: the Hub answered HTTP 500")
+    assert f"the repo still holds revision {head[:12]}" in err
+    assert hub.repo(REPO).branches["main"] == head and set(hub.tags(REPO)) == {"v0.1"}

@@ -280,3 +280,9 @@ def test_unreadable_input_exits_2_naming_the_file_and_line(tmp_path, capsys):
     code, _, err = u.cli(["vet", str(good), str(bad), str(tmp_path / "missing.json")], capsys)
     assert code == 2
     assert f"error: {bad}:2: invalid JSON" in err and f"error: {tmp_path / 'missing.json'}: no such file" in err
+
+
+def test_a_folder_with_nothing_to_vet_is_an_input_error(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    code, _, err = u.cli(["vet", str(tmp_path / "empty")], capsys)
+    assert code == 2 and f"error: {tmp_path / 'empty'}: no .jsonl or .json files in this folder" in err
