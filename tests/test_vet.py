@@ -100,12 +100,13 @@ def _session(sid: str, lang: str) -> dict:
     return s
 
 
-def _case_file(texts: list[tuple[str, str]]) -> dict:
+def _case_file(texts: list[tuple[str, str]], planted_request: bool = False) -> dict:
     f = u.case_file()
     f["cases"] = []
     for k, (lang, text) in enumerate(texts):
         topic = "trip" if lang == "en" else "tax"
-        f["cases"].append({"id": f"{lang}-{k:02d}", "lang": lang, "running": {"topicId": topic, "request": "go on", "progress": ""},
+        request = text if planted_request else "go on"
+        f["cases"].append({"id": f"{lang}-{k:02d}", "lang": lang, "running": {"topicId": topic, "request": request, "progress": ""},
                            "how": "queued", "text": text, "expect": "running", "tags": []})
     return f
 
@@ -132,20 +133,21 @@ def test_every_planted_kind_is_found_in_every_field_type_in_both_languages(tmp_p
                 expected.add((len(rows), fld, kind))
     data = _write_jsonl(tmp_path / "data" / "sessions.jsonl", rows)
     cases = [(lang, PLANTS[kind][lang]) for kind in KINDS for lang in ("en", "zh")]
-    case_path = _write_case_file(tmp_path / "cases.json", _case_file(cases))
+    case_path = _write_case_file(tmp_path / "cases.json", _case_file(cases, planted_request=True))
 
     report = vet_paths([data.parent, case_path])
     assert not report.errors
     got = {(f.line, f.field, f.kind) for f in report.findings if f.path == str(data)}
     assert got == expected
     in_cases = sorted((f.field, f.kind) for f in report.findings if f.path == str(case_path))
-    assert in_cases == sorted((f"cases[{k}].text", kind) for k, (kind, _) in
-                              enumerate((kind, lang) for kind in KINDS for lang in ("en", "zh")))
+    planted = [kind for kind in KINDS for _ in ("en", "zh")]
+    assert in_cases == sorted([(f"cases[{k}].text", kind) for k, kind in enumerate(planted)]
+                              + [(f"cases[{k}].running.request", kind) for k, kind in enumerate(planted)])
     # the line of a finding in a JSON document is the line its string is on
     lines = case_path.read_text(encoding="utf-8").splitlines()
     for f in report.findings:
         if f.path == str(case_path):
-            assert '"text"' in lines[f.line - 1]
+            assert f'"{f.field.rsplit(".", 1)[-1]}"' in lines[f.line - 1]
 
 
 def test_look_alikes_give_no_finding_in_any_field(tmp_path):
