@@ -27,8 +27,10 @@ COMMAND_MODULES = (
     "score",
     "compare",
     "mid_reply",
+    "vet",
     "export",
     "push",
+    "release",
     "leaderboard",
 )
 

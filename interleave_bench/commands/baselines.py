@@ -9,18 +9,10 @@ from __future__ import annotations
 import argparse
 
 from ..progress import Timer, summary_line
-from ..route.runner import DEFAULT_SPLIT, SPLITS, RouteOptions, run_route
+from ..route.runner import DEFAULT_SPLIT, SPLITS
+from ..route.standard import STANDARD_BASELINES, write_baselines
 
-#: the standard set: (mode, policy), in the order the files are written
-STANDARD_BASELINES = (
-    ("closed", "oracle"),
-    ("closed", "stay"),
-    ("closed", "bm25"),
-    ("open", "oracle"),
-    ("open", "single"),
-    ("open", "always_new"),
-    ("open", "bm25"),
-)
+__all__ = ["STANDARD_BASELINES", "register", "run", "write_baselines"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,12 +20,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("data", metavar="DATA", help="a data folder holding sessions.jsonl, or the file itself")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
     p.set_defaults(func=run)
-
-
-def write_baselines(data: str, split: str = DEFAULT_SPLIT) -> list:
-    """Route ``data`` with every standard baseline; returns the :class:`RouteResult` of each file."""
-    return [run_route(data, RouteOptions(mode=mode, policy=policy, split=split), fresh=True)
-            for mode, policy in STANDARD_BASELINES]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -207,8 +207,11 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
     return data.to_yaml()
 
 
-def card_body(configs: list[ConfigExport], template: str, template_path: str) -> str:
-    """The card's prose: the template filled with this release's figures."""
+def card_body(configs: list[ConfigExport], template: str, template_path: str, release_notes: Optional[str] = None) -> str:
+    """The card's prose: the template filled with this release's figures.
+
+    ``release_notes`` (markdown, from ``interleave-bench release``) opens the figures section.
+    """
     session_cfgs = [c for c in configs if c.cases is None]
     figs = {c.name: cardlib.session_figures(c.sessions) for c in session_cfgs}
     sections = [cardlib.figures_markdown(c.name, figs[c.name], c.rows) for c in session_cfgs]
@@ -230,7 +233,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str) ->
     values = {
         "package_version": __version__,
         "configs_table": cardlib.configs_table(table_rows),
-        "figures": "\n\n".join(sections),
+        "figures": "\n\n".join(([release_notes.strip()] if release_notes else []) + sections),
         "made_by": cardlib.made_by_markdown([c.source for c in configs]),
         "mid_reply_about": about,
         "limitations_figures": cardlib.limitations_markdown(figs),
@@ -260,8 +263,11 @@ def export_dataset(
     v1: Optional[str | os.PathLike] = None,
     mid_reply: Optional[str | os.PathLike] = None,
     template_dir: Optional[str | os.PathLike] = None,
+    release_notes: Optional[str] = None,
 ) -> ExportResult:
     """Write the dataset folder ``out`` from the given sources; returns what was written.
+
+    ``release_notes`` is markdown the card shows first under "This release" (the release record).
 
     Raises :class:`InputError` for bad input (nothing written) and :class:`UsageError` when there is
     nothing to export or ``out`` holds files an export does not own.
@@ -298,7 +304,7 @@ def export_dataset(
                     split_infos[c.name].append(info)
                 download[c.name] = sum((stage / p).stat().st_size for p in files if p.startswith(c.name + "/"))
         yaml_text = card_yaml(configs, split_infos, download)
-        body = card_body(configs, template, template_path)
+        body = card_body(configs, template, template_path, release_notes)
         (stage / README).write_text(f"---\n{yaml_text.rstrip()}\n---\n\n{body}", encoding="utf-8", newline="\n")
         files.insert(0, README)
         _swap_in(stage, out)
