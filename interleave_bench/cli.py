@@ -28,6 +28,8 @@ COMMAND_MODULES = (
     "compare",
     "mid_reply",
     "export",
+    "import_data",
+    "export_irc",
     "push",
     "leaderboard",
 )
