@@ -155,3 +155,30 @@ def test_export_irc_refuses_data_not_imported_from_the_corpus(tmp_path, capsys):
     pred = write_jsonl(tmp_path / "data" / "predictions" / "open-oracle.jsonl", oracle_rows(ss, "open"))
     code, _, err = run_cli(capsys, "export-irc", pred, "--out", tmp_path / "x", "--data", data)
     assert code == 2 and "source_file" in err and err.count("\n") == 1
+
+
+def test_hub_export_has_the_irc_config_with_the_corpus_licence_and_citation(tmp_path, capsys, imported):
+    import pyarrow.parquet as pq
+
+    from interleave_bench.hub.features import row_to_session
+    from interleave_bench.schema import Session
+
+    out = tmp_path / "interleavebench"
+    code, stdout, err = run_cli(capsys, "export", "--irc", imported, "--out", out)
+    assert code == 0, err
+    rows = pq.read_table(out / "irc_ubuntu" / "dev-00000-of-00001.parquet").to_pylist()
+    source = json.loads((imported / "sessions.jsonl").read_text().splitlines()[0])
+    # the same session once parsed: context, log lines and links kept in the extra columns
+    assert [Session.model_validate(row_to_session(r, "irc_ubuntu")) for r in rows] == [Session.model_validate(source)]
+    card = (out / "README.md").read_text()
+    head = card.split("---")[1]
+    assert "- cc-by-4.0" in head and "config_name: irc_ubuntu" in head
+    assert "Creative Commons Attribution 4.0" in card and "doi       = {10.18653/v1/P19-1374}" in card
+
+
+def test_hub_export_refuses_other_sessions_as_irc(tmp_path, capsys):
+    from _score_util import many_sessions, write_jsonl
+
+    data = write_jsonl(tmp_path / "data" / "sessions.jsonl", many_sessions(2))
+    code, _, err = run_cli(capsys, "export", "--irc", data, "--out", tmp_path / "hub")
+    assert code == 2 and "import irc" in err and err.count("\n") == 1
