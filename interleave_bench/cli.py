@@ -28,7 +28,7 @@ COMMAND_MODULES = (
     "compare",
     "mid_reply",
     "export",
-    "import_data",
+    "import",
     "export_irc",
     "push",
     "leaderboard",
