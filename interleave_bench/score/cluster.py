@@ -56,11 +56,18 @@ CITATION = """\
 
 @dataclass(frozen=True)
 class Contingency:
-    """How two clusterings of ``n`` messages overlap: ``cells[(gold, pred)]`` messages in both."""
+    """How two clusterings of ``n`` messages overlap, as arrays over the non-empty cells.
 
-    cells: Mapping[tuple[Hashable, Hashable], int]
-    gold_sizes: Mapping[Hashable, int]
-    pred_sizes: Mapping[Hashable, int]
+    Cell ``k`` holds ``counts[k]`` messages of gold cluster ``rows[k]`` and predicted cluster
+    ``cols[k]`` (clusters numbered in order of first message); ``gold_sizes`` and ``pred_sizes``
+    are the clusters' sizes.
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    counts: np.ndarray
+    gold_sizes: np.ndarray
+    pred_sizes: np.ndarray
     n: int
 
 
@@ -72,28 +79,15 @@ def contingency(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> Contingen
     if len(gold) != len(pred):
         raise ValueError(f"{len(gold)} gold cluster ids but {len(pred)} predicted ones")
     cells = Counter(zip(gold, pred))
-    return Contingency(cells, Counter(gold), Counter(pred), len(gold))
-
-
-def _components(c: Contingency) -> list[list[tuple[Hashable, Hashable]]]:
-    """The cells grouped by connected component of the gold-predicted overlap graph."""
-    parent: dict[Any, Any] = {}
-
-    def find(x: Any) -> Any:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for g, p in c.cells:
-        a, b = find(("g", g)), find(("p", p))
-        if a != b:
-            parent[b] = a
-    groups: dict[Any, list[tuple[Hashable, Hashable]]] = {}
-    for cell in c.cells:
-        groups.setdefault(find(("g", cell[0])), []).append(cell)
-    return list(groups.values())
+    gold_index: dict[Hashable, int] = {}
+    pred_index: dict[Hashable, int] = {}
+    k = len(cells)
+    rows = np.fromiter((gold_index.setdefault(g, len(gold_index)) for g, _ in cells), dtype=np.int64, count=k)
+    cols = np.fromiter((pred_index.setdefault(p, len(pred_index)) for _, p in cells), dtype=np.int64, count=k)
+    counts = np.fromiter(cells.values(), dtype=np.int64, count=k)
+    gold_sizes = np.bincount(rows, weights=counts, minlength=len(gold_index)).astype(np.int64)
+    pred_sizes = np.bincount(cols, weights=counts, minlength=len(pred_index)).astype(np.int64)
+    return Contingency(rows, cols, counts, gold_sizes, pred_sizes, len(gold))
 
 
 def one_to_one_overlap(c: Contingency) -> int:
@@ -104,20 +98,30 @@ def one_to_one_overlap(c: Contingency) -> int:
     another session's): each is solved with ``scipy.optimize.linear_sum_assignment``, which keeps
     the matrices as small as one session's clusters.
     """
+    if not c.n:
+        return 0
     from scipy.optimize import linear_sum_assignment  # here: scipy takes most of a second to import
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
+    n_gold = len(c.gold_sizes)
+    size = n_gold + len(c.pred_sizes)
+    graph = coo_matrix((np.ones(len(c.counts)), (c.rows, n_gold + c.cols)), shape=(size, size))
+    _, component = connected_components(graph, directed=False)
+    of_cell = component[c.rows]
+    order = np.argsort(of_cell, kind="stable")
     total = 0
-    for cells in _components(c):
-        if len(cells) == 1:
-            total += c.cells[cells[0]]
+    for cells in np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1):
+        rows, cols, counts = c.rows[cells], c.cols[cells], c.counts[cells]
+        gold_ids, r = np.unique(rows, return_inverse=True)
+        pred_ids, k = np.unique(cols, return_inverse=True)
+        if len(gold_ids) == 1 or len(pred_ids) == 1:
+            total += int(counts.max())  # one cluster on a side: the best match is the largest cell
             continue
-        rows = {g: k for k, g in enumerate(dict.fromkeys(g for g, _ in cells))}
-        cols = {p: k for k, p in enumerate(dict.fromkeys(p for _, p in cells))}
-        weights = np.zeros((len(rows), len(cols)), dtype=np.int64)
-        for g, p in cells:
-            weights[rows[g], cols[p]] = c.cells[(g, p)]
-        r, k = linear_sum_assignment(weights, maximize=True)
-        total += int(weights[r, k].sum())
+        weights = np.zeros((len(gold_ids), len(pred_ids)), dtype=np.int64)
+        weights[r, k] = counts
+        a, b = linear_sum_assignment(weights, maximize=True)
+        total += int(weights[a, b].sum())
     return total
 
 
@@ -135,10 +139,9 @@ def variation_of_information(c: Contingency) -> float:
     """VI in bits: H(gold | pred) + H(pred | gold), summed cell by cell (exactly 0.0 for equal clusterings)."""
     if not c.n:
         return 0.0
-    total = 0.0
-    for (g, p), n in c.cells.items():
-        total += n * (math.log2(c.gold_sizes[g] / n) + math.log2(c.pred_sizes[p] / n))
-    return total / c.n
+    n = c.counts.astype(np.float64)
+    terms = n * (np.log2(c.gold_sizes[c.rows] / n) + np.log2(c.pred_sizes[c.cols] / n))
+    return float(terms.sum()) / c.n
 
 
 def vi_scaled(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
@@ -147,8 +150,7 @@ def vi_scaled(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | Non
     >>> round(vi_scaled("aaabbc", "xxyyyz"), 4)
     0.6448
     """
-    c = contingency(gold, pred)
-    return _vi_scaled(c)
+    return _vi_scaled(contingency(gold, pred))
 
 
 def _vi_scaled(c: Contingency) -> float | None:
@@ -157,16 +159,17 @@ def _vi_scaled(c: Contingency) -> float | None:
     return 1.0 - variation_of_information(c) / math.log2(c.n)
 
 
-def _pairs(n: int) -> float:
-    return n * (n - 1) / 2.0
+def _pairs(n: np.ndarray | int) -> float:
+    """Unordered pairs among ``n`` items, summed over an array of sizes."""
+    x = np.asarray(n, dtype=np.float64)
+    return float((x * (x - 1) / 2.0).sum())
 
 
 def _ari(c: Contingency) -> float | None:
     if not c.n:
         return None
-    index = sum(_pairs(n) for n in c.cells.values())
-    gold_pairs = sum(_pairs(n) for n in c.gold_sizes.values())
-    pred_pairs = sum(_pairs(n) for n in c.pred_sizes.values())
+    index = _pairs(c.counts)
+    gold_pairs, pred_pairs = _pairs(c.gold_sizes), _pairs(c.pred_sizes)
     all_pairs = _pairs(c.n)
     expected = gold_pairs * pred_pairs / all_pairs if all_pairs else 0.0
     most = 0.5 * (gold_pairs + pred_pairs)
@@ -191,12 +194,10 @@ def adjusted_rand_index(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> f
 def _shen(c: Contingency) -> float | None:
     if not c.n:
         return None
-    best: dict[Hashable, float] = {}
-    for (g, p), n in c.cells.items():
-        f = 2.0 * n / (c.gold_sizes[g] + c.pred_sizes[p])
-        if f > best.get(g, 0.0):
-            best[g] = f
-    return sum(c.gold_sizes[g] * f for g, f in best.items()) / c.n
+    f1 = 2.0 * c.counts / (c.gold_sizes[c.rows] + c.pred_sizes[c.cols])
+    best = np.zeros(len(c.gold_sizes))
+    np.maximum.at(best, c.rows, f1)
+    return float((c.gold_sizes * best).sum()) / c.n
 
 
 def shen_f1(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
@@ -209,9 +210,10 @@ def shen_f1(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
 
 
 def _exact(c: Contingency) -> tuple[float | None, float | None, float | None]:
-    gold_multi = sum(1 for n in c.gold_sizes.values() if n > 1)
-    pred_multi = sum(1 for n in c.pred_sizes.values() if n > 1)
-    matched = sum(1 for (g, p), n in c.cells.items() if n > 1 and n == c.gold_sizes[g] == c.pred_sizes[p])
+    gold_multi = int((c.gold_sizes > 1).sum())
+    pred_multi = int((c.pred_sizes > 1).sum())
+    whole = (c.counts > 1) & (c.counts == c.gold_sizes[c.rows]) & (c.counts == c.pred_sizes[c.cols])
+    matched = int(whole.sum())
     precision = matched / pred_multi if pred_multi else None
     recall = matched / gold_multi if gold_multi else None
     if precision is None and recall is None:
