@@ -139,3 +139,19 @@ def test_each_cluster_metric_is_in_the_table_with_a_doc_anchor():
                    for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
         anchors |= set(re.findall(r'<a id="([^"]+)"', text))
         assert anchor in anchors, m.doc
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from("abc"), st.sampled_from("pqrs")), min_size=1, max_size=40))
+def test_one_to_one_by_components_equals_one_matching_of_everything(items):
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    gold = [(g, a) for g, a, _ in items]  # three groups (sessions) whose clusters never meet
+    pred = [(g, p) for g, _, p in items]
+    rows, cols = sorted(set(gold)), sorted(set(pred))
+    weights = np.zeros((len(rows), len(cols)))
+    for a, p in zip(gold, pred):
+        weights[rows.index(a), cols.index(p)] += 1
+    r, k = linear_sum_assignment(weights, maximize=True)
+    assert one_to_one(gold, pred) == pytest.approx(weights[r, k].sum() / len(items))

@@ -15,7 +15,6 @@ one-off. Every function is pure: cluster ids in, numbers out; the functions taki
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
 
@@ -71,6 +70,12 @@ class Contingency:
     n: int
 
 
+def cluster_codes(ids: Sequence[Hashable]) -> np.ndarray:
+    """Cluster ids as dense integer codes ``0..k-1``, numbered in order of first appearance."""
+    index: dict[Hashable, int] = {}
+    return np.fromiter((index.setdefault(x, len(index)) for x in ids), dtype=np.int64, count=len(ids))
+
+
 def contingency(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> Contingency:
     """The contingency of two clusterings given as one cluster id per message, in the same order.
 
@@ -78,16 +83,17 @@ def contingency(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> Contingen
     """
     if len(gold) != len(pred):
         raise ValueError(f"{len(gold)} gold cluster ids but {len(pred)} predicted ones")
-    cells = Counter(zip(gold, pred))
-    gold_index: dict[Hashable, int] = {}
-    pred_index: dict[Hashable, int] = {}
-    k = len(cells)
-    rows = np.fromiter((gold_index.setdefault(g, len(gold_index)) for g, _ in cells), dtype=np.int64, count=k)
-    cols = np.fromiter((pred_index.setdefault(p, len(pred_index)) for _, p in cells), dtype=np.int64, count=k)
-    counts = np.fromiter(cells.values(), dtype=np.int64, count=k)
-    gold_sizes = np.bincount(rows, weights=counts, minlength=len(gold_index)).astype(np.int64)
-    pred_sizes = np.bincount(cols, weights=counts, minlength=len(pred_index)).astype(np.int64)
-    return Contingency(rows, cols, counts, gold_sizes, pred_sizes, len(gold))
+    return contingency_of_codes(cluster_codes(gold), cluster_codes(pred))
+
+
+def contingency_of_codes(gold: np.ndarray, pred: np.ndarray) -> Contingency:
+    """The contingency of two clusterings given as dense integer codes (see :func:`cluster_codes`)."""
+    if not len(gold):
+        empty = np.zeros(0, dtype=np.int64)
+        return Contingency(empty, empty, empty, empty, empty, 0)
+    n_pred = int(pred.max()) + 1
+    cells, counts = np.unique(gold * n_pred + pred, return_counts=True)
+    return Contingency(cells // n_pred, cells % n_pred, counts, np.bincount(gold), np.bincount(pred), len(gold))
 
 
 def one_to_one_overlap(c: Contingency) -> int:
@@ -107,22 +113,36 @@ def one_to_one_overlap(c: Contingency) -> int:
     n_gold = len(c.gold_sizes)
     size = n_gold + len(c.pred_sizes)
     graph = coo_matrix((np.ones(len(c.counts)), (c.rows, n_gold + c.cols)), shape=(size, size))
-    _, component = connected_components(graph, directed=False)
-    of_cell = component[c.rows]
-    order = np.argsort(of_cell, kind="stable")
-    total = 0
-    for cells in np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1):
-        rows, cols, counts = c.rows[cells], c.cols[cells], c.counts[cells]
-        gold_ids, r = np.unique(rows, return_inverse=True)
-        pred_ids, k = np.unique(cols, return_inverse=True)
-        if len(gold_ids) == 1 or len(pred_ids) == 1:
-            total += int(counts.max())  # one cluster on a side: the best match is the largest cell
-            continue
-        weights = np.zeros((len(gold_ids), len(pred_ids)), dtype=np.int64)
-        weights[r, k] = counts
-        a, b = linear_sum_assignment(weights, maximize=True)
-        total += int(weights[a, b].sum())
+    n_comp, component = connected_components(graph, directed=False)
+    gold_comp, pred_comp = component[:n_gold], component[n_gold:]
+    of_cell = gold_comp[c.rows]
+    # a component with one cluster on a side: its best match is its largest cell
+    simple = (np.bincount(gold_comp, minlength=n_comp) == 1) | (np.bincount(pred_comp, minlength=n_comp) == 1)
+    largest = np.zeros(n_comp, dtype=np.int64)
+    np.maximum.at(largest, of_cell, c.counts)
+    total = int(largest[simple].sum())
+    # the others: one small matching each, clusters numbered inside their component
+    gold_local, pred_local = _local_numbers(gold_comp), _local_numbers(pred_comp)
+    hard = np.flatnonzero(~simple[of_cell])
+    order = hard[np.argsort(of_cell[hard], kind="stable")]
+    if len(order):
+        for cells in np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1):
+            r, k = gold_local[c.rows[cells]], pred_local[c.cols[cells]]
+            weights = np.zeros((int(r.max()) + 1, int(k.max()) + 1), dtype=np.int64)
+            weights[r, k] = c.counts[cells]
+            a, b = linear_sum_assignment(weights, maximize=True)
+            total += int(weights[a, b].sum())
     return total
+
+
+def _local_numbers(component: np.ndarray) -> np.ndarray:
+    """Each cluster's number among the clusters of its component (``0..size-1``)."""
+    order = np.argsort(component, kind="stable")
+    ranks = np.empty(len(component), dtype=np.int64)
+    sorted_comp = component[order]
+    starts = np.searchsorted(sorted_comp, sorted_comp, side="left")
+    ranks[order] = np.arange(len(component)) - starts
+    return ranks
 
 
 def one_to_one(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
@@ -240,7 +260,51 @@ def exact_match(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> tuple[flo
 
 def cluster_metrics(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[str, float | None]:
     """Every metric of the ``cluster`` family, keyed and rounded as the metric table says."""
-    c = contingency(gold, pred)
+    return metrics_of(contingency(gold, pred))
+
+
+def run_clusterings(
+    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gold and predicted cluster codes of every message of ``sessions``, pooled over sessions.
+
+    Clusters are session-qualified (a label in two sessions is two clusters). Gold: the message's
+    thread, or a cluster of its own for a one-off. Predicted: the row's label, or a cluster of its
+    own for ``CLARIFY``, ``ERROR`` or no row. Codes are dense, in order of first appearance.
+    """
+    gold: list[int] = []
+    pred: list[int] = []
+    n_gold = n_pred = 0
+    for s in sessions:
+        rows = by_session.get(s.session_id, {})
+        threads: dict[str, int] = {}
+        topics: dict[str, int] = {}
+        for t in s.turns:
+            thread = t.gold.thread
+            if thread is None:
+                gold.append(n_gold)
+                n_gold += 1
+            else:
+                code = threads.get(thread)
+                if code is None:
+                    code = threads[thread] = n_gold
+                    n_gold += 1
+                gold.append(code)
+            row = rows.get(t.i)
+            if row is None or row.pred in SPECIAL:
+                pred.append(n_pred)
+                n_pred += 1
+            else:
+                code = topics.get(row.pred)
+                if code is None:
+                    code = topics[row.pred] = n_pred
+                    n_pred += 1
+                pred.append(code)
+    return np.array(gold, dtype=np.int64), np.array(pred, dtype=np.int64)
+
+
+def metrics_of(c: Contingency) -> dict[str, float | None]:
+    """Every metric of the ``cluster`` family for one contingency, keyed and rounded as the table says."""
     precision, recall, f1 = _exact(c)
     values = {
         "one_to_one": one_to_one_overlap(c) / c.n if c.n else None,
@@ -254,40 +318,19 @@ def cluster_metrics(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[
     return {m.key: rounded(m.key, values[m.key]) for m in family("cluster")}
 
 
-def run_clusterings(
-    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
-) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """Gold and predicted cluster ids of every message of ``sessions``, pooled, session-qualified.
-
-    Gold: ``(session, "thread", id)``, or a cluster of its own for a one-off. Predicted:
-    ``(session, "topic", label)``, or a cluster of its own for ``CLARIFY``, ``ERROR`` or no row.
-    """
-    gold: list[tuple[Any, ...]] = []
-    pred: list[tuple[Any, ...]] = []
-    for s in sessions:
-        rows = by_session.get(s.session_id, {})
-        for t in s.turns:
-            alone = (s.session_id, "message", t.i)
-            gold.append(alone if t.gold.thread is None else (s.session_id, "thread", t.gold.thread))
-            row = rows.get(t.i)
-            pred.append(alone if row is None or row.pred in SPECIAL else (s.session_id, "topic", row.pred))
-    return gold, pred
-
-
 def cluster_section(
     sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
 ) -> dict[str, Any]:
     """The ``cluster`` section of a score document: ``{"metrics": {...}, "counts": {...}}``."""
-    gold, pred = run_clusterings(sessions, by_session)
-    gold_sizes, pred_sizes = Counter(gold), Counter(pred)
+    c = contingency_of_codes(*run_clusterings(sessions, by_session))
     return {
-        "metrics": cluster_metrics(gold, pred),
+        "metrics": metrics_of(c),
         "counts": {
-            "messages": len(gold),
-            "gold_conversations": len(gold_sizes),
-            "predicted_conversations": len(pred_sizes),
-            "gold_multi": sum(1 for n in gold_sizes.values() if n > 1),
-            "predicted_multi": sum(1 for n in pred_sizes.values() if n > 1),
+            "messages": c.n,
+            "gold_conversations": len(c.gold_sizes),
+            "predicted_conversations": len(c.pred_sizes),
+            "gold_multi": int((c.gold_sizes > 1).sum()),
+            "predicted_multi": int((c.pred_sizes > 1).sum()),
         },
     }
 
