@@ -29,6 +29,8 @@ COMMAND_MODULES = (
     "mid_reply",
     "vet",
     "export",
+    "import",
+    "export_irc",
     "push",
     "release",
     "leaderboard",

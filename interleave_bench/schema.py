@@ -29,6 +29,9 @@ SPECIAL_LABELS = (CLARIFY, ERROR)
 JUDGE_NONE = "none"
 JUDGE_AMBIGUOUS = "ambiguous"
 MID_REPLY_HOW = ("interjection", "queued")
+#: a session field: true when the session's conversations are not known up front (real chat
+#: logs), so only open-mode routing applies; ``route`` and ``baselines`` refuse closed mode on it
+OPEN_ONLY_FIELD = "open_only"
 #: where a mid-reply message may go besides a catalog topic id
 MID_REPLY_RUNNING = "running"
 MID_REPLY_NEW = "new"
@@ -128,6 +131,11 @@ class Session(Record):
 
     def thread_ids(self) -> list[str]:
         return [t.id for t in self.threads]
+
+
+def is_open_only(s: Session) -> bool:
+    """True when the session says only open mode applies to it (its ``open_only`` field)."""
+    return (s.model_extra or {}).get(OPEN_ONLY_FIELD) is True
 
 
 def check_session(s: Session) -> list[tuple[str, str]]:

@@ -1,7 +1,8 @@
 """``interleave-bench baselines DATA``: write the standard model-free prediction files.
 
 Closed mode ``oracle``, ``stay`` and ``bm25``; open mode ``oracle``, ``single``, ``always_new`` and
-``bm25``: seven files under ``predictions/`` beside the data, each rewritten from scratch.
+``bm25``: seven files under ``predictions/`` beside the data, each rewritten from scratch
+(``--mode`` keeps one mode's files; open-only data refuses closed mode).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 from ..progress import Timer, summary_line
 from ..route.runner import DEFAULT_SPLIT, SPLITS
 from ..route.standard import STANDARD_BASELINES, write_baselines
+from ..schema import MODES
 
 __all__ = ["STANDARD_BASELINES", "register", "run", "write_baselines"]
 
@@ -19,12 +21,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("baselines", help="write the seven model-free prediction files", description=__doc__.split("\n\n")[0])
     p.add_argument("data", metavar="DATA", help="a data folder holding sessions.jsonl, or the file itself")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
+    p.add_argument("--mode", choices=MODES, help="only the baselines of this mode (default both; "
+                   "open-only data such as imported IRC logs needs --mode open)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
-    results = write_baselines(args.data, args.split)
+    results = write_baselines(args.data, args.split, mode=args.mode)
     for r in results:
         print(f"wrote {r.path} ({r.rows:,} rows)")
     sessions = results[0].sessions if results else 0

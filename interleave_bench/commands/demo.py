@@ -66,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"next: `interleave-bench route {out} --mode closed --policy hybrid --dry-run` runs the model router "
           "against the fake model (into predictions-dry/); set DEEPSEEK_API_KEY (or OPENAI_BASE_URL and "
           "OPENAI_API_KEY) and drop --dry-run for a real one.")
+    print("real chat: `interleave-bench import irc DIR` turns the IRC disentanglement corpus into data; then "
+          "`interleave-bench baselines data/irc-ubuntu --mode open` and `score` (with the field's 1-1, VI, ARI).")
     messages = docs[0]["counts"]["messages"] if docs else 0
     print(summary_line("demo", {"sessions": docs[0]["counts"]["sessions"] if docs else 0, "messages": messages,
                                 "runs scored": len(docs)}, timer.seconds))

@@ -12,6 +12,7 @@ import json
 import sys
 
 from ..progress import Timer, summary_line
+from ..score.cluster import cluster_table
 from ..score.report import burst_table, main_table, not_scored_line, per_session_table
 from ..score.run import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, score_files
 
@@ -57,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         if bursts:
             print()
             print(bursts)
+        clusters = cluster_table(results)
+        if clusters:
+            print()
+            print(clusters)
         if args.per_session:
             print()
             print(per_session_table(results))

@@ -277,6 +277,7 @@ CONFIG_BLURBS = {
     "v0": "routing: sessions of interleaved messages, each with its gold thread (default config)",
     "v1": "routing plus the assistant's replies, the facts' timeline and fact probes (phase 2)",
     "mid_reply": "messages sent while a reply is running: where does each one belong?",
+    "irc_ubuntu": "real Ubuntu IRC logs with annotated conversations (open mode only; CC BY 4.0)",
 }
 
 

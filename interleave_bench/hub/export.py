@@ -32,6 +32,7 @@ from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, 
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
+from .irc import irc_config, irc_markdown, licenses
 from .features import (
     CONFIG_VERSIONS,
     CONFIGS,
@@ -175,7 +176,7 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
     total = sum(c.total for c in configs)
     data = DatasetCardData(
         pretty_name=cardlib.PRETTY_NAME,
-        license=cardlib.LICENSE,
+        license=licenses([c.name for c in configs]),
         language=sorted(langs),
         multilinguality="multilingual" if len(langs) > 1 else "monolingual",
         task_categories=cardlib.TASK_CATEGORIES,
@@ -225,6 +226,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str, re
     if mid:
         sections.append(cardlib.mid_reply_markdown(mid.cases, mid.total))
         about = "### Mid-reply cases\n\n" + (mid.cases.about.strip() or "Written by hand.")
+    sections += [x for x in [irc_markdown([c.name for c in configs])] if x]
     years = sorted(
         str(c.source.manifest.provenance.get("created", ""))[:4]
         for c in configs
@@ -264,6 +266,7 @@ def export_dataset(
     mid_reply: Optional[str | os.PathLike] = None,
     template_dir: Optional[str | os.PathLike] = None,
     release_notes: Optional[str] = None,
+    irc: Optional[str | os.PathLike] = None,
 ) -> ExportResult:
     """Write the dataset folder ``out`` from the given sources; returns what was written.
 
@@ -272,8 +275,8 @@ def export_dataset(
     Raises :class:`InputError` for bad input (nothing written) and :class:`UsageError` when there is
     nothing to export or ``out`` holds files an export does not own.
     """
-    if v0 is None and v1 is None and mid_reply is None:
-        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR and/or --mid-reply FILE")
+    if v0 is None and v1 is None and mid_reply is None and irc is None:
+        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR, --mid-reply FILE and/or --irc DIR")
     out = Path(out)
     _check_replaceable(out)
     template_path, template = cardlib.load_template(cardlib.DATASET_TEMPLATE, Path(template_dir) if template_dir else None)
@@ -286,6 +289,10 @@ def export_dataset(
             warnings += warn
     if mid_reply is not None:
         cfg, warn = mid_reply_config(mid_reply)
+        configs.append(cfg)
+        warnings += warn
+    if irc is not None:
+        cfg, warn = irc_config(irc)
         configs.append(cfg)
         warnings += warn
 

@@ -39,10 +39,10 @@ from datasets import Features, List, Value
 from pydantic import BaseModel
 
 #: the configs the dataset publishes, the first one is the default
-CONFIGS = ("v0", "v1", "mid_reply")
+CONFIGS = ("v0", "v1", "mid_reply", "irc_ubuntu")
 DEFAULT_CONFIG = "v0"
 #: the session ``version`` each session config holds
-CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
+CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1", "irc_ubuntu": "interleave-v0"}
 #: splits of the session configs, in the order the card lists them
 SESSION_SPLITS = ("dev", "test")
 #: the mid-reply cases are all evaluation data: one split
@@ -152,7 +152,7 @@ MID_REPLY_CASE = Spec(
 #: the mid-reply row: the case, then the catalog of its language joined in
 CATALOG = "catalog"
 
-SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE}
+SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE, "irc_ubuntu": SESSION_V0}
 
 
 # --- features -----------------------------------------------------------------------------------------

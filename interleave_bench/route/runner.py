@@ -27,7 +27,7 @@ from ..errors import UsageError
 from ..io import JsonlAppender, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..schema import CLARIFY, ERROR, MODES, SPECIAL_LABELS, Session
+from ..schema import CLARIFY, ERROR, MODES, SPECIAL_LABELS, Session, is_open_only
 from .base import (
     BurstFailure,
     Conversation,
@@ -363,6 +363,15 @@ def select_sessions(data_file: Path, split: str) -> list[Session]:
     return sessions
 
 
+def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str) -> None:
+    """Raise :class:`UsageError` when ``mode`` is closed and a session is open-only (``open_only``)."""
+    if mode == "closed":
+        for s in sessions:
+            if is_open_only(s):
+                raise UsageError(f"{data_file}: session {s.session_id!r} is open-only (its conversations are not "
+                                 f"known up front): closed mode does not apply, use --mode open")
+
+
 def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) -> set[str]:
     """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
 
@@ -447,6 +456,7 @@ def run_route(
     opts.check()
     data_file = sessions_file(data)
     sessions = select_sessions(data_file, opts.split)
+    check_mode_applies(data_file, sessions, opts.mode)
     router = router if router is not None else make_router(opts.policy, llm)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
     prompt = None

@@ -25,15 +25,18 @@ STANDARD_BASELINES = (
 
 
 def write_baselines(data: str | os.PathLike, split: str = DEFAULT_SPLIT,
-                    out_dir: Optional[str | os.PathLike] = None) -> list[RouteResult]:
-    """Route ``data`` with every standard baseline, each file written afresh.
+                    out_dir: Optional[str | os.PathLike] = None, mode: Optional[str] = None) -> list[RouteResult]:
+    """Route ``data`` with every standard baseline (only those of ``mode``, when given), each file
+    written afresh.
 
     Files go to ``predictions/`` beside the data, or to ``out_dir`` when given. Returns the
     :class:`RouteResult` of each file, in :data:`STANDARD_BASELINES` order.
     """
     results = []
-    for mode, policy in STANDARD_BASELINES:
-        opts = RouteOptions(mode=mode, policy=policy, split=split)
+    for m, policy in STANDARD_BASELINES:
+        if mode is not None and m != mode:
+            continue
+        opts = RouteOptions(mode=m, policy=policy, split=split)
         out = None if out_dir is None else Path(out_dir) / output_name(opts)
         results.append(run_route(data, opts, out=out, fresh=True))
     return results
