@@ -32,19 +32,15 @@ def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def _has_whole_number(text: str, number: str) -> bool:
-    # neither a digit nor "<digit>." right before it, nor a digit or ".<digit>" right after it:
-    # "7000" does not say 700, "1.700" does not say 700, "700.5" does not say 700
-    return re.search(rf"(?<!\d)(?<!\d\.){re.escape(number)}(?!\.?\d)", text) is not None
-
-
 def says(text: str, value: str) -> bool:
-    """True when ``text`` says ``value``: every number of the value occurs in the text as a whole
-    number, and the normalised value occurs in the normalised text. An empty value is never said."""
+    """True when ``text`` says ``value``: every number of the value is one of the text's numbers
+    (numbers read the same way in both, so "7000" does not say 700, nor "1.700" or "700.5"), and
+    the normalised value occurs in the normalised text. An empty value is never said."""
     t, v = normalize(text), normalize(value)
     if not v:
         return False
-    return all(_has_whole_number(t, n) for n in _NUMBER.findall(v)) and v in t
+    numbers = set(_NUMBER.findall(t))
+    return all(n in numbers for n in _NUMBER.findall(v)) and v in t
 
 
 def is_undecided(answer: str) -> bool:
