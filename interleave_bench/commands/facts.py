@@ -15,12 +15,12 @@ import re
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..facts.protocol import load_system, system_name
 from ..facts.records import check_v1
 from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
-from ..io import read_records_with_lines, sessions_file, sha256_file
+from ..io import read_records_with_lines, sessions_file
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
 from ..progress import Timer, summary_line
@@ -65,8 +65,14 @@ def parse_strategies(text: str) -> tuple[str, ...]:
 
 def read_v1_sessions(path: Path) -> list[Session]:
     """The sessions of a v1 file, with their timeline and probes checked (file, line, field on error)."""
-    sessions = [s for _, s in read_records_with_lines(
-        path, Session, check=lambda s: check_session(s) + check_v1(s))]
+    sessions: list[Session] = []
+    first: dict[str, int] = {}
+    for line, s in read_records_with_lines(path, Session, check=lambda s: check_session(s) + check_v1(s)):
+        if s.session_id in first:
+            raise InputError(str(path), line, "session_id",
+                             f"duplicate session id {s.session_id!r} (first on line {first[s.session_id]})")
+        first[s.session_id] = line
+        sessions.append(s)
     if sessions and not any(s.probes for s in sessions):
         raise UsageError(f"{path}: no session has probes: facts needs v1 data (timeline and probes), "
                          "(v0 sessions route only)")
@@ -105,12 +111,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         job.finish()
 
-    doc = score_and_write(out)
+    doc = score_and_write(out, data)
     print(f"facts: system {name}, model {model}{' (dry run)' if args.dry_run else ''}; "
           f"{len(selected)} {args.split} session{'s' if len(selected) != 1 else ''} of {data}")
     print()
     print(report(doc.metrics))
-    print(f"results: {out}; summary: {summary_path(out)}; data {sha256_file(data)[:12]}", file=sys.stderr)
+    print(f"results: {out}; summary: {summary_path(out)}", file=sys.stderr)
     if llm is not None:
         print(llm.cost_line(), file=sys.stderr)
     counts = {"sessions": len(selected), "replayed now": len(job.fresh) - len(job.failed),

@@ -39,11 +39,12 @@ def summary_path(results: Path) -> Path:
     return results.with_name(name + SUMMARY_SUFFIX)
 
 
-def summary_document(results: Path, rows: list, metrics: dict[str, Any]) -> FactsSummary:
-    """The typed score document of one results file."""
+def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: Path | None = None) -> FactsSummary:
+    """The typed score document of one results file (``data``: the sessions file, when known)."""
     sessions = [r for _, r in rows if isinstance(r, SessionRow)]
     return FactsSummary(
         results={"path": str(results), "sha256": sha256_file(results)},
+        data={"path": str(data), "sha256": sha256_file(data)} if data is not None else None,
         system=next((s.system for s in sessions if s.system), None),
         model=next((s.model for s in sessions if s.model), None),
         passed=metrics["passed"],
@@ -52,10 +53,10 @@ def summary_document(results: Path, rows: list, metrics: dict[str, Any]) -> Fact
     )
 
 
-def score_and_write(results: Path) -> FactsSummary:
+def score_and_write(results: Path, data: Path | None = None) -> FactsSummary:
     """Score one results file and write its ``.score.json``; returns the document."""
     rows = read_rows(results)
-    doc = summary_document(results, rows, score_rows(rows, str(results)))
+    doc = summary_document(results, rows, score_rows(rows, str(results)), data)
     write_json(summary_path(results), doc.model_dump(mode="json"))
     return doc
 
