@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -45,6 +46,12 @@ class _Topic:
     title: str
     exchanges: list[dict[str, str]] = field(default_factory=list)
     facts: dict[str, FactState] = field(default_factory=dict)  # by normalised label
+
+
+def _names(label: str, text: str) -> bool:
+    """True when ``text`` names the label as whole words (punctuation around it allowed)."""
+    lab = normalize(label)
+    return bool(lab) and re.search(rf"(?<!\w){re.escape(lab)}(?!\w)", normalize(text)) is not None
 
 
 def _occurs(evidence: str, text: str) -> bool:
@@ -132,8 +139,7 @@ class ReferenceSystem:
     def _points(self, request: Request, tid: str, fact: FactState) -> bool:
         texts = [request.text, *request.recent[-POINTING_MESSAGES:]]
         title = self.topics[tid].title
-        label = normalize(fact.label)
-        return any(title_mentioned(title, t) or (label and f" {label} " in f" {normalize(t)} ") for t in texts)
+        return any(title_mentioned(title, t) or _names(fact.label, t) for t in texts)
 
     async def candidates(self, request: Request) -> list[FactLine]:
         return [FactLine(tid, f.label, f.value) for tid, f in self._confirmed(request.current)
