@@ -151,3 +151,24 @@ def test_bad_input_and_options_are_one_line_and_exit_2(tmp_path, capsys, monkeyp
     v0.pop("probes"), v0.pop("timeline")
     code, _, err = run_facts(capsys, str(write_data(tmp_path / "v0", [v0])), "--dry-run")
     assert code == 2 and "needs v1 data" in err
+
+
+def test_a_rerun_replays_only_failed_changed_or_cut_off_sessions_and_refuses_another_systems_file(data, capsys):
+    assert run_facts(capsys, str(data), "--dry-run")[0] == 0
+    results = data / "facts" / "fake-model.jsonl"
+    first = results.read_bytes()
+    rows = read_json_rows(results)
+    # en-0002 failed last time (an error row instead of its rows), and the file ends in half a line
+    kept = [r for r in rows if r["session_id"] != "en-0002"]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept)
+    results.write_text(text + json.dumps({"kind": "error", "session_id": "en-0002", "problem": "HTTP 500"}) + "\n"
+                       + '{"kind":"answer","sess', encoding="utf-8")
+    code, _, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 0 and "1 replayed now, 2 kept from earlier runs" in err, err
+    assert results.read_bytes() == first
+    # other strategies change every session's fingerprint: all replayed
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--strategies", "facts,summary")
+    assert code == 0 and "3 replayed now, 0 kept" in err
+    # a file of another system is refused, not mixed
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:CurrentOnly", "--out", str(results))
+    assert code == 2 and "choose another --out" in err

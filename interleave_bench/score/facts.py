@@ -6,7 +6,6 @@ clock, so re-scoring a results file never calls anything and always gives the sa
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -371,7 +370,7 @@ def _sum_usage(sessions: Sequence[SessionItem]) -> dict:
     total: dict[str, Counter] = defaultdict(Counter)
     for s in sessions:
         for purpose, u in s.usage.items():
-            total[purpose].update({k: int(v) for k, v in u.items() if isinstance(v, (int, float)) and not math.isnan(v)})
+            total[purpose].update({k: int(v) for k, v in u.items() if isinstance(v, int)})
     out = {p: dict(sorted(c.items())) for p, c in sorted(total.items())}
     all_ = Counter()
     for c in total.values():
