@@ -4,7 +4,6 @@ passing and failing, missing and duplicate answers failing the run, and score-fa
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

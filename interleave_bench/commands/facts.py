@@ -121,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         print(llm.cost_line(), file=sys.stderr)
     counts = {"sessions": len(selected), "replayed now": len(job.fresh) - len(job.failed),
               "kept from earlier runs": len(plan.kept), "failed": len(job.failed)}
+    if plan.redone:
+        counts["failed, changed or cut-off sessions replayed"] = plan.redone
     print(summary_line("facts", counts, timer.seconds, llm), file=sys.stderr)
     if job.failed:
         if len(job.failed) == len(plan.todo):

@@ -255,6 +255,10 @@ async def replay_session(s: Session, llm: LLM, system_cls: Optional[type], opts:
 
 @dataclass
 class Plan:
+    """What a run has to do: finished sessions' rows it keeps, sessions still to replay, how many
+    earlier sessions are replayed because they failed, changed or were cut off, and rows of
+    sessions outside this selection (kept in the file)."""
+
     kept: dict[str, list[dict[str, Any]]]
     todo: list[Session]
     redone: int = 0
