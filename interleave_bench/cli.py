@@ -27,6 +27,8 @@ COMMAND_MODULES = (
     "score",
     "compare",
     "mid_reply",
+    "facts",
+    "score_facts",
     "vet",
     "export",
     "import",
