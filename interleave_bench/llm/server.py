@@ -26,7 +26,7 @@ from typing import Any
 from . import fake
 from .client import KIND_HEADER
 
-FAULT_KINDS = ("429", "500", "slow", "malformed", "garbage", "drop")
+FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop")
 
 
 @dataclass
@@ -35,7 +35,8 @@ class Fault:
 
     ``match`` is a substring of the request body (e.g. a session id); ``None`` matches every request.
     ``kind``: ``429`` (with ``Retry-After: retry_after``), ``500``, ``slow`` (answers after ``delay``
-    seconds), ``malformed`` (HTTP 200 with a body that is not JSON), ``garbage`` (a well-formed
+    seconds), ``malformed`` (HTTP 200 with a body that is not JSON), ``truncated`` (HTTP 200 with the first half
+    of the real answer's JSON, as a connection cut mid-body would leave it), ``garbage`` (a well-formed
     completion whose text is nonsense), ``drop`` (closes the connection without answering).
     """
 
@@ -237,6 +238,10 @@ class FakeServer:
                     elif fault is not None and fault.kind == "malformed":
                         status = "malformed"
                         self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
+                    elif fault is not None and fault.kind == "truncated":
+                        status = "truncated"
+                        whole = json.dumps(server._completion(body, kind, garbage=False), ensure_ascii=False).encode("utf-8")
+                        self._send(200, whole[: len(whole) // 2])
                     else:
                         payload = server._completion(body, kind, garbage=bool(fault and fault.kind == "garbage"))
                         with server._lock:
