@@ -9,17 +9,19 @@ appends write whole lines and flush them, so an interrupted run leaves only comp
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors
+from .errors import InputError, InputErrors, UsageError
 from .schema import (
     Manifest,
     MidReplyCaseFile,
@@ -370,6 +372,39 @@ def read_done_keys(path: str | os.PathLike, key: Callable[[dict[str, Any]], Any]
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue
     return done
+
+
+# --- one writer per output ---------------------------------------------------------------------------
+
+
+def lock_path(path: str | os.PathLike) -> Path:
+    """The lock file of an output: ``.<name>.lock`` beside it (hidden, so exports and pushes skip it)."""
+    p = Path(path)
+    return p.with_name(f".{p.name}.lock")
+
+
+@contextmanager
+def exclusive_output(path: str | os.PathLike, command: str) -> Iterator[Path]:
+    """Hold the exclusive lock of the output ``path`` for the block; yields the lock file's path.
+
+    A second process asking for the same output gets a :class:`UsageError` at once (no waiting)
+    naming the holder's pid and ``command``, which the lock file records. The lock is an ``flock``,
+    so it goes with its process: a run killed with -9 leaves no stale lock behind, only the file.
+    """
+    lock = lock_path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "another process"
+            raise UsageError(f"{path}: another run is writing it ({holder}); let it finish, or write elsewhere") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}: {command}\n".encode("utf-8"), 0)
+        yield lock
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 # --- fingerprints -----------------------------------------------------------------------------------

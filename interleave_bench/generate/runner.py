@@ -29,6 +29,7 @@ from ..io import (
     MANIFEST_FILE,
     SESSIONS_FILE,
     JsonlAppender,
+    exclusive_output,
     iter_json_lines,
     read_json,
     sha256_file,
@@ -270,6 +271,14 @@ def generate(
     timer = Timer()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    with exclusive_output(out / SESSIONS_FILE, "generate"):
+        return _generate_into(out, n_sessions, config, llm, concurrency, overwrite, after_session, timer)
+
+
+def _generate_into(out: Path, n_sessions: int, config: GenerateConfig, llm: LLM | None, concurrency: int,
+                   overwrite: bool, after_session: Callable[[SessionIdentity, bool], None] | None,
+                   timer: Timer) -> GenerateResult:
+    """The body of :func:`generate`, run while holding the output folder's lock; returns its result."""
     sessions_path, manifest_path, work_path = out / SESSIONS_FILE, out / MANIFEST_FILE, out / WORK_FILE
     fp = config.fingerprint()
     version = VERSIONS[config.dataset]

@@ -84,6 +84,8 @@ class FakeServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.usage_total = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
+        self.arrived = threading.Event()  # set by the first request (a barrier for tests)
+        self.gate: threading.Event | None = None  # when set by :meth:`hold`, requests wait for it
         self._lock = threading.Lock()
         self._httpd = _QuietServer((host, port), self._make_handler())
         self._httpd.daemon_threads = True
@@ -101,6 +103,12 @@ class FakeServer:
         with self._lock:
             self.faults.append(f)
         return f
+
+    def hold(self) -> threading.Event:
+        """Make every request wait until the returned event is set: a barrier that keeps a client
+        mid-run (``arrived`` tells when the first request is waiting)."""
+        self.gate = threading.Event()
+        return self.gate
 
     def reset_counts(self) -> None:
         with self._lock:
@@ -207,6 +215,9 @@ class FakeServer:
                     body = json.loads(raw) if raw else {}
                 except json.JSONDecodeError:
                     body = {}
+                server.arrived.set()
+                if server.gate is not None:
+                    server.gate.wait()
                 with server._lock:
                     server.calls += 1
                     server.in_flight += 1

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
-from ..io import JsonlAppender, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
+from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..schema import CLARIFY, ERROR, MODES, SPECIAL_LABELS, Session
@@ -455,9 +455,15 @@ def run_route(
 
         prompt = prompt_fingerprint()
     out_path = Path(out) if out is not None else default_output(data_file, opts, model, dry_run=dry_run)
-    record_path = sidecar_path(out_path)
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt)
+    with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
+        return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer)
 
+
+def _route_into(out_path: Path, record: dict[str, Any], sessions: list[Session], opts: RouteOptions, router: Any,
+                llm: Any, fresh: bool, timer: Timer) -> RouteResult:
+    """The body of :func:`run_route`, run while holding the output's lock; returns its result."""
+    record_path = sidecar_path(out_path)
     previous: dict[str, Any] = {}
     if fresh:
         for p in (out_path, record_path):

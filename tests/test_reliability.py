@@ -1,0 +1,56 @@
+"""Reliability under a hostile user: one writer per output, faults retried, ERROR rows asked again."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interleave_bench.cli import main
+from interleave_bench.errors import UsageError
+from interleave_bench.io import exclusive_output, lock_path
+
+from _route_util import read_rows, standard_sessions, write_data
+
+ROOT = Path(__file__).resolve().parents[1]
+#: a safety net only: the barrier below releases long before, never a timing assumption
+BARRIER_TIMEOUT_S = 120
+
+
+def test_two_routes_on_one_output_one_finishes_the_other_exits_2_at_once(openai_env, tmp_path, capsys):
+    srv = openai_env["server"]
+    data = write_data(tmp_path / "data", standard_sessions()[:2])
+    out = tmp_path / "preds.jsonl"
+    args = ["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1", "--out", str(out)]
+    gate = srv.hold()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.Popen([sys.executable, "-m", "interleave_bench", *args], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # barrier: the first run is waiting on its first model call, so it holds the output's lock
+        assert srv.arrived.wait(BARRIER_TIMEOUT_S)
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(out) in err[0] and f"pid {first.pid}" in err[0] and "route" in err[0], err
+    finally:
+        gate.set()
+        stdout, stderr = first.communicate(timeout=BARRIER_TIMEOUT_S)
+    assert first.returncode == 0, stderr
+    keys = [(r["session_id"], r["i"]) for r in read_rows(out)]
+    assert len(keys) == len(set(keys)) == sum(len(s["turns"]) for s in standard_sessions()[:2])
+
+
+def test_the_lock_is_released_at_the_end_and_names_its_holder_while_held(tmp_path):
+    out = tmp_path / "x.jsonl"
+    with exclusive_output(out, "route --mode open --policy llm"):
+        assert lock_path(out).read_text() == f"pid {os.getpid()}: route --mode open --policy llm\n"
+        with pytest.raises(UsageError, match=f"pid {os.getpid()}: route --mode open"):
+            with exclusive_output(out, "other"):
+                pass
+    with exclusive_output(out, "next"):
+        pass  # free again
+    assert lock_path(out).name.startswith(".")  # hidden: exports and pushes leave it out
