@@ -54,3 +54,25 @@ def test_the_lock_is_released_at_the_end_and_names_its_holder_while_held(tmp_pat
     with exclusive_output(out, "next"):
         pass  # free again
     assert lock_path(out).name.startswith(".")  # hidden: exports and pushes leave it out
+
+
+def test_a_plain_rerun_asks_again_for_the_error_rows_and_nothing_paid_before(openai_env, tmp_path, capsys):
+    srv = openai_env["server"]
+    data = write_data(tmp_path / "data", standard_sessions()[:2])  # en-0001 (14 messages), zh-0001 (9)
+    srv.add_fault("500", times=1, match="Which day trips from Lisbon")  # en-0001 turn 5
+    args = ["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1", "--max-retries", "0"]
+    assert main(args) == 0
+    path = data / "predictions" / "closed-llm-m1.jsonl"
+    assert [r["pred"] for r in read_rows(path)].count("ERROR") == 1
+    assert "1 ERROR row remain in" in capsys.readouterr().err
+    srv.reset_counts()
+    assert main(args) == 0  # no --fresh
+    # asked again: the failed turn and the later turns of its session (their prompts showed the ERROR);
+    # the five turns before it and the other session are replayed from the cache
+    assert srv.completions == 14 - 5
+    rows = read_rows(path)
+    assert "ERROR" not in [r["pred"] for r in rows] and "ERROR row" not in capsys.readouterr().err
+    srv.reset_counts()
+    clean = tmp_path / "clean.jsonl"
+    assert main(args + ["--out", str(clean)]) == 0
+    assert srv.completions == 0 and read_rows(clean) == rows

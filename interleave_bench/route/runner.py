@@ -354,6 +354,7 @@ class RouteResult:
     rows: int  # rows in the file at the end
     counts: SessionCounts = field(default_factory=SessionCounts)
     seconds: float = 0.0
+    errors_left: int = 0  # ERROR rows in the file at the end (a plain rerun asks for them again)
 
 
 def select_sessions(data_file: Path, split: str) -> list[Session]:
@@ -384,6 +385,7 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
     def mismatch(why: str) -> UsageError:
         return UsageError(f"{out}: {why}; it was written by a different run (pass --fresh to start over, or --out)")
 
+    failed_at: Optional[int] = None  # start of the first session holding an ERROR row
     with open(out, "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
             try:
@@ -397,14 +399,24 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
                 if current is not None:
                     if current_rows != expected[pos][1]:
                         raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
+                    if failed_at is not None:
+                        break
                     done.add(current)
                     pos += 1
                 if pos >= len(expected) or expected[pos][0] != sid:
                     raise mismatch(f"line {line_no}: session {sid!r} is not the next session of this run")
                 current, current_rows, current_start = sid, 0, offset
+            if row.get("pred") == ERROR and failed_at is None:
+                failed_at = current_start
             current_rows += 1
             offset += len(raw)
-    if current is not None:
+    if failed_at is not None:
+        # a session with ERROR rows is routed again from its start, and every later one with it (the
+        # file stays a prefix of the run): the cache replays what was paid for, so only the failed
+        # requests, and the ones after them in their session that saw the ERROR, are asked again
+        with open(out, "rb+") as fh:
+            fh.truncate(failed_at)
+    elif current is not None:
         if current_rows == expected[pos][1]:
             done.add(current)
         elif current_rows < expected[pos][1]:
@@ -520,14 +532,16 @@ def _route_into(out_path: Path, record: dict[str, Any], sessions: list[Session],
     if usage is not None and done and isinstance(previous.get("usage"), dict) and previous["usage"]:
         # a resumed run: the record keeps what the whole file cost
         usage = {k: round(v + previous["usage"].get(k, 0), 6) for k, v in usage.items()}
+    in_file = file_counts(out_path)
     write_json(record_path, {
         **record,
         "complete": True,
-        "counts": {"sessions": len(sessions), "resumed_sessions": len(done), **file_counts(out_path)},
+        "counts": {"sessions": len(sessions), "resumed_sessions": len(done), **in_file},
         "usage": usage,
         "provenance": provenance(data=record["data_sha256"], predictions=sha256_file(out_path)),
     })
-    return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds)
+    return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds,
+                       in_file["errors"])
 
 
 def file_counts(path: Path) -> dict[str, int]:
