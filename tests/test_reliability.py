@@ -12,7 +12,8 @@ import pytest
 
 from interleave_bench.cli import main
 from interleave_bench.errors import UsageError
-from interleave_bench.io import exclusive_output, lock_path
+from interleave_bench.errors import InputError
+from interleave_bench.io import exclusive_output, lock_path, parse_json
 
 from _route_util import read_rows, standard_sessions, write_data
 
@@ -76,3 +77,43 @@ def test_a_plain_rerun_asks_again_for_the_error_rows_and_nothing_paid_before(ope
     clean = tmp_path / "clean.jsonl"
     assert main(args + ["--out", str(clean)]) == 0
     assert srv.completions == 0 and read_rows(clean) == rows
+
+
+# --- clean errors for input Python's json accepts but the project cannot use -------------------------
+
+
+@pytest.mark.parametrize("text,field,words", [
+    ('{"a": {"b": ["ok", "\\ud800"]}}', "a.b[1]", "lone surrogate"),
+    ('{"a": "\\udc00 tail"}', "a", "lone surrogate"),
+    ('{"a": [1.5, NaN]}', "a[1]", "NaN and Infinity are refused"),
+    ('{"x": {"y": -Infinity}}', "x.y", "NaN and Infinity are refused"),
+])
+def test_parse_json_names_the_field_of_a_lone_surrogate_or_a_non_number(text, field, words):
+    with pytest.raises(InputError) as exc:
+        parse_json("f.jsonl", 3, text)
+    assert (exc.value.path, exc.value.line, exc.value.field) == ("f.jsonl", 3, field) and words in exc.value.message
+
+
+def test_parse_json_keeps_surrogate_pairs_and_refuses_deep_nesting():
+    assert parse_json("f", 1, '{"a": "\\ud83d\\ude00 NaN Infinity"}') == {"a": "\U0001F600 NaN Infinity"}
+    with pytest.raises(InputError, match="nested too deeply"):
+        parse_json("f", 1, "[" * 100_000 + "]" * 100_000)
+
+
+def test_validate_checks_predictions_for_repeats_types_and_against_the_data(tmp_path, capsys):
+    data = write_data(tmp_path / "data", standard_sessions()[:1])  # en-0001: turns 0-13
+    row = {"session_id": "en-0001", "i": 0, "pred": "A", "mode": "closed", "policy": "oracle"}
+    pred = tmp_path / "p.jsonl"
+    lines = [row, {**row, "i": 1, "pred": 7}, row, {**row, "i": 999}, {**row, "session_id": "xx-1"}]
+    pred.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    assert main(["validate", str(pred)]) == 2
+    err = capsys.readouterr().err
+    assert f"{pred}:3: i: duplicate row for session 'en-0001' turn 0 (first on line 1)" in err
+    assert "turn 999" not in err  # no data given: nothing to check turns against
+    assert main(["validate", str(data), str(pred)]) == 2
+    err = capsys.readouterr().err
+    assert f"{pred}:4: i: session 'en-0001' of {data / 'sessions.jsonl'} has no turn 999 (turns 0-13)" in err
+    assert f"{pred}:5: session_id: 'xx-1' is not a session of" in err
+    pred.write_text("".join(json.dumps(r) + "\n" for r in lines[:2]), encoding="utf-8")
+    assert main(["validate", str(data), str(pred)]) == 2
+    assert f"{pred}:2: pred: must be a string, got int 7" in capsys.readouterr().err
