@@ -15,7 +15,9 @@ from interleave_bench.errors import UsageError
 from interleave_bench.errors import InputError
 from interleave_bench.io import exclusive_output, lock_path, parse_json
 
+import _score_util as score_util
 from _route_util import read_rows, standard_sessions, write_data
+from _score_util import many_sessions, oracle_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a safety net only: the barrier below releases long before, never a timing assumption
@@ -117,3 +119,30 @@ def test_validate_checks_predictions_for_repeats_types_and_against_the_data(tmp_
     pred.write_text("".join(json.dumps(r) + "\n" for r in lines[:2]), encoding="utf-8")
     assert main(["validate", str(data), str(pred)]) == 2
     assert f"{pred}:2: pred: must be a string, got int 7" in capsys.readouterr().err
+
+
+# --- scoring: nothing to score, partial runs -----------------------------------------------------
+
+
+def test_a_partial_run_is_scored_loudly_and_refused_with_require_complete(tmp_path, capsys):
+    ss = many_sessions(4)
+    data = score_util.write_jsonl(tmp_path / "sessions.jsonl", ss)
+    pred = score_util.write_jsonl(tmp_path / "p.jsonl", [r for r in oracle_rows(ss, "closed") if r["session_id"] == "s-001"])
+    assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("not scored:"))
+    assert line == "not scored: p: 3 sessions without predictions (s-000, s-002, s-003)"
+    assert json.loads((tmp_path / "p.score.json").read_text())["not_scored_line"] == line
+    assert main(["score", str(data), str(pred), "--bootstrap", "0", "--require-complete"]) == 1
+    assert "incomplete: p lack rows" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("empty", ["data", "predictions"])
+def test_scoring_nothing_is_one_line_and_exit_2(tmp_path, capsys, empty):
+    ss = many_sessions(2)
+    data = score_util.write_jsonl(tmp_path / "sessions.jsonl", [] if empty == "data" else ss)
+    pred = score_util.write_jsonl(tmp_path / "p.jsonl", [] if empty == "predictions" else oracle_rows(ss, "closed"))
+    assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    named = data if empty == "data" else pred
+    assert err == [f"error: {named}: no {'sessions' if empty == 'data' else 'prediction rows'} in this file: nothing to score"]
+    assert not (tmp_path / "p.score.json").exists()
