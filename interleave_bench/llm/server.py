@@ -16,6 +16,7 @@ Use it as a context manager::
 from __future__ import annotations
 
 import json
+import random
 import sys
 import threading
 import time
@@ -78,6 +79,7 @@ class FakeServer:
         self.delay = delay  # seconds every answer waits (to test concurrency)
         self.cached_share = cached_share  # share of prompt tokens reported as provider-cached
         self.faults: list[Fault] = []
+        self._chaos: tuple[float, random.Random, tuple[str, ...], float] | None = None
         self.log: list[RequestLog] = []
         self.calls = 0  # every request received, faulty or not
         self.completions = 0  # requests answered with a completion
@@ -103,6 +105,13 @@ class FakeServer:
         with self._lock:
             self.faults.append(f)
         return f
+
+    def chaos(self, rate: float, seed: int, kinds: tuple[str, ...] = FAULT_KINDS, delay: float = 0.2) -> None:
+        """Give each request not matched by a listed fault a ``rate`` chance of a fault of one of
+        ``kinds`` (drawn from a generator seeded with ``seed``; ``slow`` waits ``delay`` seconds)."""
+        for k in kinds:
+            Fault(k)  # checks the name
+        self._chaos = (rate, random.Random(seed), tuple(kinds), delay)
 
     def hold(self) -> threading.Event:
         """Make every request wait until the returned event is set: a barrier that keeps a client
@@ -146,6 +155,10 @@ class FakeServer:
                     continue
                 f.times -= 1
                 return f
+            if self._chaos is not None:
+                rate, rng, kinds, delay = self._chaos
+                if rng.random() < rate:
+                    return Fault(rng.choice(kinds), delay=delay)
         return None
 
     def _completion(self, body: dict[str, Any], kind: str | None, garbage: bool) -> dict[str, Any]:
