@@ -424,7 +424,7 @@ def read_done_keys(path: str | os.PathLike, key: Callable[[dict[str, Any]], Any]
                 break
             try:
                 done.add(key(json.loads(text)))
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
                 continue
     return done
 

@@ -96,3 +96,17 @@ def test_every_reading_command_refuses_every_malformed_file(kind, name, argv, tm
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert errors and all(str(target) in line for line in errors), err
     assert snapshot(tmp_path) == before, "a refused input still left files behind"
+
+
+@pytest.mark.parametrize("name", ["not-json.jsonl", "deep-nesting-line.jsonl", "lone-surrogate-text.jsonl",
+                                  "array-line.jsonl", "latin1.jsonl"])
+def test_generate_refuses_a_malformed_sessions_file_in_its_output_folder(name, tmp_path, capsys):
+    out = tmp_path / "gen"
+    assert main(["generate", "--offline", "--sessions", "1", "--out", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    shutil.copyfile(CORPUS / "sessions" / name, out / "sessions.jsonl")
+    capsys.readouterr()
+    assert main(["generate", "--offline", "--sessions", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err and str(out / "sessions.jsonl") in err, err
+    assert json.loads((out / "manifest.json").read_text(encoding="utf-8")) == manifest

@@ -391,7 +391,7 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
             try:
                 row = json.loads(raw)
                 sid = row["session_id"]
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 raise mismatch(f"line {line_no} is not a prediction row") from None
             if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
                 raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
