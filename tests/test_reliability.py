@@ -146,3 +146,32 @@ def test_scoring_nothing_is_one_line_and_exit_2(tmp_path, capsys, empty):
     named = data if empty == "data" else pred
     assert err == [f"error: {named}: no {'sessions' if empty == 'data' else 'prediction rows'} in this file: nothing to score"]
     assert not (tmp_path / "p.score.json").exists()
+
+
+# --- faults of every kind: the same rows as a clean run -----------------------------------------------
+
+
+def _without_cost(rows: list[dict]) -> list[dict]:
+    """Rows without what a fault may honestly change: latency, and usage (a garbage answer and its
+    corrective retry cost more than one good answer)."""
+    return [{k: v for k, v in r.items() if k not in ("elapsed_ms", "usage")} for r in rows]
+
+
+def test_route_under_faults_of_every_kind_ends_like_a_clean_run_without_fresh(openai_env, tmp_path, monkeypatch):
+    srv = openai_env["server"]
+    data = write_data(tmp_path / "data", standard_sessions()[:2])
+    base = ["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1"]
+    assert main(base + ["--out", str(tmp_path / "clean.jsonl")]) == 0
+    clean = read_rows(tmp_path / "clean.jsonl")
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "chaos-cache"))  # nothing answered from the clean run
+    srv.reset_counts()
+    srv.chaos(0.2, seed=5, delay=0.0)
+    chaos = tmp_path / "chaos.jsonl"
+    assert main(base + ["--out", str(chaos)]) == 0
+    kinds = {e.status for e in srv.log}
+    assert {"truncated", "malformed", 500} <= kinds, kinds  # the mix did hit unreadable bodies
+    for _ in range(3):  # a plain rerun asks again for what is left (nothing, with the retries)
+        if "ERROR" not in [r["pred"] for r in read_rows(chaos)]:
+            break
+        assert main(base + ["--out", str(chaos)]) == 0
+    assert _without_cost(read_rows(chaos)) == _without_cost(clean)
