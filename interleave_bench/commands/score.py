@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="prediction files (.jsonl), or folders of them")
     add_scoring_arguments(p)
     p.add_argument("--per-session", action="store_true", help="also print one row per scored session")
+    p.add_argument("--require-complete", action="store_true",
+                   help="exit 1 when a run has no rows for some sessions or turns of the split (default: score the rest)")
     p.set_defaults(func=run)
 
 
@@ -74,5 +76,10 @@ def run(args: argparse.Namespace) -> int:
     scored = sum(r["counts"]["sessions"] for r in results)
     print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},
                        timer.seconds), file=sys.stderr)
+    incomplete = [r["system"] for r in results if r["counts"]["sessions_without_rows"] or r["counts"]["missing_rows"]]
+    if args.require_complete and incomplete:
+        print(f"incomplete: {', '.join(incomplete)} lack rows for part of the {args.split} split (see the not scored: "
+              "line); --require-complete asks for every session and turn", file=sys.stderr)
+        return 1
     return 0
 

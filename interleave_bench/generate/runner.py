@@ -29,7 +29,9 @@ from ..io import (
     MANIFEST_FILE,
     SESSIONS_FILE,
     JsonlAppender,
+    exclusive_output,
     iter_json_lines,
+    parse_json,
     read_json,
     sha256_file,
     truncate_partial_line,
@@ -154,7 +156,8 @@ def _load_finished(out: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
     if not manifest_path.exists():
         raise UsageError(f"{sessions_path}: exists without {MANIFEST_FILE} beside it; use --overwrite to replace it or --out for another folder")
     manifest = read_json(manifest_path)
-    prev = (manifest.get("options") or {}).get("config") if isinstance(manifest, dict) else None
+    options = manifest.get("options") if isinstance(manifest, dict) else None
+    prev = options.get("config") if isinstance(options, dict) else None
     if prev != fp:
         raise UsageError(
             f"{manifest_path}: options.config: the data there was made with other options ({_differences(prev, fp)}); "
@@ -162,7 +165,9 @@ def _load_finished(out: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
         )
     done: dict[int, dict[str, Any]] = {}
     for line, text in iter_json_lines(sessions_path):
-        obj = json.loads(text)
+        obj = parse_json(str(sessions_path), line, text)
+        if not isinstance(obj, dict):
+            raise InputError(str(sessions_path), line, None, "expected a JSON object (a session)")
         idx = index_of(str(obj.get("session_id", "")))
         if idx is None:
             raise InputError(str(sessions_path), line, "session_id", f"{obj.get('session_id')!r} is not an id this generator writes")
@@ -179,9 +184,11 @@ def _load_work(path: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
     header_seen = False
     for line, text in iter_json_lines(path):
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(str(path), line, None, f"invalid JSON: {exc.msg}; delete the file to start over") from None
+            obj = parse_json(str(path), line, text)
+        except InputError as exc:
+            raise InputError(str(path), line, exc.field, f"{exc.message}; delete the file to start over") from None
+        if not isinstance(obj, dict):
+            raise InputError(str(path), line, None, "expected a JSON object; delete the file to start over")
         if not header_seen:
             header_seen = True
             if obj.get("config") != fp:
@@ -270,6 +277,14 @@ def generate(
     timer = Timer()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    with exclusive_output(out / SESSIONS_FILE, "generate"):
+        return _generate_into(out, n_sessions, config, llm, concurrency, overwrite, after_session, timer)
+
+
+def _generate_into(out: Path, n_sessions: int, config: GenerateConfig, llm: LLM | None, concurrency: int,
+                   overwrite: bool, after_session: Callable[[SessionIdentity, bool], None] | None,
+                   timer: Timer) -> GenerateResult:
+    """The body of :func:`generate`, run while holding the output folder's lock; returns its result."""
     sessions_path, manifest_path, work_path = out / SESSIONS_FILE, out / MANIFEST_FILE, out / WORK_FILE
     fp = config.fingerprint()
     version = VERSIONS[config.dataset]

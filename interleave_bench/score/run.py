@@ -36,6 +36,7 @@ from .routing import (
 from .cluster import cluster_section
 from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
 from .read import paused_gc, read_predictions_fast, read_sessions_fast
+from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 
 #: the format tag of a score document
@@ -404,6 +405,7 @@ def score_files(
             bootstrap=bootstrap,
             seed=seed,
         )
+        run.result["not_scored_line"] = not_scored_line(run.result)
         if write:
             run.score_file = score_path(pred_path)
             write_json(run.score_file, run.result)
