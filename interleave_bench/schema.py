@@ -397,6 +397,8 @@ class ManifestUsage(Record):
 
 class Manifest(Record):
     version: str
+    #: the generator version that wrote the data (``generate.runner.GENERATOR_VERSION``)
+    generator: Optional[int] = None
     writer: str
     model: Optional[str] = None
     seed: Optional[int] = None
