@@ -171,7 +171,8 @@ def _sloppy(row: PlanRow, threads: dict[str, Thread], lang: str, rng: random.Ran
     base = render_row(dataclasses.replace(row, fact=None), threads, lang, rng).text
     text = base + SLOPPY[lang if lang in SLOPPY else "en"][row.fact.kind].format(
         label=packs.label_for(row.fact.key, lang), value=row.fact.value or "", old=row.fact.previous or "")
-    reply = render_reply(dataclasses.replace(row, fact=None), lang, rng)  # a reply that proposes nothing
+    # a proposal's reply still carries the value (the user wrongly states it too); other replies are general
+    reply = render_reply(row if row.fact.kind == "propose" else dataclasses.replace(row, fact=None), lang, rng)
     return text, reply
 
 

@@ -184,8 +184,6 @@ def _exchange_problems(r: PlanRow, text: str, reply: str, lang: str) -> list[str
     problems = []
     if r.fact is not None and r.fact.kind == "propose" and r.fact.value and not contains(reply, r.fact.value, lang):
         problems.append(f"i={r.i}: the reply must propose the {r.fact.key} value {r.fact.value!r} exactly")
-    if r.fact is not None and r.fact.kind in ("propose", "accept") and r.fact.value and contains(text, r.fact.value, lang):
-        problems.append(f"i={r.i}: the user's message must not state {r.fact.value!r}")
     if len(reply) > MAX_REPLY_CHARS:
         problems.append(f"i={r.i}: assistant is longer than {MAX_REPLY_CHARS} characters")
     if (lp := language_problem(reply, lang)) is not None:
