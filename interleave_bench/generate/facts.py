@@ -111,11 +111,22 @@ def draw_fact_types(threads: Sequence[Thread], rng: random.Random, options: Fact
     return out
 
 
+def _rng(seed: int | random.Random) -> random.Random:
+    """A generator for ``seed``, or the given generator itself (tests hand in one whose draws they know)."""
+    return seed if isinstance(seed, random.Random) else random.Random(seed)
+
+
 def lay_facts(
-    rows: Sequence[PlanRow], threads: Sequence[Thread], seed: int, options: FactOptions | None = None
+    rows: Sequence[PlanRow],
+    threads: Sequence[Thread],
+    seed: int | random.Random,
+    options: FactOptions | None = None,
+    types: dict[str, dict[str, str]] | None = None,
 ) -> tuple[list[PlanRow], dict[str, dict[str, str]]]:
     """The plan rows with v1 fact steps, and the facts' types (``fact_types``).
 
+    ``types`` gives the facts' types instead of drawing them (a rejected fact still needs an
+    alternative).
     At a thread's turn a fact waiting for its answer takes it; otherwise, on the thread's first
     turn or with chance ``step_p``, the first fact (in order) with steps left whose gap is met takes
     its next step; at most one step a turn, none at a one-off. Each row's ``fact`` is replaced by
@@ -124,8 +135,8 @@ def lay_facts(
     reference with none is dropped.
     """
     o = options or FactOptions()
-    rng = random.Random(seed)
-    types = draw_fact_types(threads, rng, o)
+    rng = _rng(seed)
+    types = draw_fact_types(threads, rng, o) if types is None else types
     facts = {t.id: list(t.facts) for t in threads}
     steps = {
         t.id: [episode_steps(types[t.id][f.key], f.value, f.update, f.alternative) for f in t.facts] for t in threads
@@ -239,7 +250,7 @@ def build_probes(
     starts: dict[str, int],
     timeline: Sequence[dict[str, Any]],
     n_turns: int,
-    seed: int,
+    seed: int | random.Random,
 ) -> list[dict[str, Any]]:
     """The session's ``probes`` (section 7a), in ``after`` order, ids ``<session>-p1``...
 
@@ -252,7 +263,7 @@ def build_probes(
     :data:`~interleave_bench.schema.PROBE_CATEGORIES` order, then the rest in that order, at most
     :data:`MAX_PROBES`; a stale probe brings its cross probe.
     """
-    rng = random.Random(seed)
+    rng = _rng(seed)
     events = [TimelineEvent.model_validate(e) for e in timeline]
     last_turn = n_turns - 1
     missed = {(e.thread, e.key) for e in events if e.miss}
