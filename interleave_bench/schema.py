@@ -78,6 +78,7 @@ FACT_STEPS = ("intro", "update", "propose", "accept", "reject", "retract")
 STATUS_PROPOSED = "proposed"
 STATUS_RETRACTED = "retracted"
 STATUS_CONFIRMED = "confirmed"
+FACT_STATUSES = (STATUS_PROPOSED, STATUS_RETRACTED, STATUS_CONFIRMED)
 STEP_STATUS = {
     "propose": STATUS_PROPOSED,
     "retract": STATUS_RETRACTED,
@@ -152,8 +153,8 @@ class TimelineEvent(Record):
     thread: str
     key: str
     turn: int = Field(ge=0, **STRICT)
-    kind: Literal["intro", "update", "propose", "accept", "reject", "retract"]
-    status: Literal["proposed", "retracted", "confirmed"]
+    kind: Literal[FACT_STEPS]
+    status: Literal[FACT_STATUSES]
     value: Optional[str] = None
     #: the writer could not get this fact's steps right: the event counts for nothing
     miss: Optional[bool] = Field(default=None, **STRICT)
@@ -167,7 +168,7 @@ class Probe(Record):
     thread: str
     source: str
     key: str
-    category: Literal["stale", "proposal", "rejected", "accepted", "cross"]
+    category: Literal[PROBE_CATEGORIES]
     gold: Optional[str] = None
     decoys: list[str] = Field(default_factory=list)
     question: str
@@ -181,7 +182,7 @@ class Session(Record):
     persona: str = ""
     threads: list[Thread] = Field(min_length=1)
     turns: list[Turn] = Field(min_length=1)
-    fact_types: Optional[dict[str, dict[str, Literal["stated", "accepted", "rejected", "withdrawn"]]]] = None
+    fact_types: Optional[dict[str, dict[str, Literal[FACT_TYPES]]]] = None
     timeline: Optional[list[TimelineEvent]] = None
     probes: Optional[list[Probe]] = None
 

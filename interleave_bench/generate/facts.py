@@ -21,6 +21,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from ..errors import UsageError
 from ..schema import (
     FACT_TYPES,
     PROBE_CATEGORIES,
@@ -68,6 +69,16 @@ class FactOptions:
     step_p: float = 0.35
     #: an update or a retraction comes at least this many turns after the step before it
     change_gap: int = 8
+
+    def __post_init__(self) -> None:
+        names = [n for n, _ in self.type_weights]
+        if sorted(names) != sorted(FACT_TYPES) or any(w < 0 for _, w in self.type_weights) \
+                or abs(sum(w for _, w in self.type_weights) - 1.0) > 1e-6:
+            raise UsageError(f"fact option type_weights: one non-negative weight per type of {', '.join(FACT_TYPES)}, summing to 1")
+        if not 0.0 <= self.step_p <= 1.0:
+            raise UsageError(f"fact option step_p: must be between 0 and 1, got {self.step_p}")
+        if self.change_gap < 1:
+            raise UsageError(f"fact option change_gap: must be at least 1, got {self.change_gap}")
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON form for manifests."""
