@@ -249,7 +249,7 @@ def check_v1(s: Session) -> list[tuple[str, str]]:
         f = turn.fact
         if turn.gold.thread != e.thread:
             problems.append((f"{where}.thread", f"turn {e.turn} belongs to {turn.gold.thread!r}, not {e.thread!r}"))
-        elif f is None or (f.key, f.kind, f.value) != (e.key, e.kind, e.value):
+        elif f is None or (f.key, f.kind) != (e.key, e.kind) or ("value" in f.model_fields_set and f.value != e.value):
             got = "no fact" if f is None else f"fact {f.key!r} {f.kind!r} {f.value!r}"
             problems.append((f"{where}", f"turn {e.turn} has {got}, the event says {e.key!r} {e.kind!r} {e.value!r}"))
     if s.timeline is not None:
