@@ -28,7 +28,7 @@ TEST_EVERY = 5
 #: the session ``version`` of each dataset config this generator writes
 VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
 #: the session version that carries replies, fact episodes, a timeline and probes
-V1 = "interleave-v1"
+V1 = VERSIONS["v1"]
 
 
 @dataclass(frozen=True)
