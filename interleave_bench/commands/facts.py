@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ..errors import InputError, UsageError
 from ..facts.protocol import load_system, system_name
-from ..facts.records import check_v1
 from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
 from ..io import read_records_with_lines, sessions_file
@@ -67,7 +66,7 @@ def read_v1_sessions(path: Path) -> list[Session]:
     """The sessions of a v1 file, with their timeline and probes checked (file, line, field on error)."""
     sessions: list[Session] = []
     first: dict[str, int] = {}
-    for line, s in read_records_with_lines(path, Session, check=lambda s: check_session(s) + check_v1(s)):
+    for line, s in read_records_with_lines(path, Session, check=check_session):
         if s.session_id in first:
             raise InputError(str(path), line, "session_id",
                              f"duplicate session id {s.session_id!r} (first on line {first[s.session_id]})")

@@ -11,45 +11,19 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import AliasChoices, Field
 
-from ..schema import Record, Session
+from ..schema import Probe, Record, Session, TimelineEvent
 
-# --- v1 session parts -------------------------------------------------------------------------------
-
-
-class TimelineEvent(Record):
-    """One step of a fact: ``status`` is ``confirmed``, ``proposed`` or ``retracted``."""
-
-    thread: str
-    key: str
-    turn: int
-    kind: str
-    status: Literal["confirmed", "proposed", "retracted"]
-    value: Optional[str] = None
-    miss: bool = False
-
-
-class Probe(Record):
-    """A question asked by ``thread`` (B) after turn ``after`` about ``source``'s (A's) ``key``."""
-
-    id: str = Field(min_length=1)
-    after: int
-    thread: str
-    source: str
-    key: str
-    category: str
-    gold: Optional[str] = None
-    decoys: list[str] = Field(default_factory=list)
-    question: str
+# --- v1 session parts (the records are schema.TimelineEvent and schema.Probe) ---------------------
 
 
 def timeline_of(s: Session) -> list[TimelineEvent]:
     """The session's timeline events, typed (empty for a v0 session)."""
-    return [TimelineEvent.model_validate(e) for e in (s.timeline or [])]
+    return list(s.timeline or [])
 
 
 def probes_of(s: Session) -> list[Probe]:
     """The session's probes, typed, in ``after`` order (empty for a v0 session)."""
-    return sorted((Probe.model_validate(p) for p in (s.probes or [])), key=lambda p: p.after)
+    return sorted(s.probes or [], key=lambda p: p.after)
 
 
 # --- result rows ------------------------------------------------------------------------------------
@@ -140,31 +114,3 @@ ROW_TYPES: dict[str, type[Record]] = {
 def row_dict(row: Record) -> dict[str, Any]:
     """A row as written: every field, ``with`` under its JSON name."""
     return row.model_dump(mode="json", by_alias=True)
-
-
-def check_v1(s: Session) -> list[tuple[str, str]]:
-    """Checks of a session's facts parts: typed timeline events and probes, naming known threads;
-    returns ``(field, message)`` for each defect (a v0 session without them has none)."""
-    from pydantic import ValidationError
-
-    from ..schema import validation_problems
-
-    problems: list[tuple[str, str]] = []
-    known = set(s.thread_ids())
-    for name, model, items in (("timeline", TimelineEvent, s.timeline or []), ("probes", Probe, s.probes or [])):
-        if not isinstance(items, list):
-            problems.append((name, f"expected a list, got {type(items).__name__}"))
-            continue
-        for k, obj in enumerate(items):
-            try:
-                rec = model.model_validate(obj)
-            except ValidationError as exc:
-                problems += [(f"{name}[{k}].{f}" if f else f"{name}[{k}]", m) for f, m in validation_problems(exc)]
-                continue
-            for attr in ("thread", "source"):
-                v = getattr(rec, attr, None)
-                if v is not None and v not in known:
-                    problems.append((f"{name}[{k}].{attr}", f"{v!r} is not a thread of this session"))
-            if isinstance(rec, Probe) and not 0 <= rec.after < len(s.turns):
-                problems.append((f"{name}[{k}].after", f"{rec.after} is not a turn of this session"))
-    return problems
