@@ -533,7 +533,7 @@ def _source_text(d: ConfigData) -> str:
     counts = f"{n_sessions:,} sessions / {n_messages:,} messages"
     if m is None:
         return f"{counts}; writer, model and seed not recorded; `{sha256_file(d.file)}`"
-    gen = (m.options.get("config") or {}).get("generator") if isinstance(m.options.get("config"), dict) else None
+    gen = m.generator
     pv = m.provenance.get("package_version")
     generator = f"generator {gen if gen is not None else 'not recorded'}" + (f" (interleave-bench {pv})" if pv else "")
     model = f"model `{m.model}`" if m.model else "no model"
