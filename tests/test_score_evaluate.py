@@ -86,7 +86,9 @@ def cli_metrics(tmp_path: Path, capsys, name: str, sessions: list, pred_rows: li
     code = main(["score", str(data), str(pred), "--json", "--split", "all", "--bootstrap", "0"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    return json.loads(out)["metrics"]
+    doc = json.loads(out)
+    # open mode: the evaluate module also returns the cluster metrics of the score document
+    return {**doc["metrics"], **(doc["cluster"]["metrics"] if doc.get("cluster") else {})}
 
 
 def evaluate_inputs(sessions: list, labels: dict[str, list], mode: str, pred_refs: dict | None = None) -> dict:

@@ -1,7 +1,8 @@
 """``interleave-bench baselines DATA``: write the standard model-free prediction files.
 
 Closed mode ``oracle``, ``stay`` and ``bm25``; open mode ``oracle``, ``single``, ``always_new`` and
-``bm25``: seven files under ``predictions/`` beside the data, each rewritten from scratch.
+``bm25``: seven files under ``predictions/`` beside the data, each rewritten from scratch
+(``--mode`` keeps one mode's files; open-only data refuses closed mode).
 """
 
 from __future__ import annotations
@@ -9,18 +10,11 @@ from __future__ import annotations
 import argparse
 
 from ..progress import Timer, summary_line
-from ..route.runner import DEFAULT_SPLIT, SPLITS, RouteOptions, run_route
+from ..route.runner import DEFAULT_SPLIT, SPLITS
+from ..route.standard import STANDARD_BASELINES, write_baselines
+from ..schema import MODES
 
-#: the standard set: (mode, policy), in the order the files are written
-STANDARD_BASELINES = (
-    ("closed", "oracle"),
-    ("closed", "stay"),
-    ("closed", "bm25"),
-    ("open", "oracle"),
-    ("open", "single"),
-    ("open", "always_new"),
-    ("open", "bm25"),
-)
+__all__ = ["STANDARD_BASELINES", "register", "run", "write_baselines"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,13 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("data", metavar="DATA",
                    help="a data folder holding sessions.jsonl, the file itself, or hub:ORG/NAME@REV[#CONFIG]")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
+    p.add_argument("--mode", choices=MODES, help="only the baselines of this mode (default both; "
+                   "open-only data such as imported IRC logs needs --mode open)")
     p.set_defaults(func=run)
-
-
-def write_baselines(data: str, split: str = DEFAULT_SPLIT) -> list:
-    """Route ``data`` with every standard baseline; returns the :class:`RouteResult` of each file."""
-    return [run_route(data, RouteOptions(mode=mode, policy=policy, split=split), fresh=True)
-            for mode, policy in STANDARD_BASELINES]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     data, source = local_data(args.data)
     if source is not None:
         print(f"data: {args.data} (commit {source['data_commit']}) in {data}")
-    results = write_baselines(data, args.split)
+    results = write_baselines(data, args.split, mode=args.mode)
     for r in results:
         print(f"wrote {r.path} ({r.rows:,} rows)")
     sessions = results[0].sessions if results else 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..io import records_fingerprint, sha256_file, write_json
+from ..io import exclusive_output, records_fingerprint, sha256_file, write_json
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
 from ..midreply.cases import load_cases, packaged_cases_path
@@ -110,7 +110,13 @@ def run(args: argparse.Namespace) -> int:
         model = args.model or (FAKE_MODEL if args.dry_run else resolve_provider(None).model)
     stem = Path(args.cases).stem if args.cases and not _is_packaged(args.cases) else None
     out = Path(args.out) if args.out else default_out(policy, model, bool(args.dry_run), stem)
+    with exclusive_output(out, f"mid-reply --policy {policy}"):
+        return _run_into(args, timer, case_file, cases, cases_label, policy, model, out)
 
+
+def _run_into(args: argparse.Namespace, timer: Timer, case_file: Any, cases: list[Any], cases_label: str,
+              policy: str, model: str | None, out: Path) -> int:
+    """The body of :func:`run`, run while holding the results file's lock; returns the exit code."""
     job = MidReplyRun(case_file, cases, out, policy=policy, model=model)
     plan = job.prepare()
     llm = None

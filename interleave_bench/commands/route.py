@@ -9,6 +9,7 @@ counts, usage, provenance). A rerun resumes: finished sessions are kept and skip
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import UsageError
 from ..llm import add_model_arguments, model_session_from_args
@@ -97,4 +98,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {result.path} ({result.rows:,} rows)")
         print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm))
         print(llm.cost_line())
+    if result.errors_left:
+        print(f"{result.errors_left} ERROR row{'s' if result.errors_left != 1 else ''} remain in {result.path} (model "
+              "calls that failed after every retry); run the same command again to ask for them again",
+              file=sys.stderr)
     return 0

@@ -12,6 +12,7 @@ import json
 import sys
 
 from ..progress import Timer, summary_line
+from ..score.cluster import cluster_table
 from ..score.report import burst_table, main_table, not_scored_line, per_session_table
 from ..score.run import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, score_files
 
@@ -37,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="prediction files (.jsonl), or folders of them")
     add_scoring_arguments(p)
     p.add_argument("--per-session", action="store_true", help="also print one row per scored session")
+    p.add_argument("--require-complete", action="store_true",
+                   help="exit 1 when a run has no rows for some sessions or turns of the split (default: score the rest)")
     p.set_defaults(func=run)
 
 
@@ -61,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         if bursts:
             print()
             print(bursts)
+        clusters = cluster_table(results)
+        if clusters:
+            print()
+            print(clusters)
         if args.per_session:
             print()
             print(per_session_table(results))
@@ -73,5 +80,10 @@ def run(args: argparse.Namespace) -> int:
     scored = sum(r["counts"]["sessions"] for r in results)
     print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},
                        timer.seconds), file=sys.stderr)
+    incomplete = [r["system"] for r in results if r["counts"]["sessions_without_rows"] or r["counts"]["missing_rows"]]
+    if args.require_complete and incomplete:
+        print(f"incomplete: {', '.join(incomplete)} lack rows for part of the {args.split} split (see the not scored: "
+              "line); --require-complete asks for every session and turn", file=sys.stderr)
+        return 1
     return 0
 

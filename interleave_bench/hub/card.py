@@ -117,6 +117,9 @@ class SessionFigures:
     replies: int = 0
     probes: int = 0
     timelines: int = 0
+    fact_steps: Counter = field(default_factory=Counter)
+    fact_misses: int = 0
+    probe_categories: Counter = field(default_factory=Counter)
 
     @property
     def sessions(self) -> int:
@@ -145,12 +148,17 @@ def session_figures(sessions: Iterable[Session]) -> SessionFigures:
         f.twin_sessions += any(t.twinOf for t in s.threads)
         f.timelines += s.timeline is not None
         f.probes += len(s.probes or [])
+        f.fact_misses += len({(e.thread, e.key) for e in s.timeline or [] if e.miss})
+        for p in s.probes or []:
+            f.probe_categories[p.category] += 1
         for t in s.turns:
             f.actions[t.gold.action] += 1
             f.styles[t.style] += 1
             f.leaks += "leak" in t.tags
             f.cross += "cross" in t.tags
-            f.replies += t.reply is not None
+            f.replies += t.assistant is not None
+            if t.fact is not None and s.timeline is not None:
+                f.fact_steps[t.fact.kind] += 1
             if t.gold.thread is None:
                 f.oneoffs += 1
             else:
@@ -190,7 +198,7 @@ def _counts(c: Counter, order: Iterable[str] = ()) -> str:
 
 def figures_markdown(config: str, f: SessionFigures, splits: Iterable[str]) -> str:
     """The card's section on one session config."""
-    from ..schema import ACTIONS, STYLES
+    from ..schema import ACTIONS, FACT_STEPS, PROBE_CATEGORIES, STYLES
 
     split_text = ", ".join(
         f"`{s}` {_count(f.sessions_by_split.get(s, 0), 'session')} / {_count(f.messages_by_split.get(s, 0), 'message')}"
@@ -223,7 +231,10 @@ def figures_markdown(config: str, f: SessionFigures, splits: Iterable[str]) -> s
     if config == "v1":
         lines += [
             f"| turns with an assistant reply | {_n(f.replies)} |",
-            f"| sessions with a timeline / probes | {_n(f.timelines)} / {_n(f.probes)} |",
+            f"| sessions with a timeline | {_n(f.timelines)} |",
+            f"| fact steps | {_counts(f.fact_steps, FACT_STEPS)} |",
+            f"| facts left out as `fact-miss` | {_n(f.fact_misses)} |",
+            f"| probes | {_n(f.probes)}: {_counts(f.probe_categories, PROBE_CATEGORIES)} |",
         ]
     return "\n".join(lines)
 
@@ -287,6 +298,7 @@ CONFIG_BLURBS = {
     "v0": "routing: sessions of interleaved messages, each with its gold thread (default config)",
     "v1": "routing plus the assistant's replies, the facts' timeline and fact probes (phase 2)",
     "mid_reply": "messages sent while a reply is running: where does each one belong?",
+    "irc_ubuntu": "real Ubuntu IRC logs with annotated conversations (open mode only; CC BY 4.0)",
 }
 
 

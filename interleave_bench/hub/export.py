@@ -34,6 +34,7 @@ from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
 from .evalresults import EVAL_YAML, eval_yaml
+from .irc import irc_config, irc_markdown, licenses
 from .features import (
     CONFIG_VERSIONS,
     CONFIGS,
@@ -177,7 +178,7 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
     total = sum(c.total for c in configs)
     data = DatasetCardData(
         pretty_name=cardlib.PRETTY_NAME,
-        license=cardlib.LICENSE,
+        license=licenses([c.name for c in configs]),
         language=sorted(langs),
         multilinguality="multilingual" if len(langs) > 1 else "monolingual",
         task_categories=cardlib.TASK_CATEGORIES,
@@ -216,8 +217,11 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
     return data.to_yaml()
 
 
-def card_body(configs: list[ConfigExport], template: str, template_path: str) -> str:
-    """The card's prose: the template filled with this release's figures."""
+def card_body(configs: list[ConfigExport], template: str, template_path: str, release_notes: Optional[str] = None) -> str:
+    """The card's prose: the template filled with this release's figures.
+
+    ``release_notes`` (markdown, from ``interleave-bench release``) opens the figures section.
+    """
     session_cfgs = [c for c in configs if c.cases is None]
     figs = {c.name: cardlib.session_figures(c.sessions) for c in session_cfgs}
     sections = [cardlib.figures_markdown(c.name, figs[c.name], c.rows) for c in session_cfgs]
@@ -231,6 +235,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str) ->
     if mid:
         sections.append(cardlib.mid_reply_markdown(mid.cases, mid.total))
         about = "### Mid-reply cases\n\n" + (mid.cases.about.strip() or "Written by hand.")
+    sections += [x for x in [irc_markdown([c.name for c in configs])] if x]
     years = sorted(
         str(c.source.manifest.provenance.get("created", ""))[:4]
         for c in configs
@@ -239,7 +244,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str) ->
     values = {
         "package_version": __version__,
         "configs_table": cardlib.configs_table(table_rows),
-        "figures": "\n\n".join(sections),
+        "figures": "\n\n".join(([release_notes.strip()] if release_notes else []) + sections),
         "made_by": cardlib.made_by_markdown([c.source for c in configs]),
         "mid_reply_about": about,
         "limitations_figures": cardlib.limitations_markdown(figs),
@@ -269,14 +274,18 @@ def export_dataset(
     v1: Optional[str | os.PathLike] = None,
     mid_reply: Optional[str | os.PathLike] = None,
     template_dir: Optional[str | os.PathLike] = None,
+    release_notes: Optional[str] = None,
+    irc: Optional[str | os.PathLike] = None,
 ) -> ExportResult:
     """Write the dataset folder ``out`` from the given sources; returns what was written.
+
+    ``release_notes`` is markdown the card shows first under "This release" (the release record).
 
     Raises :class:`InputError` for bad input (nothing written) and :class:`UsageError` when there is
     nothing to export or ``out`` holds files an export does not own.
     """
-    if v0 is None and v1 is None and mid_reply is None:
-        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR and/or --mid-reply FILE")
+    if v0 is None and v1 is None and mid_reply is None and irc is None:
+        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR, --mid-reply FILE and/or --irc DIR")
     out = Path(out)
     _check_replaceable(out)
     template_path, template = cardlib.load_template(cardlib.DATASET_TEMPLATE, Path(template_dir) if template_dir else None)
@@ -289,6 +298,10 @@ def export_dataset(
             warnings += warn
     if mid_reply is not None:
         cfg, warn = mid_reply_config(mid_reply)
+        configs.append(cfg)
+        warnings += warn
+    if irc is not None:
+        cfg, warn = irc_config(irc)
         configs.append(cfg)
         warnings += warn
 
@@ -307,7 +320,7 @@ def export_dataset(
                     split_infos[c.name].append(info)
                 download[c.name] = sum((stage / p).stat().st_size for p in files if p.startswith(c.name + "/"))
         yaml_text = card_yaml(configs, split_infos, download)
-        body = card_body(configs, template, template_path)
+        body = card_body(configs, template, template_path, release_notes)
         (stage / README).write_text(f"---\n{yaml_text.rstrip()}\n---\n\n{body}", encoding="utf-8", newline="\n")
         files.insert(0, README)
         (stage / EVAL_YAML).write_text(eval_yaml(c.name for c in configs), encoding="utf-8", newline="\n")

@@ -17,15 +17,18 @@ How a record maps to a row (docs/hub.md, "Round trip"):
   that default when the source omits them, so the columns never hold a null the schema forbids.
 - Unknown fields (the schema keeps them, ``extra="allow"``) are kept at every level in a
   nullable ``extra`` column holding a JSON object as text, ``None`` when there are none.
-- Phase 2 is not specified yet, so v1's ``timeline`` is one JSON text and ``probes`` a list of
-  JSON texts: stored faithfully whatever shape they take. JSON text rather than ``datasets.Json``
-  because ``Json`` decodes with pandas' ujson, which rounds about a third of all floats (e.g.
-  ``0.1234567890123456``), and because text loads on every ``datasets`` release and in any
-  Parquet reader.
+- v1 (DESIGN.md section 7a) is typed too: ``facts[].alternative``, ``turns[].assistant``,
+  ``turns[].fact.value``, ``timeline`` as a list of events and ``probes`` as a list of probes,
+  nulls kept (an undecided ``gold``, a retraction's ``value``). Only ``fact_types``
+  (``{thread id: {fact key: type}}``, keyed by the session's own ids) is one JSON text. JSON text
+  rather than ``datasets.Json`` because ``Json`` decodes with pandas' ujson, which rounds about a
+  third of all floats (e.g. ``0.1234567890123456``), and because text loads on every
+  ``datasets`` release and in any Parquet reader.
 
 Reading back, :func:`from_row` drops the nulls of optional fields that sources express by leaving
-them out (``twinOf``, ``fact``, ``candidates``, ``reply``, ``timeline``, ``probes``), keeps the
-nulls that sources write (``gold.thread``, ``facts[].update``), and merges ``extra`` back in. So a
+them out (``twinOf``, ``fact``, ``candidates``, ``assistant``, ``miss``, ``fact_types``,
+``timeline``, ``probes``), keeps the nulls that sources write (``gold.thread``,
+``facts[].update``, ``facts[].alternative``, ``probes[].gold``), and merges ``extra`` back in. So a
 source in the project's canonical form (what the generator writes) comes back equal field by
 field; any other valid source comes back equal once parsed (same :class:`~interleave_bench.schema.Session`).
 """
@@ -43,10 +46,10 @@ from pydantic import BaseModel
 from ..schema import ACTIONS, MID_REPLY_HOW, SPLITS, STYLES
 
 #: the configs the dataset publishes, the first one is the default
-CONFIGS = ("v0", "v1", "mid_reply")
+CONFIGS = ("v0", "v1", "mid_reply", "irc_ubuntu")
 DEFAULT_CONFIG = "v0"
 #: the session ``version`` each session config holds
-CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
+CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1", "irc_ubuntu": "interleave-v0"}
 #: splits of the session configs, in the order the card lists them
 SESSION_SPLITS = ("dev", "test")
 #: the mid-reply cases are all evaluation data: one split
@@ -124,19 +127,63 @@ _TURN_V0_FIELDS = (
     ("ambiguous", "bool"),
 )
 TURN_V0 = Spec(_TURN_V0_FIELDS, frozenset({"fact"}))
-TURN_V1 = Spec(_TURN_V0_FIELDS + (("reply", "str"),), frozenset({"fact", "reply"}))
-_SESSION_HEAD = (
-    ("session_id", "str"),
-    ("version", "str"),
-    ("split", Label(SPLITS)),
-    ("lang", "str"),
-    ("persona", "str"),
-    ("threads", ListOf(THREAD)),
+FACT_V1 = Spec(FACT.fields + (("alternative", "str"),))
+THREAD_V1 = Spec(
+    tuple((name, ListOf(FACT_V1) if name == "facts" else kind) for name, kind in THREAD.fields), THREAD.omit_null
 )
-SESSION_V0 = Spec(_SESSION_HEAD + (("turns", ListOf(TURN_V0)),))
+TURN_FACT_V1 = Spec(TURN_FACT.fields + (("value", "str"),))
+TURN_V1 = Spec(
+    tuple((name, TURN_FACT_V1 if name == "fact" else kind) for name, kind in _TURN_V0_FIELDS) + (("assistant", "str"),),
+    frozenset({"fact", "assistant"}),
+)
+TIMELINE_EVENT = Spec(
+    (
+        ("thread", "str"),
+        ("key", "str"),
+        ("turn", "int"),
+        ("kind", "str"),
+        ("status", "str"),
+        ("value", "str"),
+        ("miss", "bool"),
+    ),
+    frozenset({"miss"}),
+)
+PROBE = Spec(
+    (
+        ("id", "str"),
+        ("after", "int"),
+        ("thread", "str"),
+        ("source", "str"),
+        ("key", "str"),
+        ("category", "str"),
+        ("gold", "str"),
+        ("decoys", ListOf("str")),
+        ("question", "str"),
+    )
+)
+
+
+def _session_head(thread: Spec) -> tuple[tuple[str, Union[str, Label, ListOf, Spec]], ...]:
+    return (
+        ("session_id", "str"),
+        ("version", "str"),
+        ("split", Label(SPLITS)),
+        ("lang", "str"),
+        ("persona", "str"),
+        ("threads", ListOf(thread)),
+    )
+
+
+SESSION_V0 = Spec(_session_head(THREAD) + (("turns", ListOf(TURN_V0)),))
 SESSION_V1 = Spec(
-    _SESSION_HEAD + (("turns", ListOf(TURN_V1)), ("timeline", "json"), ("probes", ListOf("json"))),
-    frozenset({"timeline", "probes"}),
+    _session_head(THREAD_V1)
+    + (
+        ("turns", ListOf(TURN_V1)),
+        ("fact_types", "json"),
+        ("timeline", ListOf(TIMELINE_EVENT)),
+        ("probes", ListOf(PROBE)),
+    ),
+    frozenset({"fact_types", "timeline", "probes"}),
 )
 
 CATALOG_TOPIC = Spec(
@@ -164,7 +211,7 @@ MID_REPLY_CASE = Spec(
 #: the mid-reply row: the case, then the catalog of its language joined in
 CATALOG = "catalog"
 
-SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE}
+SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE, "irc_ubuntu": SESSION_V0}
 
 
 # --- features -----------------------------------------------------------------------------------------

@@ -185,6 +185,8 @@ def row_from_score(
     name = system or score.get("system")
     if not isinstance(name, str) or not name.strip():
         bad("system", "missing: pass --system NAME")
+    if not isinstance(score.get("counts", {}), dict):
+        bad("counts", "not an object")
     if "accuracy" not in metrics:
         bad("metrics.accuracy", "missing: the board ranks on it")
     if errs:
@@ -212,7 +214,7 @@ def row_from_score(
     for c in COST_FIELDS:
         row[c] = _number(metrics.get(c))
     row["cost_usd_per_message"] = _number(score.get("cost_usd_per_message"))
-    counts = score.get("counts") or {}
+    counts = score.get("counts") if isinstance(score.get("counts"), dict) else {}
     row["sessions"] = counts.get("sessions") if isinstance(counts.get("sessions"), int) else None
     row["messages"] = counts.get("messages") if isinstance(counts.get("messages"), int) else None
     row["package_version"] = prov.get("package_version")

@@ -19,7 +19,8 @@ from typing import Iterator
 
 from pydantic import ValidationError
 
-from ..io import iter_json_lines, read_records_with_lines, read_sessions
+from ..errors import InputError
+from ..io import iter_json_lines, needs_strict_parse, read_records_with_lines, read_sessions
 from ..progress import progress
 from ..schema import PredictionRow, Session, check_session
 
@@ -56,6 +57,8 @@ def _validate_all(path: str | os.PathLike, model: type) -> tuple[list[int], list
     parse = model.model_validate_json
     try:
         for n, text in progress(iter_json_lines(path), desc=f"read {os.path.basename(path)}", unit="line"):
+            if needs_strict_parse(text):
+                return None
             records.append(parse(text))
             numbers.append(n)
     except ValidationError:
@@ -63,8 +66,20 @@ def _validate_all(path: str | os.PathLike, model: type) -> tuple[list[int], list
     return numbers, records
 
 
+def _nothing_to_score(path: str | os.PathLike, what: str) -> InputError:
+    return InputError(str(path), None, None, f"no {what} in this file: nothing to score")
+
+
 def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
-    """All sessions of a file, validated and checked as :func:`interleave_bench.io.read_sessions` does."""
+    """All sessions of a file, validated and checked as :func:`interleave_bench.io.read_sessions` does;
+    raises :class:`InputError` for a file without sessions (there is nothing to score)."""
+    sessions = _read_sessions_fast(path)
+    if not sessions:
+        raise _nothing_to_score(path, "sessions")
+    return sessions
+
+
+def _read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     with paused_gc():
         got = _validate_all(path, Session)
         if got is not None:
@@ -76,7 +91,15 @@ def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
 
 
 def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
-    """All rows of a predictions file and the line of each; every bad line is reported at once."""
+    """All rows of a predictions file and the line of each; every bad line is reported at once, and a
+    file without rows raises :class:`InputError` (there is nothing to score)."""
+    rows, numbers = _read_predictions_fast(path)
+    if not rows:
+        raise _nothing_to_score(path, "prediction rows")
+    return rows, numbers
+
+
+def _read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
     with paused_gc():
         got = _validate_all(path, PredictionRow)
         if got is not None:

@@ -431,8 +431,8 @@ def derive(totals: np.ndarray) -> dict[str, np.ndarray]:
     """The unrounded pooled metrics from column totals of shape ``(..., len(COLUMNS))``.
 
     NaN marks a metric with nothing to measure (accuracy without strict messages, one-off share
-    without one-offs, ...). Switch and B-cubed figures are 0.0 rather than undefined when there is
-    nothing to count, as in the reference. The latency percentiles are not pooled sums and are
+    without one-offs, switch precision without predicted switches, switch F1 without any switch,
+    B-cubed without clustered messages, ...): it prints as ``–``, never as 0.000. The latency percentiles are not pooled sums and are
     taken by :func:`latency_percentiles`.
     """
     T = np.asarray(totals, dtype=np.float64)
@@ -441,10 +441,10 @@ def derive(totals: np.ndarray) -> dict[str, np.ndarray]:
         return T[..., COL[name]]
 
     tp, fp, fn = col("switch_tp"), col("switch_fp"), col("switch_fn")
-    sp = _div(tp, tp + fp, 0.0)
-    sr = _div(tp, tp + fn, 0.0)
-    bp = _div(col("bcubed_p_sum"), col("bcubed_n"), 0.0)
-    br = _div(col("bcubed_r_sum"), col("bcubed_n"), 0.0)
+    sp, sr = _div(tp, tp + fp), _div(tp, tp + fn)
+    switch_f1 = np.where(tp + fp + fn > 0, _f1(_div(tp, tp + fp, 0.0), _div(tp, tp + fn, 0.0)), np.nan)
+    bp, br = _div(col("bcubed_p_sum"), col("bcubed_n")), _div(col("bcubed_r_sum"), col("bcubed_n"))
+    bcubed_f1 = np.where(col("bcubed_n") > 0, _f1(np.nan_to_num(bp), np.nan_to_num(br)), np.nan)
     messages = col("messages")
     return {
         "accuracy": _div(col("strict_correct"), col("strict")),
@@ -454,12 +454,12 @@ def derive(totals: np.ndarray) -> dict[str, np.ndarray]:
         "oneoff_into_topic": _div(col("outcome_oneoff_into_topic"), col("oneoffs")),
         "switch_precision": sp,
         "switch_recall": sr,
-        "switch_f1": _f1(sp, sr),
+        "switch_f1": switch_f1,
         "topics_per_thread": _div(col("thread_labels_sum"), col("thread_labels_n")),
         "threads_per_topic": _div(col("label_threads_sum"), col("label_threads_n")),
         "bcubed_precision": bp,
         "bcubed_recall": br,
-        "bcubed_f1": _f1(bp, br),
+        "bcubed_f1": bcubed_f1,
         "refs_recall": _div(col("refs_hit"), col("refs_n")),
         "input_tokens_per_message": _div(col("input_tokens"), messages),
         "output_tokens_per_message": _div(col("output_tokens"), messages),
@@ -489,7 +489,8 @@ def pooled_bcubed(scores: Sequence[SessionScore]) -> tuple[float, float, float]:
     """B-cubed precision, recall, F1 over all sessions, adding the items' terms in order."""
     p = sequential_sum(x for sc in scores for x in sc.bcubed_precision)
     r = sequential_sum(x for sc in scores for x in sc.bcubed_recall)
-    return prf(p, r, sum(len(sc.bcubed_precision) for sc in scores))
+    n = sum(len(sc.bcubed_precision) for sc in scores)
+    return prf(p, r, n) if n else (np.nan, np.nan, np.nan)  # nothing clustered: undefined, not 0
 
 
 def point_metrics(

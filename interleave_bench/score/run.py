@@ -33,8 +33,10 @@ from .routing import (
     share,
     stats_matrix,
 )
+from .cluster import cluster_section
 from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
 from .read import paused_gc, read_predictions_fast, read_sessions_fast
+from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 
 #: the format tag of a score document
@@ -283,6 +285,7 @@ def score_predictions(
         "breakdowns": breakdowns,
         "burst": burst_summary(totals),
         "cost_usd_per_message": cost_per_message(totals, price),
+        "cluster": cluster_section(scored, index.by_session) if run_mode == "open" else None,
         "not_scored": [x.to_json() for x in left_out],
         "per_session": per_session_rows(scores),
         "provenance": {"bootstrap": bootstrap, "seed": seed},
@@ -406,6 +409,7 @@ def score_files(
             seed=seed,
             **dict(data_source or {}),
         )
+        run.result["not_scored_line"] = not_scored_line(run.result)
         if write:
             run.score_file = score_path(pred_path)
             write_json(run.score_file, run.result)

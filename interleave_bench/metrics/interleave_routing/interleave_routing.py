@@ -43,7 +43,9 @@ Returns:
     weighted_error, oneoff_into_topic, switch_precision, switch_recall, switch_f1,
     topics_per_thread, threads_per_topic, bcubed_precision, bcubed_recall, bcubed_f1,
     refs_recall, input/output/cached_tokens_per_message, model_calls_share, latency_p50_ms,
-    latency_p90_ms (None where undefined, e.g. no one-offs). Rates have 4 decimals.
+    latency_p90_ms (None where undefined, e.g. no one-offs). Rates have 4 decimals. In open mode
+    also the conversation-disentanglement metrics pooled over sessions: one_to_one, vi_scaled,
+    ari, shen_f1, exact_precision, exact_recall, exact_f1.
 Examples:
     >>> import evaluate
     >>> import interleave_bench
@@ -60,6 +62,8 @@ Examples:
     >>> results = routing.compute(predictions=[["a", "b", "a", "c"]], references=[gold], mode="open")
     >>> results["accuracy"], results["bcubed_f1"], results["oneoff_into_topic"]
     (1.0, 1.0, 0.0)
+    >>> results["one_to_one"], results["ari"]
+    (1.0, 1.0)
 """
 
 
@@ -131,4 +135,5 @@ class InterleaveRouting(evaluate.Metric):
             langs=langs,
             predicted_refs=predicted_refs,
         )
-        return result["metrics"]
+        cluster = result.get("cluster")  # open mode: the field's conversation metrics beside ours
+        return {**result["metrics"], **(cluster["metrics"] if cluster else {})}
