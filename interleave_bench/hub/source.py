@@ -30,8 +30,6 @@ HUB_DATA_ENV = "INTERLEAVE_HUB_DATA"
 DEFAULT_HUB_DATA_DIR = "hub-data"
 #: the record of where a materialized folder came from, beside its sessions.jsonl
 SOURCE_FILE = "source.json"
-#: the configs that hold sessions (routing data); mid_reply holds cases
-SESSION_CONFIGS = ("v0", "v1")
 _SPEC = re.compile(r"hub:(?P<repo>[^/@#\s]+/[^/@#\s]+)(?:@(?P<rev>[^#\s]+))?(?:#(?P<config>[^\s]+))?")
 
 
@@ -55,14 +53,15 @@ def parse_spec(text: str) -> HubSpec:
 
     Raises :class:`UsageError` with the expected form when ``text`` does not match.
     """
-    from .features import DEFAULT_CONFIG  # imports datasets: only when a hub: spec is given
+    # imports datasets: only when a hub: spec is given; the session configs are those with a version
+    from .features import CONFIG_VERSIONS, DEFAULT_CONFIG
 
     m = _SPEC.fullmatch(text)
     if not m:
         raise UsageError(f"{text!r}: expected hub:ORG/NAME@REVISION (optionally #CONFIG, e.g. #v1)")
     config = m.group("config") or DEFAULT_CONFIG
-    if config not in SESSION_CONFIGS:
-        raise UsageError(f"{text!r}: config {config!r} holds no sessions; use one of {', '.join(SESSION_CONFIGS)}")
+    if config not in CONFIG_VERSIONS:
+        raise UsageError(f"{text!r}: config {config!r} holds no sessions; use one of {', '.join(CONFIG_VERSIONS)}")
     return HubSpec(m.group("repo"), m.group("rev") or "main", config)
 
 
@@ -158,7 +157,9 @@ def config_fingerprint(api: Any, repo_id: str, commit: str, config: str) -> Opti
     Session configs fingerprint their sessions, ``mid_reply`` its cases (as the export and the
     mid-reply summary do). Raises :class:`InputErrors` for rows that are not valid records.
     """
-    if config in SESSION_CONFIGS:
+    from .features import CONFIG_VERSIONS
+
+    if config in CONFIG_VERSIONS:
         try:
             sessions, _ = read_config_at(api, repo_id, commit, config)
         except UsageError:
