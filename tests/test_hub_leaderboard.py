@@ -323,17 +323,32 @@ def _summary(kind, acc=(7, 10), **more):
 
 def test_mid_reply_and_shared_facts_summaries_are_rows_of_their_own_kind(hub, tmp_path, capsys):
     mid = u.write_json(tmp_path / "s" / "mid.score.json", _summary("mid-reply"))
-    facts = u.write_json(tmp_path / "s" / "facts.score.json", _summary("shared-facts", strategy="facts", policy=None))
+    rate = {"value": 0.7, "k": 7, "n": 10, "ci95": [0.3968, 0.8922]}
+    facts_doc = {  # as `interleave-bench score-facts` writes it
+        "format": 1, "kind": "facts", "system": None, "model": None, "passed": True,
+        "results": {"path": "facts/run.jsonl", "sha256": "sha256:" + "f" * 64},
+        "data": {"path": "data/sessions.jsonl", "sha256": "sha256:" + "c" * 64},
+        "metrics": {"strategies": {"facts": {"answer_accuracy": rate, "stale_answers": {**rate, "value": 0.1, "k": 1, "ci95": [0.0179, 0.4042]},
+                                             "proposal_answers": {**rate, "value": 0.0, "k": 0, "ci95": [0.0, 0.2775]}},
+                                   "summary": {"answer_accuracy": {**rate, "value": 0.5, "k": 5}}},
+                    "duplicates": [], "missing": []},
+        "provenance": {"package_version": "0.1.0", "results": "sha256:" + "f" * 64},
+    }
+    facts = u.write_json(tmp_path / "s" / "facts.score.json", facts_doc)
     routing = _scores(tmp_path)["bm25"]
     code, out, err = _add(capsys, routing)
     assert code == 0, err
     code, out, err = _add(capsys, mid, facts, "--new-board")
     assert code == 0, err
     code, out, _ = u.cli(["leaderboard", "show", "--repo", BOARD, "--data-revision", "sha256:" + "c" * 64], capsys)
-    assert "mode `mid-reply`" in out and "mode `shared-facts`" in out
+    assert "mode `mid-reply`" in out and "mode `facts`" in out
     assert "| 1 | mid-reply-rule | rule | - | 0.700 [0.397, 0.892] |" in out
-    assert "| 1 | shared-facts-facts | facts | - | 0.700 [0.397, 0.892] |" in out
+    assert "| 1 | facts | facts | - | 0.700 [0.397, 0.892] | 0.100 [0.018, 0.404] | 0.000 [0.000, 0.278] |" in out
     partial = u.write_json(tmp_path / "s" / "mid-partial.score.json",
                            _summary("mid-reply", cases={"sha256": "sha256:" + "c" * 64, "limit": 5, "lang": None}))
     err = _one_line_refusal(capsys, partial)
     assert "a partial run (limit 5)" in err
+    unfinished = u.write_json(tmp_path / "s" / "facts-partial.score.json",
+                              {**facts_doc, "metrics": {**facts_doc["metrics"], "missing": ["s1/p2/facts"]}})
+    err = _one_line_refusal(capsys, unfinished)
+    assert "a partial run: 1 probe answer missing (first s1/p2/facts)" in err

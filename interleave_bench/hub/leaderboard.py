@@ -8,7 +8,8 @@ README's prose is the current ranking. Every ``add`` is one commit tagged ``boar
 config such as ``v1``; boards published before this naming keep their ``v<n>`` tags, counted on).
 
 Rows are of a ``kind``: ``routing`` (a score file, ``interleave-score-v1``), ``mid_reply`` and
-``shared_facts`` (the summaries ``mid-reply`` and the shared-facts run write, ``"kind": ...``).
+``shared_facts`` (the summaries ``mid-reply`` and ``score-facts`` write, ``"kind": "mid-reply"`` or
+``"facts"``).
 
 What is refused (exit 2, nothing published), each by its own check: a score without provenance
 (no data or predictions fingerprint); a value outside its range (:data:`VALUE_RANGES`) or outside
@@ -76,8 +77,12 @@ RUN_KEY = ("system", "mode", "policy", "model", "split", "data_revision")
 KIND_ROUTING = "routing"
 KIND_MID_REPLY = "mid_reply"
 KIND_SHARED_FACTS = "shared_facts"
-#: the ``kind`` a summary document declares -> the kind of its row
-SUMMARY_KINDS = {"mid-reply": KIND_MID_REPLY, "shared-facts": KIND_SHARED_FACTS}
+#: the ``kind`` a summary document declares -> the kind of its row (``interleave-bench mid-reply``
+#: and ``interleave-bench score-facts`` write them)
+SUMMARY_KINDS = {"mid-reply": KIND_MID_REPLY, "facts": KIND_SHARED_FACTS}
+#: a facts summary ranks the shared-facts strategy: its rates, under the board's column names
+FACTS_STRATEGY = "facts"
+FACTS_RATES = {"accuracy": "answer_accuracy", "stale": "stale_answers", "proposal": "proposal_answers"}
 #: the rates a summary of each kind carries (``{"value", "k", "n", "ci95"}`` each), as board columns
 KIND_RATES = {
     KIND_MID_REPLY: ("accuracy", "right_side", "mixed_in", "split_off", "wrong_elsewhere"),
@@ -235,20 +240,24 @@ def row_from_summary(
     data_repo: Optional[str] = None,
     data_revision: Optional[str] = None,
 ) -> dict[str, Any]:
-    """One board row of its own kind from a mid-reply or shared-facts summary document.
+    """One board row of its own kind from a mid-reply or facts summary document.
 
-    The headline is ``metrics.accuracy``; the kind's other rates (:data:`KIND_RATES`) fill their
-    columns with their intervals. The data fingerprint is ``provenance.data_sha256`` (else
-    ``cases.sha256``), the predictions fingerprint ``provenance.predictions_sha256`` (else
+    The headline is ``metrics.accuracy`` (a facts summary: the ``facts`` strategy's
+    ``answer_accuracy``); the kind's other rates (:data:`KIND_RATES`) fill their columns with their
+    intervals. The data fingerprint is ``provenance.data_sha256`` (else ``cases.sha256`` or
+    ``data.sha256``), the predictions fingerprint ``provenance.predictions_sha256`` (else
     ``results.sha256``). Raises :class:`InputErrors` naming the file and field of every problem.
     """
     kind = SUMMARY_KINDS[doc["kind"]]
     errs: list[InputError] = []
     metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
+    if kind == KIND_SHARED_FACTS:  # the facts strategy's rates, under the board's names
+        mine = (metrics.get("strategies") or {}).get(FACTS_STRATEGY) or {}
+        metrics = {col: mine.get(key) for col, key in FACTS_RATES.items()}
     prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
     if not prov:
         errs.append(InputError(path, None, "provenance", "missing: the leaderboard only ranks runs it can trace"))
-    data_sha = prov.get("data_sha256") or (doc.get("cases") or {}).get("sha256")
+    data_sha = prov.get("data_sha256") or (doc.get("cases") or doc.get("data") or {}).get("sha256")
     pred_sha = prov.get("predictions_sha256") or (doc.get("results") or {}).get("sha256")
     if not isinstance(data_sha, str) or not isinstance(pred_sha, str):
         errs.append(InputError(path, None, "provenance.data_sha256",
@@ -256,9 +265,9 @@ def row_from_summary(
     head = metrics.get("accuracy")
     if not isinstance(head, dict) or "value" not in head:
         errs.append(InputError(path, None, "metrics.accuracy", "missing: the board ranks on it"))
-    policy = doc.get("policy") or doc.get("strategy")
+    policy = doc.get("policy") or (FACTS_STRATEGY if kind == KIND_SHARED_FACTS else None)
     run_model = model if model is not None else doc.get("model")
-    name = system or doc.get("system") or "-".join(str(x) for x in (doc["kind"], policy, run_model) if x)
+    name = system or doc.get("system") or "-".join(dict.fromkeys(str(x) for x in (doc["kind"], policy, run_model) if x))
     if errs:
         raise InputErrors(errs)
     row: dict[str, Any] = {n: None for n in board_features()}
@@ -370,6 +379,11 @@ def check_complete(docs: list[Any], paths: list[str]) -> None:
             if subset:
                 errs.append(InputError(p, None, "cases", f"a partial run ({', '.join(f'{k} {v}' for k, v in subset.items())}): "
                                                          "the board ranks runs over the whole case set"))
+            missing = (doc.get("metrics") or {}).get("missing") or []
+            if missing:
+                errs.append(InputError(p, None, "metrics.missing", f"a partial run: {len(missing)} probe answer"
+                                                                   f"{'s' if len(missing) != 1 else ''} missing "
+                                                                   f"(first {missing[0]}); finish the run before adding it"))
             continue
         counts = doc.get("counts") or {}
         left = counts.get("sessions_without_rows") or 0
