@@ -34,8 +34,10 @@ COMMAND_MODULES = (
     "import",
     "export_irc",
     "push",
+    "push_metrics",
     "release",
     "leaderboard",
+    "report",
 )
 
 

@@ -472,3 +472,20 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return "sha256:" + h.hexdigest()
+
+
+def records_fingerprint(records: Iterable[Record]) -> str:
+    """The data fingerprint, ``sha256:<hex>``, defined on the records rather than on file bytes.
+
+    Each record is dumped as JSON by its model (every field, defaults included, in the schema's
+    order; unknown fields after them in the order they were written), the lines are sorted and
+    hashed. So the same sessions give the same fingerprint whatever holds them: a JSONL file in any
+    session order or formatting, or the Parquet files of a published config (which keep unknown
+    fields in their order). Returns the fingerprint of no records for an empty input. About a
+    second of CPU for 500,000 messages (the model dumps in Rust).
+    """
+    h = hashlib.sha256()
+    for line in sorted(r.model_dump_json() for r in records):
+        h.update(line.encode("utf-8"))
+        h.update(b"\n")
+    return "sha256:" + h.hexdigest()

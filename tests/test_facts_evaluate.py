@@ -16,7 +16,7 @@ from _facts_util import write_data
 from test_midreply_metrics import evaluate_caches  # noqa: F401 - the fixture
 
 REPO = Path(__file__).resolve().parents[1]
-METRIC_DIR = REPO / "metrics" / "interleave_shared_facts"
+METRIC_DIR = REPO / "interleave_bench" / "metrics" / "interleave_shared_facts"
 
 
 def test_evaluate_load_equals_score_facts_json(evaluate_caches, tmp_path, capsys, monkeypatch):  # noqa: F811

@@ -23,7 +23,7 @@ from interleave_bench.hub.features import (
     rows_to_case_file,
     session_row,
 )
-from interleave_bench.io import sha256_file
+from interleave_bench.io import read_sessions, records_fingerprint, sha256_file
 from interleave_bench.schema import FACT_TYPES, PROBE_CATEGORIES, STEP_STATUS, MidReplyCaseFile, Session
 
 PACKAGED_CASES = Path(interleave_bench.__file__).parent / "data" / "mid_reply" / "cases.json"
@@ -89,12 +89,16 @@ def test_export_then_load_dataset_gives_typed_rows_equal_to_the_source(v0_dir, t
     assert len(ds["dev"]) == 10 and len(ds["test"]) == 2  # every fifth session is test
     assert ds["dev"].features == features_for("v0")
     assert isinstance(ds["dev"].features["turns"], datasets.List)
+    # closed label sets are ClassLabels with the schema's names
+    assert ds["dev"].features["split"].names == ["dev", "test"]
+    assert ds["dev"].features["turns"].feature["gold"]["action"].names == ["new", "continue", "switch", "return", "oneoff"]
+    assert ds["dev"].features["turns"].feature["style"].names == ["explicit", "cue", "pronoun", "implicit", "oneoff"]
 
     src = _source(v0_dir / "sessions.jsonl")
     seen = set()
     for split in ds:
         for row in ds[split]:
-            assert row["split"] == split
+            assert ds[split].features["split"].int2str(row["split"]) == split  # a ClassLabel: the name's index
             assert row_to_session(row, "v0") == src[row["session_id"]]  # field by field, extras included
             seen.add(row["session_id"])
             t = row["turns"]
@@ -142,9 +146,23 @@ def test_the_card_reports_this_runs_figures(v0_dir, tmp_path, capsys):
     assert "| ambiguous share (of thread messages) | 25.0% |" in body
     assert "`en` 6 sessions / 30 messages, `zh` 6 sessions / 30 messages" in body
     assert "| `v0` | `templates` | none | 7 |" in body
-    assert sha256_file(v0_dir / "sessions.jsonl") in body
-    for heading in ("## How the data is made", "## How to score", "## Known limitations", "## Citation"):
-        assert heading in body
+    fingerprint = records_fingerprint(read_sessions(v0_dir / "sessions.jsonl"))
+    assert fingerprint in body
+    header = text.split("\n---\n", 1)[0]
+    assert f"v0: '{fingerprint}'" in header or f"v0: {fingerprint}" in header
+    # the Hugging Face dataset card template's sections, in order
+    headings = [line for line in body.splitlines() if line.startswith("#")]
+    for want in ("## Dataset Details", "### Dataset Description", "### Dataset Sources", "## Uses", "### Direct Use",
+                 "### Out-of-Scope Use", "## Dataset Structure", "## Dataset Creation", "### Curation Rationale",
+                 "### Source Data", "### Annotations", "### Personal and Sensitive Information",
+                 "## Bias, Risks, and Limitations", "## Citation"):
+        assert want in headings, want
+    assert "author = {InterleaveBench contributors}" in body and "url    = {https://" in body
+    from huggingface_hub import DatasetCard
+
+    meta = DatasetCard(text).data.to_dict()
+    assert meta["annotations_creators"] == ["machine-generated"] and meta["language_creators"] == ["machine-generated"]
+    assert meta["source_datasets"] == ["original"] and meta["task_ids"] == ["multi-class-classification"]
     assert "year   = {2025}" in body
 
 

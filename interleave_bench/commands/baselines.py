@@ -19,7 +19,8 @@ __all__ = ["STANDARD_BASELINES", "register", "run", "write_baselines"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("baselines", help="write the seven model-free prediction files", description=__doc__.split("\n\n")[0])
-    p.add_argument("data", metavar="DATA", help="a data folder holding sessions.jsonl, or the file itself")
+    p.add_argument("data", metavar="DATA",
+                   help="a data folder holding sessions.jsonl, the file itself, or hub:ORG/NAME@REV[#CONFIG]")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
     p.add_argument("--mode", choices=MODES, help="only the baselines of this mode (default both; "
                    "open-only data such as imported IRC logs needs --mode open)")
@@ -27,8 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..hub.source import local_data
+
     timer = Timer()
-    results = write_baselines(args.data, args.split, mode=args.mode)
+    data, source = local_data(args.data)
+    if source is not None:
+        print(f"data: {args.data} (commit {source['data_commit']}) in {data}")
+    results = write_baselines(data, args.split, mode=args.mode)
     for r in results:
         print(f"wrote {r.path} ({r.rows:,} rows)")
     sessions = results[0].sessions if results else 0

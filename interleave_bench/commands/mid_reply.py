@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..io import exclusive_output, sha256_file, write_json
+from ..io import exclusive_output, records_fingerprint, sha256_file, write_json
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
 from ..midreply.cases import load_cases, packaged_cases_path
@@ -134,7 +134,7 @@ def _run_into(args: argparse.Namespace, timer: Timer, case_file: Any, cases: lis
 
     summary = summarize(items_for(case_file, cases, rows))
     vias = via_counts(rows)
-    _write_summary(args, out, summary, vias, policy, model, llm, rows)
+    _write_summary(args, out, summary, vias, policy, model, llm, rows, records_fingerprint(case_file.cases))
 
     title = f"mid-reply: policy {policy}" + (f" (model {model}{', dry run' if args.dry_run else ''})" if model else "")
     print(f"{title}; {len(rows)} case{'s' if len(rows) != 1 else ''} from {cases_label}")
@@ -180,6 +180,7 @@ def _write_summary(
     model: str | None,
     llm: Any,
     rows: list[dict[str, Any]],
+    cases_fingerprint: str,
 ) -> None:
     if args.cases:
         cases_sha = sha256_file(args.cases)
@@ -205,6 +206,7 @@ def _write_summary(
             "output_tokens": sum(u["output"] for u in row_usage),
             "this_run": llm.stats.as_manifest() if llm is not None else None,
         },
-        "provenance": provenance(),
+        # the case set's fingerprint on the records, as the export's card and the leaderboard compute it
+        "provenance": provenance(data_sha256=cases_fingerprint, predictions_sha256=sha256_file(out)),
     }
     write_json(summary_path(out), doc)

@@ -21,7 +21,8 @@ from ..schema import MODES
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("route", help="route every message of a data set with one policy", description=__doc__.split("\n\n")[0])
-    p.add_argument("data", metavar="DATA", help="a data folder holding sessions.jsonl, or the file itself")
+    p.add_argument("data", metavar="DATA",
+                   help="a data folder holding sessions.jsonl, the file itself, or hub:ORG/NAME@REV[#CONFIG]")
     p.add_argument("--mode", choices=MODES, required=True,
                    help="closed: the thread list is given up front; open: topics are made on the way")
     p.add_argument("--policy", choices=POLICIES, required=True,
@@ -79,7 +80,12 @@ def describe(result: RouteResult) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..hub.source import local_data
+
     opts = options_from_args(args)
+    args.data, source = local_data(args.data)
+    if source is not None:
+        print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
     if opts.policy not in MODEL_POLICIES:
         if args.model:
             raise UsageError(f"the {opts.policy} policy calls no model: drop --model")

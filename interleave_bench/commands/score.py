@@ -32,7 +32,8 @@ def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("score", help="score routing predictions", description=__doc__.split("\n\n")[0])
-    p.add_argument("data", metavar="DATA", help="sessions.jsonl, or the data folder that holds it")
+    p.add_argument("data", metavar="DATA",
+                   help="sessions.jsonl, the data folder that holds it, or hub:ORG/NAME@REV[#CONFIG] (a published revision)")
     p.add_argument("predictions", nargs="+", metavar="PRED",
                    help="prediction files (.jsonl), or folders of them")
     add_scoring_arguments(p)
@@ -43,10 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..hub.source import local_data
+
     timer = Timer()
+    data, source = local_data(args.data)
     runs = score_files(
-        args.data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
-        seed=args.seed, allow_duplicates=args.allow_duplicates,
+        data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
+        seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source,
     )
     results = [r.result for r in runs]
     if args.json:

@@ -32,7 +32,16 @@ LICENSE = "apache-2.0"
 #: routing a message to one of a session's threads is a classification task on the Hub's taxonomy
 TASK_CATEGORIES = ["text-classification"]
 TAGS = ["routing", "dialogue", "multi-turn", "benchmark", "synthetic"]
+#: the Hub's task id under text-classification: each message goes to one of several threads
+TASK_IDS = ["multi-class-classification"]
+#: labels come from the seeded plan and a model's independent reading, the text from a model
+ANNOTATIONS_CREATORS = ["machine-generated"]
+LANGUAGE_CREATORS = ["machine-generated"]
+#: the data is made here, from no other data set
+SOURCE_DATASETS = ["original"]
 PRETTY_NAME = "InterleaveBench"
+#: the YAML key of the card that maps each config to its data fingerprint (on the records)
+FINGERPRINTS_KEY = "data_fingerprints"
 #: the Hub's size buckets, by number of rows over all configs (upper bounds, exclusive)
 SIZE_BUCKETS = (
     (1_000, "n<1K"),
@@ -248,8 +257,9 @@ def made_by_markdown(sources: list[Source]) -> str:
         lines.append(f"| `{src.config}` | {writer} | {model} | {seed} | {created} | `{src.sha256}` |")
     lines.append("")
     lines.append(
-        "The source fingerprint is the SHA-256 of the JSONL (or case file) the config was exported from; "
-        "score files record the same fingerprint as `provenance.data_sha256`."
+        "The fingerprint is computed on the records (canonical JSON of each session or case, sorted, "
+        "then SHA-256), so the source JSONL and the published Parquet files give the same one; the YAML "
+        f"header lists it as `{FINGERPRINTS_KEY}` and score files record it as `provenance.data_sha256`."
     )
     return "\n".join(lines)
 

@@ -10,6 +10,7 @@ Layout::
 
     interleavebench/
       README.md                      YAML (configs, dataset_info, licence...) + the card
+      eval.yaml                      the Hub's benchmark tasks of the configs exported
       v0/dev-00000-of-00001.parquet  one file per config and split (more shards when large)
       v0/test-00000-of-00001.parquet
       v1/...                         when --v1 is given
@@ -28,10 +29,11 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..errors import InputError, UsageError
-from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, sessions_file, sha256_file
+from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, records_fingerprint, sessions_file
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
+from .evalresults import EVAL_YAML, eval_yaml
 from .irc import irc_config, irc_markdown, licenses
 from .features import (
     CONFIG_VERSIONS,
@@ -49,7 +51,7 @@ from .features import (
 MAX_SHARD_BYTES = 500 << 20
 README = "README.md"
 #: what an export folder may contain; anything else means the folder is not ours to replace
-OWNED_ENTRIES = frozenset({README, *CONFIGS})
+OWNED_ENTRIES = frozenset({README, EVAL_YAML, *CONFIGS})
 
 
 @dataclass
@@ -104,7 +106,7 @@ def session_source(config: str, path: str | os.PathLike) -> tuple[cardlib.Source
         manifest = read_manifest(mpath)
     else:
         warnings.append(f"{file}: no {MANIFEST_FILE} beside it: the card will say writer and model are not recorded")
-    src = cardlib.Source(config, str(file), sha256_file(file), manifest, str(mpath) if manifest else None)
+    src = cardlib.Source(config, str(file), records_fingerprint(sessions), manifest, str(mpath) if manifest else None)
     return src, sessions, warnings
 
 
@@ -133,7 +135,7 @@ def mid_reply_config(path: str | os.PathLike) -> tuple[ConfigExport, list[str]]:
     for lang in sorted(set(f.catalogs) - used):
         warnings.append(f"{path}: catalogs.{lang}: no case uses this catalog, so it is not exported")
     rows = [case_row(c, f.catalogs[c.lang]) for c in f.cases]
-    src = cardlib.Source("mid_reply", str(path), sha256_file(path))
+    src = cardlib.Source("mid_reply", str(path), records_fingerprint(f.cases))
     return ConfigExport("mid_reply", src, {MID_REPLY_SPLIT: rows}, cases=f), warnings
 
 
@@ -180,6 +182,10 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         language=sorted(langs),
         multilinguality="multilingual" if len(langs) > 1 else "monolingual",
         task_categories=cardlib.TASK_CATEGORIES,
+        task_ids=cardlib.TASK_IDS,
+        annotations_creators=cardlib.ANNOTATIONS_CREATORS,
+        language_creators=cardlib.LANGUAGE_CREATORS,
+        source_datasets=cardlib.SOURCE_DATASETS,
         tags=cardlib.TAGS,
         size_categories=[cardlib.size_category(total)],
     )
@@ -205,6 +211,9 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         )
     MetadataConfigs(meta).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
+    # the data fingerprint of each config, on the records (io.records_fingerprint): what score files
+    # record as provenance.data_sha256 and what the leaderboard checks a claimed revision against
+    data[cardlib.FINGERPRINTS_KEY] = {c.name: c.source.sha256 for c in configs}
     return data.to_yaml()
 
 
@@ -314,6 +323,8 @@ def export_dataset(
         body = card_body(configs, template, template_path, release_notes)
         (stage / README).write_text(f"---\n{yaml_text.rstrip()}\n---\n\n{body}", encoding="utf-8", newline="\n")
         files.insert(0, README)
+        (stage / EVAL_YAML).write_text(eval_yaml(c.name for c in configs), encoding="utf-8", newline="\n")
+        files.insert(1, EVAL_YAML)
         _swap_in(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)

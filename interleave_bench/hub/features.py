@@ -9,6 +9,8 @@ they cannot drift apart.
 How a record maps to a row (docs/hub.md, "Round trip"):
 
 - Declared fields become typed columns (``datasets.List`` for lists, nested dicts for objects).
+  Closed label sets (``split``, ``gold.action``, ``style``, mid-reply ``how``) are ``ClassLabel``
+  columns holding the index of the name; reading back gives the very same string.
   A field that may be absent or null stays nullable: a missing ``fact`` is ``None``, not an
   empty struct; a missing ``judge.candidates`` is ``None``, not ``[]``.
 - Fields with a schema default (``persona``, ``goal``, ``facts``, ``tags``...) are written with
@@ -38,8 +40,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from datasets import Features, List, Value
+from datasets import ClassLabel, Features, List, Value
 from pydantic import BaseModel
+
+from ..schema import ACTIONS, MID_REPLY_HOW, SPLITS, STYLES
 
 #: the configs the dataset publishes, the first one is the default
 CONFIGS = ("v0", "v1", "mid_reply", "irc_ubuntu")
@@ -66,6 +70,14 @@ _SCALARS = {
 
 
 @dataclass(frozen=True)
+class Label:
+    """A closed set of strings stored as a ``ClassLabel`` (the index of the name): the Hub viewer
+    shows the names and filters by them, and a row turns back into the very same string."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ListOf:
     """A list column of ``item`` (a scalar kind name or a :class:`Spec`)."""
 
@@ -80,7 +92,7 @@ class Spec:
     :func:`from_row` leaves them out again when they are null.
     """
 
-    fields: tuple[tuple[str, Union[str, ListOf, "Spec"]], ...]
+    fields: tuple[tuple[str, Union[str, Label, ListOf, "Spec"]], ...]
     omit_null: frozenset[str] = field(default_factory=frozenset)
 
     def names(self) -> tuple[str, ...]:
@@ -101,14 +113,14 @@ THREAD = Spec(
     ),
     frozenset({"twinOf"}),
 )
-GOLD = Spec((("thread", "str"), ("action", "str"), ("refs", ListOf("str"))))
+GOLD = Spec((("thread", "str"), ("action", Label(ACTIONS)), ("refs", ListOf("str"))))
 TURN_FACT = Spec((("key", "str"), ("kind", "str")))
 JUDGE = Spec((("thread", "str"), ("candidates", ListOf("str"))), frozenset({"candidates"}))
 _TURN_V0_FIELDS = (
     ("i", "int"),
     ("text", "str"),
     ("gold", GOLD),
-    ("style", "str"),
+    ("style", Label(STYLES)),
     ("tags", ListOf("str")),
     ("fact", TURN_FACT),
     ("judge", JUDGE),
@@ -151,11 +163,11 @@ PROBE = Spec(
 )
 
 
-def _session_head(thread: Spec) -> tuple[tuple[str, Union[str, ListOf, Spec]], ...]:
+def _session_head(thread: Spec) -> tuple[tuple[str, Union[str, Label, ListOf, Spec]], ...]:
     return (
         ("session_id", "str"),
         ("version", "str"),
-        ("split", "str"),
+        ("split", Label(SPLITS)),
         ("lang", "str"),
         ("persona", "str"),
         ("threads", ListOf(thread)),
@@ -190,7 +202,7 @@ MID_REPLY_CASE = Spec(
         ("id", "str"),
         ("lang", "str"),
         ("running", RUNNING),
-        ("how", "str"),
+        ("how", Label(MID_REPLY_HOW)),
         ("text", "str"),
         ("expect", "str"),
         ("tags", ListOf("str")),
@@ -205,7 +217,9 @@ SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_R
 # --- features -----------------------------------------------------------------------------------------
 
 
-def _feature(kind: Union[str, ListOf, Spec]) -> Any:
+def _feature(kind: Union[str, Label, ListOf, Spec]) -> Any:
+    if isinstance(kind, Label):
+        return ClassLabel(names=list(kind.names))
     if isinstance(kind, Spec):
         return _struct(kind)
     if isinstance(kind, ListOf):
@@ -254,9 +268,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _value_to_cell(value: Any, kind: Union[str, ListOf, Spec]) -> Any:
+def _value_to_cell(value: Any, kind: Union[str, Label, ListOf, Spec]) -> Any:
     if value is None:
         return None
+    if isinstance(kind, Label):
+        return kind.names.index(value)  # the schema's Literal admits only these names
     if isinstance(kind, Spec):
         return to_row(value, kind)
     if isinstance(kind, ListOf):
@@ -299,9 +315,12 @@ def case_row(case: BaseModel, catalog: list[BaseModel]) -> dict[str, Any]:
 # --- rows -> records ----------------------------------------------------------------------------------
 
 
-def _cell_to_value(cell: Any, kind: Union[str, ListOf, Spec]) -> Any:
+def _cell_to_value(cell: Any, kind: Union[str, Label, ListOf, Spec]) -> Any:
     if cell is None:
         return None
+    if isinstance(kind, Label):
+        # an index outside the names is handed on as it is, so the record check names its field
+        return kind.names[cell] if isinstance(cell, int) and 0 <= cell < len(kind.names) else cell
     if isinstance(kind, Spec):
         return from_row(cell, kind)
     if isinstance(kind, ListOf):

@@ -371,14 +371,17 @@ def score_files(
     allow_duplicates: bool = False,
     write: bool = True,
     sessions: Sequence[Session] | None = None,
+    data_source: Mapping[str, Any] | None = None,
 ) -> list[RunScore]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
 
     ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
     a folder of ``*.jsonl`` files. ``sessions`` skips reading the data again when already read.
-    Each document's provenance adds the data and predictions files and their SHA-256.
+    Each document's provenance adds the data file and the data fingerprint (on the records:
+    :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
+    ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
     """
-    from ..io import sha256_file, write_json
+    from ..io import records_fingerprint, sha256_file, write_json
     from ..provenance import provenance
 
     data_path = sessions_file(data)
@@ -388,7 +391,7 @@ def score_files(
             raise InputError(str(path), None, None, "no such file")
     if sessions is None:
         sessions = read_sessions_fast(data_path)
-    data_sha = sha256_file(data_path)
+    data_sha = records_fingerprint(sessions)
     runs: list[RunScore] = []
     for pred_path in pred_paths:
         rows, lines = read_predictions_fast(pred_path)
@@ -404,6 +407,7 @@ def score_files(
             predictions_sha256=sha256_file(pred_path),
             bootstrap=bootstrap,
             seed=seed,
+            **dict(data_source or {}),
         )
         run.result["not_scored_line"] = not_scored_line(run.result)
         if write:

@@ -48,7 +48,8 @@ Returns:
     ari, shen_f1, exact_precision, exact_recall, exact_f1.
 Examples:
     >>> import evaluate
-    >>> routing = evaluate.load("interleave_routing")
+    >>> import interleave_bench
+    >>> routing = evaluate.load(interleave_bench.metric_path("interleave_routing"))
     >>> gold = [
     ...     {"gold": {"thread": "t1", "action": "new"}},
     ...     {"gold": {"thread": "t2", "action": "new"}},

@@ -5,6 +5,7 @@ import evaluate
 
 from interleave_bench.score.bcubed import CITATION
 from interleave_bench.score.bcubed import bcubed
+from interleave_bench.score.routing import rounded
 
 _CITATION = CITATION
 
@@ -24,13 +25,14 @@ Args:
     references: the reference cluster label of each item (same type as predictions).
     groups: optional, a group id per item; clusters never span groups.
 Returns:
-    precision, recall, f1: floats in [0, 1] (all 0.0 for no items).
+    precision, recall, f1: floats in [0, 1] (all 0.0 for no items), rounded to 4 decimals as
+    `interleave-bench score` rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1`.
 Examples:
     >>> import evaluate
-    >>> b3 = evaluate.load("interleave_bcubed")
-    >>> r = b3.compute(predictions=["x", "x", "x"], references=["a", "a", "b"])
-    >>> round(r["precision"], 4), r["recall"], round(r["f1"], 4)
-    (0.5556, 1.0, 0.7143)
+    >>> import interleave_bench
+    >>> b3 = evaluate.load(interleave_bench.metric_path("interleave_bcubed"))
+    >>> b3.compute(predictions=["x", "x", "x"], references=["a", "a", "b"])
+    {'precision': 0.5556, 'recall': 1.0, 'f1': 0.7143}
     >>> b3.compute(predictions=[1, 1], references=[7, 8], groups=["s1", "s2"])
     {'precision': 1.0, 'recall': 1.0, 'f1': 1.0}
 """
@@ -54,4 +56,8 @@ class InterleaveBcubed(evaluate.Metric):
 
     def _compute(self, predictions, references, groups=None):
         precision, recall, f1 = bcubed(references, predictions, groups)
-        return {"precision": precision, "recall": recall, "f1": f1}
+        return {
+            "precision": rounded("bcubed_precision", precision),
+            "recall": rounded("bcubed_recall", recall),
+            "f1": rounded("bcubed_f1", f1),
+        }

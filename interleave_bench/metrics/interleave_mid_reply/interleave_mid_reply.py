@@ -48,7 +48,8 @@ Returns:
     with the same entries per group.
 Examples:
     >>> import evaluate
-    >>> metric = evaluate.load("metrics/interleave_mid_reply")
+    >>> import interleave_bench
+    >>> metric = evaluate.load(interleave_bench.metric_path("interleave_mid_reply"))
     >>> results = metric.compute(
     ...     predictions=["running", "running", "lisbon-trip", "new", "running"],
     ...     references=["running", "q3-review", "lisbon-trip", "running", "running"],

@@ -44,7 +44,8 @@ Returns:
 Examples:
     >>> import json
     >>> import evaluate
-    >>> metric = evaluate.load("metrics/interleave_shared_facts")
+    >>> import interleave_bench
+    >>> metric = evaluate.load(interleave_bench.metric_path("interleave_shared_facts"))
     >>> def answer(probe, strategy, verdict, category):
     ...     return json.dumps({"kind": "answer", "session_id": "s1", "probe": probe, "strategy": strategy,
     ...                        "category": category, "lang": "en", "verdict": verdict})
