@@ -27,6 +27,7 @@ from typing import Any, Iterable, Optional
 from .. import __version__
 from ..errors import InputError, InputErrors, UsageError
 from ..io import read_json
+from ..score.table import HEADLINE, family, metric, rank_key
 from . import card as cardlib
 from . import client
 
@@ -36,40 +37,17 @@ BOARD_SPLIT = "runs"
 #: publications are tagged v1, v2, ... in order
 TAG_PREFIX = "v"
 #: the metrics a row carries with their intervals (``<m>``, ``<m>_lo``, ``<m>_hi``)
-HEADLINE_METRICS = (
-    "accuracy",
-    "accuracy_lenient",
-    "weighted_error",
-    "oneoff_into_topic",
-    "switch_f1",
-    "bcubed_f1",
-    "refs_recall",
-    "topics_per_thread",
-    "threads_per_topic",
-)
-#: cost figures a row carries as they are
-COST_FIELDS = (
-    "input_tokens_per_message",
-    "output_tokens_per_message",
-    "cached_tokens_per_message",
-    "model_calls_share",
-    "latency_p50_ms",
-    "latency_p90_ms",
-)
+HEADLINE_METRICS = HEADLINE
+#: cost figures a row carries as they are (the cost in USD included)
+COST_FIELDS = tuple(m.key for m in family("cost"))
 #: rank order: strict accuracy first (the benchmark's headline), weighted error breaks ties because
-#: it separates polluting mistakes (cost 3) from asking or failing (cost 1)
-RANK_KEYS = (("accuracy", "desc"), ("weighted_error", "asc"))
+#: it separates polluting mistakes (cost 3) from asking or failing (cost 1); each sorts in its
+#: table entry's direction
+RANK_METRICS = ("accuracy", "weighted_error")
 #: the identity of a run: two rows with these equal are the same run submitted twice
 RUN_KEY = ("system", "mode", "policy", "model", "split", "data_revision")
-#: the columns the ranking table shows, with their headers
-TABLE_METRICS = (
-    ("accuracy", "accuracy"),
-    ("weighted_error", "weighted error"),
-    ("accuracy_lenient", "lenient accuracy"),
-    ("bcubed_f1", "B-cubed F1"),
-    ("switch_f1", "switch F1"),
-    ("oneoff_into_topic", "one-offs into topic"),
-)
+#: the metrics the ranking table shows (headers are their display names)
+TABLE_METRICS = ("accuracy", "weighted_error", "accuracy_lenient", "bcubed_f1", "switch_f1", "oneoff_into_topic")
 
 
 def board_features():
@@ -85,7 +63,7 @@ def board_features():
         cols[m] = Value("float64")
         cols[f"{m}_lo"] = Value("float64")
         cols[f"{m}_hi"] = Value("float64")
-    for c in COST_FIELDS + ("cost_usd_per_message",):
+    for c in COST_FIELDS:
         cols[c] = Value("float64")
     cols["sessions"] = Value("int64")
     cols["messages"] = Value("int64")
@@ -297,7 +275,7 @@ class Group:
 
 def rank(rows: list[dict[str, Any]], data_revision: Optional[str] = None) -> tuple[Optional[str], list[Group], int]:
     """``(revision, groups, left_out)``: the rows on one data revision (default: the current one),
-    grouped by split and mode and sorted by :data:`RANK_KEYS`; ``left_out`` counts rows on others.
+    grouped by split and mode and sorted by :data:`RANK_METRICS`; ``left_out`` counts rows on others.
     Missing values sort last.
     """
     rev = data_revision or current_revision(rows)
@@ -307,10 +285,7 @@ def rank(rows: list[dict[str, Any]], data_revision: Optional[str] = None) -> tup
         groups.setdefault((r.get("split") or "", r.get("mode") or ""), []).append(r)
 
     def key(r: dict[str, Any]) -> tuple:
-        out: list[Any] = []
-        for m, direction in RANK_KEYS:
-            v = r.get(m)
-            out += [v is None, 0.0 if v is None else (-v if direction == "desc" else v)]
+        out = [x for m in RANK_METRICS for x in rank_key(m, r.get(m))]
         return (*out, r.get("system") or "", r.get("policy") or "", r.get("model") or "")
 
     out = [Group(s, m, sorted(g, key=key)) for (s, m), g in sorted(groups.items())]
@@ -333,7 +308,9 @@ def fmt_interval(row: dict[str, Any], metric: str, digits: int = 3) -> str:
 
 def render_table(group: Group) -> str:
     """One ranking table in markdown."""
-    head = ["rank", "system", "policy", "model", *(h for _, h in TABLE_METRICS), "tokens in / msg", "cost / msg", "published"]
+    tokens, cost_m = metric("input_tokens_per_message"), metric("cost_usd_per_message")
+    head = ["rank", "system", "policy", "model", *(metric(m).display for m in TABLE_METRICS), tokens.display,
+            cost_m.display, "published"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r in enumerate(group.rows, start=1):
         cost = r.get("cost_usd_per_message")
@@ -342,9 +319,9 @@ def render_table(group: Group) -> str:
             r.get("system") or "",
             r.get("policy") or "-",
             r.get("model") or "-",
-            *(fmt_interval(r, m) for m, _ in TABLE_METRICS),
-            fmt_value(r.get("input_tokens_per_message"), 1),
-            "n/a" if cost is None else f"${cost:.6f}",
+            *(fmt_interval(r, m, metric(m).shown) for m in TABLE_METRICS),
+            fmt_value(r.get(tokens.key), 1),
+            "n/a" if cost is None else f"${cost:.{cost_m.shown}f}",
             r.get("publication") or "-",
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

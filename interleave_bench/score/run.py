@@ -22,7 +22,6 @@ from ..schema import PredictionRow, Session
 from ..progress import progress
 from .routing import (
     COL,
-    METRIC_DECIMALS,
     OUTCOMES,
     SessionScore,
     derive,
@@ -36,6 +35,7 @@ from .routing import (
 from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
 from .read import paused_gc, read_predictions_fast, read_sessions_fast
 from .stats import bootstrap_sums, percentile_interval, wilson
+from .table import RATE, family, rounded, rounded_interval, with_interval
 
 #: the format tag of a score document
 SCORE_FORMAT = "interleave-score-v1"
@@ -47,25 +47,6 @@ DEFAULT_SPLIT = "dev"
 DEFAULT_BOOTSTRAP = 1000
 #: fixed seed, so the same inputs print the same intervals
 DEFAULT_SEED = 0
-#: metrics whose 95% interval comes from the bootstrap over sessions (pooled sums of many messages)
-BOOTSTRAP_METRICS = (
-    "accuracy",
-    "accuracy_lenient",
-    "weighted_error",
-    "switch_f1",
-    "bcubed_f1",
-    "topics_per_thread",
-    "threads_per_topic",
-)
-#: shares of small counts get a Wilson interval: ``{metric: (count column, total column)}``
-WILSON_METRICS = {
-    "oneoff_into_topic": ("outcome_oneoff_into_topic", "oneoffs"),
-    "refs_recall": ("refs_hit", "refs_n"),
-}
-#: decimals of a cost per message in USD (routing costs fractions of a cent per message)
-COST_DECIMALS = 8
-
-
 @dataclass
 class RunScore:
     """One scored run: the score document (``result``) and what produced it."""
@@ -92,36 +73,30 @@ def select_split(sessions: Iterable[Session], split: str) -> list[Session]:
     return [s for s in sessions if split == "all" or s.split == split]
 
 
-def _interval(value: tuple[float, float] | None, name: str) -> list[float] | None:
-    if value is None:
-        return None
-    decimals = METRIC_DECIMALS.get(name, 4)
-    return [round(value[0], decimals), round(value[1], decimals)]
-
-
 def _wilson_json(k: int, n: int) -> list[float] | None:
-    return [round(x, 4) for x in wilson(k, n)] if n else None
+    return [round(x, RATE) for x in wilson(k, n)] if n else None
 
 
 def intervals_for(
     matrix: np.ndarray, totals: np.ndarray, metrics: Mapping[str, float | None], bootstrap: int, seed: int
 ) -> dict[str, list[float] | None]:
-    """95% intervals: bootstrap over sessions for :data:`BOOTSTRAP_METRICS`, Wilson for the small shares.
+    """95% intervals of the routing metrics, of the kind the metric table names for each.
 
-    An interval is ``None`` where its metric is undefined or ``bootstrap`` is 0.
+    Bootstrap over sessions (the resampled column sums through the same formulas) or Wilson over
+    the entry's two counts. An interval is ``None`` where its metric is undefined or
+    ``bootstrap`` is 0.
     """
     out: dict[str, list[float] | None] = {}
-    resampled = derive(bootstrap_sums(matrix, bootstrap, seed)) if bootstrap > 0 and len(matrix) else None
-    for name in BOOTSTRAP_METRICS:
-        if resampled is None or metrics.get(name) is None:
-            out[name] = None
+    boot = with_interval("bootstrap", "routing")
+    resampled = derive(bootstrap_sums(matrix, bootstrap, seed), boot) if bootstrap > 0 and len(matrix) else None
+    for m in boot:
+        if resampled is None or metrics.get(m.key) is None:
+            out[m.key] = None
         else:
-            out[name] = _interval(percentile_interval(resampled[name]), name)
-    for name, (k_col, n_col) in WILSON_METRICS.items():
-        k, n = int(totals[COL[k_col]]), int(totals[COL[n_col]])
-        out[name] = _wilson_json(k, n)
-    thread, strict = int(totals[COL["thread_messages"]]), int(totals[COL["strict"]])
-    out["ambiguous_share"] = _wilson_json(thread - strict, thread)
+            out[m.key] = rounded_interval(m.key, percentile_interval(resampled[m.key]))
+    for m in with_interval("wilson", "routing"):
+        k_col, n_col = m.wilson_counts
+        out[m.key] = _wilson_json(int(totals[COL[k_col]]), int(totals[COL[n_col]]))
     return out
 
 
@@ -130,25 +105,21 @@ def _bucket(k: int, n: int) -> dict[str, Any]:
 
 
 def burst_summary(totals: np.ndarray) -> dict[str, Any] | None:
-    """Accuracy alone / in a burst / in a burst across threads, replies held, calls per message.
-
-    ``None`` for a run with no ``burst`` rows. Accuracies are over strict messages.
+    """The burst family of the metric table: accuracy over three disjoint groups of strict
+    messages (alone, in a burst on one thread, in a burst across threads) with Wilson intervals,
+    replies held, calls per message. ``None`` for a run with no ``burst`` rows.
     """
-    def t(name: str) -> int:
-        return int(totals[COL[name]])
-
-    rows = t("burst_rows")
-    if not rows:
+    if not int(totals[COL["burst_rows"]]):
         return None
-    messages = t("messages")
-    return {
-        "rows": rows,
-        "alone": _bucket(t("alone_correct"), t("alone_n")),
-        "in_burst": _bucket(t("in_burst_correct"), t("in_burst_n")),
-        "mixed": _bucket(t("mixed_correct"), t("mixed_n")),
-        "waited_share": share(t("burst_waited"), rows),
-        "model_calls_per_message": round(t("calls") / messages, 3) if messages else None,
-    }
+    values = derive(totals, family("burst"))
+    out: dict[str, Any] = {"rows": int(totals[COL["burst_rows"]])}
+    for m in family("burst"):
+        if m.wilson_counts is not None:
+            k_col, n_col = m.wilson_counts
+            out[m.key] = _bucket(int(totals[COL[k_col]]), int(totals[COL[n_col]]))
+        else:
+            out[m.key] = rounded(m.key, float(values[m.key]))
+    return out
 
 
 def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
@@ -161,7 +132,7 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
     if price is None:
         return None
     usd = price.cost(int(totals[COL["input_tokens"]]), int(totals[COL["cached_tokens"]]), int(totals[COL["output_tokens"]]))
-    return round(usd / messages, COST_DECIMALS)
+    return rounded("cost_usd_per_message", usd / messages)
 
 
 def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
@@ -176,7 +147,7 @@ def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
             "messages": int(s[COL["messages"]]),
             "strict": strict,
             "accuracy": share(int(s[COL["strict_correct"]]), strict),
-            "weighted_error": round(s[COL["strict_cost"]] / strict, 4) if strict else None,
+            "weighted_error": rounded("weighted_error", s[COL["strict_cost"]] / strict) if strict else None,
             "polluting": int(s[COL["outcome_wrong_existing"]] + s[COL["outcome_merged_new"]]),
             "errors": int(s[COL["outcome_error"]]),
             "missing_rows": int(s[COL["messages"]] - s[COL["rows"]]),

@@ -1,0 +1,261 @@
+"""The metric table: every metric of the project, declared once.
+
+Each :class:`Metric` carries what the rest of the code needs to know about a number: its JSON key,
+display name, one-line meaning, family, decimals in JSON documents, the kind of 95% interval that
+accompanies it, its ranking direction, the doc section that defines it, and (for the pooled
+routing, burst and cost figures) its formula as a function of named counts. ``derive`` in
+:mod:`.routing`, the intervals in :mod:`.run`, the reports, ``compare``, the leaderboard ranking,
+the evaluate modules and ``docs/score.md`` all read this table; a test holds the docs and the table
+to each other both ways.
+
+A formula takes a mapping from count name to value and works elementwise on numpy arrays as well
+as on floats, so the point estimate and every bootstrap resample use the same formula.
+
+Pure: imports only the standard library and numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Literal, Mapping
+
+import numpy as np
+
+Interval = Literal["bootstrap", "wilson", "none"]
+#: every family of metrics, in display order
+FAMILIES = ("routing", "cost", "burst", "mid_reply", "facts", "cluster")
+#: what a formula reads: count name -> count (a float or an array of resampled counts)
+Counts = Mapping[str, "float | np.ndarray"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str  # the JSON key, unique over the table, e.g. "switch_f1"
+    display: str  # column header / display name, e.g. "switch F1"
+    meaning: str  # one line
+    family: str  # one of FAMILIES
+    decimals: int | None  # rounding in JSON documents (None: taken as it is)
+    interval: Interval  # what kind of 95% interval accompanies it
+    higher_is_better: bool | None  # ranking direction (None: not ranked)
+    doc: str  # "docs/score.md#switch-f1" (file + anchor documenting it)
+    formula: Callable[[Counts], float | np.ndarray | None] | None = None  # from named counts
+    #: Wilson intervals: the names of the (successes, trials) counts
+    wilson_counts: tuple[str, str] | None = None
+    #: the key inside its family's document when it differs from ``key`` (mid-reply rates)
+    field: str | None = None
+    #: decimals shown in markdown tables
+    shown: int = 3
+    #: the range every defined value lies in (checked by property tests)
+    lo: float = 0.0
+    hi: float = 1.0
+
+    @property
+    def json_key(self) -> str:
+        """The key of this metric inside its family's document."""
+        return self.field or self.key
+
+    @property
+    def doc_file(self) -> str:
+        return self.doc.split("#", 1)[0]
+
+    @property
+    def anchor(self) -> str:
+        return self.doc.split("#", 1)[1]
+
+
+# --- formula helpers (elementwise on floats and arrays) --------------------------------------------
+
+
+def ratio(num, den, empty: float = np.nan):
+    """``num / den`` elementwise, ``empty`` where ``den`` is 0."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    return np.where(den > 0, out, empty)
+
+
+def harmonic(p, r):
+    """F1 of precision ``p`` and recall ``r`` elementwise; 0.0 where both are 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 2 * p * r / (p + r)
+    return np.where(p + r > 0, out, 0.0)
+
+
+def _share(k: str, n: str) -> Callable[[Counts], np.ndarray]:
+    return lambda c: ratio(c[k], c[n])
+
+
+def _switch_p(c: Counts):
+    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fp"], 0.0)
+
+
+def _switch_r(c: Counts):
+    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fn"], 0.0)
+
+
+def _bcubed_p(c: Counts):
+    return ratio(c["bcubed_p_sum"], c["bcubed_n"], 0.0)
+
+
+def _bcubed_r(c: Counts):
+    return ratio(c["bcubed_r_sum"], c["bcubed_n"], 0.0)
+
+
+SCORE_DOC = "docs/score.md"
+MID_REPLY_DOC = "docs/mid_reply.md"
+
+
+def _doc(key: str, file: str = SCORE_DOC) -> str:
+    return f"{file}#{key.replace('_', '-')}"
+
+
+def _m(key: str, display: str, meaning: str, family: str, decimals: int | None, interval: Interval,
+       higher: bool | None, formula=None, *, doc_file: str = SCORE_DOC, **kw) -> Metric:
+    return Metric(key, display, meaning, family, decimals, interval, higher, _doc(key, doc_file), formula, **kw)
+
+
+#: rates as the reference rounds them
+RATE = 4
+#: topics/thread and threads/topic as the reference rounds them
+MEAN_COUNT = 3
+#: tokens per message (a tenth of a token is noise already)
+TOKENS = 1
+#: USD per message (routing costs fractions of a cent per message)
+USD = 8
+
+INF = float("inf")
+
+ROUTING_METRICS = (
+    _m("accuracy", "accuracy", "strict messages whose mapped label is the gold thread", "routing", RATE,
+       "bootstrap", True, _share("strict_correct", "strict")),
+    _m("accuracy_lenient", "lenient acc.", "thread messages right, or ambiguous and matching the independent reading",
+       "routing", RATE, "bootstrap", True, _share("lenient_correct", "thread_messages")),
+    _m("ambiguous_share", "ambiguous share", "thread messages the independent reading disputes", "routing", RATE,
+       "wilson", None, lambda c: 1 - ratio(c["strict"], c["thread_messages"]),
+       wilson_counts=("ambiguous", "thread_messages")),
+    _m("weighted_error", "weighted error", "mean outcome cost over strict messages (pollution costs 3)", "routing",
+       RATE, "bootstrap", False, _share("strict_cost", "strict"), hi=3.0),
+    _m("oneoff_into_topic", "one-off into topic", "one-off questions sent into a topic that holds work", "routing",
+       RATE, "wilson", False, _share("outcome_oneoff_into_topic", "oneoffs"),
+       wilson_counts=("outcome_oneoff_into_topic", "oneoffs")),
+    _m("switch_precision", "switch precision", "predicted topic switches that are real switches", "routing", RATE,
+       "none", True, _switch_p),
+    _m("switch_recall", "switch recall", "real switches the prediction also switches on", "routing", RATE, "none",
+       True, _switch_r),
+    _m("switch_f1", "switch F1", "harmonic mean of switch precision and recall", "routing", RATE, "bootstrap", True,
+       lambda c: harmonic(_switch_p(c), _switch_r(c))),
+    _m("topics_per_thread", "topics/thread", "distinct labels a thread received (1.0 is ideal)", "routing",
+       MEAN_COUNT, "bootstrap", False, _share("thread_labels_sum", "thread_labels_n"), lo=1.0, hi=INF),
+    _m("threads_per_topic", "threads/topic", "distinct gold threads a label received (1.0 is ideal)", "routing",
+       MEAN_COUNT, "bootstrap", False, _share("label_threads_sum", "label_threads_n"), lo=1.0, hi=INF),
+    _m("bcubed_precision", "B-cubed precision", "B-cubed precision of labels against gold threads", "routing", RATE,
+       "none", True, _bcubed_p),
+    _m("bcubed_recall", "B-cubed recall", "B-cubed recall of labels against gold threads", "routing", RATE, "none",
+       True, _bcubed_r),
+    _m("bcubed_f1", "B-cubed F1", "harmonic mean of B-cubed precision and recall", "routing", RATE, "bootstrap", True,
+       lambda c: harmonic(_bcubed_p(c), _bcubed_r(c))),
+    _m("refs_recall", "refs recall", "messages with gold refs where a predicted ref is one of them", "routing", RATE,
+       "wilson", True, _share("refs_hit", "refs_n"), wilson_counts=("refs_hit", "refs_n")),
+)
+
+COST_METRICS = (
+    _m("input_tokens_per_message", "input tok/msg", "input tokens per message (no usage counts zero)", "cost",
+       TOKENS, "none", False, _share("input_tokens", "messages"), shown=0, hi=INF),
+    _m("output_tokens_per_message", "output tok/msg", "output tokens per message", "cost", TOKENS, "none", False,
+       _share("output_tokens", "messages"), shown=1, hi=INF),
+    _m("cached_tokens_per_message", "cached tok/msg", "cached input tokens per message", "cost", TOKENS, "none",
+       None, _share("cached_tokens", "messages"), shown=1, hi=INF),
+    _m("model_calls_share", "model calls share", "messages whose row made a model call", "cost", 3, "none", False,
+       _share("calls", "messages")),
+    _m("latency_p50_ms", "latency p50 (ms)", "median latency of model-routed rows", "cost", None, "none", False,
+       shown=1, hi=INF),
+    _m("latency_p90_ms", "latency p90 (ms)", "90th percentile latency of model-routed rows", "cost", None, "none",
+       False, shown=1, hi=INF),
+    _m("cost_usd_per_message", "cost / msg", "USD per message at the recorded price", "cost", USD, "none", False,
+       shown=6, hi=INF),
+)
+
+#: the burst table: three disjoint groups of strict messages, replies held, calls per message
+BURST_METRICS = (
+    _m("alone", "alone", "accuracy of strict messages routed alone (burst = 1)", "burst", RATE, "wilson", True,
+       _share("alone_correct", "alone_n"), wilson_counts=("alone_correct", "alone_n")),
+    _m("in_burst", "in a burst", "accuracy in a burst that stayed on one thread", "burst", RATE, "wilson", True,
+       _share("in_burst_correct", "in_burst_n"), wilson_counts=("in_burst_correct", "in_burst_n")),
+    _m("mixed", "in a burst across threads", "accuracy in a burst across threads", "burst", RATE, "wilson", True,
+       _share("mixed_correct", "mixed_n"), wilson_counts=("mixed_correct", "mixed_n")),
+    _m("waited_share", "replies held", "rows with burst whose reply waited for more messages", "burst", RATE, "none",
+       None, _share("burst_waited", "burst_rows")),
+    _m("model_calls_per_message", "model calls/msg", "model calls per message of a burst run", "burst", 3, "none",
+       False, _share("calls", "messages"), hi=INF),
+)
+
+
+def _mid(name: str, display: str, meaning: str, higher: bool) -> Metric:
+    key = f"mid_reply_{name}"
+    return _m(key, display, meaning, "mid_reply", RATE, "wilson", higher, doc_file=MID_REPLY_DOC, field=name)
+
+
+MID_REPLY_METRICS = (
+    _mid("accuracy", "accuracy", "cases sent to their expected destination", True),
+    _mid("right_side", "right side", "cases kept exactly when they belong with the running work", True),
+    _mid("mixed_in", "mixed in", "cases that belong elsewhere but were kept with the running work", False),
+    _mid("split_off", "split off", "changes to the running work sent elsewhere", False),
+    _mid("wrong_elsewhere", "wrong elsewhere", "cases sent elsewhere but not to the expected place", False),
+)
+
+#: every metric of the project, in display order
+METRICS: dict[str, Metric] = {m.key: m for m in (*ROUTING_METRICS, *COST_METRICS, *BURST_METRICS, *MID_REPLY_METRICS)}
+
+
+#: the headline routing metrics: the columns of the comparison table and of a leaderboard row
+HEADLINE = ("accuracy", "accuracy_lenient", "weighted_error", "oneoff_into_topic", "topics_per_thread",
+            "threads_per_topic", "refs_recall", "switch_f1", "bcubed_f1")
+
+
+def metric(key: str) -> Metric:
+    """The table entry of ``key``; a ValueError naming the known keys when there is none."""
+    try:
+        return METRICS[key]
+    except KeyError:
+        raise ValueError(f"unknown metric {key!r}; the metric table (interleave_bench/score/table.py) has "
+                         f"{', '.join(METRICS)}") from None
+
+
+def rounded(key: str, value: float | None) -> float | None:
+    """``value`` as JSON documents hold it: rounded per the entry's decimals; ``None`` if undefined (None/NaN/inf)."""
+    if value is None or not np.isfinite(value):
+        return None
+    decimals = metric(key).decimals
+    return round(float(value), decimals) if decimals is not None else float(value)
+
+
+def rounded_interval(key: str, interval: tuple[float, float] | None) -> list[float] | None:
+    """An interval as JSON documents hold it: both ends rounded like the metric (4 places if taken as is)."""
+    if interval is None:
+        return None
+    decimals = metric(key).decimals
+    decimals = RATE if decimals is None else decimals
+    return [round(float(interval[0]), decimals), round(float(interval[1]), decimals)]
+
+
+def family(name: str) -> tuple[Metric, ...]:
+    """The metrics of family ``name``, in display order (ValueError for an unknown family)."""
+    if name not in FAMILIES:
+        raise ValueError(f"unknown metric family {name!r}; expected one of {', '.join(FAMILIES)}")
+    return tuple(m for m in METRICS.values() if m.family == name)
+
+
+def with_interval(kind: Interval, name: str | None = None) -> tuple[Metric, ...]:
+    """The metrics (of family ``name``, if given) whose interval is of ``kind``."""
+    return tuple(m for m in METRICS.values() if m.interval == kind and (name is None or m.family == name))
+
+
+def rank_key(key: str, value: float | None) -> tuple[bool, float]:
+    """A sort key putting better values of ``key`` first and missing ones last."""
+    higher = metric(key).higher_is_better
+    if higher is None:
+        raise ValueError(f"metric {key!r} is not ranked (its direction is not declared)")
+    if value is None:
+        return (True, 0.0)
+    return (False, -value if higher else value)
