@@ -73,7 +73,7 @@ def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
             text = fmt_interval(cell["accuracy"], cell.get("interval"))
             return text if cell["accuracy"] is None else f"{text} (n={cell['n']:,})"
 
-        rows.append([r["system"], *(acc(b[m.key]) for m in groups), *(fmt(b[m.key], m.shown) for m in others)])
+        rows.append([r["system"], *(acc(b[m.json_key]) for m in groups), *(fmt(b[m.json_key], m.shown) for m in others)])
     return table(rows, header) if rows else None
 
 

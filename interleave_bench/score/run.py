@@ -116,9 +116,9 @@ def burst_summary(totals: np.ndarray) -> dict[str, Any] | None:
     for m in family("burst"):
         if m.wilson_counts is not None:
             k_col, n_col = m.wilson_counts
-            out[m.key] = _bucket(int(totals[COL[k_col]]), int(totals[COL[n_col]]))
+            out[m.json_key] = _bucket(int(totals[COL[k_col]]), int(totals[COL[n_col]]))
         else:
-            out[m.key] = rounded(m.key, float(values[m.key]))
+            out[m.json_key] = rounded(m.key, float(values[m.key]))
     return out
 
 

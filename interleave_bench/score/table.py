@@ -178,30 +178,36 @@ COST_METRICS = (
 
 #: the burst table: three disjoint groups of strict messages, replies held, calls per message
 BURST_METRICS = (
-    _m("alone", "alone", "accuracy of strict messages routed alone (burst = 1)", "burst", RATE, "wilson", True,
-       _share("alone_correct", "alone_n"), wilson_counts=("alone_correct", "alone_n")),
-    _m("in_burst", "in a burst", "accuracy in a burst that stayed on one thread", "burst", RATE, "wilson", True,
-       _share("in_burst_correct", "in_burst_n"), wilson_counts=("in_burst_correct", "in_burst_n")),
-    _m("mixed", "in a burst across threads", "accuracy in a burst across threads", "burst", RATE, "wilson", True,
-       _share("mixed_correct", "mixed_n"), wilson_counts=("mixed_correct", "mixed_n")),
-    _m("waited_share", "replies held", "rows with burst whose reply waited for more messages", "burst", RATE, "none",
-       None, _share("burst_waited", "burst_rows")),
-    _m("model_calls_per_message", "model calls/msg", "model calls per message of a burst run", "burst", 3, "none",
-       False, _share("calls", "messages"), hi=INF),
+    _m("burst_alone", "alone", "accuracy of strict messages routed alone (burst = 1)", "burst", RATE, "wilson", True,
+       _share("alone_correct", "alone_n"), wilson_counts=("alone_correct", "alone_n"), field="alone"),
+    _m("burst_one_thread", "in a burst", "accuracy in a burst that stayed on one thread (burst > 1, not mixed)",
+       "burst", RATE, "wilson", True, _share("in_burst_correct", "in_burst_n"),
+       wilson_counts=("in_burst_correct", "in_burst_n"), field="in_burst"),
+    _m("burst_mixed", "in a burst across threads", "accuracy in a burst across threads (burst > 1, mixed)", "burst",
+       RATE, "wilson", True, _share("mixed_correct", "mixed_n"), wilson_counts=("mixed_correct", "mixed_n"),
+       field="mixed"),
+    _m("burst_waited_share", "replies held", "rows with burst whose reply waited for more messages", "burst", RATE,
+       "none", None, _share("burst_waited", "burst_rows"), field="waited_share"),
+    _m("burst_model_calls_per_message", "model calls/msg", "model calls per message of a burst run", "burst", 3,
+       "none", False, _share("calls", "messages"), hi=INF, field="model_calls_per_message"),
 )
 
 
-def _mid(name: str, display: str, meaning: str, higher: bool) -> Metric:
-    key = f"mid_reply_{name}"
-    return _m(key, display, meaning, "mid_reply", RATE, "wilson", higher, doc_file=MID_REPLY_DOC, field=name)
+def _mid(name: str, display: str, meaning: str, higher: bool, k: str, n: str) -> Metric:
+    return _m(f"mid_reply_{name}", display, meaning, "mid_reply", RATE, "wilson", higher, _share(k, n),
+              doc_file=MID_REPLY_DOC, field=name, wilson_counts=(k, n))
 
 
+#: the mid-reply rates over the counts of :func:`interleave_bench.midreply.metrics.counts`
 MID_REPLY_METRICS = (
-    _mid("accuracy", "accuracy", "cases sent to their expected destination", True),
-    _mid("right_side", "right side", "cases kept exactly when they belong with the running work", True),
-    _mid("mixed_in", "mixed in", "cases that belong elsewhere but were kept with the running work", False),
-    _mid("split_off", "split off", "changes to the running work sent elsewhere", False),
-    _mid("wrong_elsewhere", "wrong elsewhere", "cases sent elsewhere but not to the expected place", False),
+    _mid("accuracy", "accuracy", "cases sent to their expected destination", True, "correct", "n"),
+    _mid("right_side", "right side", "cases kept exactly when they belong with the running work", True,
+         "same_side", "n"),
+    _mid("mixed_in", "mixed in", "cases that belong elsewhere but were kept with the running work", False,
+         "mixed", "n_elsewhere"),
+    _mid("split_off", "split off", "changes to the running work sent elsewhere", False, "split", "n_running"),
+    _mid("wrong_elsewhere", "wrong elsewhere", "cases sent elsewhere but not to the expected place", False,
+         "wrong_elsewhere", "n_elsewhere"),
 )
 
 #: every metric of the project, in display order
