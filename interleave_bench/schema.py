@@ -10,14 +10,18 @@ every defect of a file.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # --- vocabularies ---------------------------------------------------------------------------------
 
-VERSIONS = ("interleave-v0", "interleave-v1")
+#: the session version of each published data config
+CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
+VERSIONS = tuple(CONFIG_VERSIONS.values())
 SPLITS = ("dev", "test")
+#: what a run is scored or routed on: one split, or every session
+SCORE_SPLITS = (*SPLITS, "all")
 ACTIONS = ("new", "continue", "switch", "return", "oneoff")
 STYLES = ("explicit", "cue", "pronoun", "implicit", "oneoff")
 MODES = ("closed", "open")
@@ -117,7 +121,7 @@ class Turn(Record):
 
 class Session(Record):
     session_id: str = Field(min_length=1)
-    version: Literal["interleave-v0", "interleave-v1"]
+    version: Literal[VERSIONS]  # type: ignore[valid-type]
     split: Literal["dev", "test"]
     lang: str = Field(min_length=1)
     persona: str = ""
@@ -192,11 +196,12 @@ class PredictionRow(Record):
     session_id: str
     i: int = Field(ge=0, **STRICT)
     pred: str
-    mode: Optional[Literal["closed", "open"]] = None
+    mode: Optional[Literal[MODES]] = None  # type: ignore[valid-type]
     policy: Optional[str] = None
     refs: Optional[list[str]] = None
     usage: Optional[RowUsage] = None
-    elapsed_ms: Optional[float] = Field(default=None, ge=0, **STRICT)
+    #: milliseconds as written (212 stays an integer, 212.5 a float)
+    elapsed_ms: Optional[Union[Annotated[int, Field(ge=0, **STRICT)], Annotated[float, Field(ge=0, **STRICT)]]] = None
     via: Optional[str] = None
     burst: Optional[int] = Field(default=None, ge=1, **STRICT)
     mixed: Optional[bool] = Field(default=None, **STRICT)

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import argparse
 
+from typing import Sequence
+
+from ..io import sessions_file
 from ..progress import Timer, summary_line
 from ..route.runner import DEFAULT_SPLIT, SPLITS, RouteOptions, run_route
+from ..schema import Session
+from ..score.read import paused_gc, read_sessions_fast
 
 #: the standard set: (mode, policy), in the order the files are written
 STANDARD_BASELINES = (
@@ -30,15 +35,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def write_baselines(data: str, split: str = DEFAULT_SPLIT) -> list:
-    """Route ``data`` with every standard baseline; returns the :class:`RouteResult` of each file."""
-    return [run_route(data, RouteOptions(mode=mode, policy=policy, split=split), fresh=True)
+def write_baselines(data: str, split: str = DEFAULT_SPLIT, sessions: Sequence[Session] | None = None) -> list:
+    """Route ``data`` with every standard baseline; returns the :class:`RouteResult` of each file.
+
+    The data file is read and validated once for all seven runs (``sessions``: already read).
+    """
+    if sessions is None:
+        sessions = read_sessions_fast(sessions_file(data))
+    return [run_route(data, RouteOptions(mode=mode, policy=policy, split=split), fresh=True, sessions=sessions)
             for mode, policy in STANDARD_BASELINES]
 
 
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
-    results = write_baselines(args.data, args.split)
+    with paused_gc():
+        results = write_baselines(args.data, args.split)
     for r in results:
         print(f"wrote {r.path} ({r.rows:,} rows)")
     sessions = results[0].sessions if results else 0

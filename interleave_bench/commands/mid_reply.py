@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..documents import MidReplySummary
 from ..io import sha256_file, write_json
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
@@ -181,8 +182,7 @@ def _write_summary(
         with packaged_cases_path() as p:
             cases_sha = sha256_file(p)
     row_usage = [r["usage"] for r in rows if r.get("usage")]
-    doc = {
-        "kind": "mid-reply",
+    doc = MidReplySummary.model_validate({
         "policy": policy,
         "model": model,
         "dry_run": bool(getattr(args, "dry_run", False)),
@@ -200,5 +200,5 @@ def _write_summary(
             "this_run": llm.stats.as_manifest() if llm is not None else None,
         },
         "provenance": provenance(),
-    }
-    write_json(summary_path(out), doc)
+    })
+    write_json(summary_path(out), doc.dump())

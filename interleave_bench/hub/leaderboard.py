@@ -27,11 +27,11 @@ from typing import Any, Iterable, Optional
 from .. import __version__
 from ..errors import InputError, InputErrors, UsageError
 from ..io import read_json
+from ..documents import LeaderboardRow, read_score_document
 from ..score.table import HEADLINE, family, metric, rank_key
 from . import card as cardlib
 from . import client
 
-SCORE_FORMAT = "interleave-score-v1"
 BOARD_FILE = "data/leaderboard.parquet"
 BOARD_SPLIT = "runs"
 #: publications are tagged v1, v2, ... in order
@@ -67,16 +67,12 @@ def board_features():
         cols[c] = Value("float64")
     cols["sessions"] = Value("int64")
     cols["messages"] = Value("int64")
-    for name in ("package_version", "git_commit", "scored", "provenance", "date", "publication"):
+    for name in ("package_version", "git_commit", "scored", "provenance", "date", "publication", "format"):
         cols[name] = Value("string")
     return Features(cols)
 
 
 # --- score files -> rows -------------------------------------------------------------------------------
-
-
-def _number(x: Any) -> Optional[float]:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
 def row_from_score(
@@ -90,75 +86,45 @@ def row_from_score(
 ) -> dict[str, Any]:
     """One board row from a score file's content (``date`` and ``publication`` left empty).
 
-    Raises :class:`InputErrors` naming the file and field of every problem: wrong format, missing
-    metrics, no provenance or no fingerprints in it.
+    The content is validated as a :class:`~interleave_bench.documents.TracedScore` (a score
+    document with its data and predictions fingerprints); ``system`` replaces the document's.
+    Raises one :class:`InputError` naming the file and the field at fault.
     """
-    errs: list[InputError] = []
-
-    def bad(fld: Optional[str], msg: str) -> None:
-        errs.append(InputError(path, None, fld, msg))
-
-    if not isinstance(score, dict):
-        raise InputError(path, None, None, "expected a score JSON object (the file `interleave-bench score` writes)")
-    if score.get("format") != SCORE_FORMAT:
-        bad("format", f"{score.get('format')!r} is not {SCORE_FORMAT!r}: not a score file of this package")
-    metrics = score.get("metrics")
-    if not isinstance(metrics, dict):
-        bad("metrics", "missing or not an object")
-        metrics = {}
-    intervals = score.get("intervals") or {}
-    if not isinstance(intervals, dict):
-        bad("intervals", "not an object")
-        intervals = {}
-    prov = score.get("provenance")
-    if not isinstance(prov, dict) or not prov:
-        bad("provenance", "missing: the leaderboard only ranks runs it can trace; score the run with `interleave-bench score`")
-        prov = {}
-    else:
-        for key in ("data_sha256", "predictions_sha256"):
-            if not isinstance(prov.get(key), str) or not prov.get(key):
-                bad(f"provenance.{key}", "missing: the leaderboard needs the data and predictions fingerprints")
-    for key in ("mode", "split"):
-        if not isinstance(score.get(key), str):
-            bad(key, "missing or not a string")
-    name = system or score.get("system")
-    if not isinstance(name, str) or not name.strip():
-        bad("system", "missing: pass --system NAME")
-    if "accuracy" not in metrics:
-        bad("metrics.accuracy", "missing: the board ranks on it")
-    if errs:
-        raise InputErrors(errs)
-
+    if isinstance(score, dict) and system is not None:
+        score = {**score, "system": system.strip()}
+    doc = read_score_document(path, score, traced=True)
+    missing = [m for m in RANK_METRICS if m not in doc.metrics]
+    if missing:
+        raise InputError(path, None, f"metrics.{missing[0]}", "missing: the board ranks on it")
+    prov = doc.provenance
     row: dict[str, Any] = {
-        "system": name.strip(),
-        "policy": score.get("policy"),
-        "model": model if model is not None else score.get("model"),
-        "mode": score["mode"],
-        "split": score["split"],
+        "system": doc.system.strip(),
+        "policy": doc.policy,
+        "model": model if model is not None else doc.model,
+        "mode": doc.mode,
+        "split": doc.split,
         "data_repo": data_repo,
-        "data_revision": data_revision or prov["data_sha256"],
-        "data_sha256": prov["data_sha256"],
-        "predictions_sha256": prov["predictions_sha256"],
+        "data_revision": data_revision or prov.data_sha256,
+        "data_sha256": prov.data_sha256,
+        "predictions_sha256": prov.predictions_sha256,
     }
     for m in HEADLINE_METRICS:
-        row[m] = _number(metrics.get(m))
-        iv = intervals.get(m)
-        ok = isinstance(iv, (list, tuple)) and len(iv) == 2
-        row[f"{m}_lo"] = _number(iv[0]) if ok else None
-        row[f"{m}_hi"] = _number(iv[1]) if ok else None
+        iv = doc.intervals.get(m)
+        row[m] = doc.metrics.get(m)
+        row[f"{m}_lo"], row[f"{m}_hi"] = (iv[0], iv[1]) if iv is not None and len(iv) == 2 else (None, None)
     for c in COST_FIELDS:
-        row[c] = _number(metrics.get(c))
-    row["cost_usd_per_message"] = _number(score.get("cost_usd_per_message"))
-    counts = score.get("counts") or {}
-    row["sessions"] = counts.get("sessions") if isinstance(counts.get("sessions"), int) else None
-    row["messages"] = counts.get("messages") if isinstance(counts.get("messages"), int) else None
-    row["package_version"] = prov.get("package_version")
-    row["git_commit"] = prov.get("git_commit")
-    row["scored"] = prov.get("created")
-    row["provenance"] = json.dumps(prov, ensure_ascii=False, sort_keys=True)
-    row["date"] = None
-    row["publication"] = None
-    return row
+        row[c] = doc.cost_usd_per_message if c == "cost_usd_per_message" else doc.metrics.get(c)
+    row.update(
+        sessions=doc.counts.sessions,
+        messages=doc.counts.messages,
+        package_version=prov.package_version,
+        git_commit=prov.git_commit,
+        scored=getattr(prov, "created", None),
+        provenance=json.dumps(prov.dump(), ensure_ascii=False, sort_keys=True),
+        date=None,
+        publication=None,
+    )
+    return LeaderboardRow.model_validate(row).dump()
 
 
 def read_score_rows(paths: Iterable[str], **kw: Any) -> list[dict[str, Any]]:

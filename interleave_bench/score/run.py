@@ -17,7 +17,9 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io import sessions_file
-from ..llm.prices import Price, price_for
+from ..documents import SCORE_FORMAT, ScoreDocument
+from ..llm.prices import Price, table_price
+from ..schema import SCORE_SPLITS as SPLITS
 from ..schema import PredictionRow, Session
 from ..progress import progress
 from .routing import (
@@ -33,13 +35,10 @@ from .routing import (
     stats_matrix,
 )
 from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
-from .read import paused_gc, read_predictions_fast, read_sessions_fast
+from .read import read_predictions_fast, read_sessions_fast
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, rounded, rounded_interval, with_interval
 
-#: the format tag of a score document
-SCORE_FORMAT = "interleave-score-v1"
-SPLITS = ("dev", "test", "all")
 #: tune on dev, report test once: scoring defaults to the split people iterate on
 DEFAULT_SPLIT = "dev"
 #: resamples for the bootstrap intervals: enough for the 2.5% and 97.5% percentiles to settle
@@ -47,6 +46,8 @@ DEFAULT_SPLIT = "dev"
 DEFAULT_BOOTSTRAP = 1000
 #: fixed seed, so the same inputs print the same intervals
 DEFAULT_SEED = 0
+
+
 @dataclass
 class RunScore:
     """One scored run: the score document (``result``) and what produced it."""
@@ -170,50 +171,52 @@ def score_predictions(
     lines: Sequence[int] | None = None,
     only_sessions: set[str] | None = None,
     show_progress: bool = False,
+    provenance: Mapping[str, Any] | None = None,
 ) -> RunScore:
     """Score one run's rows against the sessions of ``split``; returns a :class:`RunScore`.
 
     ``mode`` overrides the mode the rows name (default: the first row that names one, else
     closed). ``only_sessions`` restricts scoring to those session ids (a paired comparison scores
     both runs on the sessions both cover). ``price`` turns tokens into a cost per message; a
-    callable gets the model the rows name (see :func:`resolve_price`). The
-    document's ``provenance`` holds only ``bootstrap`` and ``seed``; :func:`score_files` adds the
-    rest. Raises :class:`~interleave_bench.errors.InputErrors` on duplicate rows unless
+    callable gets the model the rows name (commands pass
+    :func:`~interleave_bench.llm.prices.prices_from` the environment; the default is the dated
+    table). The price used is recorded in the provenance. ``provenance`` adds to the document's
+    (which holds ``bootstrap``, ``seed`` and the price). Raises :class:`~interleave_bench.errors.InputErrors` on duplicate rows unless
     ``allow_duplicates``.
     """
     if bootstrap < 0:
         raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
-    # records and results are built by the hundred thousand: keep the collector off meanwhile
-    with paused_gc():
-        all_sessions = as_sessions(sessions)
-        rows = as_rows(rows, source)
-        by_id = {s.session_id: s for s in all_sessions}
-        index = index_rows(rows, by_id, source=source, lines=lines, allow_duplicates=allow_duplicates)
-        run_mode = index.resolved_mode(mode)
-        if callable(price):
-            price = price(index.model)
-        chosen = select_split(all_sessions, split)
-        if only_sessions is not None:
-            chosen = [s for s in chosen if s.session_id in only_sessions]
+    all_sessions = as_sessions(sessions)
+    rows = as_rows(rows, source)
+    by_id = {s.session_id: s for s in all_sessions}
+    index = index_rows(rows, by_id, source=source, lines=lines, allow_duplicates=allow_duplicates)
+    run_mode = index.resolved_mode(mode)
+    if price is None:
+        price = table_price
+    if callable(price):
+        price = price(index.model)
+    chosen = select_split(all_sessions, split)
+    if only_sessions is not None:
+        chosen = [s for s in chosen if s.session_id in only_sessions]
 
-        scored: list[Session] = []
-        scores: list[SessionScore] = []
-        left_out: list[LeftOut] = []
-        for s in progress(chosen, total=len(chosen), desc=f"score {system}", unit="session") if show_progress else chosen:
-            by_i = index.by_session.get(s.session_id)
-            if not by_i:
-                left_out.append(LeftOut(NO_PREDICTIONS, s.session_id))
-                continue
-            scored.append(s)
-            scores.append(score_session(s, by_i, run_mode))
-        left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
+    scored: list[Session] = []
+    scores: list[SessionScore] = []
+    left_out: list[LeftOut] = []
+    for s in progress(chosen, total=len(chosen), desc=f"score {system}", unit="session") if show_progress else chosen:
+        by_i = index.by_session.get(s.session_id)
+        if not by_i:
+            left_out.append(LeftOut(NO_PREDICTIONS, s.session_id))
+            continue
+        scored.append(s)
+        scores.append(score_session(s, by_i, run_mode))
+    left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
 
-        matrix = stats_matrix(scores)
-        totals = matrix.sum(axis=0)
-        latencies = [x for sc in scores for x in sc.latencies]
-        metrics = point_metrics(totals, latencies, pooled_bcubed(scores))
-        in_split = {s.session_id for s in chosen}
-        outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
+    matrix = stats_matrix(scores)
+    totals = matrix.sum(axis=0)
+    latencies = [x for sc in scores for x in sc.latencies]
+    metrics = point_metrics(totals, latencies, pooled_bcubed(scores))
+    in_split = {s.session_id for s in chosen}
+    outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
 
     def t(name: str) -> int:
         return int(totals[COL[name]])
@@ -222,7 +225,11 @@ def score_predictions(
         dim: {key: _bucket(k, n) for key, (k, n) in cells.items()}
         for dim, cells in merge_breakdowns(scores).items()
     }
-    result: dict[str, Any] = {
+    price_used = None
+    if price is not None:
+        price_used = {"model": index.model, "input": price.input, "cached_input": price.cached_input,
+                      "output": price.output, "source": price.source}
+    document = ScoreDocument.model_validate({
         "format": SCORE_FORMAT,
         "system": system,
         "mode": run_mode,
@@ -256,16 +263,10 @@ def score_predictions(
         "cost_usd_per_message": cost_per_message(totals, price),
         "not_scored": [x.to_json() for x in left_out],
         "per_session": per_session_rows(scores),
-        "provenance": {"bootstrap": bootstrap, "seed": seed},
-    }
+        "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
+    })
+    result = document.dump()
     return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
-
-
-def resolve_price(model: str | None) -> Price | None:
-    """The price for a run's model: ``EVAL_PRICES`` when set, else the default table (``None`` if unknown)."""
-    if model is None and not os.environ.get("EVAL_PRICES", "").strip():
-        return None
-    return price_for(model or "")
 
 
 def score_runs(
@@ -277,24 +278,25 @@ def score_runs(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     allow_duplicates: bool = False,
+    price: Price | Callable[[str | None], Price | None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Score several runs on the same sessions; ``{run name: score document}`` in the given order.
 
     Sessions and rows may be records or plain dicts (validated). Each run's mode comes from its
-    own rows unless ``mode`` is given; its price from ``EVAL_PRICES`` or the default table for the
-    model its rows name. Provenance carries the package, git and Python facts, ``bootstrap`` and
-    ``seed`` (no file fingerprints: there are no files).
+    own rows unless ``mode`` is given; its price from ``price`` (default: the dated table, for the
+    model its rows name). Provenance carries the package, git and Python facts, ``bootstrap``,
+    ``seed`` and the price used (no file fingerprints: there are no files).
     """
     from ..provenance import provenance
 
     all_sessions = as_sessions(sessions)
     out: dict[str, dict[str, Any]] = {}
+    facts = provenance()
     for name, rows in rows_by_run.items():
         run = score_predictions(
             all_sessions, rows, system=name, mode=mode, split=split, bootstrap=bootstrap, seed=seed,
-            allow_duplicates=allow_duplicates, price=resolve_price, source=f"<{name}>",
+            allow_duplicates=allow_duplicates, price=price, source=f"<{name}>", provenance=facts,
         )
-        run.result["provenance"] = provenance(bootstrap=bootstrap, seed=seed)
         out[name] = run.result
     return out
 
@@ -339,12 +341,14 @@ def score_files(
     allow_duplicates: bool = False,
     write: bool = True,
     sessions: Sequence[Session] | None = None,
+    price: Price | Callable[[str | None], Price | None] | None = None,
 ) -> list[RunScore]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
 
     ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
     a folder of ``*.jsonl`` files. ``sessions`` skips reading the data again when already read.
-    Each document's provenance adds the data and predictions files and their SHA-256.
+    ``price`` as for :func:`score_predictions`. Each document's provenance adds the data and
+    predictions files and their SHA-256.
     """
     from ..io import sha256_file, write_json
     from ..provenance import provenance
@@ -360,18 +364,16 @@ def score_files(
     runs: list[RunScore] = []
     for pred_path in pred_paths:
         rows, lines = read_predictions_fast(pred_path)
-        run = score_predictions(
-            sessions, rows, system=system_name(pred_path), mode=mode, split=split, bootstrap=bootstrap,
-            seed=seed, allow_duplicates=allow_duplicates, price=resolve_price, source=str(pred_path),
-            lines=lines, show_progress=True,
-        )
-        run.result["provenance"] = provenance(
+        facts = provenance(
             data_file=str(data_path),
             data_sha256=data_sha,
             predictions_file=str(pred_path),
             predictions_sha256=sha256_file(pred_path),
-            bootstrap=bootstrap,
-            seed=seed,
+        )
+        run = score_predictions(
+            sessions, rows, system=system_name(pred_path), mode=mode, split=split, bootstrap=bootstrap,
+            seed=seed, allow_duplicates=allow_duplicates, price=price, source=str(pred_path),
+            lines=lines, show_progress=True, provenance=facts,
         )
         if write:
             run.score_file = score_path(pred_path)
