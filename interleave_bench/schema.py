@@ -380,18 +380,3 @@ def _short(value: Any) -> str:
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     """``(field, message)`` for every error pydantic found in one record."""
     return [(loc_to_field(tuple(e["loc"])), describe_error(e)) for e in exc.errors()]
-
-
-# --- datasets features (maintained with interleave_bench/hub/features.py) ---------------------------
-# The ``datasets.Features`` of each published config live in ``hub/features.py``, derived from the
-# same spec as the record <-> row conversion. They are re-exported here lazily: importing
-# ``datasets`` takes about two seconds, which every command that reads a file would otherwise pay.
-_HUB_FEATURE_NAMES = ("features_for", "CONFIGS", "session_row", "row_to_session", "case_row", "row_to_case")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HUB_FEATURE_NAMES:
-        from .hub import features as _features
-
-        return getattr(_features, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ from interleave_bench.route.bursts import MAX_BURST, is_mixed, plan_units, simul
 from interleave_bench.route.payload import build_messages, build_payload
 from interleave_bench.route.prompt import fix_message, prompt_lang, system_prompt
 from interleave_bench.route.rules import fast_path
-from interleave_bench.route.text import is_bare_ack, mentioned_titles, seems_to_go_on, short_title, tokens
+from interleave_bench.route.text import mentioned_titles, seems_to_go_on, short_title, tokens
 from interleave_bench.schema import Session
 
 from _route_util import EN_THREADS, EN_TURNS, session_dict
@@ -44,16 +44,6 @@ def test_tokens_are_lowercased_words_and_chinese_pairs():
     assert tokens("预订酒店") == ("预订", "订酒", "酒店")
     assert tokens("好 ok") == ("ok", "好")  # words first, then Chinese runs; a lone character is a token
     assert tokens("...") == ()
-
-
-@pytest.mark.parametrize("text", ["ok", "OK thanks!", "thank you", "great, thanks", "好的", "好的，谢谢", "嗯嗯", "👍", "sounds good."])
-def test_bare_acknowledgements(text):
-    assert is_bare_ack(text)
-
-
-@pytest.mark.parametrize("text", ["ok, and the hotel?", "thanks for the tiles", "好的，机票呢", "okay book it", "kitchen"])
-def test_not_acknowledgements(text):
-    assert not is_bare_ack(text)
 
 
 def test_title_mentions_need_whole_words_and_prefer_the_longer_title():

@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         if policy == POLICY_RULE:
             job.run_rule()
         elif plan.needs_model():
+            if args.dry_run:
+                from ..midreply import fake  # noqa: F401  (registers the fake model's classifier)
             with model_session_from_args(args) as llm:
                 llm.run(job.run_classifier(llm))
         else:  # only acknowledgements left: the rule decides them with no call

@@ -14,8 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..errors import InputError, InputErrors
-from ..io import MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, read_records
-from ..schema import PredictionRow
+from ..io import MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, read_predictions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +80,7 @@ def summarise_predictions(path: str) -> tuple[str, list[InputError]]:
     policies: Counter[str] = Counter()
     errors: list[InputError] = []
     try:
-        for r in read_records(path, PredictionRow, collect=True):
+        for r in read_predictions(path, collect=True):
             rows += 1
             sessions.add(r.session_id)
             policies[f"{r.mode or '?'}/{r.policy or '?'}"] += 1

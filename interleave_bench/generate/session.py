@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InterleaveError
 from ..llm import LLM
-from ..schema import Session, check_session
+from ..schema import CONFIG_VERSIONS, Session, check_session
 from .model_writer import write_with_model
 from .offline_writer import Written, write_offline
 from .plan import PlanOptions, PlanRow, derive_seed, draw_shape, plan_session
@@ -25,7 +25,7 @@ from .threads import ThreadSet, model_threads, offline_threads, render_persona, 
 #: every TEST_EVERY-th session (index % TEST_EVERY == TEST_EVERY - 1) is in the ``test`` split
 TEST_EVERY = 5
 #: the session ``version`` of each dataset config this generator writes
-VERSIONS = {"v0": "interleave-v0"}
+VERSIONS = {config: CONFIG_VERSIONS[config] for config in ("v0",)}
 
 
 @dataclass(frozen=True)

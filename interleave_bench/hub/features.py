@@ -38,13 +38,15 @@ from typing import Any, Union
 from datasets import Features, List, Value
 from pydantic import BaseModel
 
+from .. import schema
+
 #: the configs the dataset publishes, the first one is the default
 CONFIGS = ("v0", "v1", "mid_reply")
 DEFAULT_CONFIG = "v0"
-#: the session ``version`` each session config holds
-CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
+#: the session ``version`` each session config holds (defined with the records)
+CONFIG_VERSIONS = schema.CONFIG_VERSIONS
 #: splits of the session configs, in the order the card lists them
-SESSION_SPLITS = ("dev", "test")
+SESSION_SPLITS = schema.SPLITS
 #: the mid-reply cases are all evaluation data: one split
 MID_REPLY_SPLIT = "test"
 #: the column holding unknown fields at every level, as a JSON object in text
