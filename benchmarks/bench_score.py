@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from interleave_bench.cli import main as cli_main
-    from interleave_bench.score.read import read_predictions_fast, read_sessions_fast
+    from interleave_bench.score.read import paused_gc, read_predictions_fast, read_sessions_fast
     from interleave_bench.score.routing import derive, stats_matrix
     from interleave_bench.score.run import score_predictions
     from interleave_bench.score.stats import bootstrap_sums
@@ -137,18 +137,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"score exited {code}", file=sys.stderr)
             return 1
 
-        t0 = time.perf_counter()
-        sessions = read_sessions_fast(data)
-        read_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        rows, lines = read_predictions_fast(pred)
-        read_p = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        run = score_predictions(sessions, rows, lines=lines, bootstrap=0)
-        replay = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        derive(bootstrap_sums(stats_matrix(run.scores), args.bootstrap, 0))
-        resampled = time.perf_counter() - t0
+        # the halves as the command runs them: with the cyclic collector paused (the command's edge)
+        with paused_gc():
+            t0 = time.perf_counter()
+            sessions = read_sessions_fast(data)
+            read_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            rows, lines = read_predictions_fast(pred)
+            read_p = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            run = score_predictions(sessions, rows, lines=lines, bootstrap=0)
+            replay = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            derive(bootstrap_sums(stats_matrix(run.scores), args.bootstrap, 0))
+            resampled = time.perf_counter() - t0
 
     print(f"synthetic data: {args.sessions:,} sessions, {messages:,} messages, {len(rows):,} rows "
           f"({args.mode} mode; made in {made:.1f}s, not counted)")

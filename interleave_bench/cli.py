@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 import traceback
@@ -57,10 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"interleave-bench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name in COMMAND_MODULES:
-        modname = f"interleave_bench.commands.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        importlib.import_module(modname).register(sub)
+        # a command module that is missing is a broken install: fail loudly rather than drop the command
+        importlib.import_module(f"interleave_bench.commands.{name}").register(sub)
     return parser
 
 

@@ -412,23 +412,6 @@ def truncate_partial_line(path: str | os.PathLike) -> None:
         fh.truncate(0)
 
 
-def read_done_keys(path: str | os.PathLike, key: Callable[[dict[str, Any]], Any]) -> set[Any]:
-    """Keys of the complete records already in a JSONL file (for resuming); a partial last line is ignored."""
-    path = Path(path)
-    done: set[Any] = set()
-    if not path.exists():
-        return done
-    with open(path, "r", encoding="utf-8") as fh:
-        for text in fh:
-            if not text.endswith("\n"):
-                break
-            try:
-                done.add(key(json.loads(text)))
-            except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
-                continue
-    return done
-
-
 # --- one writer per output ---------------------------------------------------------------------------
 
 

@@ -10,14 +10,18 @@ every defect of a file.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 # --- vocabularies ---------------------------------------------------------------------------------
 
-VERSIONS = ("interleave-v0", "interleave-v1")
+#: the session version of each published data config
+CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1", "irc_ubuntu": "interleave-v0"}
+VERSIONS = tuple(dict.fromkeys(CONFIG_VERSIONS.values()))
 SPLITS = ("dev", "test")
+#: what a run is scored or routed on: one split, or every session
+SCORE_SPLITS = (*SPLITS, "all")
 ACTIONS = ("new", "continue", "switch", "return", "oneoff")
 STYLES = ("explicit", "cue", "pronoun", "implicit", "oneoff")
 MODES = ("closed", "open")
@@ -179,7 +183,7 @@ class Probe(Record):
 
 class Session(Record):
     session_id: str = Field(min_length=1)
-    version: Literal["interleave-v0", "interleave-v1"]
+    version: Literal[VERSIONS]  # type: ignore[valid-type]
     split: Literal["dev", "test"]
     lang: str = Field(min_length=1)
     persona: str = ""
@@ -357,10 +361,12 @@ class RowUsage(Record):
 class PredictionRow(Record):
     session_id: str
     i: int = Field(ge=0, **STRICT)
-    pred: str
-    mode: Optional[Literal["closed", "open"]] = None
+    #: open-mode systems elsewhere number their topics; a label is a label, so a number is read as
+    #: its text (in the validator's core, not a Python hook: this runs for every row scored)
+    pred: str = Field(coerce_numbers_to_str=True)
+    mode: Optional[Literal[MODES]] = None  # type: ignore[valid-type]
     policy: Optional[str] = None
-    refs: Optional[list[str]] = None
+    refs: Optional[list[Annotated[str, Field(coerce_numbers_to_str=True)]]] = None
     usage: Optional[RowUsage] = None
     elapsed_ms: Optional[float] = Field(default=None, ge=0, **STRICT)
     via: Optional[str] = None
@@ -368,20 +374,10 @@ class PredictionRow(Record):
     mixed: Optional[bool] = Field(default=None, **STRICT)
     waited: Optional[bool] = Field(default=None, **STRICT)
 
-    @field_validator("pred", mode="before")
-    @classmethod
-    def _label_as_text(cls, v: Any) -> Any:
-        # Open-mode systems elsewhere number their topics; a label is a label.
-        if isinstance(v, int) and not isinstance(v, bool):
-            return str(v)
-        return v
-
-    @field_validator("refs", mode="before")
-    @classmethod
-    def _refs_as_text(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in v]
-        return v
+    @field_serializer("elapsed_ms")
+    def _whole_ms_as_int(self, v: Optional[float]) -> Any:
+        # a whole number of milliseconds is written as one (212, not 212.0), as the runner measures it
+        return int(v) if v is not None and v.is_integer() else v
 
 
 # --- manifest --------------------------------------------------------------------------------------
@@ -543,18 +539,3 @@ def _short(value: Any) -> str:
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     """``(field, message)`` for every error pydantic found in one record."""
     return [(loc_to_field(tuple(e["loc"])), describe_error(e)) for e in exc.errors()]
-
-
-# --- datasets features (maintained with interleave_bench/hub/features.py) ---------------------------
-# The ``datasets.Features`` of each published config live in ``hub/features.py``, derived from the
-# same spec as the record <-> row conversion. They are re-exported here lazily: importing
-# ``datasets`` takes about two seconds, which every command that reads a file would otherwise pay.
-_HUB_FEATURE_NAMES = ("features_for", "CONFIGS", "session_row", "row_to_session", "case_row", "row_to_case")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HUB_FEATURE_NAMES:
-        from .hub import features as _features
-
-        return getattr(_features, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

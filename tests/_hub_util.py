@@ -171,13 +171,18 @@ def score(system: str, acc: float, werr: float, *, mode: str = "closed", policy:
         "intervals": {"accuracy": [round(acc - 0.032, 4), round(acc + 0.031, 4)],
                       "accuracy_lenient": [round(min(1.0, acc + 0.05) - 0.03, 4), min(1.0, round(acc + 0.08, 4))],
                       "weighted_error": [round(werr - 0.05, 4), round(werr + 0.06, 4)]},
-        "counts": {"sessions": 40, "messages": 2000, "thread_messages": 1900, "strict": 1672, "oneoffs": 100},
+        "counts": {"sessions": 40, "messages": 2000, "thread_messages": 1900, "strict": 1672, "ambiguous": 228,
+                   "oneoffs": 100, "refs_messages": 120, "rows": 2000, "rows_scored": 2000, "missing_rows": 0,
+                   "model_calls": 0, "latency_rows": 0, "rows_outside_split": 0, "sessions_without_rows": 0,
+                   "unknown_session_rows": 0, "unknown_turn_rows": 0, "duplicate_rows": 0},
         "outcomes": {"correct": 1200, "wrong_existing": 300, "merged_new": 10, "spurious_new": 5, "clarify": 0,
                      "error": 0, "oneoff_isolated": 75, "oneoff_into_topic": 25},
         "breakdowns": {"action": {}, "tag": {}, "lang": {}, "style": {}},
         "burst": None,
         "cost_usd_per_message": 0.000123 if model else None,
         "not_scored": [],
+        "per_session": [],
+        "provenance": {"bootstrap": 1000, "seed": 0},
     }
     if provenance:
         s["provenance"] = {

@@ -6,6 +6,12 @@ import os
 
 import pytest
 
+# The fake model's answers for every request kind the tests send (commands import their own part's
+# handlers before a dry run; a test that drives a runner against the fake server needs them all).
+import interleave_bench.facts.fake  # noqa: F401
+import interleave_bench.generate.fake  # noqa: F401
+import interleave_bench.midreply.fake  # noqa: F401
+import interleave_bench.route.fake  # noqa: F401
 from interleave_bench.llm.server import FakeServer
 
 # Nothing in the suite may reach a real provider: drop any keys or endpoints the machine has set.

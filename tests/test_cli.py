@@ -59,3 +59,11 @@ def test_summary_line_counts_time_tokens_and_cost():
     line = summary_line("route", {"sessions": 1, "messages": 2, "runs scored": 1}, 2.25, FakeLLM())
     assert line == ("done: route: 1 session, 2 messages, 1 run scored; 2.2s; 3 paid calls, 2 cached, 1 failed; "
                     "tokens 1,200 in / 300 out; $0.0123")
+
+
+def test_a_missing_command_module_is_an_error_not_a_missing_command(monkeypatch):
+    import interleave_bench.cli as cli_module
+
+    monkeypatch.setattr(cli_module, "COMMAND_MODULES", (*COMMAND_MODULES, "no_such_command"))
+    with pytest.raises(ModuleNotFoundError, match="no_such_command"):
+        build_parser()

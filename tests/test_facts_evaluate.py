@@ -57,8 +57,9 @@ def test_evaluate_module_has_one_import_per_line_and_a_card():
 
 
 def _anchors(markdown: str) -> set[str]:
-    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
-    out = set()
+    """GitHub's heading anchors (lower case, punctuation dropped, spaces to hyphens) and explicit
+    ``<a id="...">`` anchors."""
+    out = set(re.findall(r'<a id="([^"]+)"></a>', markdown))
     for line in markdown.splitlines():
         m = re.match(r"^#{1,6}\s+(.*)$", line)
         if m:

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -123,31 +122,42 @@ def test_concurrency_does_not_change_the_output(openai_env, tmp_path):
     assert run_cli("--sessions", "3", "--out", str(tmp_path / "one"), "--concurrency", "1", "--cache", str(tmp_path / "c1")) == 0
     assert server.max_in_flight == 1
     server.reset_counts()
+    # a barrier, not timing: requests wait until two are in flight at once, which only a client
+    # that really sends them concurrently achieves (a sequential one would be held until the gate
+    # times out, and fail below)
+    server.hold_until(lambda s: s.max_in_flight >= 2)
     assert run_cli("--sessions", "3", "--out", str(tmp_path / "four"), "--concurrency", "3", "--cache", str(tmp_path / "c4")) == 0
+    server.open_gate()
     assert server.max_in_flight > 1
     assert (tmp_path / "one" / "sessions.jsonl").read_bytes() == (tmp_path / "four" / "sessions.jsonl").read_bytes()
 
 
 def test_killed_run_resumes_to_a_byte_identical_file(openai_env, tmp_path, capsys):
     server = openai_env["server"]
-    server.delay = 0.02  # slow enough to kill the process between sessions
     out = tmp_path / "killed"
+    work = out / ".sessions.work.jsonl"
+
+    def one_session_written(_server) -> bool:
+        return work.exists() and len(work.read_text(encoding="utf-8").splitlines()) >= 2  # header + 1 session
+
+    # a barrier, not timing: once the first session is on disk, the next request is held, so the
+    # process is certainly between sessions (waiting on that answer) when it is killed
+    server.hold_until(lambda s: not one_session_written(s))
     proc = subprocess.Popen(
         [sys.executable, "-m", "interleave_bench", "generate", "--model", "fake-model", "--sessions", "3",
          "--concurrency", "1", "--out", str(out)],
         env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    work = out / ".sessions.work.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        if work.exists() and len(work.read_text(encoding="utf-8").splitlines()) >= 2:  # header + 1 session
-            break
-        time.sleep(0.01)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    try:
+        assert server.wait_for(lambda s: s.held >= 1), "no request reached the server after the first session"
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        server.open_gate()
+        if proc.poll() is None:
+            proc.kill()
     assert not (out / "sessions.jsonl").exists()
-    server.delay = 0.0
     assert run_cli("--sessions", "3", "--concurrency", "1", "--out", str(out)) == 0
     assert "taken from an earlier run" in capsys.readouterr().out
     ref = tmp_path / "ref"

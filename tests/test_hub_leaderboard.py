@@ -9,7 +9,7 @@ import pytest
 
 import _hub_util as u
 from _hub_util import TOKEN, hub  # noqa: F401  (the fixture)
-from interleave_bench.errors import InputErrors
+from interleave_bench.errors import InputError, InputErrors
 from interleave_bench.hub.leaderboard import (
     board_features,
     check_additions,
@@ -100,7 +100,7 @@ def test_runs_without_provenance_or_on_other_data_are_refused_unless_new_board(h
     s = _scores(tmp_path)
     noprov = u.write_json(tmp_path / "s" / "noprov.score.json", u.score("x", 0.5, 0.5, provenance=False))
     code, _, err = _add(capsys, noprov)
-    assert code == 2 and f"error: {noprov}: provenance: missing" in err
+    assert code == 2 and f"error: {noprov}: provenance.data_sha256: required field is missing" in err and len(err.splitlines()) == 1
     assert hub.repos.get(("dataset", BOARD)) is None  # refused before any request
 
     assert _add(capsys, s["bm25"])[0] == 0
@@ -207,12 +207,23 @@ def test_next_tag_counts_publications():
     assert next_tag(["board-1", "board-2", "data-123", "v10"]) == "board-11"
 
 
-def test_row_from_score_reports_every_problem_at_once():
+def test_a_malformed_score_file_is_one_line_naming_the_field():
     bad = {"format": "something-else", "metrics": {}, "mode": 3, "split": "dev"}
-    with pytest.raises(InputErrors) as exc:
+    with pytest.raises(InputError) as exc:
         row_from_score("run.score.json", bad)
-    fields = [e.field for e in exc.value.errors]
-    assert fields == ["format", "provenance", "mode", "system", "metrics.accuracy"]
+    assert exc.value.field == "format"
+    line = exc.value.format()
+    assert len(line.splitlines()) == 1 and line.startswith("run.score.json: format:") and "mode" in line
+    good = u.score("x", 0.5, 0.5)
+    for field, breaks in [("mode", {"mode": 3}), ("provenance.data_sha256", {"provenance": {"bootstrap": 1, "seed": 0}}),
+                          ("metrics.accuracy", {"metrics": {"accuracy": "high"}}),
+                          ("counts.messages", {"counts": {**good["counts"], "messages": None}})]:
+        with pytest.raises(InputError) as exc:
+            row_from_score("run.score.json", {**good, **breaks})
+        assert exc.value.field == field and len(exc.value.format().splitlines()) == 1
+    with pytest.raises(InputError) as exc:
+        row_from_score("run.score.json", {**good, "metrics": {"weighted_error": 0.1}})
+    assert exc.value.field == "metrics.accuracy" and "ranks on it" in str(exc.value)
 
 
 def test_check_additions_accepts_new_runs_on_the_ranked_revision():

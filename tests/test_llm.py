@@ -64,15 +64,26 @@ def test_cache_never_answers_for_another_model_or_endpoint(openai_env, monkeypat
     assert srv.log[-1].body["thinking"] == {"type": "disabled"}  # and reaches the server
 
 
-def test_retry_after_429_is_honoured(openai_env):
+def test_retry_after_429_is_honoured(openai_env, monkeypatch):
+    # the clock is injected: the client's retry wait is recorded instead of slept, so the test
+    # checks the wait the client chose, not how long the machine took
+    import openai._base_client as base
+
+    waits: list[float] = []
+
+    class Clock:
+        @staticmethod
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+
+    monkeypatch.setattr(base, "anyio", Clock)
     srv = openai_env["server"]
-    srv.add_fault("429", retry_after=1)
+    srv.add_fault("429", retry_after=2)
     with model_session(model="m1", use_cache=False) as llm:
         [reply] = run_batch(llm, ["rate me"])
     assert json.loads(reply.text)["echo"] == "rate me"
     assert [e.status for e in srv.log] == [429, 200]
-    gap = srv.log[1].time - srv.log[0].time
-    assert 0.9 <= gap < 3.0, gap
+    assert waits == [2.0]  # exactly what Retry-After asked for
 
 
 def test_two_500s_then_success(openai_env):
@@ -118,10 +129,15 @@ def test_failed_call_keeps_earlier_answers_cached(openai_env):
 
 @pytest.mark.parametrize("limit", [1, 3])
 def test_concurrency_is_bounded(limit, tmp_path):
-    with FakeServer(delay=0.05) as srv:
+    total = 4 * limit + 2
+    with FakeServer() as srv:
+        # a barrier, not a delay: each request waits until `limit` are in flight at once (or the
+        # last ones have arrived), so the limit is reached on every run, however slow the machine
+        srv.hold_until(lambda s: s.in_flight >= limit or s.calls >= total)
         provider = Provider("openai-compatible", srv.url, "m1", "sk-x")
         llm = LLM(provider, concurrency=limit)
-        run_batch(llm, [f"q{k}" for k in range(4 * limit + 2)])
+        run_batch(llm, [f"q{k}" for k in range(total)])
+        assert srv.held == 0 and srv.calls == total
         assert srv.max_in_flight == limit  # reached, never exceeded
 
 

@@ -347,19 +347,22 @@ def test_switch_f1_is_defined_once_anything_counts():
 
 
 def test_burst_table_by_hand():
-    # strict messages 0..3; bursts: 0 alone (right), 1+2 a burst of 2 (1 right, 2 wrong, mixed),
-    # 3 alone (right). alone 2/2; in a burst 1/2; mixed 1/2; waited on 1 and 2 of 4 rows = 0.5
-    ts = [turn(0, "t1", "new"), turn(1, "t1"), turn(2, "t2", "new"), turn(3, "t2")]
+    # The three groups are disjoint (DESIGN.md 7.11). Strict messages 0..5:
+    # 0 alone (right); 1+2 a burst on one thread t1 (1 right, 2 right); 3+4 a burst across threads
+    # (3 right, 4 wrong); 5 alone (wrong). alone 1/2; in a burst on one thread 2/2; across 1/2.
+    # waited on 1, 3 and 5 of 6 rows = 0.5
+    ts = [turn(0, "t1", "new"), turn(1, "t1"), turn(2, "t1"), turn(3, "t1"), turn(4, "t2", "new"), turn(5, "t2")]
     s = session("b", ["t1", "t2"], ts)
-    r = rows("b", ["t1", "t1", "t1", "t2"], burst={0: 1, 1: 2, 2: 2, 3: 1}, mixed={1: True, 2: True},
-             waited={1: True, 2: True, 0: False})
+    r = rows("b", ["t1", "t1", "t1", "t1", "t1", "t1"], burst={0: 1, 1: 2, 2: 2, 3: 2, 4: 2, 5: 1},
+             mixed={1: False, 2: False, 3: True, 4: True}, waited={1: True, 3: True, 5: True, 0: False})
     b = score_predictions([s], r, bootstrap=0).result["burst"]
-    assert b["rows"] == 4 and b["waited_share"] == 0.5
-    assert (b["alone"]["correct"], b["alone"]["n"]) == (2, 2)
-    assert (b["in_burst"]["correct"], b["in_burst"]["n"], b["in_burst"]["accuracy"]) == (1, 2, 0.5)
+    assert b["rows"] == 6 and b["waited_share"] == 0.5
+    assert (b["alone"]["correct"], b["alone"]["n"], b["alone"]["accuracy"]) == (1, 2, 0.5)
+    assert (b["in_burst"]["correct"], b["in_burst"]["n"], b["in_burst"]["accuracy"]) == (2, 2, 1.0)
     assert (b["mixed"]["correct"], b["mixed"]["n"]) == (1, 2)
+    assert b["alone"]["n"] + b["in_burst"]["n"] + b["mixed"]["n"] == 6  # every strict message in one group
     assert b["model_calls_per_message"] == 0.0
-    assert score_predictions([s], rows("b", ["t1"] * 4), bootstrap=0).result["burst"] is None
+    assert score_predictions([s], rows("b", ["t1"] * 6), bootstrap=0).result["burst"] is None
 
 
 def test_matching_tie_break_follows_linear_sum_assignment():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..progress import Timer, summary_line
 from ..score.compare import compare_predictions
-from ..score.read import read_predictions_fast, read_sessions_fast
+from ..score.read import paused_gc, read_predictions_fast, read_sessions_fast
 from ..score.report import compare_report
 from ..score.run import system_name
 from .score import add_scoring_arguments
@@ -46,17 +46,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--show must be 0 or more")
     timer = Timer()
     data_path = sessions_file(args.data)
-    sessions = read_sessions_fast(data_path)
     paths = (Path(args.a), Path(args.b))
-    (rows_a, lines_a), (rows_b, lines_b) = (read_predictions_fast(p) for p in paths)
-    doc = compare_predictions(
-        sessions, rows_a, rows_b,
-        names=(system_name(paths[0]), system_name(paths[1])),
-        sources=(str(paths[0]), str(paths[1])),
-        lines=(lines_a, lines_b),
-        mode=args.mode, split=args.split, bootstrap=args.bootstrap, seed=args.seed,
-        allow_duplicates=args.allow_duplicates,
-    )
+    # records are built by the hundred thousand: keep the cyclic collector off meanwhile
+    with paused_gc():
+        sessions = read_sessions_fast(data_path)
+        (rows_a, lines_a), (rows_b, lines_b) = (read_predictions_fast(p) for p in paths)
+        doc = compare_predictions(
+            sessions, rows_a, rows_b,
+            names=(system_name(paths[0]), system_name(paths[1])),
+            sources=(str(paths[0]), str(paths[1])),
+            lines=(lines_a, lines_b),
+            mode=args.mode, split=args.split, bootstrap=args.bootstrap, seed=args.seed,
+            allow_duplicates=args.allow_duplicates,
+        )
     doc["provenance"] = provenance(
         data_file=str(data_path), data_sha256=records_fingerprint(sessions),
         a_file=str(paths[0]), a_sha256=sha256_file(paths[0]),

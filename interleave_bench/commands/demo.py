@@ -10,10 +10,12 @@ and the same table.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from ..progress import Timer, summary_line
+from ..schema import SCORE_SPLITS
 
 #: sessions in the demo data set: enough for intervals worth reading, small enough for seconds
 DEMO_SESSIONS = 60
@@ -33,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sessions", type=int, default=DEMO_SESSIONS, help=f"sessions to generate (default {DEMO_SESSIONS})")
     p.add_argument("--seed", type=int, default=DEMO_SEED, help=f"generation seed (default {DEMO_SEED})")
     p.add_argument("--out", default=DEMO_OUT, help=f"data folder (default {DEMO_OUT})")
-    p.add_argument("--split", choices=("dev", "test", "all"), default="all",
+    p.add_argument("--split", choices=SCORE_SPLITS, default="all",
                    help="sessions to route and score (default all: the demo data is small)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples for the intervals (default 1000)")
     p.add_argument("--v1-sessions", type=int, default=DEMO_V1_SESSIONS, metavar="N",
@@ -46,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..generate import generate_offline
     from ..commands.baselines import write_baselines
+    from ..io import sessions_file
+    from ..llm.prices import prices_from
+    from ..score.read import paused_gc, read_sessions_fast
     from ..score.report import main_table, not_scored_line
     from ..score.run import score_files
 
@@ -54,14 +59,18 @@ def run(args: argparse.Namespace) -> int:
     if args.v1_sessions < 0:
         raise UsageError("--v1-sessions must be 0 or more")
     timer = Timer()
+    price = prices_from(os.environ)
     out = Path(args.out)
     print(f"1/4 generating {args.sessions} sessions offline (templates, seed {args.seed}) into {out}/", file=sys.stderr)
     # offline generation takes about a second and is deterministic: always write it afresh
     data = generate_offline(args.sessions, out, seed=args.seed, overwrite=True)
     print(f"2/4 routing with the model-free baselines (split {args.split})", file=sys.stderr)
-    results = write_baselines(str(out), args.split)
-    print("3/4 scoring", file=sys.stderr)
-    runs = score_files(out, [r.path for r in results], split=args.split, bootstrap=args.bootstrap)
+    with paused_gc():  # records by the thousand: keep the cyclic collector off meanwhile
+        sessions = read_sessions_fast(sessions_file(out))  # read and validated once for every step
+        results = write_baselines(str(out), args.split, sessions=sessions)
+        print("3/4 scoring", file=sys.stderr)
+        runs = score_files(out, [r.path for r in results], split=args.split, bootstrap=args.bootstrap,
+                           sessions=sessions, price=price)
     docs = [r.result for r in runs]
     v1_line = None
     if args.v1_sessions:

@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     llm = None
     try:
         if plan.todo:
+            if args.dry_run:
+                from ..facts import fake  # noqa: F401  (registers the fake model's answers to facts requests)
             with model_session_from_args(args) as llm:
                 llm.run(job.run(llm))
     finally:

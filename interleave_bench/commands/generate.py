@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         result = generate(args.sessions, out, config=config, overwrite=args.overwrite)
         report(result)
         return exit_code(result)
+    if args.dry_run:
+        from ..generate import fake  # noqa: F401  (registers the fake model's answers to generation requests)
     with model_session_from_args(args) as llm:  # checks --concurrency before any model is set up
         result = generate(args.sessions, out, config=config, llm=llm, concurrency=args.concurrency, overwrite=args.overwrite)
         report(result, llm)

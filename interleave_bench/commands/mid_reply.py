@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..documents import MidReplySummary
 from ..io import exclusive_output, records_fingerprint, sha256_file, write_json
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
@@ -124,6 +125,8 @@ def _run_into(args: argparse.Namespace, timer: Timer, case_file: Any, cases: lis
         if policy == POLICY_RULE:
             job.run_rule()
         elif plan.needs_model():
+            if args.dry_run:
+                from ..midreply import fake  # noqa: F401  (registers the fake model's classifier)
             with model_session_from_args(args) as llm:
                 llm.run(job.run_classifier(llm))
         else:  # only acknowledgements left: the rule decides them with no call
@@ -188,8 +191,7 @@ def _write_summary(
         with packaged_cases_path() as p:
             cases_sha = sha256_file(p)
     row_usage = [r["usage"] for r in rows if r.get("usage")]
-    doc = {
-        "kind": "mid-reply",
+    doc = MidReplySummary.model_validate({
         "policy": policy,
         "model": model,
         "dry_run": bool(getattr(args, "dry_run", False)),
@@ -208,5 +210,5 @@ def _write_summary(
         },
         # the case set's fingerprint on the records, as the export's card and the leaderboard compute it
         "provenance": provenance(data_sha256=cases_fingerprint, predictions_sha256=sha256_file(out)),
-    }
-    write_json(summary_path(out), doc)
+    })
+    write_json(summary_path(out), doc.dump())

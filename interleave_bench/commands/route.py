@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {result.path} ({result.rows:,} rows)")
         print(summary_line(f"route {result.path.stem}", describe(result), result.seconds))
         return 0
+    if args.dry_run:
+        from ..route import fake  # noqa: F401  (registers the fake model's answers to routing requests)
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
         print(f"wrote {result.path} ({result.rows:,} rows)")

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
+from ..llm.prices import prices_from
 from ..progress import Timer, summary_line
+from ..schema import MODES
 from ..score.cluster import cluster_table
+from ..score.read import paused_gc
 from ..score.report import burst_table, main_table, not_scored_line, per_session_table
 from ..score.run import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, score_files
 
@@ -23,7 +27,7 @@ def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"bootstrap resamples over sessions for the intervals, 0 for none (default {DEFAULT_BOOTSTRAP})")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the resamples (default {DEFAULT_SEED})")
-    p.add_argument("--mode", choices=("closed", "open"),
+    p.add_argument("--mode", choices=MODES,
                    help="score in this mode (default: the first row that names one, else closed)")
     p.add_argument("--allow-duplicates", action="store_true",
                    help="keep the last of several rows for one turn instead of stopping with an error")
@@ -48,10 +52,13 @@ def run(args: argparse.Namespace) -> int:
 
     timer = Timer()
     data, source = local_data(args.data)
-    runs = score_files(
-        data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
-        seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source,
-    )
+    price = prices_from(os.environ)
+    # records are built by the hundred thousand: keep the cyclic collector off meanwhile
+    with paused_gc():
+        runs = score_files(
+            data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
+            seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
+        )
     results = [r.result for r in runs]
     if args.json:
         doc = results[0] if len(results) == 1 else results

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import InterleaveError
 from ..llm import LLM
-from ..schema import FACT_MISS_TAG, Session, check_session
+from ..schema import CONFIG_VERSIONS, FACT_MISS_TAG, Session, check_session
 from .facts import FactOptions, build_probes, build_timeline, first_turns, lay_facts
 from .model_writer import write_v1_with_model, write_with_model
 from .offline_writer import Written, write_offline
@@ -26,7 +26,7 @@ from .threads import ThreadSet, model_threads, offline_threads, render_persona, 
 #: every TEST_EVERY-th session (index % TEST_EVERY == TEST_EVERY - 1) is in the ``test`` split
 TEST_EVERY = 5
 #: the session ``version`` of each dataset config this generator writes
-VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
+VERSIONS = {config: CONFIG_VERSIONS[config] for config in ("v0", "v1")}
 #: the session version that carries replies, fact episodes, a timeline and probes
 V1 = VERSIONS["v1"]
 

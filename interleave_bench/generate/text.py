@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from functools import lru_cache
 from typing import Any, Iterable
+
+from ..text import fold as normalize  # the project's one normaliser (punctuation kept)
 
 #: languages written without spaces between words: phrases match as plain substrings
 UNSPACED_LANGS = ("zh", "ja")
 #: a Chinese message must have at least this share of CJK characters among its letters
 MIN_CJK_SHARE = 0.3
-
-
-def normalize(text: str) -> str:
-    """Case-folded, NFKC-normalised text with runs of whitespace made single spaces."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def is_cjk(ch: str) -> bool:

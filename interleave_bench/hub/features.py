@@ -43,15 +43,16 @@ from typing import Any, Union
 from datasets import ClassLabel, Features, List, Value
 from pydantic import BaseModel
 
-from ..schema import ACTIONS, MID_REPLY_HOW, SPLITS, STYLES
+from .. import schema
+from ..schema import ACTIONS, MID_REPLY_HOW, STYLES
 
 #: the configs the dataset publishes, the first one is the default
 CONFIGS = ("v0", "v1", "mid_reply", "irc_ubuntu")
 DEFAULT_CONFIG = "v0"
-#: the session ``version`` each session config holds
-CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1", "irc_ubuntu": "interleave-v0"}
+#: the session ``version`` each session config holds (defined with the records)
+CONFIG_VERSIONS = schema.CONFIG_VERSIONS
 #: splits of the session configs, in the order the card lists them
-SESSION_SPLITS = ("dev", "test")
+SESSION_SPLITS = schema.SPLITS
 #: the mid-reply cases are all evaluation data: one split
 MID_REPLY_SPLIT = "test"
 #: the column holding unknown fields at every level, as a JSON object in text
@@ -167,7 +168,7 @@ def _session_head(thread: Spec) -> tuple[tuple[str, Union[str, Label, ListOf, Sp
     return (
         ("session_id", "str"),
         ("version", "str"),
-        ("split", Label(SPLITS)),
+        ("split", Label(SESSION_SPLITS)),
         ("lang", "str"),
         ("persona", "str"),
         ("threads", ListOf(thread)),

@@ -37,10 +37,11 @@ from typing import Any, Iterable, Optional
 from .. import __version__
 from ..errors import InputError, InputErrors, UsageError
 from ..io import read_json
+from ..documents import LeaderboardRow, read_score_document
+from ..score.table import HEADLINE, family, metric, rank_key
 from . import card as cardlib
 from . import client
 
-SCORE_FORMAT = "interleave-score-v1"
 BOARD_FILE = "data/leaderboard.parquet"
 BOARD_SPLIT = "runs"
 #: publications are tagged board-1, board-2, ... in order (never v<n>, which names data configs)
@@ -48,29 +49,13 @@ TAG_PREFIX = "board-"
 #: the tags of boards published before: still counted, so numbering goes on after them
 LEGACY_TAG_PREFIX = "v"
 #: the metrics a row carries with their intervals (``<m>``, ``<m>_lo``, ``<m>_hi``)
-HEADLINE_METRICS = (
-    "accuracy",
-    "accuracy_lenient",
-    "weighted_error",
-    "oneoff_into_topic",
-    "switch_f1",
-    "bcubed_f1",
-    "refs_recall",
-    "topics_per_thread",
-    "threads_per_topic",
-)
-#: cost figures a row carries as they are
-COST_FIELDS = (
-    "input_tokens_per_message",
-    "output_tokens_per_message",
-    "cached_tokens_per_message",
-    "model_calls_share",
-    "latency_p50_ms",
-    "latency_p90_ms",
-)
+HEADLINE_METRICS = HEADLINE
+#: cost figures a row carries as they are (the cost in USD included)
+COST_FIELDS = tuple(m.key for m in family("cost"))
 #: rank order: strict accuracy first (the benchmark's headline), weighted error breaks ties because
-#: it separates polluting mistakes (cost 3) from asking or failing (cost 1)
-RANK_KEYS = (("accuracy", "desc"), ("weighted_error", "asc"))
+#: it separates polluting mistakes (cost 3) from asking or failing (cost 1); each sorts in its
+#: table entry's direction
+RANK_METRICS = ("accuracy", "weighted_error")
 #: the identity of a run: two rows with these equal are the same run submitted twice
 RUN_KEY = ("system", "mode", "policy", "model", "split", "data_revision")
 #: the kinds of rows: a routing score, a mid-reply summary, a shared-facts summary
@@ -105,15 +90,8 @@ VALUE_RANGES: dict[str, tuple[Optional[float], Optional[float]]] = {
 }
 #: an interval may miss its value by this much (float noise; both are rounded the same way)
 INTERVAL_SLACK = 1e-9
-#: the columns the ranking table shows, with their headers
-TABLE_METRICS = (
-    ("accuracy", "accuracy"),
-    ("weighted_error", "weighted error"),
-    ("accuracy_lenient", "lenient accuracy"),
-    ("bcubed_f1", "B-cubed F1"),
-    ("switch_f1", "switch F1"),
-    ("oneoff_into_topic", "one-offs into topic"),
-)
+#: the metrics the ranking table of routing runs shows (headers are their display names)
+TABLE_METRICS = ("accuracy", "weighted_error", "accuracy_lenient", "bcubed_f1", "switch_f1", "oneoff_into_topic")
 
 
 def board_features():
@@ -129,20 +107,16 @@ def board_features():
         cols[m] = Value("float64")
         cols[f"{m}_lo"] = Value("float64")
         cols[f"{m}_hi"] = Value("float64")
-    for c in COST_FIELDS + ("cost_usd_per_message",):
+    for c in COST_FIELDS:
         cols[c] = Value("float64")
     cols["sessions"] = Value("int64")
     cols["messages"] = Value("int64")
-    for name in ("package_version", "git_commit", "scored", "provenance", "date", "publication"):
+    for name in ("package_version", "git_commit", "scored", "provenance", "date", "publication", "format"):
         cols[name] = Value("string")
     return Features(cols)
 
 
 # --- score files -> rows -------------------------------------------------------------------------------
-
-
-def _number(x: Any) -> Optional[float]:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
 def row_from_score(
@@ -156,79 +130,52 @@ def row_from_score(
 ) -> dict[str, Any]:
     """One board row from a score file's content (``date`` and ``publication`` left empty).
 
-    Raises :class:`InputErrors` naming the file and field of every problem: wrong format, missing
-    metrics, no provenance or no fingerprints in it.
+    The content is validated as a :class:`~interleave_bench.documents.TracedScore` (a score
+    document with its data and predictions fingerprints); ``system`` replaces the document's.
+    Raises one :class:`InputError` naming the file and the field at fault.
     """
-    errs: list[InputError] = []
-
-    def bad(fld: Optional[str], msg: str) -> None:
-        errs.append(InputError(path, None, fld, msg))
-
-    if not isinstance(score, dict):
-        raise InputError(path, None, None, "expected a score JSON object (the file `interleave-bench score` writes)")
-    if score.get("format") != SCORE_FORMAT:
-        bad("format", f"{score.get('format')!r} is not {SCORE_FORMAT!r}: not a score file of this package")
-    metrics = score.get("metrics")
-    if not isinstance(metrics, dict):
-        bad("metrics", "missing or not an object")
-        metrics = {}
-    intervals = score.get("intervals") or {}
-    if not isinstance(intervals, dict):
-        bad("intervals", "not an object")
-        intervals = {}
-    prov = score.get("provenance")
-    if not isinstance(prov, dict) or not prov:
-        bad("provenance", "missing: the leaderboard only ranks runs it can trace; score the run with `interleave-bench score`")
-        prov = {}
-    else:
-        for key in ("data_sha256", "predictions_sha256"):
-            if not isinstance(prov.get(key), str) or not prov.get(key):
-                bad(f"provenance.{key}", "missing: the leaderboard needs the data and predictions fingerprints")
-    for key in ("mode", "split"):
-        if not isinstance(score.get(key), str):
-            bad(key, "missing or not a string")
-    name = system or score.get("system")
-    if not isinstance(name, str) or not name.strip():
-        bad("system", "missing: pass --system NAME")
-    if not isinstance(score.get("counts", {}), dict):
-        bad("counts", "not an object")
-    if "accuracy" not in metrics:
-        bad("metrics.accuracy", "missing: the board ranks on it")
-    if errs:
-        raise InputErrors(errs)
-
+    if isinstance(score, dict) and system is not None:
+        score = {**score, "system": system.strip()}
+    doc = read_score_document(path, score, traced=True)
+    missing = [m for m in RANK_METRICS if m not in doc.metrics]
+    if missing:
+        raise InputError(path, None, f"metrics.{missing[0]}", "missing: the board ranks on it")
+    prov = doc.provenance
     row: dict[str, Any] = {
         "kind": KIND_ROUTING,
-        "system": name.strip(),
-        "policy": score.get("policy"),
-        "model": model if model is not None else score.get("model"),
-        "mode": score["mode"],
-        "split": score["split"],
+        "system": doc.system.strip(),
+        "policy": doc.policy,
+        "model": model if model is not None else doc.model,
+        "mode": doc.mode,
+        "split": doc.split,
         "data_repo": data_repo,
-        "data_revision": data_revision or prov["data_sha256"],
+        "data_revision": data_revision or prov.data_sha256,
         "data_commit": None,
-        "data_sha256": prov["data_sha256"],
-        "predictions_sha256": prov["predictions_sha256"],
+        "data_sha256": prov.data_sha256,
+        "predictions_sha256": prov.predictions_sha256,
     }
     for m in INTERVAL_COLUMNS:
-        row[m] = _number(metrics.get(m))
-        iv = intervals.get(m)
-        ok = isinstance(iv, (list, tuple)) and len(iv) == 2
-        row[f"{m}_lo"] = _number(iv[0]) if ok else None
-        row[f"{m}_hi"] = _number(iv[1]) if ok else None
+        iv = doc.intervals.get(m)
+        row[m] = doc.metrics.get(m)
+        row[f"{m}_lo"], row[f"{m}_hi"] = (iv[0], iv[1]) if iv is not None and len(iv) == 2 else (None, None)
     for c in COST_FIELDS:
-        row[c] = _number(metrics.get(c))
-    row["cost_usd_per_message"] = _number(score.get("cost_usd_per_message"))
-    counts = score.get("counts") if isinstance(score.get("counts"), dict) else {}
-    row["sessions"] = counts.get("sessions") if isinstance(counts.get("sessions"), int) else None
-    row["messages"] = counts.get("messages") if isinstance(counts.get("messages"), int) else None
-    row["package_version"] = prov.get("package_version")
-    row["git_commit"] = prov.get("git_commit")
-    row["scored"] = prov.get("created")
-    row["provenance"] = json.dumps(prov, ensure_ascii=False, sort_keys=True)
-    row["date"] = None
-    row["publication"] = None
-    return row
+        row[c] = doc.cost_usd_per_message if c == "cost_usd_per_message" else doc.metrics.get(c)
+    row.update(
+        sessions=doc.counts.sessions,
+        messages=doc.counts.messages,
+        package_version=prov.package_version,
+        git_commit=prov.git_commit,
+        scored=getattr(prov, "created", None),
+        provenance=json.dumps(prov.dump(), ensure_ascii=False, sort_keys=True),
+        date=None,
+        publication=None,
+    )
+    return LeaderboardRow.model_validate(row).dump()
+
+
+def _number(x: Any) -> Optional[float]:
+    """``x`` as a float when it is a number (not a flag), else None."""
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
 def row_from_summary(
@@ -285,7 +232,8 @@ def row_from_summary(
             ci = rate.get("ci95")
             row[m] = _number(rate.get("value"))
             row[f"{m}_lo"], row[f"{m}_hi"] = (_number(ci[0]), _number(ci[1])) if isinstance(ci, list) and len(ci) == 2 else (None, None)
-    return row
+    row.pop("format", None)  # the row's own format, set by the record
+    return LeaderboardRow.model_validate(row).dump()
 
 
 def read_runs(
@@ -554,7 +502,7 @@ class Group:
 
 def rank(rows: list[dict[str, Any]], data_revision: Optional[str] = None) -> tuple[Optional[str], list[Group], int]:
     """``(revision, groups, left_out)``: the rows on one data revision (default: the current one),
-    grouped by split and mode and sorted by :data:`RANK_KEYS`; ``left_out`` counts rows on others.
+    grouped by split and mode and sorted by :data:`RANK_METRICS`; ``left_out`` counts rows on others.
     Missing values sort last.
     """
     rev = data_revision or current_revision(rows)
@@ -564,10 +512,7 @@ def rank(rows: list[dict[str, Any]], data_revision: Optional[str] = None) -> tup
         groups.setdefault((r.get("split") or "", r.get("mode") or ""), []).append(r)
 
     def key(r: dict[str, Any]) -> tuple:
-        out: list[Any] = []
-        for m, direction in RANK_KEYS:
-            v = r.get(m)
-            out += [v is None, 0.0 if v is None else (-v if direction == "desc" else v)]
+        out = [x for m in RANK_METRICS for x in rank_key(m, r.get(m))]
         return (*out, r.get("system") or "", r.get("policy") or "", r.get("model") or "")
 
     out = [Group(s, m, sorted(g, key=key)) for (s, m), g in sorted(groups.items())]
@@ -592,7 +537,7 @@ def table_metrics(kind: Optional[str]) -> tuple[tuple[str, str], ...]:
     """The ``(column, header)`` pairs a ranking table of rows of ``kind`` shows."""
     if kind in KIND_RATES:
         return tuple((m, m.replace("_", " ")) for m in KIND_RATES[kind])
-    return TABLE_METRICS
+    return tuple((m, metric(m).display) for m in TABLE_METRICS)
 
 
 def render_table(group: Group) -> str:

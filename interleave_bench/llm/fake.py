@@ -1,9 +1,12 @@
 """The fake model: deterministic answers to every kind of request this project makes.
 
-Each part of the project registers the handler for its own request kinds with
-:func:`fake_handler` in a ``fake`` module of its own (listed in :data:`HANDLER_MODULES`), so the
-fake model knows the same prompts and answer formats as the real code paths. ``--dry-run`` and the
-tests reach it over real HTTP through :mod:`interleave_bench.llm.server`.
+Each part of the project answers its own request kinds in a ``fake`` module of its own
+(``generate/fake.py``, ``route/fake.py``, ...) whose handlers register with :func:`fake_handler`
+when it is imported, so the fake model knows the same prompts and answer formats as the real code
+paths. This layer never names those modules: a command imports its part's ``fake`` module before it
+starts a dry run (the tests import them in ``conftest.py``), or hands handlers in with
+:func:`register`. ``--dry-run`` and the tests reach the fake model over real HTTP through
+:mod:`interleave_bench.llm.server`.
 
 A handler gets the request's messages and body and returns the answer text. The same request
 always gets the same answer.
@@ -12,23 +15,13 @@ always gets the same answer.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 Handler = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 
-#: the modules that register handlers; each is imported on first use, if present
-HANDLER_MODULES = (
-    "interleave_bench.generate.fake",
-    "interleave_bench.route.fake",
-    "interleave_bench.midreply.fake",
-    "interleave_bench.facts.fake",
-)
-
+#: the fake model's answer to each request kind, as registered by the parts of the project
 HANDLERS: dict[str, Handler] = {}
-_loaded = False
 
 
 def fake_handler(kind: str) -> Callable[[Handler], Handler]:
@@ -41,14 +34,9 @@ def fake_handler(kind: str) -> Callable[[Handler], Handler]:
     return deco
 
 
-def _load_handlers() -> None:
-    global _loaded
-    if _loaded:
-        return
-    for name in HANDLER_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-    _loaded = True
+def register(handlers: Mapping[str, Handler]) -> None:
+    """Register several handlers at once: ``{kind: handler}`` (a later registration of a kind wins)."""
+    HANDLERS.update(handlers)
 
 
 def stable_hash(*parts: Any) -> int:
@@ -63,8 +51,7 @@ def count_tokens(text: str) -> int:
 
 
 def answer(kind: str | None, messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
-    """The fake model's answer to one request."""
-    _load_handlers()
+    """The fake model's answer to one request (a deterministic echo for a kind nobody registered)."""
     handler = HANDLERS.get(kind or "")
     if handler is not None:
         return handler(messages, body)

@@ -8,7 +8,8 @@ summary, and the summary says the price is unknown rather than printing a made-u
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from ..errors import UsageError
 
@@ -21,22 +22,38 @@ class Price:
     input: float  # USD per million input tokens not served from the provider's prompt cache
     cached_input: float  # USD per million input tokens served from the provider's prompt cache
     output: float  # USD per million output tokens
+    #: where the figures came from (recorded beside every cost computed with them)
+    source: str = field(default="", compare=False)
 
     def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
         fresh = max(0, input_tokens - cached_input_tokens)
         return (fresh * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output) / 1e6
 
 
+#: how the default table names itself as a price's source
+DEFAULT_SOURCE = f"default table as of {PRICES_AS_OF}"
+#: how an override names itself as a price's source
+ENV_SOURCE = "EVAL_PRICES"
+
 #: DeepSeek's published prices (V3.2 for both model names) and the project's fake model, which is free.
 DEFAULT_PRICES: dict[str, Price] = {
-    "deepseek-chat": Price(0.28, 0.028, 0.42),
-    "deepseek-reasoner": Price(0.28, 0.028, 0.42),
-    "fake-model": Price(0.0, 0.0, 0.0),
+    "deepseek-chat": Price(0.28, 0.028, 0.42, DEFAULT_SOURCE),
+    "deepseek-reasoner": Price(0.28, 0.028, 0.42, DEFAULT_SOURCE),
+    "fake-model": Price(0.0, 0.0, 0.0, DEFAULT_SOURCE),
 }
 
 
-def price_for(model: str, env: dict[str, str] | None = None) -> Price | None:
-    """The price of ``model``: ``EVAL_PRICES`` when set, else the default table, else ``None``."""
+def table_price(model: str | None) -> Price | None:
+    """The default table's price of ``model`` (``None`` when it is not in the table); reads no environment."""
+    return DEFAULT_PRICES.get(model or "")
+
+
+def price_for(model: str | None, env: Mapping[str, str] | None = None) -> Price | None:
+    """The price of ``model``: ``EVAL_PRICES`` when set, else the default table, else ``None``.
+
+    Commands call this at their edge (``env`` defaults to the process environment) and hand the
+    result down; library code takes a price, it never reads the environment.
+    """
     env = os.environ if env is None else env
     raw = env.get("EVAL_PRICES", "").strip()
     if raw:
@@ -51,5 +68,16 @@ def price_for(model: str, env: dict[str, str] | None = None) -> Price | None:
             raise UsageError(
                 f"EVAL_PRICES: expected three non-negative numbers 'in,cached,out' (USD per million tokens), got {raw!r}"
             ) from None
-        return Price(*values)
-    return DEFAULT_PRICES.get(model)
+        return Price(*values, source=ENV_SOURCE)
+    return table_price(model)
+
+
+def prices_from(env: Mapping[str, str]) -> "Callable[[str | None], Price | None]":
+    """The run's price lookup, read from ``env`` once (at a command's edge): ``model -> Price | None``.
+
+    ``EVAL_PRICES`` is parsed here, so a malformed value fails before any work starts.
+    """
+    override = price_for(None, env) if env.get("EVAL_PRICES", "").strip() else None
+    if override is not None:
+        return lambda model: override
+    return table_price

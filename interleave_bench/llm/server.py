@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 from . import fake
 from .client import KIND_HEADER
@@ -62,6 +62,11 @@ class RequestLog:
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
+#: how long a held request or a waiting test waits at most: a gate that never opens fails the
+#: test that set it instead of hanging the suite
+GATE_TIMEOUT_S = 60.0
+
+
 class _QuietServer(ThreadingHTTPServer):
     """A client that goes away mid-answer (a run stopped with Ctrl-C) is normal here, not an error."""
 
@@ -88,7 +93,10 @@ class FakeServer:
         self.usage_total = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
         self.arrived = threading.Event()  # set by the first request (a barrier for tests)
         self.gate: threading.Event | None = None  # when set by :meth:`hold`, requests wait for it
+        self.held = 0  # requests waiting at the gate now (see hold_until)
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # notified whenever the counts above change
+        self._release: Callable[["FakeServer"], bool] | None = None
         self._httpd = _QuietServer((host, port), self._make_handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -126,6 +134,38 @@ class FakeServer:
             self.log.clear()
             for k in self.usage_total:
                 self.usage_total[k] = 0
+
+    def hold_until(self, release: Callable[["FakeServer"], bool]) -> None:
+        """Hold each request, once counted in flight, until ``release(server)`` is true.
+
+        A barrier for tests instead of sleeps: ``release`` is checked (under the server's lock)
+        when a request arrives and whenever a count changes. ``open_gate`` lets everything through.
+        """
+        with self._changed:
+            self._release = release
+            self._changed.notify_all()
+
+    def open_gate(self) -> None:
+        """Let every held request (and every later one) through."""
+        with self._changed:
+            self._release = None
+            self._changed.notify_all()
+
+    def wait_for(self, condition: Callable[["FakeServer"], bool], timeout: float = GATE_TIMEOUT_S) -> bool:
+        """Wait until ``condition(server)`` holds (checked whenever a count changes); False on timeout."""
+        with self._changed:
+            return self._changed.wait_for(lambda: condition(self), timeout)
+
+    def _pass_gate(self) -> None:
+        """Called with the lock held, after a request was counted in flight."""
+        self._changed.notify_all()
+        if self._release is None or self._release(self):
+            return
+        self.held += 1
+        self._changed.notify_all()
+        self._changed.wait_for(lambda: self._release is None or self._release(self), GATE_TIMEOUT_S)
+        self.held -= 1
+        self._changed.notify_all()
 
     def start(self) -> "FakeServer":
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
@@ -235,6 +275,7 @@ class FakeServer:
                     server.calls += 1
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server._pass_gate()
                 status: int | str = 200
                 try:
                     if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -275,5 +316,6 @@ class FakeServer:
                     with server._lock:
                         server.in_flight -= 1
                         server.log.append(RequestLog(time.time(), kind, status, body, headers))
+                        server._changed.notify_all()
 
         return Handler

@@ -31,12 +31,13 @@ from typing import Any, Iterable, Sequence
 
 from ..schema import MID_REPLY_RUNNING
 from ..score.stats import wilson
+from ..score.table import RATE, family
 from .cases import expect_kind
 
-#: decimals of every reported rate and interval bound (as the routing scorer rounds rates)
-RATE_DECIMALS = 4
-#: the headline rates, in report order
-RATES = ("accuracy", "right_side", "mixed_in", "split_off", "wrong_elsewhere")
+#: decimals of every reported rate and interval bound (the metric table's rate decimals)
+RATE_DECIMALS = RATE
+#: the headline rates, in report order: the mid-reply family of the metric table
+RATES = tuple(m.json_key for m in family("mid_reply"))
 #: breakdown dimensions, in report order
 BREAKDOWNS = ("lang", "how", "expect", "tag")
 
@@ -73,30 +74,32 @@ def rate(k: int, n: int) -> dict[str, Any]:
     }
 
 
-def headline(items: Sequence[Item]) -> dict[str, Any]:
-    """The counts and the five rates (see the module docstring) over ``items``."""
+def counts(items: Sequence[Item]) -> dict[str, int]:
+    """The named counts the mid-reply rates are formulas of (see the metric table)."""
     kept = [it.pred == MID_REPLY_RUNNING for it in items]
     belongs = [it.expect == MID_REPLY_RUNNING for it in items]
     n = len(items)
     n_running = sum(belongs)
-    n_elsewhere = n - n_running
-    correct = sum(it.pred == it.expect for it in items)
-    same_side = sum(k == b for k, b in zip(kept, belongs))
-    mixed = sum(k and not b for k, b in zip(kept, belongs))
-    split = sum(b and not k for k, b in zip(kept, belongs))
-    wrong_elsewhere = sum(
-        (not b) and (not k) and it.pred != it.expect for it, k, b in zip(items, kept, belongs)
-    )
     return {
         "n": n,
         "n_running": n_running,
-        "n_elsewhere": n_elsewhere,
-        "accuracy": rate(correct, n),
-        "right_side": rate(same_side, n),
-        "mixed_in": rate(mixed, n_elsewhere),
-        "split_off": rate(split, n_running),
-        "wrong_elsewhere": rate(wrong_elsewhere, n_elsewhere),
+        "n_elsewhere": n - n_running,
+        "correct": sum(it.pred == it.expect for it in items),
+        "same_side": sum(k == b for k, b in zip(kept, belongs)),
+        "mixed": sum(k and not b for k, b in zip(kept, belongs)),
+        "split": sum(b and not k for k, b in zip(kept, belongs)),
+        "wrong_elsewhere": sum((not b) and (not k) and it.pred != it.expect for it, k, b in zip(items, kept, belongs)),
     }
+
+
+def headline(items: Sequence[Item]) -> dict[str, Any]:
+    """The counts and the five rates (see the module docstring) over ``items``."""
+    c = counts(items)
+    out: dict[str, Any] = {"n": c["n"], "n_running": c["n_running"], "n_elsewhere": c["n_elsewhere"]}
+    for m in family("mid_reply"):
+        k, n = m.wilson_counts
+        out[m.json_key] = rate(c[k], c[n])
+    return out
 
 
 def _groups(items: Iterable[Item], dim: str) -> dict[str, list[Item]]:

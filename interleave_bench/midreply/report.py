@@ -9,15 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..score.stats import wilson
+from ..score.table import family
 from .metrics import BREAKDOWNS
 
-#: column heading of each reported rate, in table order
-COLUMNS = (
-    ("accuracy", "accuracy"),
-    ("right_side", "right side"),
-    ("mixed_in", "mixed in"),
-    ("split_off", "split off"),
-)
+#: the rates the table shows (``wrong_elsewhere`` is the rest of the cases sent elsewhere and
+#: would crowd it): ``(key in the summary, heading)`` from the metric table, in table order
+SHOWN = ("accuracy", "right_side", "mixed_in", "split_off")
+COLUMNS = tuple((m.json_key, m.display) for m in family("mid_reply") if m.json_key in SHOWN)
 #: rates whose cell also shows k/n
 WITH_COUNTS = ("mixed_in", "split_off")
 #: the row label of each breakdown

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, Optional, Protocol, Union, runtime_checkable
 
-from ..schema import CLARIFY, ERROR, SPECIAL_LABELS, Session
+from ..schema import CLARIFY, ERROR, MODES, SPECIAL_LABELS, Session
 
-Mode = Literal["closed", "open"]
+Mode = Literal[MODES]  # type: ignore[valid-type]
 
 # --- what a router may see -------------------------------------------------------------------------
 

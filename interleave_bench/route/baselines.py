@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .base import Decision, GoldLabels, RouterView
-from .bm25 import best_match
-from .text import short_title, tokens
+from .bm25 import best_match, bm25_tokens
+from .text import short_title
 
 #: the title an oracle gives a one-off's own topic
 ONEOFF_TITLE = "(one-off)"
@@ -56,7 +56,7 @@ class StayRouter:
             return Decision.to_topic(view.current)
         text = view.pending_text()
         if view.mode == "closed":
-            label, _ = best_match(view, tokens(text))
+            label, _ = best_match(view, bm25_tokens(text))
             if label is not None:
                 return Decision.to_topic(label)
         return Decision.new(short_title(text))

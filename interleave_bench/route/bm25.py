@@ -1,7 +1,11 @@
 """The ``bm25`` baseline: keyword match of each message against each topic's text (no model).
 
-Tokens are lowercased English words and overlapping pairs of Chinese characters
-(:func:`~interleave_bench.route.text.tokens`). Each topic's text is, in closed mode, its thread's
+Exactly as DESIGN.md section 6 ("bm25, exactly") states it, so the reference's published figures
+reproduce message for message: tokens are the matches of :data:`WORD` in the lowercased text
+(two characters or more; "c++", "v1.2", "e-mail" are one token each), then the overlapping pairs
+of each run of :data:`CJK_RUN` (a one-character run gives itself) (:func:`bm25_tokens`, kept apart
+from the other routers' tokens whatever the shared text rules become). A query's terms count once
+each; a document's with their frequency. Each topic's text is, in closed mode, its thread's
 title, description and goal, and in both modes every message routed to it so far. A message goes
 to the best-scoring topic when that score reaches :data:`MOVE_THRESHOLD`, else it stays with the
 current topic; the first message of a closed-mode session takes the best match whatever its score.
@@ -12,11 +16,18 @@ In open mode an unmatched message of :data:`NEW_TOPIC_MIN_TOKENS` or more tokens
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
+from functools import lru_cache
 from typing import Sequence
 
 from .base import Decision, RouterView, TopicView
-from .text import short_title, tokens
+from .text import short_title
+
+#: a word: a letter or digit, then one or more letters, digits or ``_ . + # -`` (the reference's pattern)
+WORD = re.compile(r"[a-z0-9][a-z0-9_.+#-]+")
+#: a run of Chinese characters: the CJK unified ideographs block only, as the reference reads them
+CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 
 #: term-frequency saturation: the usual Okapi value
 K1 = 1.2
@@ -27,6 +38,23 @@ B = 0.75
 MOVE_THRESHOLD = 1.5
 #: an unmatched open-mode message this long is a subject of its own, not a fragment
 NEW_TOPIC_MIN_TOKENS = 6
+
+
+@lru_cache(maxsize=1 << 16)
+def bm25_tokens(text: str) -> tuple[str, ...]:
+    """The bm25 tokens of ``text``: :data:`WORD` matches of the lowercased text, then each
+    :data:`CJK_RUN`'s overlapping pairs (a one-character run gives itself).
+
+    Cached: a topic's messages are tokenised again for every later message of the session.
+    """
+    lowered = text.lower()
+    out = WORD.findall(lowered)
+    for run in CJK_RUN.findall(lowered):
+        if len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[k : k + 2] for k in range(len(run) - 1))
+    return tuple(out)
 
 
 def idf(n_docs: int, doc_freq: int) -> float:
@@ -41,9 +69,9 @@ def idf(n_docs: int, doc_freq: int) -> float:
 def bm25_scores(query: Sequence[str], docs: Sequence[Sequence[str]], *, k1: float = K1, b: float = B) -> list[float]:
     """The BM25 score of ``query`` (tokens) against each of ``docs`` (token lists), in order.
 
-    Every occurrence of a query token counts (a word said twice weighs twice). Document
-    frequencies and the mean length are taken over ``docs`` themselves. Returns zeros when every
-    document is empty and ``[]`` when there are no documents.
+    Each distinct query term counts once (a word said twice weighs as once); a document's terms
+    count with their frequency. Document frequencies and the mean length are taken over ``docs``
+    themselves. Returns zeros when every document is empty and ``[]`` when there are no documents.
     """
     n = len(docs)
     if n == 0:
@@ -55,11 +83,12 @@ def bm25_scores(query: Sequence[str], docs: Sequence[Sequence[str]], *, k1: floa
     for d in docs:
         df.update(set(d))
     tfs = [Counter(d) for d in docs]
+    terms = tuple(dict.fromkeys(query))
     out = []
     for d, tf in zip(docs, tfs):
         norm = k1 * (1.0 - b + b * len(d) / avgdl)
         score = 0.0
-        for q in query:
+        for q in terms:
             f = tf.get(q, 0)
             if f:
                 score += idf(n, df[q]) * f * (k1 + 1.0) / (f + norm)
@@ -71,9 +100,9 @@ def topic_tokens(topic: TopicView) -> list[str]:
     """A topic's text as tokens: its card (title, description, goal) if any, then its messages."""
     out: list[str] = []
     if topic.card is not None:
-        out += tokens(topic.card.title) + tokens(topic.card.description) + tokens(topic.card.goal)
+        out += bm25_tokens(topic.card.title) + bm25_tokens(topic.card.description) + bm25_tokens(topic.card.goal)
     for m in topic.messages:
-        out += tokens(m.text)
+        out += bm25_tokens(m.text)
     return out
 
 
@@ -98,7 +127,7 @@ class Bm25Router:
 
     async def route(self, view: RouterView) -> Decision:
         text = view.pending_text()
-        query = tokens(text)
+        query = bm25_tokens(text)
         label, score = best_match(view, query)
         if label is not None and score >= self.threshold:
             return Decision.to_topic(label)

@@ -27,7 +27,8 @@ from ..errors import UsageError
 from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..schema import CLARIFY, ERROR, MODES, SPECIAL_LABELS, Session, is_open_only
+from ..documents import RunCounts, RunRecord, validate_document
+from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from .base import (
     BurstFailure,
     Conversation,
@@ -51,7 +52,7 @@ from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, 
 
 POLICIES = ("llm", "hybrid", "oracle", "single", "always_new", "stay", "bm25")
 MODEL_POLICIES = ("llm", "hybrid")
-SPLITS = ("dev", "test", "all")
+SPLITS = SCORE_SPLITS
 #: route every split by default: the file then serves scoring on dev, test or both
 DEFAULT_SPLIT = "all"
 PREDICTIONS_DIR = "predictions"
@@ -295,7 +296,7 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
             row["error"] = d.error
         if fallback:
             row["fallback"] = fallback
-        rows.append(row)
+        rows.append(PredictionRow(**row).dump())
         counts.messages += 1
         counts.errors += label == ERROR
         counts.clarify += label == CLARIFY
@@ -357,8 +358,10 @@ class RouteResult:
     errors_left: int = 0  # ERROR rows in the file at the end (a plain rerun asks for them again)
 
 
-def select_sessions(data_file: Path, split: str) -> list[Session]:
-    sessions = [s for s in iter_sessions(data_file) if split == "all" or s.split == split]
+def select_sessions(data_file: Path, split: str, read: Optional[Sequence[Session]] = None) -> list[Session]:
+    """The sessions of ``split`` in ``data_file`` (from ``read`` when the file was read already)."""
+    every = read if read is not None else iter_sessions(data_file)
+    sessions = [s for s in every if split == "all" or s.split == split]
     if not sessions:
         raise UsageError(f"{data_file}: no sessions in split {split!r}")
     return sessions
@@ -438,13 +441,13 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
 
 
 def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
-                prompt: Optional[str]) -> dict[str, Any]:
+                prompt: Optional[str]) -> RunRecord:
     options = opts.as_dict()
     if model is not None:
         options["model"] = model
     if prompt is not None:
         options["prompt"] = prompt
-    return {"predictions": out.name, "data": str(data_file), "data_sha256": data_sha, "options": options}
+    return RunRecord(predictions=out.name, data=str(data_file), data_sha256=data_sha, options=options)
 
 
 def run_route(
@@ -456,18 +459,21 @@ def run_route(
     fresh: bool = False,
     router: Any = None,
     dry_run: bool = False,
+    sessions: Optional[Sequence[Session]] = None,
 ) -> RouteResult:
     """Route every session of ``opts.split`` in ``data`` and write the predictions file.
 
     ``llm`` is required for model policies (its model name goes into the file name). ``fresh``
     starts over instead of resuming. ``dry_run`` (``llm`` is the fake model) sends the default
     output to ``predictions-dry/``; an explicit ``out`` is used as given. ``router`` overrides the policy's router (tests, extensions).
+    ``sessions`` are the data file's sessions already read and validated (several runs on one
+    file read it once); the split is selected from them.
     Returns the :class:`RouteResult`; raises :class:`UsageError` / :class:`InputError` on bad input.
     """
     timer = Timer()
     opts.check()
     data_file = sessions_file(data)
-    sessions = select_sessions(data_file, opts.split)
+    sessions = select_sessions(data_file, opts.split, sessions)
     check_mode_applies(data_file, sessions, opts.mode)
     router = router if router is not None else make_router(opts.policy, llm)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
@@ -482,30 +488,29 @@ def run_route(
         return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer)
 
 
-def _route_into(out_path: Path, record: dict[str, Any], sessions: list[Session], opts: RouteOptions, router: Any,
+
+def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts: RouteOptions, router: Any,
                 llm: Any, fresh: bool, timer: Timer) -> RouteResult:
     """The body of :func:`run_route`, run while holding the output's lock; returns its result."""
     record_path = sidecar_path(out_path)
-    previous: dict[str, Any] = {}
+    previous: Optional[RunRecord] = None
     if fresh:
         for p in (out_path, record_path):
             if p.exists():
                 p.unlink()
     elif out_path.exists() and record_path.exists():
-        previous = read_json(record_path)
-        mine = {k: record[k] for k in ("data_sha256", "options")}
-        theirs = {k: previous.get(k) for k in ("data_sha256", "options")}
-        if mine != theirs:
-            what = "data" if mine["data_sha256"] != theirs["data_sha256"] else "options"
+        previous = validate_document(RunRecord, read_json(record_path), str(record_path), "a run record")
+        what = record.same_run(previous)
+        if what is not None:
             raise UsageError(
                 f"{out_path} was written from other {what} ({record_path.name}); pass --fresh to start over, or --out"
             )
     done = _prepare_resume(out_path, sessions, opts)
     todo = [s for s in sessions if s.session_id not in done]
-    start_record: dict[str, Any] = {**record, "complete": False}
-    if done and "usage" in previous:
-        start_record["usage"] = previous["usage"]  # so a second interruption still keeps the first run's cost
-    write_json(record_path, start_record)
+    start_record = record.model_copy(update={"complete": False})
+    if done and previous is not None and previous.usage is not None:
+        start_record.usage = previous.usage  # so a second interruption still keeps the first run's cost
+    write_json(record_path, start_record.dump())
 
     counts = SessionCounts()
     slots = 1
@@ -539,17 +544,16 @@ def _route_into(out_path: Path, record: dict[str, Any], sessions: list[Session],
         asyncio.run(main())
 
     usage = llm.stats.as_manifest() if llm is not None else None
-    if usage is not None and done and isinstance(previous.get("usage"), dict) and previous["usage"]:
+    if usage is not None and done and previous is not None and previous.usage:
         # a resumed run: the record keeps what the whole file cost
-        usage = {k: round(v + previous["usage"].get(k, 0), 6) for k, v in usage.items()}
+        usage = {k: round(v + previous.usage.get(k, 0), 6) for k, v in usage.items()}
     in_file = file_counts(out_path)
-    write_json(record_path, {
-        **record,
+    write_json(record_path, record.model_copy(update={
         "complete": True,
-        "counts": {"sessions": len(sessions), "resumed_sessions": len(done), **in_file},
+        "counts": RunCounts(sessions=len(sessions), resumed_sessions=len(done), **in_file),
         "usage": usage,
-        "provenance": provenance(data=record["data_sha256"], predictions=sha256_file(out_path)),
-    })
+        "provenance": provenance(data=record.data_sha256, predictions=sha256_file(out_path)),
+    }).dump())
     return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds,
                        in_file["errors"])
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
+from ..schema import Session
 from .runner import DEFAULT_SPLIT, RouteOptions, RouteResult, output_name, run_route
 
 #: the standard set: (mode, policy), in the order the files are written
@@ -25,9 +26,11 @@ STANDARD_BASELINES = (
 
 
 def write_baselines(data: str | os.PathLike, split: str = DEFAULT_SPLIT,
-                    out_dir: Optional[str | os.PathLike] = None, mode: Optional[str] = None) -> list[RouteResult]:
+                    out_dir: Optional[str | os.PathLike] = None, mode: Optional[str] = None,
+                    sessions: Optional[Sequence[Session]] = None) -> list[RouteResult]:
     """Route ``data`` with every standard baseline (only those of ``mode``, when given), each file
-    written afresh.
+    written afresh; ``sessions``, when given, are the data file's sessions already read and
+    validated, so the file is not read again for each run.
 
     Files go to ``predictions/`` beside the data, or to ``out_dir`` when given. Returns the
     :class:`RouteResult` of each file, in :data:`STANDARD_BASELINES` order.
@@ -38,5 +41,5 @@ def write_baselines(data: str | os.PathLike, split: str = DEFAULT_SPLIT,
             continue
         opts = RouteOptions(mode=m, policy=policy, split=split)
         out = None if out_dir is None else Path(out_dir) / output_name(opts)
-        results.append(run_route(data, opts, out=out, fresh=True))
+        results.append(run_route(data, opts, out=out, fresh=True, sessions=sessions))
     return results

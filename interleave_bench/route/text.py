@@ -1,4 +1,5 @@
-"""Text helpers shared by the routers: tokens, bare acknowledgements, titles, messages that go on.
+"""Text helpers shared by the routers: tokens, titles, messages that go on (the normaliser and the
+bare-acknowledgement rule are the project's, :mod:`interleave_bench.text`).
 
 Tokens follow the bm25 baseline's definition (lowercased English words and overlapping pairs of
 Chinese characters), so every rule and the fake model read text the same way.
@@ -7,8 +8,9 @@ Chinese characters), so every rule and the fake model read text the same way.
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
+
+from ..text import normalize
 
 #: a run of Chinese characters (CJK unified ideographs and extension A, compatibility ideographs)
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -42,62 +44,6 @@ def word_count(text: str) -> int:
 def cjk_count(text: str) -> int:
     """Number of Chinese characters in ``text``."""
     return sum(len(run) for run in _CJK_RUN.findall(text))
-
-
-def normalize(text: str) -> str:
-    """Casefolded, NFKC, punctuation and symbols turned into single spaces, trimmed.
-
-    Used to compare titles with messages and to recognise acknowledgements, so "Trip to Rome!" and
-    "trip   to rome" read the same.
-    """
-    text = unicodedata.normalize("NFKC", text).casefold()
-    kept = [ch if (ch.isalnum() or ch.isspace()) else " " for ch in text]
-    return " ".join("".join(kept).split())
-
-
-# --- bare acknowledgements -----------------------------------------------------------------------
-
-#: phrases that acknowledge without adding anything; a message made only of these stays put
-ACK_PHRASES = frozenset(
-    {
-        # English
-        "ok", "okay", "okey", "k", "kk", "oki", "okie", "thanks", "thank you", "thx", "ty", "thank u",
-        "many thanks", "cheers", "got it", "gotcha", "sure", "great", "cool", "nice", "perfect",
-        "sounds good", "sounds great", "alright", "all right", "yes", "yep", "yeah", "yup", "noted",
-        "understood", "fine", "good", "awesome", "will do", "right", "i see", "makes sense", "lovely",
-        "excellent", "super", "brilliant", "done", "roger", "ack", "np", "no problem",
-        # Chinese
-        "好", "好的", "好滴", "好嘞", "好吧", "嗯", "嗯嗯", "恩", "哦", "噢", "谢谢", "谢了", "多谢", "感谢",
-        "收到", "明白", "明白了", "知道了", "了解", "懂了", "行", "行吧", "可以", "没问题", "好呀", "好啊",
-        "对", "对的", "是的", "嗯好", "妥", "ok了",
-    }
-)
-_ACK_NOSPACE = frozenset(p.replace(" ", "") for p in ACK_PHRASES)
-_ACK_MAX_PHRASE = max(len(p) for p in _ACK_NOSPACE)
-#: an acknowledgement longer than this (characters, spaces removed) is saying something more
-ACK_MAX_CHARS = 24
-
-
-def is_bare_ack(text: str) -> bool:
-    """True when ``text`` is nothing but acknowledgement phrases ("ok thanks!", "好的，谢谢", "👍").
-
-    A message of symbols only (an emoji, "!!") counts as an acknowledgement too: it carries no
-    subject of its own.
-    """
-    norm = normalize(text).replace(" ", "")
-    if not norm:
-        return bool(text.strip())
-    if len(norm) > ACK_MAX_CHARS:
-        return False
-    # can the message be cut into acknowledgement phrases? (dynamic programming over positions)
-    ok = [False] * (len(norm) + 1)
-    ok[0] = True
-    for end in range(1, len(norm) + 1):
-        for start in range(max(0, end - _ACK_MAX_PHRASE), end):
-            if ok[start] and norm[start:end] in _ACK_NOSPACE:
-                ok[end] = True
-                break
-    return ok[len(norm)]
 
 
 # --- titles ----------------------------------------------------------------------------------------

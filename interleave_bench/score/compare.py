@@ -15,9 +15,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..schema import Session
-from .routing import METRIC_DECIMALS, METRICS, OUTCOME_COST, SessionScore
+from .routing import METRICS, OUTCOME_COST, SessionScore
 from .run import RunScore
 from .stats import mcnemar_exact, paired_bootstrap_diff
+from .table import RATE, rounded
 
 #: the format tag of a comparison document
 COMPARE_FORMAT = "interleave-compare-v1"
@@ -39,8 +40,7 @@ def common_session_ids(a: RunScore, b: RunScore) -> tuple[list[str], list[dict[s
 def _delta(name: str, a: float | None, b: float | None) -> float | None:
     if a is None or b is None:
         return None
-    decimals = METRIC_DECIMALS.get(name)
-    return round(b - a, decimals) if decimals is not None else b - a
+    return rounded(name, b - a)
 
 
 def _describe(run: RunScore) -> dict[str, Any]:
@@ -104,7 +104,7 @@ def compare(a: RunScore, b: RunScore, *, bootstrap: int, seed: int, not_compared
     interval = None
     if bootstrap > 0 and total:
         iv = paired_bootstrap_diff(np.array(a_ok), np.array(b_ok), np.array(strict_n), bootstrap, seed)
-        interval = None if iv is None else [round(iv[0], 4), round(iv[1], 4)]
+        interval = None if iv is None else [round(iv[0], RATE), round(iv[1], RATE)]
     ma, mb = a.result["metrics"], b.result["metrics"]
     return {
         "format": COMPARE_FORMAT,
@@ -118,7 +118,7 @@ def compare(a: RunScore, b: RunScore, *, bootstrap: int, seed: int, not_compared
         "both_right": both_right,
         "both_wrong": both_wrong,
         "mcnemar_p": p,
-        "accuracy_diff": None if diff is None else round(diff, 4),
+        "accuracy_diff": rounded("accuracy", diff),
         "accuracy_diff_interval": interval,
         "alpha": ALPHA,
         "significant": p < ALPHA,

@@ -17,7 +17,8 @@ import io
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from .report import MAIN_COLUMNS, fmt, fmt_interval
+from .report import WITH_INTERVAL, fmt, fmt_interval
+from .table import HEADLINE, metric
 
 #: how many flipped messages the comparison section lists (most telling first)
 FLIPS_SHOWN = 25
@@ -165,14 +166,14 @@ def _points(results: Sequence[Mapping[str, Any]]) -> list[Point]:
 
 
 def _main_table(results: Sequence[Mapping[str, Any]]) -> str:
-    header = ["system", "mode", *(title for _, title, _ in MAIN_COLUMNS), "input tok/msg", "cost/msg (USD)",
+    header = ["system", "mode", *(metric(key).display for key in HEADLINE), "input tok/msg", "cost/msg (USD)",
               "sessions", "messages"]
     rows = []
     for r in results:
         m, iv = r["metrics"], r.get("intervals") or {}
         cells: list[Any] = [r["system"], r["mode"]]
-        for name, _, with_interval in MAIN_COLUMNS:
-            cells.append(fmt_interval(m.get(name), iv.get(name)) if with_interval else fmt(m.get(name)))
+        for name in HEADLINE:
+            cells.append(fmt_interval(m.get(name), iv.get(name)) if name in WITH_INTERVAL else fmt(m.get(name)))
         cost = r.get("cost_usd_per_message")
         cells += [fmt(m.get("input_tokens_per_message"), 1), "–" if cost is None else f"{cost:.6f}",
                   r["counts"]["sessions"], r["counts"]["messages"]]

@@ -3,9 +3,11 @@
 Same records, same checks, same errors as ``interleave_bench.io``; only faster on good files.
 Each line is validated straight from its JSON text (pydantic parses it in Rust instead of
 ``json.loads`` building Python objects first), with the cyclic garbage collector paused while
-hundreds of thousands of small records are built (none of them forms a cycle, and the
-collector's repeated passes over a growing heap otherwise cost more than the parsing), and
-frozen afterwards so that later collections leave them alone. When
+hundreds of thousands of small records are built when the command that reads them pauses it
+(:func:`paused_gc`: none of them forms a cycle, and the collector's repeated passes over a growing
+heap otherwise cost more than the parsing), and frozen afterwards so that later collections leave
+them alone. Only commands (the process edge) pause the collector; library functions never touch
+it. When
 anything is wrong with a file, it is read again by the ``io`` readers, which name every bad
 line, field and value, so a user sees exactly the errors ``interleave-bench validate`` shows.
 """
@@ -80,14 +82,13 @@ def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
 
 
 def _read_sessions_fast(path: str | os.PathLike) -> list[Session]:
-    with paused_gc():
-        got = _validate_all(path, Session)
-        if got is not None:
-            _, sessions = got
-            ids = [s.session_id for s in sessions]
-            if len(set(ids)) == len(ids) and not any(check_session(s) for s in sessions):
-                return sessions
-        return read_sessions(path)  # raises, naming every defect
+    got = _validate_all(path, Session)
+    if got is not None:
+        _, sessions = got
+        ids = [s.session_id for s in sessions]
+        if len(set(ids)) == len(ids) and not any(check_session(s) for s in sessions):
+            return sessions
+    return read_sessions(path)  # raises, naming every defect
 
 
 def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
@@ -100,14 +101,13 @@ def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow],
 
 
 def _read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
-    with paused_gc():
-        got = _validate_all(path, PredictionRow)
-        if got is not None:
-            numbers, rows = got
-            return rows, numbers
-        numbers, rows = [], []
-        for line, row in read_records_with_lines(path, PredictionRow, collect=True):
-            numbers.append(line)
-            rows.append(row)
-        return rows, numbers  # only reached if the slow reader found nothing wrong after all
+    got = _validate_all(path, PredictionRow)
+    if got is not None:
+        numbers, rows = got
+        return rows, numbers
+    numbers, rows = [], []
+    for line, row in read_records_with_lines(path, PredictionRow, collect=True):
+        numbers.append(line)
+        rows.append(row)
+    return rows, numbers  # only reached if the slow reader found nothing wrong after all
 

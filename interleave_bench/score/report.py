@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from .table import HEADLINE, family, metric
 from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN
 
 #: what stands in a cell for an undefined number
@@ -14,18 +15,8 @@ MISSING = "–"
 #: how many examples the not-scored line names per reason before it says "..."
 EXAMPLES_SHOWN = 5
 
-#: (metric, column title, shown with its interval) of the main table, in order
-MAIN_COLUMNS = (
-    ("accuracy", "accuracy", True),
-    ("accuracy_lenient", "lenient acc.", True),
-    ("weighted_error", "weighted error", True),
-    ("oneoff_into_topic", "one-off into topic", False),
-    ("topics_per_thread", "topics/thread", False),
-    ("threads_per_topic", "threads/topic", False),
-    ("refs_recall", "refs recall", False),
-    ("switch_f1", "switch F1", False),
-    ("bcubed_f1", "B-cubed F1", False),
-)
+#: headline metrics the main table shows with their interval (the others would crowd it)
+WITH_INTERVAL = frozenset({"accuracy", "accuracy_lenient", "weighted_error"})
 
 
 def fmt(value: float | None, decimals: int = 3) -> str:
@@ -51,22 +42,27 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
 
 def main_table(results: Iterable[Mapping[str, Any]]) -> str:
     """One row per run: system, mode, the headline metrics (with intervals), input tokens per message."""
-    header = ["system", "mode", *(title for _, title, _ in MAIN_COLUMNS), "input tok/msg"]
+    columns = [metric(key) for key in HEADLINE]
+    tokens_metric = metric("input_tokens_per_message")
+    header = ["system", "mode", *(c.display for c in columns), tokens_metric.display]
     rows = []
     for r in results:
         m, iv = r["metrics"], r.get("intervals") or {}
         cells = [r["system"], r["mode"]]
-        for name, _, with_interval in MAIN_COLUMNS:
-            cells.append(fmt_interval(m.get(name), iv.get(name)) if with_interval else fmt(m.get(name)))
-        tokens = m.get("input_tokens_per_message")
-        cells.append(MISSING if tokens is None else f"{tokens:,.0f}")
+        for c in columns:
+            value = m.get(c.key)
+            cells.append(fmt_interval(value, iv.get(c.key), c.shown) if c.key in WITH_INTERVAL else fmt(value, c.shown))
+        tokens = m.get(tokens_metric.key)
+        cells.append(MISSING if tokens is None else f"{tokens:,.{tokens_metric.shown}f}")
         rows.append(cells)
     return table(rows, header)
 
 
 def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
     """Runs with burst rows: accuracy alone / in a burst / across threads, replies held, calls per message."""
-    header = ["system", "alone", "in a burst", "in a burst across threads", "replies held", "model calls/msg"]
+    groups = [m for m in family("burst") if m.wilson_counts is not None]
+    others = [m for m in family("burst") if m.wilson_counts is None]
+    header = ["system", *(m.display for m in groups), *(m.display for m in others)]
     rows = []
     for r in results:
         b = r.get("burst")
@@ -77,8 +73,7 @@ def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
             text = fmt_interval(cell["accuracy"], cell.get("interval"))
             return text if cell["accuracy"] is None else f"{text} (n={cell['n']:,})"
 
-        rows.append([r["system"], acc(b["alone"]), acc(b["in_burst"]), acc(b["mixed"]),
-                     fmt(b["waited_share"]), fmt(b["model_calls_per_message"])])
+        rows.append([r["system"], *(acc(b[m.json_key]) for m in groups), *(fmt(b[m.json_key], m.shown) for m in others)])
     return table(rows, header) if rows else None
 
 
@@ -146,7 +141,7 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
     ]
     rows = []
     for name, cell in doc["metrics"].items():
-        decimals = 1 if name.endswith("_per_message") or name.startswith("latency") else 3
+        decimals = metric(name).shown
         rows.append([name, fmt(cell["a"], decimals), fmt(cell["b"], decimals), _signed(cell["delta"], decimals)])
     out.append(table(rows, ["metric", "A", "B", "B − A"]))
     out.append("")

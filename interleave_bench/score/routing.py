@@ -19,12 +19,12 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..schema import CLARIFY, ERROR, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, PredictionRow, Session
+from ..schema import MODES, CLARIFY, ERROR, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, PredictionRow, Session
 from .bcubed import bcubed_terms, prf, sequential_sum
 from .matching import match_labels
+from .table import RATE, Metric, family, rounded
 
 SPECIAL = frozenset(SPECIAL_LABELS)
-MODES = ("closed", "open")
 #: the mode of a prediction file that names none (the reference's default)
 DEFAULT_MODE = "closed"
 
@@ -49,10 +49,12 @@ CLOSED_TOPIC_SEED = 1_000_000
 UNDECIDED_JUDGE = frozenset({JUDGE_NONE, JUDGE_AMBIGUOUS})
 
 #: the per-session sufficient statistics; every pooled metric is a function of their totals
+#: (the counts the formulas of :mod:`.table` read), in the order :func:`score_session` lists them
 COLUMNS = (
     "messages",  # every turn of the session
     "thread_messages",  # gold.thread not null
     "strict",  # thread messages not ambiguous
+    "ambiguous",  # thread messages that are ambiguous
     "oneoffs",  # gold.thread null
     "rows",  # turns that have a prediction row
     "strict_correct",
@@ -77,39 +79,18 @@ COLUMNS = (
     *(f"outcome_{o}" for o in OUTCOMES),
     "burst_rows",
     "burst_waited",
-    "alone_n",
+    "alone_n",  # strict messages routed alone (burst = 1)
     "alone_correct",
-    "in_burst_n",
+    "in_burst_n",  # strict messages in a burst on one thread (burst > 1, not mixed)
     "in_burst_correct",
-    "mixed_n",
+    "mixed_n",  # strict messages in a burst across threads (burst > 1, mixed)
     "mixed_correct",
 )
 COL = {name: k for k, name in enumerate(COLUMNS)}
-
-#: decimals of each metric in the JSON, as the reference rounds them: rates 4, topics/thread and
-#: threads/topic 3, tokens per message 1, the share of messages with a model call 3
-METRIC_DECIMALS = {
-    "accuracy": 4,
-    "accuracy_lenient": 4,
-    "ambiguous_share": 4,
-    "weighted_error": 4,
-    "oneoff_into_topic": 4,
-    "switch_precision": 4,
-    "switch_recall": 4,
-    "switch_f1": 4,
-    "topics_per_thread": 3,
-    "threads_per_topic": 3,
-    "bcubed_precision": 4,
-    "bcubed_recall": 4,
-    "bcubed_f1": 4,
-    "refs_recall": 4,
-    "input_tokens_per_message": 1,
-    "output_tokens_per_message": 1,
-    "cached_tokens_per_message": 1,
-    "model_calls_share": 3,
-}
-#: the metrics of a score file, in order (the latency percentiles are taken as they are)
-METRICS = (*METRIC_DECIMALS, "latency_p50_ms", "latency_p90_ms")
+#: the metrics of a score document's ``metrics`` object, in order: routing, then cost (the cost
+#: in USD stands beside them, as it needs a price)
+POOLED = tuple(m for m in (*family("routing"), *family("cost")) if m.formula is not None)
+METRICS = tuple(m.key for m in (*family("routing"), *family("cost")) if m.key != "cost_usd_per_message")
 #: what the breakdowns split strict messages by (7.11)
 BREAKDOWN_DIMENSIONS = ("action", "tag", "lang", "style")
 
@@ -161,12 +142,150 @@ def mapping_for(session: Session, rows: Mapping[int, PredictionRow], mode: str) 
     return match_labels(session.thread_ids(), labels, agreement)
 
 
+def _usage_counts(rows_in_order: Sequence[PredictionRow | None]) -> tuple[int, int, int, int, int, list[float]]:
+    """Cost accumulator (7.10): ``(rows, input, output, cached, calls, latencies)`` over a session's rows.
+
+    A row made a model call when it carries a non-empty usage (``{}`` is none, as in the
+    reference); latencies are those of rows routed by the model (no ``via`` counts as ``llm``).
+    """
+    n_rows = in_tok = out_tok = cached_tok = calls = 0
+    latencies: list[float] = []
+    for row in rows_in_order:
+        if row is None:
+            continue
+        n_rows += 1
+        u = row.usage
+        if u is not None and (u.__pydantic_fields_set__ or u.__pydantic_extra__):
+            in_tok += u.input
+            out_tok += u.output
+            cached_tok += u.cache_hit
+            calls += 1
+        if row.elapsed_ms is not None and (row.via is None or row.via == "llm"):
+            latencies.append(row.elapsed_ms)
+    return n_rows, in_tok, out_tok, cached_tok, calls, latencies
+
+
+def _burst_counts(rows_in_order: Sequence[PredictionRow | None], strict: Sequence[bool],
+                  correct: Sequence[bool]) -> tuple[int, ...]:
+    """Burst accumulator (7.11): rows with ``burst``, replies held, and ``(n, correct)`` of three
+    disjoint groups of strict messages: alone (``burst`` = 1), in a burst on one thread (``burst`` > 1,
+    not ``mixed``), in a burst across threads (``burst`` > 1, ``mixed``).
+    """
+    burst_rows = waited = alone_n = alone_ok = one_n = one_ok = mixed_n = mixed_ok = 0
+    for row, is_strict, ok in zip(rows_in_order, strict, correct):
+        if row is None or row.burst is None:
+            continue
+        burst_rows += 1
+        waited += bool(row.waited)
+        if not is_strict:
+            continue
+        if row.burst == 1:
+            alone_n += 1
+            alone_ok += ok
+        elif row.mixed:
+            mixed_n += 1
+            mixed_ok += ok
+        else:
+            one_n += 1
+            one_ok += ok
+    return burst_rows, waited, alone_n, alone_ok, one_n, one_ok, mixed_n, mixed_ok
+
+
+def _switch_counts(golds: Sequence[str], labels: Sequence[str]) -> tuple[int, int, int]:
+    """Switch accumulator (7.6): ``(tp, fp, fn)`` over thread messages in order.
+
+    ``labels`` holds each thread message's raw label, or ``None`` for a special one (a question
+    back or a failure is skipped over: the prediction's switch is from the last topic label).
+    """
+    tp = fp = fn = 0
+    prev_gold: str | None = None
+    prev_label: str | None = None
+    for gold, label in zip(golds, labels):
+        gold_switch = prev_gold is not None and gold != prev_gold
+        pred_switch = label is not None and prev_label is not None and label != prev_label
+        if gold_switch:
+            if pred_switch:
+                tp += 1
+            else:
+                fn += 1
+        elif pred_switch:
+            fp += 1
+        prev_gold = gold
+        if label is not None:
+            prev_label = label
+    return tp, fp, fn
+
+
+def _cluster_counts(pairs: Sequence[tuple[str, str]]) -> tuple[int, int, int, int, list[float], list[float]]:
+    """Clustering accumulator (7.7, 7.8) over ``(gold thread, label)`` pairs of thread messages with
+    topic labels: ``(labels per thread summed, threads, threads per label summed, labels, B-cubed
+    precision terms, recall terms)``.
+    """
+    labels_of_thread: dict[str, set[str]] = {}
+    threads_of_label: dict[str, set[str]] = {}
+    for gold, label in pairs:
+        lt = labels_of_thread.get(gold)
+        if lt is None:
+            labels_of_thread[gold] = {label}
+        else:
+            lt.add(label)
+        tl = threads_of_label.get(label)
+        if tl is None:
+            threads_of_label[label] = {gold}
+        else:
+            tl.add(gold)
+    p_terms, r_terms = bcubed_terms(pairs)
+    return (sum(len(v) for v in labels_of_thread.values()), len(labels_of_thread),
+            sum(len(v) for v in threads_of_label.values()), len(threads_of_label), p_terms, r_terms)
+
+
+def _breakdown_counts(session: Session, strict_turns: Sequence[int], correct: Sequence[bool]) -> dict[tuple[str, str], list[int]]:
+    """Breakdown accumulator (7.11): ``{(dimension, key): [correct, n]}`` over strict messages."""
+    by_action: dict[str, list[int]] = {}
+    by_style: dict[str, list[int]] = {}
+    by_tag: dict[str, list[int]] = {}
+    turns = session.turns
+    right = 0
+    for k in strict_turns:
+        t = turns[k]
+        ok = correct[k]
+        right += ok
+        cell = by_action.get(t.gold.action)
+        if cell is None:
+            by_action[t.gold.action] = [int(ok), 1]
+        else:
+            cell[0] += ok
+            cell[1] += 1
+        cell = by_style.get(t.style)
+        if cell is None:
+            by_style[t.style] = [int(ok), 1]
+        else:
+            cell[0] += ok
+            cell[1] += 1
+        for tag in t.tags:
+            cell = by_tag.get(tag)
+            if cell is None:
+                by_tag[tag] = [int(ok), 1]
+            else:
+                cell[0] += ok
+                cell[1] += 1
+    out: dict[tuple[str, str], list[int]] = {}
+    if strict_turns:
+        out[("lang", session.lang)] = [right, len(strict_turns)]
+    for dim, cells in (("action", by_action), ("style", by_style), ("tag", by_tag)):
+        for key, cell in cells.items():
+            out[(dim, key)] = cell
+    return out
+
+
 def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str) -> SessionScore:
     """Replay one session under DESIGN.md 7.1 to 7.11; ``rows`` maps turn index to its row.
 
     Assumes a validated session (turn ``i`` runs 0..n-1, gold threads name its threads) and that
-    ``rows`` holds only rows of this session. A turn without a row counts as ``ERROR``. (Counters
-    are plain local variables: this loop runs once per message of every run scored.)
+    ``rows`` holds only rows of this session. A turn without a row counts as ``ERROR``. The replay
+    decides each message's outcome (7.2) and counts accuracy, cost and refs; the named
+    accumulators above count cost (7.10), switches, clusters, breakdowns and bursts from what it
+    records. (Counters are plain local variables: this loop runs once per message of every run.)
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -184,30 +303,20 @@ def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str
     if not is_open:
         held = {tid: {tid: CLOSED_TOPIC_SEED} for tid in thread_ids}
     seen: set[str] = set()
-    prev_gold: str | None = None
-    prev_label: str | None = None
-    labels_of_thread: dict[str, set[str]] = {}
-    threads_of_label: dict[str, set[str]] = {}
-    bcubed_pairs: list[tuple[str, str]] = []
-    by_action: dict[str, list[int]] = {}
-    by_style: dict[str, list[int]] = {}
-    by_tag: dict[str, list[int]] = {}
     kinds = dict.fromkeys(OUTCOMES, 0)
+    thread_n = strict_n = oneoff_n = strict_ok = lenient_ok = strict_cost = refs_n = refs_hit = 0
 
-    n_rows = thread_n = strict_n = oneoff_n = 0
-    strict_ok = lenient_ok = strict_cost = 0
-    tp = fp = fn = 0
-    refs_n = refs_hit = 0
-    in_tok = out_tok = cached_tok = calls = 0
-    burst_rows = waited = alone_n = alone_ok = burst_n = burst_ok = mixed_n = mixed_ok = 0
-
+    rows_in_order = [rows.get(t.i) for t in session.turns]
     outcomes: list[str] = []
     labels: list[str] = []
     correct_list: list[bool] = []
-    latencies: list[float] = []
+    strict_list: list[bool] = []
+    strict_turns: list[int] = []
+    switch_golds: list[str] = []
+    switch_labels: list[str | None] = []
+    cluster_pairs: list[tuple[str, str]] = []
 
-    for t in session.turns:
-        row = rows.get(t.i)
+    for k, (t, row) in enumerate(zip(session.turns, rows_in_order)):
         g = t.gold
         gold = g.thread
         label = row.pred if row is not None else ERROR
@@ -243,38 +352,19 @@ def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str
         labels.append(label)
         correct_list.append(ok)
         strict = gold is not None and not t.ambiguous
-
-        if row is not None:
-            n_rows += 1
-            u = row.usage
-            # a row made a model call when it carries a non-empty usage ({} is none, as in the reference)
-            if u is not None and (u.__pydantic_fields_set__ or u.__pydantic_extra__):
-                in_tok += u.input
-                out_tok += u.output
-                cached_tok += u.cache_hit
-                calls += 1
-            if row.elapsed_ms is not None and (row.via is None or row.via == "llm"):
-                latencies.append(row.elapsed_ms)
-            if row.burst is not None:
-                burst_rows += 1
-                waited += bool(row.waited)
-                if strict:
-                    if row.burst == 1:
-                        alone_n += 1
-                        alone_ok += ok
-                    else:
-                        burst_n += 1
-                        burst_ok += ok
-                    if row.mixed:
-                        mixed_n += 1
-                        mixed_ok += ok
+        strict_list.append(strict)
 
         if gold is None:
             oneoff_n += 1
             continue
 
         seen.add(gold)
-        if not special:
+        switch_golds.append(gold)
+        if special:
+            switch_labels.append(None)
+        else:
+            switch_labels.append(label)
+            cluster_pairs.append((gold, label))
             if topic is None:
                 topic = held[label] = {}
             topic[gold] = topic.get(gold, 0) + 1
@@ -286,53 +376,7 @@ def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str
             strict_n += 1
             strict_ok += ok
             strict_cost += cost_of[kind]
-            key = g.action
-            cell = by_action.get(key)
-            if cell is None:
-                by_action[key] = [int(ok), 1]
-            else:
-                cell[0] += ok
-                cell[1] += 1
-            key = t.style
-            cell = by_style.get(key)
-            if cell is None:
-                by_style[key] = [int(ok), 1]
-            else:
-                cell[0] += ok
-                cell[1] += 1
-            for key in t.tags:
-                cell = by_tag.get(key)
-                if cell is None:
-                    by_tag[key] = [int(ok), 1]
-                else:
-                    cell[0] += ok
-                    cell[1] += 1
-
-        # a switch is a change of thread between consecutive thread messages; the prediction's
-        # is a change from the last topic label (questions and failures are skipped over)
-        gold_switch = prev_gold is not None and gold != prev_gold
-        pred_switch = prev_label is not None and label != prev_label and not special
-        if gold_switch:
-            if pred_switch:
-                tp += 1
-            else:
-                fn += 1
-        elif pred_switch:
-            fp += 1
-        prev_gold = gold
-        if not special:
-            prev_label = label
-            lt = labels_of_thread.get(gold)
-            if lt is None:
-                labels_of_thread[gold] = {label}
-            else:
-                lt.add(label)
-            tl = threads_of_label.get(label)
-            if tl is None:
-                threads_of_label[label] = {gold}
-            else:
-                tl.add(gold)
-            bcubed_pairs.append((gold, label))
+            strict_turns.append(k)
 
         if g.refs:
             refs_n += 1
@@ -345,58 +389,26 @@ def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str
                         refs_hit += 1
                         break
 
-    p_terms, r_terms = bcubed_terms(bcubed_pairs)
-    values = {
-        "messages": len(session.turns),
-        "thread_messages": thread_n,
-        "strict": strict_n,
-        "oneoffs": oneoff_n,
-        "rows": n_rows,
-        "strict_correct": strict_ok,
-        "lenient_correct": lenient_ok,
-        "strict_cost": strict_cost,
-        "switch_tp": tp,
-        "switch_fp": fp,
-        "switch_fn": fn,
-        "thread_labels_sum": sum(len(v) for v in labels_of_thread.values()),
-        "thread_labels_n": len(labels_of_thread),
-        "label_threads_sum": sum(len(v) for v in threads_of_label.values()),
-        "label_threads_n": len(threads_of_label),
-        "bcubed_p_sum": sequential_sum(p_terms),
-        "bcubed_r_sum": sequential_sum(r_terms),
-        "bcubed_n": len(bcubed_pairs),
-        "refs_n": refs_n,
-        "refs_hit": refs_hit,
-        "input_tokens": in_tok,
-        "output_tokens": out_tok,
-        "cached_tokens": cached_tok,
-        "calls": calls,
-        **{"outcome_" + k: v for k, v in kinds.items()},
-        "burst_rows": burst_rows,
-        "burst_waited": waited,
-        "alone_n": alone_n,
-        "alone_correct": alone_ok,
-        "in_burst_n": burst_n,
-        "in_burst_correct": burst_ok,
-        "mixed_n": mixed_n,
-        "mixed_correct": mixed_ok,
-    }
-    breakdown: dict[tuple[str, str], list[int]] = {}
-    if strict_n:
-        breakdown[("lang", session.lang)] = [strict_ok, strict_n]
-    for dim, cells in (("action", by_action), ("style", by_style), ("tag", by_tag)):
-        for key, cell in cells.items():
-            breakdown[(dim, key)] = cell
+    n_rows, in_tok, out_tok, cached_tok, calls, latencies = _usage_counts(rows_in_order)
+    tp, fp, fn = _switch_counts(switch_golds, switch_labels)
+    lt_sum, lt_n, tl_sum, tl_n, p_terms, r_terms = _cluster_counts(cluster_pairs)
+    bursts = _burst_counts(rows_in_order, strict_list, correct_list)
+    stats = [
+        len(session.turns), thread_n, strict_n, thread_n - strict_n, oneoff_n, n_rows, strict_ok, lenient_ok,
+        strict_cost, tp, fp, fn, lt_sum, lt_n, tl_sum, tl_n, sequential_sum(p_terms), sequential_sum(r_terms),
+        len(cluster_pairs), refs_n, refs_hit, in_tok, out_tok, cached_tok, calls,
+        *(kinds[o] for o in OUTCOMES), *bursts,
+    ]
     return SessionScore(
         session_id=session.session_id,
         lang=session.lang,
-        stats=[values[name] for name in COLUMNS],
+        stats=stats,
         outcomes=outcomes,
         labels=labels,
         correct=correct_list,
         mapping=mapping,
         latencies=latencies,
-        breakdown=breakdown,
+        breakdown=_breakdown_counts(session, strict_turns, correct_list),
         bcubed_precision=p_terms,
         bcubed_recall=r_terms,
     )
@@ -412,68 +424,35 @@ def stats_matrix(scores: Sequence[SessionScore]) -> np.ndarray:
     return np.array([sc.stats for sc in scores], dtype=np.float64)
 
 
-def _div(num: np.ndarray, den: np.ndarray, empty: float = np.nan) -> np.ndarray:
-    """``num / den`` elementwise, ``empty`` where ``den`` is 0."""
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = num / den
-    return np.where(den > 0, out, empty)
+class _Columns(Mapping):
+    """Column totals by name (what the table's formulas read), over the last axis of ``totals``."""
+
+    __slots__ = ("_t",)
+
+    def __init__(self, totals: np.ndarray):
+        self._t = totals
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._t[..., COL[name]]
+
+    def __iter__(self):
+        return iter(COLUMNS)
+
+    def __len__(self) -> int:
+        return len(COLUMNS)
 
 
-def _f1(p: np.ndarray, r: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = 2 * p * r / (p + r)
-    return np.where(p + r > 0, out, 0.0)
-
-
-def derive(totals: np.ndarray) -> dict[str, np.ndarray]:
+def derive(totals: np.ndarray, metrics: Sequence[Metric] = POOLED) -> dict[str, np.ndarray]:
     """The unrounded pooled metrics from column totals of shape ``(..., len(COLUMNS))``.
 
-    NaN marks a metric with nothing to measure (accuracy without strict messages, one-off share
-    without one-offs, switch precision without predicted switches, switch F1 without any switch,
-    B-cubed without clustered messages, ...): it prints as ``–``, never as 0.000. The latency percentiles are not pooled sums and are
-    taken by :func:`latency_percentiles`.
+    Each value is its table entry's formula (:mod:`.table`) applied to the totals. NaN marks a
+    metric with nothing to measure (accuracy without strict messages, one-off share without
+    one-offs, switch figures without switches, B-cubed without clustered messages, ...): it prints
+    as ``–``, never as 0.000. The latency percentiles are not pooled sums and are taken by
+    :func:`latency_percentiles`.
     """
-    T = np.asarray(totals, dtype=np.float64)
-
-    def col(name: str) -> np.ndarray:
-        return T[..., COL[name]]
-
-    tp, fp, fn = col("switch_tp"), col("switch_fp"), col("switch_fn")
-    sp, sr = _div(tp, tp + fp), _div(tp, tp + fn)
-    switch_f1 = np.where(tp + fp + fn > 0, _f1(_div(tp, tp + fp, 0.0), _div(tp, tp + fn, 0.0)), np.nan)
-    bp, br = _div(col("bcubed_p_sum"), col("bcubed_n")), _div(col("bcubed_r_sum"), col("bcubed_n"))
-    bcubed_f1 = np.where(col("bcubed_n") > 0, _f1(np.nan_to_num(bp), np.nan_to_num(br)), np.nan)
-    messages = col("messages")
-    return {
-        "accuracy": _div(col("strict_correct"), col("strict")),
-        "accuracy_lenient": _div(col("lenient_correct"), col("thread_messages")),
-        "ambiguous_share": 1 - _div(col("strict"), col("thread_messages")),
-        "weighted_error": _div(col("strict_cost"), col("strict")),
-        "oneoff_into_topic": _div(col("outcome_oneoff_into_topic"), col("oneoffs")),
-        "switch_precision": sp,
-        "switch_recall": sr,
-        "switch_f1": switch_f1,
-        "topics_per_thread": _div(col("thread_labels_sum"), col("thread_labels_n")),
-        "threads_per_topic": _div(col("label_threads_sum"), col("label_threads_n")),
-        "bcubed_precision": bp,
-        "bcubed_recall": br,
-        "bcubed_f1": bcubed_f1,
-        "refs_recall": _div(col("refs_hit"), col("refs_n")),
-        "input_tokens_per_message": _div(col("input_tokens"), messages),
-        "output_tokens_per_message": _div(col("output_tokens"), messages),
-        "cached_tokens_per_message": _div(col("cached_tokens"), messages),
-        "model_calls_share": _div(col("calls"), messages),
-    }
-
-
-def rounded(name: str, value: float | None) -> float | None:
-    """A metric value as the JSON holds it: rounded per :data:`METRIC_DECIMALS`, ``None`` if undefined."""
-    if value is None or not np.isfinite(value):
-        return None
-    decimals = METRIC_DECIMALS.get(name)
-    return round(float(value), decimals) if decimals is not None else float(value)
+    cols = _Columns(np.asarray(totals, dtype=np.float64))
+    return {m.key: m.formula(cols) for m in metrics}
 
 
 def latency_percentiles(latencies: Iterable[float]) -> tuple[float | None, float | None]:
@@ -504,7 +483,7 @@ def point_metrics(
     values = derive(totals)
     if bcubed is not None:
         values["bcubed_precision"], values["bcubed_recall"], values["bcubed_f1"] = bcubed
-    out = {name: rounded(name, float(values[name])) for name in METRIC_DECIMALS}
+    out = {name: rounded(name, float(values[name])) for name in values}
     p50, p90 = latency_percentiles(latencies)
     out["latency_p50_ms"] = p50
     out["latency_p90_ms"] = p90
@@ -512,8 +491,8 @@ def point_metrics(
 
 
 def share(correct: int, n: int) -> float | None:
-    """A rate as the JSON holds it (4 decimals), ``None`` over nothing."""
-    return round(correct / n, 4) if n else None
+    """A rate as the JSON holds it (the table's rate decimals), ``None`` over nothing."""
+    return round(correct / n, RATE) if n else None
 
 
 def merge_breakdowns(scores: Iterable[SessionScore]) -> dict[str, dict[str, list[int]]]:

@@ -17,12 +17,13 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io import sessions_file
-from ..llm.prices import Price, price_for
+from ..documents import SCORE_FORMAT, ScoreDocument
+from ..llm.prices import Price, table_price
+from ..schema import SCORE_SPLITS as SPLITS
 from ..schema import PredictionRow, Session
 from ..progress import progress
 from .routing import (
     COL,
-    METRIC_DECIMALS,
     OUTCOMES,
     SessionScore,
     derive,
@@ -35,13 +36,11 @@ from .routing import (
 )
 from .cluster import cluster_section
 from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
-from .read import paused_gc, read_predictions_fast, read_sessions_fast
+from .read import read_predictions_fast, read_sessions_fast
 from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
+from .table import RATE, family, rounded, rounded_interval, with_interval
 
-#: the format tag of a score document
-SCORE_FORMAT = "interleave-score-v1"
-SPLITS = ("dev", "test", "all")
 #: tune on dev, report test once: scoring defaults to the split people iterate on
 DEFAULT_SPLIT = "dev"
 #: resamples for the bootstrap intervals: enough for the 2.5% and 97.5% percentiles to settle
@@ -49,23 +48,6 @@ DEFAULT_SPLIT = "dev"
 DEFAULT_BOOTSTRAP = 1000
 #: fixed seed, so the same inputs print the same intervals
 DEFAULT_SEED = 0
-#: metrics whose 95% interval comes from the bootstrap over sessions (pooled sums of many messages)
-BOOTSTRAP_METRICS = (
-    "accuracy",
-    "accuracy_lenient",
-    "weighted_error",
-    "switch_f1",
-    "bcubed_f1",
-    "topics_per_thread",
-    "threads_per_topic",
-)
-#: shares of small counts get a Wilson interval: ``{metric: (count column, total column)}``
-WILSON_METRICS = {
-    "oneoff_into_topic": ("outcome_oneoff_into_topic", "oneoffs"),
-    "refs_recall": ("refs_hit", "refs_n"),
-}
-#: decimals of a cost per message in USD (routing costs fractions of a cent per message)
-COST_DECIMALS = 8
 
 
 @dataclass
@@ -94,36 +76,30 @@ def select_split(sessions: Iterable[Session], split: str) -> list[Session]:
     return [s for s in sessions if split == "all" or s.split == split]
 
 
-def _interval(value: tuple[float, float] | None, name: str) -> list[float] | None:
-    if value is None:
-        return None
-    decimals = METRIC_DECIMALS.get(name, 4)
-    return [round(value[0], decimals), round(value[1], decimals)]
-
-
 def _wilson_json(k: int, n: int) -> list[float] | None:
-    return [round(x, 4) for x in wilson(k, n)] if n else None
+    return [round(x, RATE) for x in wilson(k, n)] if n else None
 
 
 def intervals_for(
     matrix: np.ndarray, totals: np.ndarray, metrics: Mapping[str, float | None], bootstrap: int, seed: int
 ) -> dict[str, list[float] | None]:
-    """95% intervals: bootstrap over sessions for :data:`BOOTSTRAP_METRICS`, Wilson for the small shares.
+    """95% intervals of the routing metrics, of the kind the metric table names for each.
 
-    An interval is ``None`` where its metric is undefined or ``bootstrap`` is 0.
+    Bootstrap over sessions (the resampled column sums through the same formulas) or Wilson over
+    the entry's two counts. An interval is ``None`` where its metric is undefined or
+    ``bootstrap`` is 0.
     """
     out: dict[str, list[float] | None] = {}
-    resampled = derive(bootstrap_sums(matrix, bootstrap, seed)) if bootstrap > 0 and len(matrix) else None
-    for name in BOOTSTRAP_METRICS:
-        if resampled is None or metrics.get(name) is None:
-            out[name] = None
+    boot = with_interval("bootstrap", "routing")
+    resampled = derive(bootstrap_sums(matrix, bootstrap, seed), boot) if bootstrap > 0 and len(matrix) else None
+    for m in boot:
+        if resampled is None or metrics.get(m.key) is None:
+            out[m.key] = None
         else:
-            out[name] = _interval(percentile_interval(resampled[name]), name)
-    for name, (k_col, n_col) in WILSON_METRICS.items():
-        k, n = int(totals[COL[k_col]]), int(totals[COL[n_col]])
-        out[name] = _wilson_json(k, n)
-    thread, strict = int(totals[COL["thread_messages"]]), int(totals[COL["strict"]])
-    out["ambiguous_share"] = _wilson_json(thread - strict, thread)
+            out[m.key] = rounded_interval(m.key, percentile_interval(resampled[m.key]))
+    for m in with_interval("wilson", "routing"):
+        k_col, n_col = m.wilson_counts
+        out[m.key] = _wilson_json(int(totals[COL[k_col]]), int(totals[COL[n_col]]))
     return out
 
 
@@ -132,25 +108,21 @@ def _bucket(k: int, n: int) -> dict[str, Any]:
 
 
 def burst_summary(totals: np.ndarray) -> dict[str, Any] | None:
-    """Accuracy alone / in a burst / in a burst across threads, replies held, calls per message.
-
-    ``None`` for a run with no ``burst`` rows. Accuracies are over strict messages.
+    """The burst family of the metric table: accuracy over three disjoint groups of strict
+    messages (alone, in a burst on one thread, in a burst across threads) with Wilson intervals,
+    replies held, calls per message. ``None`` for a run with no ``burst`` rows.
     """
-    def t(name: str) -> int:
-        return int(totals[COL[name]])
-
-    rows = t("burst_rows")
-    if not rows:
+    if not int(totals[COL["burst_rows"]]):
         return None
-    messages = t("messages")
-    return {
-        "rows": rows,
-        "alone": _bucket(t("alone_correct"), t("alone_n")),
-        "in_burst": _bucket(t("in_burst_correct"), t("in_burst_n")),
-        "mixed": _bucket(t("mixed_correct"), t("mixed_n")),
-        "waited_share": share(t("burst_waited"), rows),
-        "model_calls_per_message": round(t("calls") / messages, 3) if messages else None,
-    }
+    values = derive(totals, family("burst"))
+    out: dict[str, Any] = {"rows": int(totals[COL["burst_rows"]])}
+    for m in family("burst"):
+        if m.wilson_counts is not None:
+            k_col, n_col = m.wilson_counts
+            out[m.json_key] = _bucket(int(totals[COL[k_col]]), int(totals[COL[n_col]]))
+        else:
+            out[m.json_key] = rounded(m.key, float(values[m.key]))
+    return out
 
 
 def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
@@ -163,7 +135,7 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
     if price is None:
         return None
     usd = price.cost(int(totals[COL["input_tokens"]]), int(totals[COL["cached_tokens"]]), int(totals[COL["output_tokens"]]))
-    return round(usd / messages, COST_DECIMALS)
+    return rounded("cost_usd_per_message", usd / messages)
 
 
 def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
@@ -178,7 +150,7 @@ def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
             "messages": int(s[COL["messages"]]),
             "strict": strict,
             "accuracy": share(int(s[COL["strict_correct"]]), strict),
-            "weighted_error": round(s[COL["strict_cost"]] / strict, 4) if strict else None,
+            "weighted_error": rounded("weighted_error", s[COL["strict_cost"]] / strict) if strict else None,
             "polluting": int(s[COL["outcome_wrong_existing"]] + s[COL["outcome_merged_new"]]),
             "errors": int(s[COL["outcome_error"]]),
             "missing_rows": int(s[COL["messages"]] - s[COL["rows"]]),
@@ -201,50 +173,52 @@ def score_predictions(
     lines: Sequence[int] | None = None,
     only_sessions: set[str] | None = None,
     show_progress: bool = False,
+    provenance: Mapping[str, Any] | None = None,
 ) -> RunScore:
     """Score one run's rows against the sessions of ``split``; returns a :class:`RunScore`.
 
     ``mode`` overrides the mode the rows name (default: the first row that names one, else
     closed). ``only_sessions`` restricts scoring to those session ids (a paired comparison scores
     both runs on the sessions both cover). ``price`` turns tokens into a cost per message; a
-    callable gets the model the rows name (see :func:`resolve_price`). The
-    document's ``provenance`` holds only ``bootstrap`` and ``seed``; :func:`score_files` adds the
-    rest. Raises :class:`~interleave_bench.errors.InputErrors` on duplicate rows unless
+    callable gets the model the rows name (commands pass
+    :func:`~interleave_bench.llm.prices.prices_from` the environment; the default is the dated
+    table). The price used is recorded in the provenance. ``provenance`` adds to the document's
+    (which holds ``bootstrap``, ``seed`` and the price). Raises :class:`~interleave_bench.errors.InputErrors` on duplicate rows unless
     ``allow_duplicates``.
     """
     if bootstrap < 0:
         raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
-    # records and results are built by the hundred thousand: keep the collector off meanwhile
-    with paused_gc():
-        all_sessions = as_sessions(sessions)
-        rows = as_rows(rows, source)
-        by_id = {s.session_id: s for s in all_sessions}
-        index = index_rows(rows, by_id, source=source, lines=lines, allow_duplicates=allow_duplicates)
-        run_mode = index.resolved_mode(mode)
-        if callable(price):
-            price = price(index.model)
-        chosen = select_split(all_sessions, split)
-        if only_sessions is not None:
-            chosen = [s for s in chosen if s.session_id in only_sessions]
+    all_sessions = as_sessions(sessions)
+    rows = as_rows(rows, source)
+    by_id = {s.session_id: s for s in all_sessions}
+    index = index_rows(rows, by_id, source=source, lines=lines, allow_duplicates=allow_duplicates)
+    run_mode = index.resolved_mode(mode)
+    if price is None:
+        price = table_price
+    if callable(price):
+        price = price(index.model)
+    chosen = select_split(all_sessions, split)
+    if only_sessions is not None:
+        chosen = [s for s in chosen if s.session_id in only_sessions]
 
-        scored: list[Session] = []
-        scores: list[SessionScore] = []
-        left_out: list[LeftOut] = []
-        for s in progress(chosen, total=len(chosen), desc=f"score {system}", unit="session") if show_progress else chosen:
-            by_i = index.by_session.get(s.session_id)
-            if not by_i:
-                left_out.append(LeftOut(NO_PREDICTIONS, s.session_id))
-                continue
-            scored.append(s)
-            scores.append(score_session(s, by_i, run_mode))
-        left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
+    scored: list[Session] = []
+    scores: list[SessionScore] = []
+    left_out: list[LeftOut] = []
+    for s in progress(chosen, total=len(chosen), desc=f"score {system}", unit="session") if show_progress else chosen:
+        by_i = index.by_session.get(s.session_id)
+        if not by_i:
+            left_out.append(LeftOut(NO_PREDICTIONS, s.session_id))
+            continue
+        scored.append(s)
+        scores.append(score_session(s, by_i, run_mode))
+    left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
 
-        matrix = stats_matrix(scores)
-        totals = matrix.sum(axis=0)
-        latencies = [x for sc in scores for x in sc.latencies]
-        metrics = point_metrics(totals, latencies, pooled_bcubed(scores))
-        in_split = {s.session_id for s in chosen}
-        outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
+    matrix = stats_matrix(scores)
+    totals = matrix.sum(axis=0)
+    latencies = [x for sc in scores for x in sc.latencies]
+    metrics = point_metrics(totals, latencies, pooled_bcubed(scores))
+    in_split = {s.session_id for s in chosen}
+    outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
 
     def t(name: str) -> int:
         return int(totals[COL[name]])
@@ -253,7 +227,11 @@ def score_predictions(
         dim: {key: _bucket(k, n) for key, (k, n) in cells.items()}
         for dim, cells in merge_breakdowns(scores).items()
     }
-    result: dict[str, Any] = {
+    price_used = None
+    if price is not None:
+        price_used = {"model": index.model, "input": price.input, "cached_input": price.cached_input,
+                      "output": price.output, "source": price.source}
+    document = ScoreDocument.model_validate({
         "format": SCORE_FORMAT,
         "system": system,
         "mode": run_mode,
@@ -287,17 +265,12 @@ def score_predictions(
         "cost_usd_per_message": cost_per_message(totals, price),
         "cluster": cluster_section(scored, index.by_session) if run_mode == "open" else None,
         "not_scored": [x.to_json() for x in left_out],
+        "not_scored_line": not_scored_line({"system": system, "not_scored": [x.to_json() for x in left_out]}),
         "per_session": per_session_rows(scores),
-        "provenance": {"bootstrap": bootstrap, "seed": seed},
-    }
+        "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
+    })
+    result = document.dump()
     return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
-
-
-def resolve_price(model: str | None) -> Price | None:
-    """The price for a run's model: ``EVAL_PRICES`` when set, else the default table (``None`` if unknown)."""
-    if model is None and not os.environ.get("EVAL_PRICES", "").strip():
-        return None
-    return price_for(model or "")
 
 
 def score_runs(
@@ -309,24 +282,25 @@ def score_runs(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     allow_duplicates: bool = False,
+    price: Price | Callable[[str | None], Price | None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Score several runs on the same sessions; ``{run name: score document}`` in the given order.
 
     Sessions and rows may be records or plain dicts (validated). Each run's mode comes from its
-    own rows unless ``mode`` is given; its price from ``EVAL_PRICES`` or the default table for the
-    model its rows name. Provenance carries the package, git and Python facts, ``bootstrap`` and
-    ``seed`` (no file fingerprints: there are no files).
+    own rows unless ``mode`` is given; its price from ``price`` (default: the dated table, for the
+    model its rows name). Provenance carries the package, git and Python facts, ``bootstrap``,
+    ``seed`` and the price used (no file fingerprints: there are no files).
     """
     from ..provenance import provenance
 
     all_sessions = as_sessions(sessions)
     out: dict[str, dict[str, Any]] = {}
+    facts = provenance()
     for name, rows in rows_by_run.items():
         run = score_predictions(
             all_sessions, rows, system=name, mode=mode, split=split, bootstrap=bootstrap, seed=seed,
-            allow_duplicates=allow_duplicates, price=resolve_price, source=f"<{name}>",
+            allow_duplicates=allow_duplicates, price=price, source=f"<{name}>", provenance=facts,
         )
-        run.result["provenance"] = provenance(bootstrap=bootstrap, seed=seed)
         out[name] = run.result
     return out
 
@@ -372,14 +346,16 @@ def score_files(
     write: bool = True,
     sessions: Sequence[Session] | None = None,
     data_source: Mapping[str, Any] | None = None,
+    price: Price | Callable[[str | None], Price | None] | None = None,
 ) -> list[RunScore]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
 
     ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
     a folder of ``*.jsonl`` files. ``sessions`` skips reading the data again when already read.
-    Each document's provenance adds the data file and the data fingerprint (on the records:
-    :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
-    ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
+    ``price`` as for :func:`score_predictions`. Each document's provenance adds the data file and
+    the data fingerprint (on the records: :func:`~interleave_bench.io.records_fingerprint`), the
+    predictions file and its SHA-256, and ``data_source`` when given (where the data came from,
+    e.g. the Hub repo, revision and commit).
     """
     from ..io import records_fingerprint, sha256_file, write_json
     from ..provenance import provenance
@@ -395,21 +371,18 @@ def score_files(
     runs: list[RunScore] = []
     for pred_path in pred_paths:
         rows, lines = read_predictions_fast(pred_path)
-        run = score_predictions(
-            sessions, rows, system=system_name(pred_path), mode=mode, split=split, bootstrap=bootstrap,
-            seed=seed, allow_duplicates=allow_duplicates, price=resolve_price, source=str(pred_path),
-            lines=lines, show_progress=True,
-        )
-        run.result["provenance"] = provenance(
+        facts = provenance(
             data_file=str(data_path),
             data_sha256=data_sha,
             predictions_file=str(pred_path),
             predictions_sha256=sha256_file(pred_path),
-            bootstrap=bootstrap,
-            seed=seed,
             **dict(data_source or {}),
         )
-        run.result["not_scored_line"] = not_scored_line(run.result)
+        run = score_predictions(
+            sessions, rows, system=system_name(pred_path), mode=mode, split=split, bootstrap=bootstrap,
+            seed=seed, allow_duplicates=allow_duplicates, price=price, source=str(pred_path),
+            lines=lines, show_progress=True, provenance=facts,
+        )
         if write:
             run.score_file = score_path(pred_path)
             write_json(run.score_file, run.result)

@@ -1,8 +1,17 @@
-"""The metric table: every metric the project reports, declared once.
+"""The metric table: every metric of the project, declared once.
 
-Each :class:`Metric` entry carries its JSON key, display name, meaning, family, rounding, interval
-kind, ranking direction and the doc anchor that defines it; reports, documents and docs read the
-entry instead of repeating it. Pure: imports only the standard library.
+Each :class:`Metric` carries what the rest of the code needs to know about a number: its JSON key,
+display name, one-line meaning, family, decimals in JSON documents, the kind of 95% interval that
+accompanies it, its ranking direction, the doc section that defines it, and (for the pooled
+routing, burst and cost figures) its formula as a function of named counts. ``derive`` in
+:mod:`.routing`, the intervals in :mod:`.run`, the reports, ``compare``, the leaderboard ranking,
+the evaluate modules and ``docs/score.md`` all read this table; a test holds the docs and the table
+to each other both ways.
+
+A formula takes a mapping from count name to value and works elementwise on numpy arrays as well
+as on floats, so the point estimate and every bootstrap resample use the same formula.
+
+Pure: imports only the standard library and numpy.
 """
 
 from __future__ import annotations
@@ -10,21 +19,211 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal, Mapping
 
+import numpy as np
+
 Interval = Literal["bootstrap", "wilson", "none"]
+#: every family of metrics, in display order
+FAMILIES = ("routing", "cost", "burst", "mid_reply", "facts", "cluster")
+#: what a formula reads: count name -> count (a float or an array of resampled counts)
+Counts = Mapping[str, "float | np.ndarray"]
 
 
 @dataclass(frozen=True)
 class Metric:
-    key: str                      # the JSON key, e.g. "switch_f1"
-    display: str                  # column header / display name, e.g. "switch F1"
-    meaning: str                  # one line
-    family: str                   # "routing" | "burst" | "cost" | "mid_reply" | "facts" | "cluster"
-    decimals: int | None          # rounding in JSON documents (None: taken as it is)
-    interval: Interval            # what kind of 95% interval accompanies it
-    higher_is_better: bool | None # ranking direction (None: not ranked)
-    doc: str                      # "docs/score.md#switch-f1" (file + anchor documenting it)
-    formula: Callable[[Mapping[str, float]], float | None] | None = None  # from named counts
+    key: str  # the JSON key, unique over the table, e.g. "switch_f1"
+    display: str  # column header / display name, e.g. "switch F1"
+    meaning: str  # one line
+    family: str  # one of FAMILIES
+    decimals: int | None  # rounding in JSON documents (None: taken as it is)
+    interval: Interval  # what kind of 95% interval accompanies it
+    higher_is_better: bool | None  # ranking direction (None: not ranked)
+    doc: str  # "docs/score.md#switch-f1" (file + anchor documenting it)
+    formula: Callable[[Counts], float | np.ndarray | None] | None = None  # from named counts
+    #: Wilson intervals: the names of the (successes, trials) counts
+    wilson_counts: tuple[str, str] | None = None
+    #: the key inside its family's document when it differs from ``key`` (mid-reply rates)
+    field: str | None = None
+    #: decimals shown in markdown tables
+    shown: int = 3
+    #: the range every defined value lies in (checked by property tests)
+    lo: float = 0.0
+    hi: float = 1.0
 
+    @property
+    def json_key(self) -> str:
+        """The key of this metric inside its family's document."""
+        return self.field or self.key
+
+    @property
+    def doc_file(self) -> str:
+        return self.doc.split("#", 1)[0]
+
+    @property
+    def anchor(self) -> str:
+        return self.doc.split("#", 1)[1]
+
+
+# --- formula helpers (elementwise on floats and arrays) --------------------------------------------
+
+
+def ratio(num, den, empty: float = np.nan):
+    """``num / den`` elementwise, ``empty`` where ``den`` is 0."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    return np.where(den > 0, out, empty)
+
+
+def harmonic(p, r):
+    """F1 of precision ``p`` and recall ``r`` elementwise; 0.0 where both are 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 2 * p * r / (p + r)
+    return np.where(p + r > 0, out, 0.0)
+
+
+def _share(k: str, n: str) -> Callable[[Counts], np.ndarray]:
+    return lambda c: ratio(c[k], c[n])
+
+
+def _switch_p(c: Counts):
+    """Undefined (NaN) without predicted switches."""
+    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fp"])
+
+
+def _switch_r(c: Counts):
+    """Undefined (NaN) without gold switches."""
+    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fn"])
+
+
+def _switch_f1(c: Counts):
+    """Undefined (NaN) when neither side switches; else F1 with an undefined side counted as 0."""
+    tp, fp, fn = c["switch_tp"], c["switch_fp"], c["switch_fn"]
+    f1 = harmonic(ratio(tp, tp + fp, 0.0), ratio(tp, tp + fn, 0.0))
+    return np.where(np.asarray(tp + fp + fn) > 0, f1, np.nan)
+
+
+def _bcubed_p(c: Counts):
+    """Undefined (NaN) without clustered messages."""
+    return ratio(c["bcubed_p_sum"], c["bcubed_n"])
+
+
+def _bcubed_r(c: Counts):
+    return ratio(c["bcubed_r_sum"], c["bcubed_n"])
+
+
+def _bcubed_f1(c: Counts):
+    f1 = harmonic(np.nan_to_num(_bcubed_p(c)), np.nan_to_num(_bcubed_r(c)))
+    return np.where(np.asarray(c["bcubed_n"]) > 0, f1, np.nan)
+
+
+SCORE_DOC = "docs/score.md"
+MID_REPLY_DOC = "docs/mid_reply.md"
+
+
+def _doc(key: str, file: str = SCORE_DOC) -> str:
+    return f"{file}#{key.replace('_', '-')}"
+
+
+def _m(key: str, display: str, meaning: str, family: str, decimals: int | None, interval: Interval,
+       higher: bool | None, formula=None, *, doc_file: str = SCORE_DOC, **kw) -> Metric:
+    return Metric(key, display, meaning, family, decimals, interval, higher, _doc(key, doc_file), formula, **kw)
+
+
+#: rates as the reference rounds them
+RATE = 4
+#: topics/thread and threads/topic as the reference rounds them
+MEAN_COUNT = 3
+#: tokens per message (a tenth of a token is noise already)
+TOKENS = 1
+#: USD per message (routing costs fractions of a cent per message)
+USD = 8
+
+INF = float("inf")
+
+ROUTING_METRICS = (
+    _m("accuracy", "accuracy", "strict messages whose mapped label is the gold thread", "routing", RATE,
+       "bootstrap", True, _share("strict_correct", "strict")),
+    _m("accuracy_lenient", "lenient acc.", "thread messages right, or ambiguous and matching the independent reading",
+       "routing", RATE, "bootstrap", True, _share("lenient_correct", "thread_messages")),
+    _m("ambiguous_share", "ambiguous share", "thread messages the independent reading disputes", "routing", RATE,
+       "wilson", None, lambda c: 1 - ratio(c["strict"], c["thread_messages"]),
+       wilson_counts=("ambiguous", "thread_messages")),
+    _m("weighted_error", "weighted error", "mean outcome cost over strict messages (pollution costs 3)", "routing",
+       RATE, "bootstrap", False, _share("strict_cost", "strict"), hi=3.0),
+    _m("oneoff_into_topic", "one-off into topic", "one-off questions sent into a topic that holds work", "routing",
+       RATE, "wilson", False, _share("outcome_oneoff_into_topic", "oneoffs"),
+       wilson_counts=("outcome_oneoff_into_topic", "oneoffs")),
+    _m("switch_precision", "switch precision", "predicted topic switches that are real switches", "routing", RATE,
+       "none", True, _switch_p),
+    _m("switch_recall", "switch recall", "real switches the prediction also switches on", "routing", RATE, "none",
+       True, _switch_r),
+    _m("switch_f1", "switch F1", "harmonic mean of switch precision and recall", "routing", RATE, "bootstrap", True,
+       _switch_f1),
+    _m("topics_per_thread", "topics/thread", "distinct labels a thread received (1.0 is ideal)", "routing",
+       MEAN_COUNT, "bootstrap", False, _share("thread_labels_sum", "thread_labels_n"), lo=1.0, hi=INF),
+    _m("threads_per_topic", "threads/topic", "distinct gold threads a label received (1.0 is ideal)", "routing",
+       MEAN_COUNT, "bootstrap", False, _share("label_threads_sum", "label_threads_n"), lo=1.0, hi=INF),
+    _m("bcubed_precision", "B-cubed precision", "B-cubed precision of labels against gold threads", "routing", RATE,
+       "none", True, _bcubed_p),
+    _m("bcubed_recall", "B-cubed recall", "B-cubed recall of labels against gold threads", "routing", RATE, "none",
+       True, _bcubed_r),
+    _m("bcubed_f1", "B-cubed F1", "harmonic mean of B-cubed precision and recall", "routing", RATE, "bootstrap", True,
+       _bcubed_f1),
+    _m("refs_recall", "refs recall", "messages with gold refs where a predicted ref is one of them", "routing", RATE,
+       "wilson", True, _share("refs_hit", "refs_n"), wilson_counts=("refs_hit", "refs_n")),
+)
+
+COST_METRICS = (
+    _m("input_tokens_per_message", "input tok/msg", "input tokens per message (no usage counts zero)", "cost",
+       TOKENS, "none", False, _share("input_tokens", "messages"), shown=0, hi=INF),
+    _m("output_tokens_per_message", "output tok/msg", "output tokens per message", "cost", TOKENS, "none", False,
+       _share("output_tokens", "messages"), shown=1, hi=INF),
+    _m("cached_tokens_per_message", "cached tok/msg", "cached input tokens per message", "cost", TOKENS, "none",
+       None, _share("cached_tokens", "messages"), shown=1, hi=INF),
+    _m("model_calls_share", "model calls share", "messages whose row made a model call", "cost", 3, "none", False,
+       _share("calls", "messages")),
+    _m("latency_p50_ms", "latency p50 (ms)", "median latency of model-routed rows", "cost", None, "none", False,
+       shown=1, hi=INF),
+    _m("latency_p90_ms", "latency p90 (ms)", "90th percentile latency of model-routed rows", "cost", None, "none",
+       False, shown=1, hi=INF),
+    _m("cost_usd_per_message", "cost / msg", "USD per message at the recorded price", "cost", USD, "none", False,
+       shown=6, hi=INF),
+)
+
+#: the burst table: three disjoint groups of strict messages, replies held, calls per message
+BURST_METRICS = (
+    _m("burst_alone", "alone", "accuracy of strict messages routed alone (burst = 1)", "burst", RATE, "wilson", True,
+       _share("alone_correct", "alone_n"), wilson_counts=("alone_correct", "alone_n"), field="alone"),
+    _m("burst_one_thread", "in a burst", "accuracy in a burst that stayed on one thread (burst > 1, not mixed)",
+       "burst", RATE, "wilson", True, _share("in_burst_correct", "in_burst_n"),
+       wilson_counts=("in_burst_correct", "in_burst_n"), field="in_burst"),
+    _m("burst_mixed", "in a burst across threads", "accuracy in a burst across threads (burst > 1, mixed)", "burst",
+       RATE, "wilson", True, _share("mixed_correct", "mixed_n"), wilson_counts=("mixed_correct", "mixed_n"),
+       field="mixed"),
+    _m("burst_waited_share", "replies held", "rows with burst whose reply waited for more messages", "burst", RATE,
+       "none", None, _share("burst_waited", "burst_rows"), field="waited_share"),
+    _m("burst_model_calls_per_message", "model calls/msg", "model calls per message of a burst run", "burst", 3,
+       "none", False, _share("calls", "messages"), hi=INF, field="model_calls_per_message"),
+)
+
+
+def _mid(name: str, display: str, meaning: str, higher: bool, k: str, n: str) -> Metric:
+    return _m(f"mid_reply_{name}", display, meaning, "mid_reply", RATE, "wilson", higher, _share(k, n),
+              doc_file=MID_REPLY_DOC, field=name, wilson_counts=(k, n))
+
+
+#: the mid-reply rates over the counts of :func:`interleave_bench.midreply.metrics.counts`
+MID_REPLY_METRICS = (
+    _mid("accuracy", "accuracy", "cases sent to their expected destination", True, "correct", "n"),
+    _mid("right_side", "right side", "cases kept exactly when they belong with the running work", True,
+         "same_side", "n"),
+    _mid("mixed_in", "mixed in", "cases that belong elsewhere but were kept with the running work", False,
+         "mixed", "n_elsewhere"),
+    _mid("split_off", "split off", "changes to the running work sent elsewhere", False, "split", "n_running"),
+    _mid("wrong_elsewhere", "wrong elsewhere", "cases sent elsewhere but not to the expected place", False,
+         "wrong_elsewhere", "n_elsewhere"),
+)
 
 #: rates in JSON documents keep 4 decimals, as the reference writes them
 RATE_DECIMALS = 4
@@ -32,8 +231,8 @@ RATE_DECIMALS = 4
 MEAN_DECIMALS = 1
 
 
-def _share(num: str, den: str) -> Callable[[Mapping[str, float]], float | None]:
-    """``counts[num] / counts[den]``, None over nothing."""
+def _count_share(num: str, den: str) -> Callable[[Mapping[str, float]], float | None]:
+    """``counts[num] / counts[den]`` for plain count dicts (facts summaries), None over nothing."""
 
     def f(counts: Mapping[str, float]) -> float | None:
         d = counts.get(den, 0)
@@ -44,36 +243,36 @@ def _share(num: str, den: str) -> Callable[[Mapping[str, float]], float | None]:
 
 FACTS_METRICS: tuple[Metric, ...] = (
     Metric("answer_accuracy", "accuracy", "share of probes a strategy answered correctly (current value, or undecided when unsettled)",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#answer-accuracy", _share("correct", "n")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#answer-accuracy", _count_share("correct", "n"), wilson_counts=("correct", "n")),
     Metric("stale_answers", "stale", "share of stale probes answered with a superseded value",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#stale-answers", _share("stale_on_stale", "stale_probes")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#stale-answers", _count_share("stale_on_stale", "stale_probes"), wilson_counts=("stale_on_stale", "stale_probes")),
     Metric("proposal_answers", "proposal", "share of probes answered with a value that was only proposed",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#proposal-answers", _share("proposal", "n")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#proposal-answers", _count_share("proposal", "n"), wilson_counts=("proposal", "n")),
     Metric("context_tokens", "context tokens", "mean input tokens of a strategy's answer call",
-           "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#context-tokens", _share("context_tokens_sum", "n")),
+           "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#context-tokens", _count_share("context_tokens_sum", "n"), hi=INF),
     Metric("notes_chars", "notes chars", "mean characters of the notes a strategy added before the question",
-           "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#notes-chars", _share("notes_chars_sum", "n")),
+           "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#notes-chars", _count_share("notes_chars_sum", "n"), hi=INF),
     Metric("facts_only_right", "facts-only right", "probes both answered where facts was right and summary wrong",
-           "facts", None, "none", True, "docs/facts.md#facts-only-right"),
+           "facts", None, "none", True, "docs/facts.md#facts-only-right", hi=INF),
     Metric("summary_only_right", "summary-only right", "probes both answered where summary was right and facts wrong",
-           "facts", None, "none", False, "docs/facts.md#summary-only-right"),
+           "facts", None, "none", False, "docs/facts.md#summary-only-right", hi=INF),
     Metric("delivered_proposal", "delivered proposals", "share of delivered fact lines whose value was only ever proposed",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#delivered-proposal", _share("proposal", "lines")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#delivered-proposal", _count_share("proposal", "lines"), wilson_counts=("proposal", "lines")),
     Metric("delivered_current", "delivered current", "share of delivered fact lines whose value is current",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#delivered-current", _share("current", "lines")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#delivered-current", _count_share("current", "lines"), wilson_counts=("current", "lines")),
     Metric("route_accuracy_without", "routing acc. without", "routing accuracy with no facts offered",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy", _share("right_without", "requests")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-without", _count_share("right_without", "requests"), wilson_counts=("right_without", "requests")),
     Metric("route_accuracy_with", "routing acc. with", "routing accuracy with facts offered",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy", _share("right_with", "requests")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-with", _count_share("right_with", "requests"), wilson_counts=("right_with", "requests")),
     Metric("route_changed", "changed", "share of requests offered facts whose topic changed when offered",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-changed", _share("changed", "offered")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-changed", _count_share("changed", "offered"), wilson_counts=("changed", "offered")),
     Metric("route_error_rate", "routing errors", "share of routing requests with a failed decision",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-error-rate", _share("errors", "requests")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-error-rate", _count_share("errors", "requests"), wilson_counts=("errors", "requests")),
     Metric("imports_per_request", "imports/request", "facts the router brought in, per routing request",
-           "facts", 3, "none", None, "docs/facts.md#imports-per-request", _share("imports", "requests")),
+           "facts", 3, "none", None, "docs/facts.md#imports-per-request", _count_share("imports", "requests")),
 )
 
-#: the field's conversation-disentanglement metrics, pooled over sessions (score/cluster.py);
+#: the field's conversation-disentanglement metrics, pooled over sessions (score/cluster.py, hi=INF);
 #: rates have 4 decimals like every rate of the project
 CLUSTER_METRICS = (
     Metric("one_to_one", "1-1", "share of messages covered by the best one-to-one matching of predicted to gold conversations",
@@ -81,37 +280,70 @@ CLUSTER_METRICS = (
     Metric("vi_scaled", "1−VI/log₂N", "1 minus the variation of information in bits over log2 of the number of messages",
            "cluster", 4, "none", True, "docs/score.md#vi-scaled"),
     Metric("ari", "ARI", "adjusted Rand index of the predicted against the gold conversations",
-           "cluster", 4, "none", True, "docs/score.md#ari"),
+           "cluster", 4, "none", True, "docs/score.md#ari", lo=-1.0),
     Metric("shen_f1", "Shen F1", "each gold conversation's best F1 against a predicted one, weighted by its size",
            "cluster", 4, "none", True, "docs/score.md#shen-f1"),
     Metric("exact_precision", "exact P", "share of predicted multi-message conversations equal to a gold one",
-           "cluster", 4, "none", True, "docs/score.md#exact-match"),
+           "cluster", 4, "none", True, "docs/score.md#exact-precision"),
     Metric("exact_recall", "exact R", "share of gold multi-message conversations equal to a predicted one",
-           "cluster", 4, "none", True, "docs/score.md#exact-match"),
+           "cluster", 4, "none", True, "docs/score.md#exact-recall"),
     Metric("exact_f1", "exact F1", "harmonic mean of exact-match precision and recall",
-           "cluster", 4, "none", True, "docs/score.md#exact-match"),
+           "cluster", 4, "none", True, "docs/score.md#exact-f1"),
 )
 
 #: every metric of the project, in display order
-METRICS: dict[str, Metric] = {m.key: m for m in (*CLUSTER_METRICS, *FACTS_METRICS)}
+METRICS: dict[str, Metric] = {m.key: m for m in (*ROUTING_METRICS, *COST_METRICS, *BURST_METRICS, *MID_REPLY_METRICS,
+                                                 *FACTS_METRICS, *CLUSTER_METRICS)}
+
+
+#: the headline routing metrics: the columns of the comparison table and of a leaderboard row
+HEADLINE = ("accuracy", "accuracy_lenient", "weighted_error", "oneoff_into_topic", "topics_per_thread",
+            "threads_per_topic", "refs_recall", "switch_f1", "bcubed_f1")
 
 
 def metric(key: str) -> Metric:
-    """The table entry of ``key``; raises ValueError naming the known keys when there is none."""
+    """The table entry of ``key``; a ValueError naming the known keys when there is none."""
     try:
         return METRICS[key]
     except KeyError:
-        raise ValueError(f"unknown metric {key!r}; known: {', '.join(METRICS)}") from None
+        raise ValueError(f"unknown metric {key!r}; the metric table (interleave_bench/score/table.py) has "
+                         f"{', '.join(METRICS)}") from None
 
 
 def rounded(key: str, value: float | None) -> float | None:
-    """``value`` rounded per the entry's decimals (None stays None; no decimals: as it is)."""
-    if value is None:
+    """``value`` as JSON documents hold it: rounded per the entry's decimals; ``None`` if undefined (None/NaN/inf)."""
+    if value is None or not np.isfinite(value):
         return None
-    d = metric(key).decimals
-    return value if d is None else round(float(value), d)
+    decimals = metric(key).decimals
+    return round(float(value), decimals) if decimals is not None else float(value)
+
+
+def rounded_interval(key: str, interval: tuple[float, float] | None) -> list[float] | None:
+    """An interval as JSON documents hold it: both ends rounded like the metric (4 places if taken as is)."""
+    if interval is None:
+        return None
+    decimals = metric(key).decimals
+    decimals = RATE if decimals is None else decimals
+    return [round(float(interval[0]), decimals), round(float(interval[1]), decimals)]
 
 
 def family(name: str) -> tuple[Metric, ...]:
-    """The entries of one family, in display order."""
+    """The metrics of family ``name``, in display order (ValueError for an unknown family)."""
+    if name not in FAMILIES:
+        raise ValueError(f"unknown metric family {name!r}; expected one of {', '.join(FAMILIES)}")
     return tuple(m for m in METRICS.values() if m.family == name)
+
+
+def with_interval(kind: Interval, name: str | None = None) -> tuple[Metric, ...]:
+    """The metrics (of family ``name``, if given) whose interval is of ``kind``."""
+    return tuple(m for m in METRICS.values() if m.interval == kind and (name is None or m.family == name))
+
+
+def rank_key(key: str, value: float | None) -> tuple[bool, float]:
+    """A sort key putting better values of ``key`` first and missing ones last."""
+    higher = metric(key).higher_is_better
+    if higher is None:
+        raise ValueError(f"metric {key!r} is not ranked (its direction is not declared)")
+    if value is None:
+        return (True, 0.0)
+    return (False, -value if higher else value)

@@ -1,0 +1,316 @@
+"""Typed result documents: what the project writes after a run, one pydantic model per format.
+
+- :class:`ScoreDocument` (``<run>.score.json``, format ``interleave-score-v1``), and
+  :class:`TracedScore`, the same with the data and predictions fingerprints the leaderboard needs;
+- :class:`RunRecord` (``<run>.run.json`` beside a predictions file, ``interleave-run-v1``);
+- :class:`LeaderboardRow` (one row of the leaderboard dataset, ``interleave-board-row-v1``);
+- :class:`MidReplySummary` (the mid-reply ``.score.json``, ``interleave-mid-reply-v1``).
+
+Writers build these models and dump them; readers ``model_validate`` what they read, and
+:func:`document_problem` turns a validation error into one line naming the file and field. The
+metric objects are maps from metric key to number: which keys there are is the metric table's
+business (``interleave_bench.score.table``), which sits above this layer. Every model keeps
+unknown fields (a newer writer's additions survive a read and write).
+
+This is the schema layer: it imports only ``schema`` and ``errors``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import InputError
+from .schema import SCORE_SPLITS, MODES, validation_problems
+
+SCORE_FORMAT = "interleave-score-v1"
+RUN_FORMAT = "interleave-run-v1"
+BOARD_ROW_FORMAT = "interleave-board-row-v1"
+MID_REPLY_FORMAT = "interleave-mid-reply-v1"
+
+
+class Document(BaseModel):
+    """Base of every result document: unknown fields are kept; :meth:`dump` gives plain JSON data."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def dump(self) -> dict[str, Any]:
+        """The document as plain JSON data, fields in declaration order, unknown fields last."""
+        return self.model_dump(mode="json")
+
+
+def document_problem(path: str, exc: ValidationError, what: str) -> InputError:
+    """One line for everything wrong with a document: the first field and problem, and how many more."""
+    problems = validation_problems(exc)
+    fld, msg = problems[0]
+    if len(problems) > 1:
+        others = ", ".join(f for f, _ in problems[1:4]) + (", ..." if len(problems) > 4 else "")
+        msg += f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''}: {others})"
+    return InputError(path, None, fld, f"{msg}; not {what}")
+
+
+def validate_document(model: type[BaseModel], data: Any, path: str, what: str) -> Any:
+    """``model.model_validate(data)``; raises one :class:`InputError` naming ``path`` and the field."""
+    if not isinstance(data, dict):
+        raise InputError(path, None, None, f"expected a JSON object: {what}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise document_problem(path, exc, what) from None
+
+
+# --- the score document ---------------------------------------------------------------------------
+
+Number = Optional[float]
+Interval = Optional[list[float]]
+
+#: a document's metric values by key (null where a metric is undefined)
+Metrics = dict[str, Number]
+
+
+class ScoreCounts(Document):
+    sessions: int
+    messages: int
+    thread_messages: int
+    strict: int
+    ambiguous: int
+    oneoffs: int
+    refs_messages: int
+    rows: int
+    rows_scored: int
+    missing_rows: int
+    model_calls: int
+    latency_rows: int
+    rows_outside_split: int
+    sessions_without_rows: int
+    unknown_session_rows: int
+    unknown_turn_rows: int
+    duplicate_rows: int
+
+
+class Bucket(Document):
+    """An accuracy over a group of strict messages, with its Wilson interval."""
+
+    accuracy: Number
+    correct: int
+    n: int
+    interval: Interval
+
+
+class BurstSummary(Document):
+    rows: int
+    alone: Bucket
+    in_burst: Bucket
+    mixed: Bucket
+    waited_share: Number
+    model_calls_per_message: Number
+
+
+class SessionLine(Document):
+    session_id: str
+    lang: str
+    messages: int
+    strict: int
+    accuracy: Number
+    weighted_error: Number
+    polluting: int
+    errors: int
+    missing_rows: int
+
+
+class Price(Document):
+    """The price a cost figure was computed with (USD per million tokens) and where it came from."""
+
+    model: Optional[str]
+    input: float
+    cached_input: float
+    output: float
+    source: str
+
+
+class ScoreProvenance(Document):
+    bootstrap: int
+    seed: int
+    package_version: Optional[str] = None
+    git_commit: Optional[str] = None
+    data_sha256: Optional[str] = None
+    predictions_sha256: Optional[str] = None
+    price: Optional[Price] = None
+
+
+class ScoreDocument(Document):
+    """``<run>.score.json``: every routing metric, intervals, counts, breakdowns and provenance."""
+
+    format: Literal["interleave-score-v1"] = SCORE_FORMAT
+    system: str = Field(min_length=1)
+    mode: Literal[MODES]  # type: ignore[valid-type]
+    policy: Optional[str]
+    model: Optional[str]
+    split: Literal[SCORE_SPLITS]  # type: ignore[valid-type]
+    metrics: Metrics
+    intervals: dict[str, Interval]
+    counts: ScoreCounts
+    outcomes: dict[str, int]
+    breakdowns: dict[str, dict[str, Bucket]]
+    burst: Optional[BurstSummary]
+    cost_usd_per_message: Number
+    #: open mode: the conversation-disentanglement metrics (:mod:`interleave_bench.score.cluster`)
+    cluster: Optional[dict[str, Any]] = None
+    not_scored: list[dict[str, Any]]
+    #: the ``not scored:`` line printed after the table, naming every session and row left out
+    not_scored_line: Optional[str] = None  # absent in files written before it existed
+    per_session: list[SessionLine]
+    provenance: ScoreProvenance
+
+
+class TracedProvenance(ScoreProvenance):
+    """Provenance the leaderboard can trace: both fingerprints present."""
+
+    data_sha256: str = Field(min_length=1)
+    predictions_sha256: str = Field(min_length=1)
+
+
+class TracedScore(ScoreDocument):
+    """A score document the leaderboard accepts: one scored from files (``interleave-bench score``)."""
+
+    provenance: TracedProvenance
+
+
+def read_score_document(path: str, data: Any, *, traced: bool = False) -> ScoreDocument:
+    """A score file's content as a :class:`ScoreDocument` (:class:`TracedScore` when ``traced``).
+
+    Raises one :class:`InputError` naming the file and the first bad field.
+    """
+    model = TracedScore if traced else ScoreDocument
+    what = ("a traceable score file (score it with `interleave-bench score` so its provenance holds the data "
+            "and predictions fingerprints)" if traced else "a score file of this package")
+    return validate_document(model, data, path, what)
+
+
+# --- the run record -------------------------------------------------------------------------------
+
+
+class RunCounts(Document):
+    sessions: int
+    resumed_sessions: int
+    messages: int
+    errors: int
+    clarify: int
+    fallback: int
+    rules: int
+
+
+class RunRecord(Document):
+    """``<run>.run.json``: what made a predictions file (options, data fingerprint) and, once
+    complete, its counts, usage and provenance. A record written before ``format`` existed reads
+    as this version.
+    """
+
+    format: Literal["interleave-run-v1"] = RUN_FORMAT
+    predictions: str
+    data: str
+    data_sha256: str
+    options: dict[str, Any]
+    complete: bool = False
+    counts: Optional[RunCounts] = None
+    usage: Optional[dict[str, Any]] = None
+    provenance: Optional[dict[str, Any]] = None
+
+    def same_run(self, other: "RunRecord") -> Optional[str]:
+        """``None`` when ``other`` made its file from the same data and options, else what differs."""
+        if self.data_sha256 != other.data_sha256:
+            return "data"
+        if self.options != other.options:
+            return "options"
+        return None
+
+
+# --- the leaderboard row --------------------------------------------------------------------------
+
+
+class LeaderboardRow(Document):
+    """One row of the leaderboard dataset: the run's identity and provenance, declared here, and
+    one column per headline metric (``<m>``, ``<m>_lo``, ``<m>_hi``) and cost figure, numbers or
+    null (which columns there are is the leaderboard's list, from the metric table).
+    """
+
+    format: str = BOARD_ROW_FORMAT
+    #: ``routing`` (a score file), ``mid_reply`` or ``shared_facts`` (a summary)
+    kind: str = "routing"
+    system: str = Field(min_length=1)
+    policy: Optional[str]
+    model: Optional[str]
+    mode: str
+    split: str
+    data_repo: Optional[str]
+    data_revision: str
+    #: the commit the claimed data revision resolved to (filled in by ``leaderboard add``)
+    data_commit: Optional[str] = None
+    data_sha256: str
+    predictions_sha256: str
+    sessions: Optional[int]
+    messages: Optional[int]
+    package_version: Optional[str]
+    git_commit: Optional[str]
+    scored: Optional[str]
+    provenance: str
+    date: Optional[str] = None
+    publication: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _metric_columns_are_numbers(self) -> "LeaderboardRow":
+        for name, value in (self.__pydantic_extra__ or {}).items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"{name}: expected a number or null, got {value!r}")
+        return self
+
+
+# --- the mid-reply summary ------------------------------------------------------------------------
+
+
+class MidReplyRate(Document):
+    value: Number
+    k: int
+    n: int
+    ci95: Interval
+
+
+class MidReplyHeadline(Document):
+    """Counts and one rate per mid-reply metric (the rates are the metric table's mid-reply family)."""
+
+    n: int
+    n_running: int
+    n_elsewhere: int
+
+    @model_validator(mode="after")
+    def _rates(self) -> "MidReplyHeadline":
+        extra = self.__pydantic_extra__ or {}
+        for name, value in list(extra.items()):
+            if not name.startswith("by_"):
+                extra[name] = MidReplyRate.model_validate(value)
+        return self
+
+
+class MidReplyMetrics(MidReplyHeadline):
+    by_lang: dict[str, MidReplyHeadline]
+    by_how: dict[str, MidReplyHeadline]
+    by_expect: dict[str, MidReplyHeadline]
+    by_tag: dict[str, MidReplyHeadline]
+
+
+class MidReplySummary(Document):
+    """The mid-reply ``.score.json`` beside a results file."""
+
+    format: Literal["interleave-mid-reply-v1"] = MID_REPLY_FORMAT
+    kind: Literal["mid-reply"] = "mid-reply"
+    policy: str
+    model: Optional[str]
+    dry_run: bool
+    versions: dict[str, Optional[str]]
+    cases: dict[str, Any]
+    results: dict[str, Any]
+    decisions: dict[str, int]
+    metrics: MidReplyMetrics
+    usage: dict[str, Any]
+    provenance: dict[str, Any]
