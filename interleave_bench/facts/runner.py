@@ -28,7 +28,7 @@ from ..errors import UsageError
 from ..io import JsonlAppender, truncate_partial_line, write_jsonl
 from ..llm import LLM, ModelCallError, Reply
 from ..progress import progress
-from ..schema import Session, Turn
+from ..schema import Session, Turn, read_probe_question
 from ..score.facts import CONFIRMED, STRATEGIES, delivery_verdict, judge
 from .prompts import (
     ANSWER_KIND,
@@ -176,7 +176,8 @@ class _Replay:
             return f'Summary of "{self.titles.get(p.source, p.source)}":\n{r.text.strip()}'
         if strategy == "oracle":
             value = p.gold if p.gold is not None else "undecided (not settled)"
-            return briefing([FactLine(p.source, p.key, value)], self.titles)
+            asked = read_probe_question(p.question)  # the fact as the question names it
+            return briefing([FactLine(p.source, asked.label if asked else p.key, value)], self.titles)
         if strategy == "facts":
             lines = await self.system.deliver(p.thread, req, imported)
             facts = fact_histories(self.session, p.after)
