@@ -2,12 +2,15 @@
 
     python benchmarks/chaos.py [--sessions 3] [--rate 0.2] [--kills 2] [--seed 7] [--only route-llm]
 
-For each command (``generate``, ``route`` with the ``llm`` and ``hybrid`` policies, ``mid-reply``;
-more are added by name to :data:`COMMANDS`), against the fake OpenAI-compatible server on loopback:
+For each command (``generate``, ``route`` with the ``llm`` and ``hybrid`` policies, ``mid-reply``,
+``facts`` on offline v1 data; more are added by name to :data:`COMMANDS`), against the fake
+OpenAI-compatible server on loopback:
 
 1. a clean run (no faults) gives the reference output and the number of requests it paid for;
 2. a chaos run: a share ``--rate`` of requests gets a fault of every kind the server knows (429,
-   500, slow, a malformed or truncated 200 body, a garbage answer, a dropped connection), and the
+   500, slow, a malformed or truncated 200 body, a garbage answer, a dropped connection; no garbage
+   for a command's free-text requests, such as facts' answers and summaries, where nonsense is just
+   a wrong answer no client can tell from a model's), and the
    process is killed with SIGKILL when the server has seen a seeded number of requests, ``--kills``
    times; after each kill, and after each run, the same command is run again (no ``--fresh``)
    until it exits 0 with no ``ERROR`` rows, failed sessions or failed calls left.
@@ -33,11 +36,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from interleave_bench.facts.prompts import ANSWER_KIND, SUMMARY_KIND  # noqa: E402
 from interleave_bench.llm.server import FAULT_KINDS, FakeServer  # noqa: E402
 
 #: the model name the runs ask for (the fake server answers any name)
@@ -60,6 +64,10 @@ class Job:
     argv: Callable[[Path, Path], list[str]]  # (data folder, output folder) -> arguments
     rows: Callable[[Path], dict[Any, dict[str, Any]]]  # output folder -> rows by key
     unfinished: Callable[[Path, str], int]  # (output folder, stderr) -> rows or sessions still failed
+    #: (work root, the generated v0 data) -> the data this command runs on, when it needs other data
+    data: Optional[Callable[[Path, Path], Path]] = None
+    #: request kinds answered in free text, where a garbage answer is indistinguishable from a model's
+    free_text: tuple[str, ...] = ()
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -95,6 +103,40 @@ def _midreply_unfinished(out: Path, err: str) -> int:
     return sum(r["via"] in ("error", "unparsable") for r in _midreply_rows(out).values())
 
 
+def _facts_key(r: dict[str, Any]) -> tuple[Any, ...]:
+    kind = r["kind"]
+    if kind == "answer":
+        return kind, r["session_id"], r["probe"], r["strategy"]
+    if kind == "delivery":
+        return kind, r["session_id"], r["probe"], r["source"], r["key"]
+    if kind == "route":
+        return kind, r["session_id"], r["turn"], r.get("probe")
+    return kind, r["session_id"]
+
+
+def _facts_rows(out: Path) -> dict[Any, dict[str, Any]]:
+    return {_facts_key(r): r for r in _jsonl(out / "facts.jsonl")}
+
+
+def _facts_unfinished(out: Path, err: str) -> int:
+    return sum(r["kind"] == "error" for r in _facts_rows(out).values())
+
+
+def _v1_offline(sessions: int) -> Callable[[Path, Path], Path]:
+    """Offline v1 data (no model: the faults never touch it) under the work root, made once."""
+
+    def make(root: Path, _v0: Path) -> Path:
+        folder = root / "v1-offline"
+        if not (folder / "sessions.jsonl").exists():
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "INTERLEAVE_NO_PROGRESS": "1"}
+            subprocess.run([sys.executable, "-m", "interleave_bench", "generate", "--dataset", "v1", "--offline",
+                            "--sessions", str(sessions), "--out", str(folder)],
+                           env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return folder
+
+    return make
+
+
 def _route_job(name: str, mode: str, policy: str) -> Job:
     return Job(
         name,
@@ -121,6 +163,14 @@ def commands(sessions: int) -> dict[str, Job]:
             lambda data, out: ["mid-reply", "--model", MODEL, "--out", str(out / "mid-reply.jsonl")],
             _midreply_rows,
             _midreply_unfinished,
+        ),
+        "facts": Job(
+            "facts",
+            lambda data, out: ["facts", str(data), "--model", MODEL, "--out", str(out / "facts.jsonl")],
+            _facts_rows,
+            _facts_unfinished,
+            _v1_offline(sessions),
+            (ANSWER_KIND, SUMMARY_KIND),
         ),
     }
 
@@ -189,7 +239,7 @@ def run_job(job: Job, data: Path, work: Path, *, rate: float, kills: int, seed: 
         rng = random.Random(f"{seed}:{job.name}")
         kill_points: list[int] = []
         if clean_paid is not None:
-            server.chaos(rate, seed, FAULT_KINDS, delay=0.05)
+            server.chaos(rate, seed, FAULT_KINDS, delay=0.05, free_text=job.free_text)
             kill_points = [rng.randint(1, max(1, clean_paid // 2)) for _ in range(kills)]
         argv = job.argv(data, out)
         while True:
@@ -249,9 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         data = root / "clean-generate" / "out" / "gen"
         for name in names:
             job = jobs[name]
+            job_data = job.data(root, data) if job.data is not None else data
             clean = clean_gen if name == "generate" else run_job(
-                job, data, root / f"clean-{name}", rate=0, kills=0, seed=args.seed, clean_paid=None)
-            chaos = run_job(job, data, root / f"chaos-{name}", rate=args.rate, kills=args.kills, seed=args.seed,
+                job, job_data, root / f"clean-{name}", rate=0, kills=0, seed=args.seed, clean_paid=None)
+            chaos = run_job(job, job_data, root / f"chaos-{name}", rate=args.rate, kills=args.kills, seed=args.seed,
                             clean_paid=clean.paid)
             diff = differing(clean.rows, chaos.rows, LATENCY_FIELDS)
             diff_beyond = differing(clean.rows, chaos.rows, LATENCY_FIELDS + USAGE_FIELDS)

@@ -96,6 +96,18 @@ STEP_STATUS = {
 }
 #: probe categories, in the order probes are selected (section 7a)
 PROBE_CATEGORIES = ("stale", "proposal", "rejected", "accepted", "cross")
+#: the word a probe asks for when a value is not settled, per language (the judge reads it as undecided)
+UNDECIDED_WORDS = {"en": "undecided", "zh": "未定"}
+#: a probe's question per language (section 7a), the one definition the generator writes and a reader
+#: parses: ``{thread}`` is the asking topic's title, ``{source}`` the source topic's, ``{key}`` the fact's
+#: label in that language, ``{undecided}`` the language's word of :data:`UNDECIDED_WORDS`
+PROBE_QUESTIONS = {
+    "en": 'For "{thread}", I need the {key} from "{source}": what is it now? Answer with just the value, '
+          'or "{undecided}" if it is not settled.',
+    "zh": "为了“{thread}”，我需要“{source}”里的{key}：现在是什么？只回答这个值；如果还没定下来，就回答“{undecided}”。",
+}
+#: the language whose question a language without its own text gets
+PROBE_QUESTION_FALLBACK = "en"
 #: the tag of a turn whose fact step the writer could not get right; its fact leaves the probes
 FACT_MISS_TAG = "fact-miss"
 
@@ -217,6 +229,50 @@ def fact_state(timeline: list[TimelineEvent], thread: str, key: str, after: int)
         elif e.status == STATUS_RETRACTED:
             value = None
     return value
+
+
+def probe_question(lang: str, thread: str, source: str, label: str) -> str:
+    """The question of a probe in ``lang`` (English for a language without its own text): asked in
+    the topic titled ``thread`` about the fact ``label`` of the topic titled ``source``."""
+    code = lang if lang in PROBE_QUESTIONS else PROBE_QUESTION_FALLBACK
+    return PROBE_QUESTIONS[code].format(thread=thread, source=source, key=label, undecided=UNDECIDED_WORDS[code])
+
+
+class ProbeQuestion(BaseModel):
+    """What a probe's question says: its language, the asking and source titles, the fact's label."""
+
+    model_config = ConfigDict(frozen=True)
+    lang: str
+    thread: str
+    source: str
+    label: str
+
+
+def _question_pattern(lang: str) -> "re.Pattern[str]":
+    parts = re.split(r"\{(\w+)\}", PROBE_QUESTIONS[lang])
+    out = []
+    for k, part in enumerate(parts):
+        if k % 2 == 0:
+            out.append(re.escape(part))
+        elif part == "undecided":
+            out.append(re.escape(UNDECIDED_WORDS[lang]))
+        else:
+            out.append(f"(?P<{part}>.+?)")
+    return re.compile("".join(out), re.DOTALL)
+
+
+_QUESTION_PATTERNS = {lang: _question_pattern(lang) for lang in PROBE_QUESTIONS}
+
+
+def read_probe_question(text: str) -> Optional[ProbeQuestion]:
+    """What a question written by :func:`probe_question` asks (its language, titles and label), or
+    None when ``text`` is no such question. A question at the end of a longer text counts."""
+    t = text.strip()
+    for lang, pattern in _QUESTION_PATTERNS.items():
+        m = pattern.fullmatch(t) or pattern.fullmatch(t.rpartition("\n")[2].strip())
+        if m:
+            return ProbeQuestion(lang=lang, thread=m.group("thread"), source=m.group("source"), label=m.group("key"))
+    return None
 
 
 def check_v1(s: Session) -> list[tuple[str, str]]:

@@ -2,7 +2,7 @@
 
 Neither calls a model. ``CurrentOnly`` keeps what the user states ("the budget is 900 EUR") and
 forgets what the user withdraws; ``SharesProposals`` also keeps what the assistant only suggested
-("a headcount of 40 people"), the mistake the ``proposals_shared`` gate exists to catch.
+("My proposal for the guest count: 40 people"), the mistake the ``proposals_shared`` gate exists to catch.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 
 from interleave_bench.facts.protocol import Exchange, FactLine, Request, SystemContext
 
-STATED = re.compile(r"\b([a-z]+) is ([^.;:!?,]*\d[^.;:!?,]*)")
-SUGGESTED = re.compile(r"\b([a-z]+) of ([^.;:!?,]*\d[^.;:!?,]*)")
+STATED = re.compile(r"\bthe ([a-z]+(?: [a-z]+)?) is (\d[^.;:!?,]*)")
+SUGGESTED = re.compile(r"\bfor the ([a-z]+(?: [a-z]+)?): (\d[^.;:!?,]*)")
 
 
 class CurrentOnly:

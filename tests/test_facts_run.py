@@ -5,6 +5,9 @@ decide, and bad input."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,10 @@ from interleave_bench.llm.server import Fault
 from interleave_bench.score.facts import STRATEGIES
 
 from _facts_util import PROBES, read_rows as read_json_rows, session, write_data
+
+ROOT = Path(__file__).resolve().parents[1]
+#: a safety net only: the barrier below releases long before, never a timing assumption
+BARRIER_TIMEOUT_S = 120
 
 
 @pytest.fixture
@@ -172,3 +179,25 @@ def test_a_rerun_replays_only_failed_changed_or_cut_off_sessions_and_refuses_ano
     # a file of another system is refused, not mixed
     code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:CurrentOnly", "--out", str(results))
     assert code == 2 and "choose another --out" in err
+
+
+def test_two_runs_on_one_output_one_finishes_the_other_exits_2_naming_the_holder(data, openai_env, capsys, tmp_path):
+    server = openai_env["server"]
+    out = tmp_path / "shared.jsonl"
+    args = ["facts", str(data), "--model", "fake-model", "--out", str(out)]
+    gate = server.hold()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.Popen([sys.executable, "-m", "interleave_bench", *args], env=env, cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # barrier: the first run waits on its first model call, so it holds the output's lock
+        assert server.arrived.wait(BARRIER_TIMEOUT_S)
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(out) in err[0] and f"pid {first.pid}" in err[0] and "facts" in err[0], err
+    finally:
+        gate.set()
+        stdout, stderr = first.communicate(timeout=BARRIER_TIMEOUT_S)
+    assert first.returncode == 0, stderr
+    answers = [(r["probe"], r["strategy"]) for r in read_json_rows(out) if r["kind"] == "answer"]
+    assert len(answers) == len(set(answers)) == 3 * len(PROBES) * len(STRATEGIES)

@@ -19,7 +19,7 @@ from ..errors import InputError, UsageError
 from ..facts.protocol import load_system, system_name
 from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
-from ..io import read_records_with_lines, sessions_file
+from ..io import exclusive_output, read_records_with_lines, sessions_file
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
 from ..progress import Timer, summary_line
@@ -101,6 +101,13 @@ def run(args: argparse.Namespace) -> int:
     opts = RunOptions(strategies=strategies, system=args.system, system_name=name, route_turns=args.route_turns,
                       seed=args.seed, model=model)
     job = FactsRun(selected, out, opts, system_cls, [s.session_id for s in sessions])
+    with exclusive_output(out, f"facts --system {args.system} --model {model}"):
+        return _run_locked(args, job, out, data, name, model, len(selected), timer)
+
+
+def _run_locked(args: argparse.Namespace, job: FactsRun, out: Path, data: Path, name: str, model: str,
+                selected: int, timer: Timer) -> int:
+    """The run proper, while this process holds the output's lock; returns the exit code."""
     plan = job.prepare()
     llm = None
     try:
@@ -114,13 +121,13 @@ def run(args: argparse.Namespace) -> int:
 
     doc = score_and_write(out, data)
     print(f"facts: system {name}, model {model}{' (dry run)' if args.dry_run else ''}; "
-          f"{len(selected)} {args.split} session{'s' if len(selected) != 1 else ''} of {data}")
+          f"{selected} {args.split} session{'s' if selected != 1 else ''} of {data}")
     print()
     print(report(doc.metrics))
     print(f"results: {out}; summary: {summary_path(out)}", file=sys.stderr)
     if llm is not None:
         print(llm.cost_line(), file=sys.stderr)
-    counts = {"sessions": len(selected), "replayed now": len(job.fresh) - len(job.failed),
+    counts = {"sessions": selected, "replayed now": len(job.fresh) - len(job.failed),
               "kept from earlier runs": len(plan.kept), "failed": len(job.failed)}
     if plan.redone:
         counts["failed, changed or cut-off sessions replayed"] = plan.redone

@@ -18,7 +18,7 @@ SUMMARY_KIND = "facts-summary"
 ANSWER_KIND = "facts-answer"
 ROUTE_KIND = "facts-route"
 #: bumped when a prompt changes, so a rerun redoes sessions answered with the old prompts
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
 #: every call of a facts run is greedy: reruns must be repeatable
 TEMPERATURE = 0.0
 

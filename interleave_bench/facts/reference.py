@@ -29,6 +29,9 @@ from .protocol import Exchange, FactLine, Request, SystemContext
 RECENT_EXCHANGES = 3
 #: recent messages whose words may point a request to a fact (the request itself always counts)
 POINTING_MESSAGES = 2
+#: asks per exchange when the extractor's answer is not the JSON asked for: one fresh retry, as
+#: one unreadable answer is usually a glitch and a fact missed here is missed for good
+EXTRACT_ATTEMPTS = 2
 
 
 @dataclass
@@ -81,12 +84,20 @@ class ReferenceSystem:
         facts = [{"label": f.label, "value": f.value if f.status == "confirmed" else f.proposed, "status": f.status}
                  for f in topic.facts.values()]
         messages = extract_messages(topic.title, facts, topic.exchanges[-RECENT_EXCHANGES:], last)
-        reply = await self.llm.complete(EXTRACT_KIND, messages, temperature=TEMPERATURE,
-                                        what=f"{self.session_id} turn {exchange.turn}")
+        replies = []
+        items = None
+        for attempt in range(EXTRACT_ATTEMPTS):
+            replies.append(await self.llm.complete(EXTRACT_KIND, messages, temperature=TEMPERATURE, attempt=attempt,
+                                                   what=f"{self.session_id} turn {exchange.turn}"))
+            items = parse_items(replies[-1].text)
+            if items is not None:
+                break
         topic.exchanges.append(last)
-        items = parse_items(reply.text)
         if items is None:
             self.unreadable += 1
+            forget = getattr(self.llm, "reject", None)
+            for reply in replies if callable(forget) else ():
+                forget(reply)  # replayed from the cache they could never be read: a later run asks again
             return
         for item in items:
             self.apply(exchange, item)

@@ -28,7 +28,7 @@ from ..errors import UsageError
 from ..io import JsonlAppender, truncate_partial_line, write_jsonl
 from ..llm import LLM, ModelCallError, Reply
 from ..progress import progress
-from ..schema import Session, Turn
+from ..schema import Session, Turn, read_probe_question
 from ..score.facts import CONFIRMED, STRATEGIES, delivery_verdict, judge
 from .prompts import (
     ANSWER_KIND,
@@ -50,6 +50,8 @@ from .results import read_rows
 DEFAULT_ROUTE_TURNS = 6
 #: messages before a request that the router and the candidates see
 RECENT_MESSAGES = 2
+#: asks per routing request when the answer names no topic: one fresh retry, as the route command does
+ROUTE_ATTEMPTS = 2
 #: what each request kind is spent on, in the tokens-spent table
 PURPOSES = {EXTRACT_KIND: "extract", SUMMARY_KIND: "summary", ANSWER_KIND: "answer", ROUTE_KIND: "route"}
 
@@ -153,19 +155,31 @@ class _Replay:
         ids = [t["id"] for t in topics]
         facts = [{"source": self.titles.get(f.source, f.source), "key": f.key, "value": f.value} for f in offered]
         what = f"{self.session.session_id} turn {req.turn}"
-        r0 = await self.llm.complete(ROUTE_KIND, route_messages(topics, req.current, req.recent, req.text, None),
-                                     temperature=TEMPERATURE, what=what)
-        without, _ = parse_route(r0.text, ids, 0)
+        without, _ = await self.ask_route(route_messages(topics, req.current, req.recent, req.text, None), ids, 0, what)
         with_, imports = without, []
         if offered:
-            r1 = await self.llm.complete(ROUTE_KIND, route_messages(topics, req.current, req.recent, req.text, facts),
-                                         temperature=TEMPERATURE, what=what)
-            with_, imports = parse_route(r1.text, ids, len(offered))
+            with_, imports = await self.ask_route(route_messages(topics, req.current, req.recent, req.text, facts),
+                                                  ids, len(offered), what)
         error = None if without is not None and with_ is not None else "the router's answer names no topic"
         imported = [offered[n - 1] for n in imports]
         row = RouteRow(session_id=self.session.session_id, turn=req.turn, probe=probe, gold=gold, without=without,
                        with_=with_, offered=len(offered), imports=[f"{f.source}/{f.key}" for f in imported], error=error)
         return row, imported
+
+    async def ask_route(self, messages: list[dict[str, str]], ids: list[str], offered: int,
+                        what: str) -> tuple[Optional[str], list[int]]:
+        """The routed topic (None when no answer named one) and the imports; an answer naming no
+        topic is asked once more, and answers given up on leave the cache so a later run asks again."""
+        replies: list[Reply] = []
+        for attempt in range(ROUTE_ATTEMPTS):
+            replies.append(await self.llm.complete(ROUTE_KIND, messages, temperature=TEMPERATURE, attempt=attempt,
+                                                   what=what))
+            topic, imports = parse_route(replies[-1].text, ids, offered)
+            if topic is not None:
+                return topic, imports
+        for reply in replies:
+            self.llm.reject(reply)
+        return None, []
 
     async def notes(self, strategy: str, p: Probe, req: Request, imported: list[FactLine]) -> str:
         if strategy == "summary":
@@ -176,7 +190,8 @@ class _Replay:
             return f'Summary of "{self.titles.get(p.source, p.source)}":\n{r.text.strip()}'
         if strategy == "oracle":
             value = p.gold if p.gold is not None else "undecided (not settled)"
-            return briefing([FactLine(p.source, p.key, value)], self.titles)
+            asked = read_probe_question(p.question)  # the fact as the question names it
+            return briefing([FactLine(p.source, asked.label if asked else p.key, value)], self.titles)
         if strategy == "facts":
             lines = await self.system.deliver(p.thread, req, imported)
             facts = fact_histories(self.session, p.after)

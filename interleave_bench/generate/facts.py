@@ -31,6 +31,7 @@ from ..schema import (
     Thread,
     TimelineEvent,
     fact_state,
+    probe_question,
 )
 from . import packs
 from .plan import Detail, FactEvent, PlanRow
@@ -49,14 +50,6 @@ STALE_DELAY = (1, 3)
 CROSS_DELAY = (1, 5)
 #: an accepted or rejected probe comes this many turns after the answer (capped at the last turn)
 ANSWER_DELAY = 1
-#: the question of a probe, per language (section 7a); ``{thread}`` and ``{source}`` are titles
-QUESTIONS = {
-    "en": 'For "{thread}", I need the {key} from "{source}": what is it now? Answer with just the value, '
-          'or "undecided" if it is not settled.',
-    "zh": "为了“{thread}”，我需要“{source}”里的{key}：现在是什么？只回答这个值；如果还没定下来，就回答“未定”。",
-}
-
-
 @dataclass(frozen=True)
 class FactOptions:
     """Every parameter of the fact episodes, at its DESIGN.md section 7a default."""
@@ -248,10 +241,9 @@ class _Candidate:
 
 
 def question(lang: str, thread_title: str, source_title: str, key: str) -> str:
-    """A probe's question in ``lang`` (English for a language without its own text)."""
-    return QUESTIONS.get(lang, QUESTIONS["en"]).format(
-        thread=thread_title, source=source_title, key=packs.label_for(key, lang)
-    )
+    """A probe's question in ``lang`` (:func:`~interleave_bench.schema.probe_question`), naming the
+    fact by its label in that language."""
+    return probe_question(lang, thread_title, source_title, packs.label_for(key, lang))
 
 
 def build_probes(

@@ -84,7 +84,7 @@ class FakeServer:
         self.delay = delay  # seconds every answer waits (to test concurrency)
         self.cached_share = cached_share  # share of prompt tokens reported as provider-cached
         self.faults: list[Fault] = []
-        self._chaos: tuple[float, random.Random, tuple[str, ...], float] | None = None
+        self._chaos: tuple[float, random.Random, tuple[str, ...], float, frozenset[str]] | None = None
         self.log: list[RequestLog] = []
         self.calls = 0  # every request received, faulty or not
         self.completions = 0  # requests answered with a completion
@@ -114,12 +114,17 @@ class FakeServer:
             self.faults.append(f)
         return f
 
-    def chaos(self, rate: float, seed: int, kinds: tuple[str, ...] = FAULT_KINDS, delay: float = 0.2) -> None:
+    def chaos(self, rate: float, seed: int, kinds: tuple[str, ...] = FAULT_KINDS, delay: float = 0.2,
+              free_text: tuple[str, ...] = ()) -> None:
         """Give each request not matched by a listed fault a ``rate`` chance of a fault of one of
-        ``kinds`` (drawn from a generator seeded with ``seed``; ``slow`` waits ``delay`` seconds)."""
+        ``kinds`` (drawn from a generator seeded with ``seed``; ``slow`` waits ``delay`` seconds).
+
+        ``free_text`` names request kinds whose answer is free text (a probe's answer, a summary):
+        nonsense there cannot be told from a model's answer, so a ``garbage`` draw for them becomes
+        another of ``kinds``."""
         for k in kinds:
             Fault(k)  # checks the name
-        self._chaos = (rate, random.Random(seed), tuple(kinds), delay)
+        self._chaos = (rate, random.Random(seed), tuple(kinds), delay, frozenset(free_text))
 
     def hold(self) -> threading.Event:
         """Make every request wait until the returned event is set: a barrier that keeps a client
@@ -196,9 +201,15 @@ class FakeServer:
                 f.times -= 1
                 return f
             if self._chaos is not None:
-                rate, rng, kinds, delay = self._chaos
+                rate, rng, kinds, delay, free_text = self._chaos
                 if rng.random() < rate:
-                    return Fault(rng.choice(kinds), delay=delay)
+                    drawn = rng.choice(kinds)
+                    if drawn == "garbage" and kind in free_text:
+                        others = [k for k in kinds if k != "garbage"]
+                        if not others:
+                            return None
+                        drawn = rng.choice(others)
+                    return Fault(drawn, delay=delay)
         return None
 
     def _completion(self, body: dict[str, Any], kind: str | None, garbage: bool) -> dict[str, Any]:
