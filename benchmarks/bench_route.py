@@ -100,7 +100,7 @@ def main() -> None:
         data = write_data(Path(tmp) / "data", args.sessions, args.turns)
         n = args.sessions * args.turns
         for mode in ("closed", "open"):
-            for policy in ("oracle", "single", "always_new", "stay", "bm25"):
+            for policy in ("oracle", "single", "always_new", "stay", "bm25", "local"):
                 start = time.perf_counter()
                 run_route(data, RouteOptions(mode=mode, policy=policy), fresh=True)
                 s = time.perf_counter() - start
