@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from interleave_bench.errors import InterleaveError  # noqa: E402
 from interleave_bench.generate.runner import generate_offline  # noqa: E402
-from interleave_bench.io import atomic_write_text, iter_sessions, sessions_file  # noqa: E402
+from interleave_bench.io import atomic_write_text, iter_sessions, read_json, sessions_file  # noqa: E402
 from interleave_bench.progress import Timer, summary_line  # noqa: E402
 from interleave_bench.route.local_fit import RELIABILITY_MIN_N, fit_local, reliability_holds  # noqa: E402
 
@@ -56,7 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"fit_local: --sessions must be at least 5, got {args.sessions}", file=sys.stderr)
                     return 2
                 path = generate_offline(args.sessions, Path(tmp) / "offline", seed=args.seed)
-                source = {"data": "offline", "generated_sessions": args.sessions, "seed": args.seed}
+                config = read_json(Path(path).parent / "manifest.json")["options"]["config"]
+                # the writer's version and content fingerprint say when a refit is due
+                source = {"data": "offline", "generated_sessions": args.sessions, "seed": args.seed,
+                          "generator": config.get("generator"), "content": config.get("content")}
             dev = [s for s in iter_sessions(path) if s.split == "dev"]
         if not dev:
             print(f"fit_local: {path}: no dev sessions", file=sys.stderr)

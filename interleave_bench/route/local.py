@@ -12,15 +12,18 @@ fitted on the offline ``dev`` split (``interleave_bench/data/local/weights.json`
   elsewhere ("keep it consistent with ...", "结合...") apart again;
 - tokens that only one topic has seen (the values of its facts: a date, an amount, a name);
 - a topic's title named in the message;
-- recency: the current topic, the one before it, how long since a topic last had a message;
+- recency: the current topic, the one before it, how long since a topic last had a message,
+  whether it has had one at all;
 - the dialogue signals of the message itself: a bare acknowledgement, a short lead-in, a vague
   follow-up ("that one", "这个"), a pointer back ("the other one", "之前那个"), a new-subject or
   one-off opener.
 
 The winning candidate's probability (a softmax over the candidates) is mapped through a
 monotone calibration fitted on the router's own dev-split runs, so ``confidence`` reads as the
-chance the decision is right. One-off topics are titled with :data:`ONEOFF_TITLE_PREFIX`; they are
-never offered as a place for a later message and never count as the current topic.
+chance the decision is right. A one-off is offered only when there is a current topic and no topic
+alone shares :data:`WORK_TERMS` words with the first sentence. One-off topics are titled with
+:data:`ONEOFF_TITLE_PREFIX`; they are never offered as a place for a later message and never count
+as the current topic.
 
 The router sees only the :class:`~.base.RouterView` (gold-blind, like every router here).
 """
@@ -34,6 +37,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import mul
 from importlib import resources
 from typing import Any, Optional, Sequence
 
@@ -57,11 +61,11 @@ CHAR_N = 3
 #: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
 #: at a time, so a few hundred topics are plenty)
 PROFILE_CACHE_MAX = 2048
+#: first-sentence terms that one topic alone has seen which make a message that topic's work, never
+#: a one-off (one such word can be chance; two are a subject)
+WORK_TERMS = 2
 #: a message longer than this (characters) is never a bare acknowledgement: skip the costly check
 ACK_SCAN_CHARS = 64
-#: a closed-mode thread never spoken of yet is this many turns "away" for the recency signal
-#: (further than any session is long)
-UNSEEN_GAP = 100
 
 # --- dialogue signals --------------------------------------------------------------------------------
 # English entries match as whole words of the lowercased text, Chinese ones anywhere.
@@ -111,31 +115,50 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
-def _alternation(phrases: Sequence[str]) -> str:
-    """A regex alternation of ``phrases``: English ones as whole words (any spacing), Chinese anywhere."""
-    words = sorted((p for p in phrases if not _CJK.search(p)), key=len, reverse=True)
-    chinese = sorted((p for p in phrases if _CJK.search(p)), key=len, reverse=True)
-    alts = [r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, w.split())) + r"(?![a-z0-9])" for w in words]
-    alts += [re.escape(c) for c in chinese]
-    return "|".join(alts)
+_WORD_RUN = re.compile(r"[a-z0-9]+")
+_LEADING_JUNK = re.compile(r"^[\W_]+")
 
 
-_LEXICONS = {name: re.compile(_alternation(v)) for name, v in (
+def _lexicon(phrases: Sequence[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """English phrases (words joined by single spaces) and Chinese ones of a lexicon."""
+    words = frozenset(" ".join(p.split()) for p in phrases if not _CJK.search(p))
+    return words, tuple(p for p in phrases if _CJK.search(p))
+
+
+_LEXICONS = {name: _lexicon(v) for name, v in (
     ("anaphora", ANAPHORA), ("other", OTHER_TOPIC), ("new", NEW_SUBJECT), ("oneoff", ONEOFF_OPENERS),
     ("ref", REFERENCES),
 )}
-#: a lead word at the very start, after any punctuation or spaces
-_LEAD = re.compile(r"^[\W_]*(?:" + _alternation(LEADS) + ")")
+_LEAD_WORDS, _LEAD_CHINESE = _lexicon(LEADS)
+#: the longest English phrase of any lexicon, in words
+MAX_PHRASE_WORDS = max(len(p.split()) for words, _ in [*_LEXICONS.values(), (_LEAD_WORDS, ())] for p in words)
+
+
+@lru_cache(maxsize=1 << 14)
+def word_phrases(lowered: str) -> frozenset[str]:
+    """Every run of 1 to :data:`MAX_PHRASE_WORDS` consecutive English words of ``lowered``, each
+    joined by single spaces (words are ASCII letter and digit runs, as in the bm25 tokens)."""
+    words = _WORD_RUN.findall(lowered)
+    return frozenset(" ".join(words[i : i + n]) for n in range(1, MAX_PHRASE_WORDS + 1) for i in range(len(words) - n + 1))
 
 
 def says(kind: str, lowered: str) -> bool:
-    """True when lowercased text ``lowered`` holds a phrase of lexicon ``kind``."""
-    return _LEXICONS[kind].search(lowered) is not None
+    """True when lowercased text ``lowered`` holds a phrase of lexicon ``kind`` (English ones as
+    whole words, Chinese ones anywhere)."""
+    words, chinese = _LEXICONS[kind]
+    return not words.isdisjoint(word_phrases(lowered)) or any(c in lowered for c in chinese)
 
 
 def starts_with_lead(lowered: str) -> bool:
-    """True when lowercased text ``lowered`` opens with an acknowledgement or carry-on word."""
-    return _LEAD.match(lowered) is not None
+    """True when lowercased text ``lowered`` opens (after any punctuation) with an acknowledgement
+    or carry-on word."""
+    text = _LEADING_JUNK.sub("", lowered, count=1)
+    if text.startswith(_LEAD_CHINESE):
+        return True
+    if not text[:1].isascii() or not text[:1].isalnum():
+        return False
+    words = _WORD_RUN.findall(text[:60])
+    return any(" ".join(words[:n]) in _LEAD_WORDS for n in range(1, min(len(words), MAX_PHRASE_WORDS) + 1))
 
 
 def sentences(text: str) -> list[str]:
@@ -236,7 +259,7 @@ TOPIC_FEATURES = (
     "topic.rest_bm25", "topic.rest_title", "topic.rest_only_here",
     "topic.current", "topic.current_ack", "topic.current_short", "topic.current_anaphora",
     "topic.current_lead", "topic.current_other", "topic.current_unnamed",
-    "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other",
+    "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.unseen",
 )
 NEW_FEATURES = (
     "new.bias", "new.opener", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
@@ -259,8 +282,8 @@ ONEOFF = "oneoff"
 class Candidates:
     """The candidates of one decision and their feature rows (one row per candidate)."""
 
-    labels: tuple[str, ...]  # topic labels, then NEW (open mode), then ONEOFF
-    features: np.ndarray
+    labels: tuple[str, ...]  # topic labels, then NEW (open mode), then ONEOFF (when offered)
+    features: list[list[float]]
 
 
 def is_oneoff_topic(topic: TopicView) -> bool:
@@ -306,8 +329,9 @@ def _gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[
     df: Counter = Counter()
     for h in have:
         df.update(h)
-    total = (len(grams) - len(df)) * weights[0] + sum(weights[d] for d in df.values())
-    return [sum(weights[df[g]] for g in h) / total for h in have]
+    weight_of = {g: weights[d] for g, d in df.items()}
+    total = (len(grams) - len(df)) * weights[0] + sum(weight_of.values())
+    return [sum(map(weight_of.__getitem__, h)) / total for h in have]
 
 
 @lru_cache(maxsize=1 << 12)
@@ -358,6 +382,8 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     length = math.log1p(len(all_q))
 
     rows: list[list[float]] = []
+    current = previous = None
+    work_terms = 0
     head_bm_max = tail_bm_max = head_chars_max = 0.0
     if n:
         ov = overlap(all_q, profs)
@@ -387,6 +413,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         head_bm_max = math.log1p(head_bm[best])
         tail_bm_max = math.log1p(max(x[1] + x[2] for x in sums))
         head_chars_max = max(head_chars)
+        work_terms = max(x[3] for x in sums)
         current, previous = _recency(view, set(labels))
         at = view.pending[0].i
         log1p = math.log1p
@@ -396,7 +423,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
             ref_title = float(bool(title and ref_q) and _title_in(title, parts.refs, ref_q))
             rest_title = float(bool(title and rest_q) and _title_in(title, parts.rest, rest_q))
             named = head_title or ho > 0
-            gap = log1p(at - t.messages[-1].i if t.messages else UNSEEN_GAP)
+            gap = log1p(at - t.messages[-1].i) if t.messages else 0.0  # unseen: its own feature
             cur = float(t.label == current)
             prev = float(t.label == previous)
             rows.append([  # in TOPIC_FEATURES order
@@ -404,7 +431,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
                 log1p(rb), ref_title, log1p(ro),
                 log1p(tb), rest_title, log1p(to),
                 cur, cur * ack, cur * short, cur * anaphora, cur * lead, cur * other, cur * float(not named),
-                prev, prev * other, gap, gap * other,
+                prev, prev * other, gap, gap * other, float(not t.messages),
             ] + _TOPIC_PAD)
     out_labels = list(labels)
     if view.mode == "open":
@@ -412,17 +439,21 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
             1.0, new_opener, head_bm_max, head_chars_max, vague, length, oneoff_opener,
         ] + _NEW_RIGHT)
         out_labels.append(NEW)
-    rows.append(_ONEOFF_LEFT + [  # in ONEOFF_FEATURES order
-        1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max,
-    ])
-    out_labels.append(ONEOFF)
-    return Candidates(tuple(out_labels), np.array(rows))
+    # a one-off is a question off the work in progress: with no current topic there is nothing to
+    # be off from, and a first sentence sharing several words with one topic alone is that work
+    if current is not None and work_terms < WORK_TERMS:
+        rows.append(_ONEOFF_LEFT + [  # in ONEOFF_FEATURES order
+            1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max,
+        ])
+        out_labels.append(ONEOFF)
+    return Candidates(tuple(out_labels), rows)
 
 
-def softmax(scores: np.ndarray) -> np.ndarray:
-    """The softmax of a score vector (shifted by its maximum, so large scores do not overflow)."""
-    z = np.exp(scores - scores.max())
-    return z / z.sum()
+def best_of(features: Sequence[Sequence[float]], weights: Sequence[float]) -> tuple[int, float]:
+    """The index of the best-scoring row (the first on a tie) and its softmax probability."""
+    scores = [sum(map(mul, row, weights)) for row in features]
+    top = max(scores)
+    return scores.index(top), 1.0 / sum(math.exp(x - top) for x in scores)
 
 
 # --- weights and calibration ------------------------------------------------------------------------------
@@ -534,16 +565,15 @@ class LocalRouter:
 
     def __init__(self, weights: Optional[LocalWeights] = None):
         self.weights = weights if weights is not None else shipped_weights()
+        self._weights = {mode: tuple(float(x) for x in mw.weights) for mode, mw in self.weights.modes.items()}
         self.cache = ProfileCache()
 
     def score(self, view: RouterView) -> Scored:
         """The winning candidate of ``view``'s pending unit, its probability and confidence."""
         cands = candidates(view, self.cache)
-        mw = self.weights.modes[view.mode]
-        probs = softmax(cands.features @ mw.weights)
-        k = int(np.argmax(probs))  # the first on a tie: topics in creation order, then new, then one-off
-        p = float(probs[k])
-        return Scored(cands.labels[k], p, mw.calibration(p))
+        # the first on a tie: topics in creation order, then new, then one-off
+        k, p = best_of(cands.features, self._weights[view.mode])
+        return Scored(cands.labels[k], p, self.weights.modes[view.mode].calibration(p))
 
     def decide_scored(self, view: RouterView) -> tuple[Decision, Scored]:
         """The decision for ``view``'s pending unit (``via: local``, with its confidence rounded to

@@ -51,6 +51,8 @@ L2 = 1.0
 MAX_ITER = 500
 #: steps kept in the calibration map: enough for a smooth curve, small enough to read
 MAX_KNOTS = 24
+#: smallest distance between two calibration knots (probabilities tied at a block edge)
+KNOT_GAP = 1e-9
 #: messages a calibration step needs: fewer, and its accuracy is too noisy to hold on other data
 MIN_STEP_MESSAGES = 300
 #: bins of the reliability table (equal width over 0..1)
@@ -96,12 +98,12 @@ def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
                 want = thread
             else:
                 want = topic_of.get(thread, NEW)
-            k = cands.labels.index(want)
-            rows.append(cands.features)
-            group.extend([msg] * len(cands.labels))
-            target.append(offset + k)
-            offset += len(cands.labels)
-            msg += 1
+            if want in cands.labels:  # (a one-off the router would not consider teaches nothing)
+                rows.append(np.asarray(cands.features, dtype=float))
+                group.extend([msg] * len(cands.labels))
+                target.append(offset + cands.labels.index(want))
+                offset += len(cands.labels)
+                msg += 1
             if want == ONEOFF:
                 label = state.open_topic(ONEOFF_TITLE_PREFIX + short_title(m.text))
             elif want == NEW:
@@ -160,8 +162,10 @@ def pav(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray,
 def fit_calibration(probability: Sequence[float], correct: Sequence[bool]) -> Calibration:
     """The monotone map from winning probability to observed accuracy: isotonic, then smoothed.
 
-    Each knot is a block of the isotonic fit: its mean probability and its accuracy; between
-    knots the map is linear, so confidences vary smoothly and a threshold can be set anywhere.
+    Each knot is a block of the isotonic fit: its mean probability (for the first block its
+    largest, for the last its smallest, so the ends are flat over their whole block) and its
+    accuracy; between knots the map is linear, so confidences vary smoothly and a threshold can be
+    set anywhere.
     Neighbouring blocks are merged (accuracies pooled, so the map stays monotone): the
     smallest block into its smaller neighbour while one holds fewer than
     :data:`MIN_STEP_MESSAGES` messages, then the smallest pair until at most :data:`MAX_KNOTS`
@@ -181,6 +185,13 @@ def fit_calibration(probability: Sequence[float], correct: Sequence[bool]) -> Ca
         by[k] = (by[k] * bn[k] + by[k + 1] * bn[k + 1]) / n
         bn[k] = n
         bx, by, bn = np.delete(bx, k + 1), np.delete(by, k + 1), np.delete(bn, k + 1)
+    if len(bx) > 1:
+        xs = np.sort(np.asarray(probability, dtype=float))
+        ends = np.cumsum(bn)
+        bx[0] = xs[ends[0] - 1]
+        bx[-1] = max(xs[ends[-2]], bx[-2] + KNOT_GAP) if len(bx) > 2 else xs[ends[0]]
+        for k in range(1, len(bx)):  # ties at a block edge: keep the knots strictly increasing
+            bx[k] = max(bx[k], bx[k - 1] + KNOT_GAP)
     return Calibration(tuple(float(v) for v in bx), tuple(float(v) for v in by))
 
 
@@ -279,5 +290,6 @@ def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] =
             "reliability": reliability_table(calibrated, [j.correct for j in judged]),
         }
     fit = {"split": "dev", "sessions": len(sessions), "l2": L2, **(source or {}),
-           "dev_accuracy": {m: report[m]["accuracy"] for m in MODES}}
+           "dev_accuracy": {m: report[m]["accuracy"] for m in MODES},
+           "reliability": {m: report[m]["reliability"] for m in MODES}}
     return LocalWeights(modes, fit), report
