@@ -9,6 +9,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interleave_bench.cli import main
 from interleave_bench.generate.runner import generate_offline
@@ -264,3 +266,13 @@ def test_dry_run_sweep_writes_the_curve(tmp_path, offline, monkeypatch, capsys):
     with open(folder / "closed-hybrid-sweep-fake-model.sweep.csv", newline="") as fh:
         table = list(csv.DictReader(fh))
     assert [float(r["threshold"]) for r in table] == [0.0, 0.9, 1.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(list("ok thanks!好的谢谢，Ｏｋ👍 ") + ["ok ", "thanks ", "好的"]), max_size=40).map("".join))
+def test_the_acknowledgement_shortcut_never_hides_one(text):
+    from interleave_bench.route.local import _KEPT_CHARS
+    from interleave_bench.route.text import ACK_MAX_CHARS, is_bare_ack
+
+    if len(_KEPT_CHARS.findall(text)) > ACK_MAX_CHARS:
+        assert not is_bare_ack(text)

@@ -37,6 +37,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from operator import mul
 from importlib import resources
 from typing import Any, Optional, Sequence
@@ -45,7 +46,7 @@ import numpy as np
 
 from .base import Decision, RouterView, TopicView
 from .bm25 import B, K1, idf
-from .text import is_bare_ack, normalize, seems_to_go_on, short_title, title_mentioned, tokens
+from .text import ACK_MAX_CHARS, is_bare_ack, normalize, seems_to_go_on, short_title, title_mentioned, tokens
 
 POLICY = "local"
 #: ``via`` of a decision made by this router
@@ -64,8 +65,9 @@ PROFILE_CACHE_MAX = 2048
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
 #: a one-off (one such word can be chance; two are a subject)
 WORK_TERMS = 2
-#: a message longer than this (characters) is never a bare acknowledgement: skip the costly check
-ACK_SCAN_CHARS = 64
+#: characters :func:`~.text.normalize` keeps as they are (ASCII letters and digits, CJK unified
+#: ideographs): more of them than ``ACK_MAX_CHARS`` and a message cannot be a bare acknowledgement
+_KEPT_CHARS = re.compile(r"[A-Za-z0-9\u4e00-\u9fff]")
 
 # --- dialogue signals --------------------------------------------------------------------------------
 # English entries match as whole words of the lowercased text, Chinese ones anywhere.
@@ -311,9 +313,7 @@ def overlap(query: set[str], profs: Sequence[TopicProfile]) -> Overlap:
     """The :class:`Overlap` of the message's distinct terms ``query`` with the topics ``profs``."""
     n = len(profs)
     have = [query & p.tf.keys() for p in profs]
-    df: Counter = Counter()
-    for h in have:
-        df.update(h)
+    df = Counter(chain.from_iterable(have))
     avgdl = sum(p.length for p in profs) / n if n else 0.0
     norms = [K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1 for p in profs]
     return Overlap(have, df, norms, _idf_table(n))
@@ -326,9 +326,7 @@ def _gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[
         return [0.0] * n
     weights = _idf_table(n)
     have = [grams & p.grams for p in profs]
-    df: Counter = Counter()
-    for h in have:
-        df.update(h)
+    df = Counter(chain.from_iterable(have))
     weight_of = {g: weights[d] for g, d in df.items()}
     total = (len(grams) - len(df)) * weights[0] + sum(weight_of.values())
     return [sum(map(weight_of.__getitem__, h)) / total for h in have]
@@ -371,7 +369,8 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     head_q, ref_q, rest_q = set(tokens(parts.head)), set(tokens(parts.refs)), set(tokens(parts.rest))
     all_q = head_q | ref_q | rest_q
 
-    ack = float(len(text) <= ACK_SCAN_CHARS and is_bare_ack(text))
+    # the count is a necessary condition of is_bare_ack, checked first as it is far cheaper
+    ack = float(len(_KEPT_CHARS.findall(text)) <= ACK_MAX_CHARS and is_bare_ack(text))
     short = float(seems_to_go_on(text))
     anaphora = float(says("anaphora", parts.lowered_head))
     lead = float(starts_with_lead(parts.lowered))
