@@ -328,8 +328,9 @@ def _gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[
     have = [grams & p.grams for p in profs]
     df = Counter(chain.from_iterable(have))
     weight_of = {g: weights[d] for g, d in df.items()}
-    total = (len(grams) - len(df)) * weights[0] + sum(weight_of.values())
-    return [sum(map(weight_of.__getitem__, h)) / total for h in have]
+    # fsum: exactly rounded whatever the (hash-seed dependent) order of a set, so runs agree
+    total = (len(grams) - len(df)) * weights[0] + math.fsum(weight_of.values())
+    return [math.fsum(map(weight_of.__getitem__, h)) / total for h in have]
 
 
 @lru_cache(maxsize=1 << 12)
@@ -392,7 +393,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
             tf = prof.tf
             hb = rb = tb = 0.0
             ho = ro = to = 0
-            for q in have:
+            for q in sorted(have):  # a fixed order: float sums then agree from run to run
                 f = tf[q]
                 c = weights[df[q]] * f / (f + norm)
                 alone = df[q] == 1
