@@ -5,11 +5,14 @@
 Writes synthetic sessions (3 or 4 threads with distinctive words, vague follow-ups and
 acknowledgements, one-offs) to a temporary folder, then:
 
-1. times every model-free policy in both modes through the real runner (messages per second);
+1. times every model-free policy in both modes through the real runner (messages per second of
+   wall time, and per second of this process's CPU time, which other load on the machine does
+   not slow); ``local`` must route at least :data:`LOCAL_TARGET` messages a second;
 2. routes a subset with the model router against the fake OpenAI-compatible server on loopback,
    which answers after ``--delay`` seconds, at concurrency 1 and 8 (speed-up ratio; sessions are
    sequential inside, so the gain comes from routing sessions side by side);
-3. compares ``hybrid`` with ``llm``: the share of messages that needed a call.
+3. compares ``hybrid`` (rule fast path, and ``local`` fast path at ``--threshold``) with ``llm``:
+   the share of messages that needed a call.
 
 Prints one line per measurement; nothing is timed in the test suite.
 """
@@ -41,6 +44,10 @@ POOLS = {
 VAGUE = ["ok thanks", "and the other one?", "sounds good, what next", "yes please", "tell me more about that"]
 #: chances of the synthetic plan: a one-off, a move to another started thread, a vague message
 ONEOFF_P, MOVE_P, VAGUE_P = 0.05, 0.3, 0.35
+#: messages a second the local router must reach (it is meant to run on every message for free)
+LOCAL_TARGET = 5000
+#: hybrid's local fast path threshold compared here
+HYBRID_THRESHOLD = 0.9
 
 
 def make_session(k: int, turns: int, rng: random.Random) -> dict:
@@ -78,11 +85,12 @@ def write_data(folder: Path, n: int, turns: int, seed: int = 0) -> Path:
     return folder
 
 
-def model_run(data: Path, policy: str, concurrency: int, delay: float, out: Path) -> tuple[float, list[dict]]:
+def model_run(data: Path, policy: str, concurrency: int, delay: float, out: Path,
+              threshold: float | None = None) -> tuple[float, list[dict]]:
     with FakeServer(delay=delay) as srv:
         llm = LLM(fake_provider(srv.url), cache=None, concurrency=concurrency)
         start = time.perf_counter()
-        run_route(data, RouteOptions(mode="closed", policy=policy), llm=llm, out=out, fresh=True)
+        run_route(data, RouteOptions(mode="closed", policy=policy, threshold=threshold), llm=llm, out=out, fresh=True)
         seconds = time.perf_counter() - start
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     return seconds, rows
@@ -100,11 +108,14 @@ def main() -> None:
         data = write_data(Path(tmp) / "data", args.sessions, args.turns)
         n = args.sessions * args.turns
         for mode in ("closed", "open"):
-            for policy in ("oracle", "single", "always_new", "stay", "bm25"):
-                start = time.perf_counter()
+            for policy in ("oracle", "single", "always_new", "stay", "bm25", "local"):
+                start, cpu = time.perf_counter(), time.process_time()
                 run_route(data, RouteOptions(mode=mode, policy=policy), fresh=True)
-                s = time.perf_counter() - start
-                print(f"{mode}-{policy}: {n:,} messages in {s:.2f}s ({n / s:,.0f} messages/s)")
+                s, c = time.perf_counter() - start, time.process_time() - cpu
+                line = f"{mode}-{policy}: {n:,} messages in {s:.2f}s ({n / s:,.0f} messages/s; {n / c:,.0f} per CPU second)"
+                if policy == "local":
+                    line += f" target {LOCAL_TARGET:,}/s: {'met' if n / s >= LOCAL_TARGET else 'met on CPU time only' if n / c >= LOCAL_TARGET else 'MISSED'}"
+                print(line)
         small = write_data(Path(tmp) / "small", args.model_sessions, args.turns, seed=1)
         m = args.model_sessions * args.turns
         t1, _ = model_run(small, "llm", 1, args.delay, Path(tmp) / "c1.jsonl")
@@ -112,10 +123,13 @@ def main() -> None:
         print(f"llm (fake model, {args.delay * 1000:.0f} ms per answer): {m:,} messages; concurrency 1 {t1:.2f}s, "
               f"8 {t8:.2f}s; speed-up {t1 / t8:.1f}x")
         _, hybrid_rows = model_run(small, "hybrid", 8, args.delay, Path(tmp) / "h.jsonl")
+        _, local_rows = model_run(small, "hybrid", 8, args.delay, Path(tmp) / "hl.jsonl", threshold=HYBRID_THRESHOLD)
         calls = sum("usage" in r for r in hybrid_rows) / len(hybrid_rows)
+        local_calls = sum("usage" in r for r in local_rows) / len(local_rows)
         llm_calls = sum("usage" in r for r in llm_rows) / len(llm_rows)
         print(f"model calls per message: llm {llm_calls:.2f}, hybrid {calls:.2f} "
-              f"({1 - calls / llm_calls:.0%} fewer calls from the rule fast path)")
+              f"({1 - calls / llm_calls:.0%} fewer calls from the rule fast path), hybrid --threshold "
+              f"{HYBRID_THRESHOLD:g} {local_calls:.2f} ({1 - local_calls / llm_calls:.0%} fewer from the local fast path)")
 
 
 if __name__ == "__main__":

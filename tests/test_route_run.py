@@ -66,7 +66,7 @@ def test_every_model_free_policy_covers_every_message_once(data, mode, policy, c
     path = data / "predictions" / f"{mode}-{policy}.jsonl"
     assert f"wrote {path}" in out and "done: route" in out
     rows = check_rows(path, data, mode, policy)
-    assert all(r["via"] == "baseline" for r in rows)
+    assert all(r["via"] == ("local" if policy == "local" else "baseline") for r in rows)
     if mode == "open":
         assert all(r["pred"].startswith("t") for r in rows)
         assert rows[0]["pred"] == "t1"  # the system's own numbering, whatever the thread ids are

@@ -1,6 +1,6 @@
 """``interleave-bench route DATA --mode closed|open --policy P``: route every message, write predictions.
 
-Writes ``predictions/<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
+Writes ``predictions/<mode>-<policy>[-t<threshold>][-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
 data (``predictions-dry/`` with ``--dry-run``, so fake-model output never sits beside real runs;
 one row per message of the chosen split) and ``<name>.run.json`` (options, data fingerprint,
 counts, usage, provenance). A rerun resumes: finished sessions are kept and skipped.
@@ -13,9 +13,10 @@ import sys
 
 from ..errors import UsageError
 from ..llm import add_model_arguments, model_session_from_args
-from ..progress import summary_line
+from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
 from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
+from ..route.sweep import DEFAULT_THRESHOLDS, curve_table, parse_thresholds, run_sweep
 from ..schema import MODES
 
 
@@ -26,7 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=MODES, required=True,
                    help="closed: the thread list is given up front; open: topics are made on the way")
     p.add_argument("--policy", choices=POLICIES, required=True,
-                   help="llm and hybrid call a model; the others are model-free baselines")
+                   help="llm and hybrid call a model; local is the model-free router with a confidence; "
+                        "the others are model-free baselines")
+    p.add_argument("--threshold", type=float, default=None, metavar="T",
+                   help="hybrid only: route with local when its confidence is at least T (0..1), else ask the "
+                        "model (default: the rule fast path)")
+    p.add_argument("--sweep-threshold", nargs="?", const=",".join(f"{t:g}" for t in DEFAULT_THRESHOLDS),
+                   default=None, metavar="T1,T2,...",
+                   help="hybrid only: run at each threshold (default "
+                        f"{','.join(f'{t:g}' for t in DEFAULT_THRESHOLDS)}) and write the accuracy vs "
+                        "calls-per-message curve (.sweep.json, .sweep.csv) beside the predictions")
     p.add_argument("--merge", choices=MERGES, default="none",
                    help="bursts: wait after every message (all), after one that seems to go on (adaptive), or never (default none)")
     p.add_argument("--decide", choices=DECIDES, default="one",
@@ -58,6 +68,7 @@ def options_from_args(args: argparse.Namespace) -> RouteOptions:
         cross=DEFAULT_CROSS if args.cross is None else args.cross,
         seed=DEFAULT_SEED if args.seed is None else args.seed,
         split=args.split,
+        threshold=args.threshold,
     )
     opts.check()
     return opts
@@ -72,6 +83,8 @@ def describe(result: RouteResult) -> dict[str, object]:
     counts.update(messages=c.messages, errors=c.errors, clarify=c.clarify)
     if c.rules:
         counts["by rule"] = c.rules
+    if c.local:
+        counts["by local"] = c.local
     if c.bursts:
         counts["merged bursts"] = c.bursts
     if c.fallback:
@@ -86,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     args.data, source = local_data(args.data)
     if source is not None:
         print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
+    if args.sweep_threshold is not None:
+        return run_sweep_command(args, opts)
     if opts.policy not in MODEL_POLICIES:
         if args.model:
             raise UsageError(f"the {opts.policy} policy calls no model: drop --model")
@@ -104,4 +119,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"{result.errors_left} ERROR row{'s' if result.errors_left != 1 else ''} remain in {result.path} (model "
               "calls that failed after every retry); run the same command again to ask for them again",
               file=sys.stderr)
+    return 0
+
+
+def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
+    """``--sweep-threshold``: one hybrid run per threshold, then the curve files and table."""
+    if opts.policy != "hybrid":
+        raise UsageError(f"--sweep-threshold applies to the hybrid policy only, not {opts.policy}")
+    if args.threshold is not None:
+        raise UsageError("--threshold and --sweep-threshold exclude each other")
+    if args.out:
+        raise UsageError("--sweep-threshold writes one predictions file per threshold: drop --out")
+    thresholds = parse_thresholds(args.sweep_threshold)
+    timer = Timer()
+    with model_session_from_args(args) as llm:
+        result = run_sweep(args.data, opts, thresholds, llm=llm, fresh=args.fresh, dry_run=args.dry_run)
+        for r in result.runs:
+            print(f"wrote {r.path} ({r.rows:,} rows)")
+        print(curve_table(result.points))
+        print(f"wrote {result.json_path} and {result.csv_path.name}")
+        print(summary_line(f"route sweep {opts.mode}-hybrid", {"thresholds": len(thresholds),
+                                                                 "messages": sum(r.counts.messages for r in result.runs)},
+                           timer.seconds, llm))
+        print(llm.cost_line())
     return 0

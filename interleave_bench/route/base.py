@@ -165,6 +165,8 @@ class Decision:
     labels of other topics the message draws on (None: the router does not give refs). ``via``
     says how it was decided (``llm``, ``rule-ack``, ``rule-title``, ``baseline``, ...); ``usage``
     (``{input, output, cache_hit}``) and ``elapsed_ms`` describe the model call(s) behind it.
+    ``confidence`` is the router's calibrated chance (0..1) that the decision is right, for routers
+    that give one (``local``).
     """
 
     kind: DecisionKind
@@ -176,6 +178,7 @@ class Decision:
     usage: Optional[dict[str, int]] = None
     elapsed_ms: Optional[int] = None
     error: Optional[str] = None
+    confidence: Optional[float] = None
 
     @classmethod
     def to_topic(cls, label: str, **kw) -> "Decision":

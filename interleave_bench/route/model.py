@@ -5,7 +5,8 @@ One model call per routing unit with the project's prompt (:mod:`.prompt`) and p
 with a corrective message; a second unusable answer, or a call that fails after the client's own
 retries, gives an ``ERROR`` decision with the reason, and the run goes on (unless no call of the
 run has succeeded yet: after :data:`ABORT_AFTER_FAILURES` such failures the run stops). ``hybrid`` first tries
-the rule fast path (:mod:`.rules`) and calls the model only when no rule applies. Answers given up on
+the rule fast path (:mod:`.rules`) and calls the model only when no rule applies; ``hybrid`` with a threshold instead asks the ``local`` router
+(:mod:`.local`) and calls the model only when its confidence is below the threshold. Answers given up on
 (an ``ERROR`` decision, a burst answer that falls back) are removed from the response cache, so a
 later run asks the model again instead of replaying them.
 """
@@ -19,6 +20,7 @@ from ..errors import UsageError
 from ..llm import LLM, ModelCallError, Reply
 from .answer import AnswerError, parse_each, parse_one
 from .base import BurstFailure, Decision, RouterView, add_ms, add_usage
+from .local import LocalRouter
 from .payload import build_messages
 from .prompt import fix_message
 from .rules import fast_path
@@ -36,14 +38,23 @@ ABORT_AFTER_FAILURES = 8
 
 
 class ModelRouter:
-    """``llm`` (every unit goes to the model) or, with ``rules=True``, ``hybrid``."""
+    """``llm`` (every unit goes to the model) or ``hybrid``: with ``rules=True`` the rule fast path
+    first, or with ``local`` and ``threshold`` the local router's decision when its confidence is
+    at least ``threshold``."""
 
     uses_model = True
 
-    def __init__(self, llm: LLM, *, rules: bool = False):
+    def __init__(self, llm: LLM, *, rules: bool = False, local: Optional[LocalRouter] = None,
+                 threshold: Optional[float] = None):
+        if (local is None) != (threshold is None):
+            raise ValueError("local and threshold go together")
+        if rules and local is not None:
+            raise ValueError("one fast path: rules or local, not both")
         self.llm = llm
         self.rules = rules
-        self.policy = "hybrid" if rules else "llm"
+        self.local = local
+        self.threshold = threshold
+        self.policy = "hybrid" if (rules or local is not None) else "llm"
         self.model = llm.model  # written on every row, so scores and leaderboards name the model
         self.answered = 0
         self.failed = 0
@@ -68,11 +79,22 @@ class ModelRouter:
         for reply in replies:
             self.llm.reject(reply)
 
-    async def route(self, view: RouterView) -> Decision:
+    def fast(self, view: RouterView) -> Optional[Decision]:
+        """The fast path's decision for the pending unit (rules, or a confident local decision),
+        or None when the model must decide."""
         if self.rules:
-            decided = fast_path(view)
-            if decided is not None:
+            return fast_path(view)
+        if self.local is not None:
+            assert self.threshold is not None
+            decided = self.local.decide(view)
+            if decided.confidence is not None and decided.confidence >= self.threshold:
                 return decided
+        return None
+
+    async def route(self, view: RouterView) -> Decision:
+        decided = self.fast(view)
+        if decided is not None:
+            return decided
         return await self.ask_one(view)
 
     async def ask_one(self, view: RouterView) -> Decision:
@@ -110,12 +132,12 @@ class ModelRouter:
     async def route_each(self, view: RouterView) -> Union[list[Decision], BurstFailure]:
         """One decision per pending message from a single call (``--decide each``).
 
-        ``hybrid`` first tries its rules message by message; when they settle the whole burst no
-        call is made. An unusable answer or a failed call is a :class:`BurstFailure` (no retry:
+        ``hybrid`` first tries its fast path message by message; when it settles the whole burst with
+        existing topics no call is made. An unusable answer or a failed call is a :class:`BurstFailure` (no retry:
         the runner falls back to routing the burst one message at a time).
         """
-        if self.rules:
-            settled = _rules_for_each(view)
+        if self.rules or self.local is not None:
+            settled = _fast_for_each(self, view)
             if settled is not None:
                 return settled
         try:
@@ -134,12 +156,13 @@ class ModelRouter:
         ]
 
 
-def _rules_for_each(view: RouterView) -> Optional[list[Decision]]:
-    """Rule decisions for every message of the burst in turn, or None if one needs the model."""
+def _fast_for_each(router: ModelRouter, view: RouterView) -> Optional[list[Decision]]:
+    """Fast-path decisions naming existing topics for every message of the burst in turn, or None
+    if one needs the model (or would open a topic)."""
     out: list[Decision] = []
     v = view
     while v.pending:
-        d = fast_path(replace(v, pending=v.pending[:1]))
+        d = router.fast(replace(v, pending=v.pending[:1]))
         if d is None or d.label is None:
             return None
         out.append(d)

@@ -5,7 +5,7 @@ way and named ``t1``, ``t2``, ...), the bursts (:mod:`.bursts`), the topic state
 file. Routers receive only :class:`~.base.RouterView` objects built from the gold-free
 :class:`~.base.Conversation`; the oracle alone gets gold, through its own argument.
 
-Output: ``predictions/<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
+Output: ``predictions/<mode>-<policy>[-t<threshold>][-merge<all|adaptive>][-each][-<model>].jsonl`` beside the
 data (``predictions-dry/`` for a dry run), one row per message of the chosen split, in session then
 turn order, appended one finished session at a time; plus ``<name>.run.json`` with the options, data fingerprint, counts, usage and
 provenance. A rerun skips the sessions already written (a session cut short by a crash is written
@@ -48,9 +48,10 @@ from .base import (
 )
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
+from .local import VIA_LOCAL, LocalRouter
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
-POLICIES = ("llm", "hybrid", "oracle", "single", "always_new", "stay", "bm25")
+POLICIES = ("llm", "hybrid", "oracle", "single", "always_new", "stay", "bm25", "local")
 MODEL_POLICIES = ("llm", "hybrid")
 SPLITS = SCORE_SPLITS
 #: route every split by default: the file then serves scoring on dev, test or both
@@ -82,6 +83,9 @@ class RouteOptions:
     cross: float = DEFAULT_CROSS
     seed: int = DEFAULT_SEED
     split: str = DEFAULT_SPLIT
+    #: ``hybrid`` only: route with ``local`` when its confidence is at least this, else ask the model
+    #: (None: the rule fast path instead)
+    threshold: Optional[float] = None
 
     def check(self) -> None:
         """Raise :class:`UsageError` for an impossible combination."""
@@ -98,11 +102,18 @@ class RouteOptions:
         for name, p in (("--same", self.same), ("--cross", self.cross)):
             if not 0.0 <= p <= 1.0:
                 raise UsageError(f"{name} must be a probability between 0 and 1, got {p:g}")
+        if self.threshold is not None:
+            if self.policy != "hybrid":
+                raise UsageError(f"--threshold applies to the hybrid policy only, not {self.policy}")
+            if not 0.0 <= self.threshold <= 1.0:
+                raise UsageError(f"--threshold must be a confidence between 0 and 1, got {self.threshold:g}")
         if self.decide == "each" and self.merge == "none":
             raise UsageError("--decide each needs bursts: add --merge all or --merge adaptive")
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"mode": self.mode, "policy": self.policy, "merge": self.merge, "split": self.split}
+        if self.threshold is not None:
+            d["threshold"] = self.threshold
         if self.merge != "none":
             d.update(decide=self.decide, same=self.same, cross=self.cross, seed=self.seed)
         return d
@@ -114,8 +125,10 @@ def safe_name(text: str) -> str:
 
 
 def output_name(opts: RouteOptions, model: Optional[str] = None) -> str:
-    """``<mode>-<policy>[-merge<all|adaptive>][-each][-<model>].jsonl``."""
+    """``<mode>-<policy>[-t<threshold>][-merge<all|adaptive>][-each][-<model>].jsonl``."""
     name = f"{opts.mode}-{opts.policy}"
+    if opts.threshold is not None:
+        name += f"-t{opts.threshold:g}"
     if opts.merge != "none":
         name += f"-merge{opts.merge}"
         if opts.decide == "each":
@@ -136,13 +149,16 @@ def sidecar_path(out: Path) -> Path:
     return out.with_suffix(".run.json") if out.suffix == ".jsonl" else out.with_name(out.name + ".run.json")
 
 
-def make_router(policy: str, llm: Any = None) -> Any:
-    """The router of ``policy``; model policies need ``llm``."""
+def make_router(policy: str, llm: Any = None, *, threshold: Optional[float] = None) -> Any:
+    """The router of ``policy``; model policies need ``llm``; ``threshold`` makes ``hybrid`` use
+    the ``local`` router as its fast path instead of the rules."""
     if policy in MODEL_POLICIES:
         if llm is None:
             raise UsageError(f"the {policy} policy needs a model (--model, or --dry-run for the fake one)")
         from .model import ModelRouter
 
+        if policy == "hybrid" and threshold is not None:
+            return ModelRouter(llm, local=LocalRouter(), threshold=threshold)
         return ModelRouter(llm, rules=(policy == "hybrid"))
     return {
         "oracle": OracleRouter,
@@ -150,6 +166,7 @@ def make_router(policy: str, llm: Any = None) -> Any:
         "always_new": AlwaysNewRouter,
         "stay": StayRouter,
         "bm25": Bm25Router,
+        "local": LocalRouter,
     }[policy]()
 
 
@@ -227,6 +244,7 @@ class SessionCounts:
     clarify: int = 0
     fallback: int = 0
     rules: int = 0
+    local: int = 0  # decided by the local router inside hybrid
     bursts: int = 0  # requests holding more than one message
 
     def add(self, other: "SessionCounts") -> None:
@@ -287,6 +305,8 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
                             "cache_hit": usage.get("cache_hit", 0)}
         if elapsed is not None:
             row["elapsed_ms"] = elapsed
+        if d.confidence is not None:
+            row["confidence"] = d.confidence
         row["via"] = via or d.via
         if merging:
             row["burst"] = len(unit.positions)
@@ -302,6 +322,7 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
         counts.clarify += label == CLARIFY
         counts.fallback += fallback is not None
         counts.rules += "rule-" in row["via"]
+        counts.local += row["via"] == VIA_LOCAL and opts.policy != "local"
 
     for unit in units:
         pending = [conv.messages[k] for k in unit.positions]
@@ -475,7 +496,7 @@ def run_route(
     data_file = sessions_file(data)
     sessions = select_sessions(data_file, opts.split, sessions)
     check_mode_applies(data_file, sessions, opts.mode)
-    router = router if router is not None else make_router(opts.policy, llm)
+    router = router if router is not None else make_router(opts.policy, llm, threshold=opts.threshold)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
     prompt = None
     if opts.policy in MODEL_POLICIES:

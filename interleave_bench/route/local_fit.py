@@ -1,0 +1,295 @@
+"""Fitting the ``local`` router: its weights, its confidence calibration, its reliability table.
+
+Used by ``scripts/fit_local.py`` (which writes ``interleave_bench/data/local/weights.json``) and by
+the tests. Everything here is deterministic: the same sessions give the same file.
+
+1. **Weights.** Every message of the ``dev`` sessions is replayed with its gold history (each
+   topic holds exactly its thread's earlier messages; one-offs sit in topics of their own) and
+   the target is the candidate gold names (a topic, a new topic in open mode, or a one-off). The
+   weights maximise the conditional log-likelihood of the targets (a multinomial logit over each
+   message's candidates) with a small L2 penalty, by L-BFGS from zero.
+2. **Calibration.** The router then routes the same sessions itself (its own history, its own
+   mistakes) and each strict message's decision is marked right or wrong exactly as the scorer
+   marks it (:func:`~interleave_bench.score.routing.score_session`, which in open mode maps labels
+   to threads first). An isotonic fit (pool adjacent violators) of right-or-wrong on the winning
+   probability gives the monotone map from probability to confidence.
+3. **Reliability table.** Confidence bins against the observed accuracy in each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ..schema import PredictionRow, Session
+from ..score.routing import score_session
+from .base import Message, conversation_of
+from .local import (
+    FEATURES,
+    NEW,
+    ONEOFF,
+    ONEOFF_TITLE_PREFIX,
+    Calibration,
+    LocalRouter,
+    LocalWeights,
+    ModeWeights,
+    ProfileCache,
+    candidates,
+)
+from .runner import RouteOptions, TopicState, route_session
+from .text import short_title
+
+MODES = ("closed", "open")
+#: L2 penalty on the weights (the loss is summed over messages): the template data are nearly
+#: separable, and without it weights grow until every decision is certain and brittle off them
+L2 = 1.0
+#: L-BFGS iterations: the problem is small and smooth; it converges well before this
+MAX_ITER = 500
+#: steps kept in the calibration map: enough for a smooth curve, small enough to read
+MAX_KNOTS = 24
+#: smallest distance between two calibration knots (probabilities tied at a block edge)
+KNOT_GAP = 1e-9
+#: messages a calibration step needs: fewer, and its accuracy is too noisy to hold on other data
+MIN_STEP_MESSAGES = 300
+#: bins of the reliability table (equal width over 0..1)
+RELIABILITY_BINS = 10
+#: a bin needs this many messages before its gap between confidence and accuracy means something
+RELIABILITY_MIN_N = 100
+#: largest gap between confidence and observed accuracy allowed in such a bin
+RELIABILITY_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Training examples: stacked candidate rows, which message each row belongs to, the targets.
+
+    ``rows`` has one feature row per candidate; ``group`` the message index of each row (rows of
+    one message are contiguous); ``target`` the row index of each message's gold candidate.
+    """
+
+    rows: np.ndarray
+    group: np.ndarray
+    target: np.ndarray
+
+
+def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
+    """The examples of ``mode`` from ``sessions``, each message seen with its gold history."""
+    rows: list[np.ndarray] = []
+    group: list[int] = []
+    target: list[int] = []
+    cache = ProfileCache()
+    offset = 0
+    msg = 0
+    for s in sessions:
+        conv = conversation_of(s)
+        state = TopicState(conv, mode)
+        topic_of: dict[str, str] = {}  # gold thread -> label (open mode)
+        for turn, m in zip(s.turns, conv.messages):
+            view = state.view([m])
+            cands = candidates(view, cache)
+            thread = turn.gold.thread
+            if thread is None:
+                want = ONEOFF
+            elif mode == "closed":
+                want = thread
+            else:
+                want = topic_of.get(thread, NEW)
+            if want in cands.labels:  # (a one-off the router would not consider teaches nothing)
+                rows.append(np.asarray(cands.features, dtype=float))
+                group.extend([msg] * len(cands.labels))
+                target.append(offset + cands.labels.index(want))
+                offset += len(cands.labels)
+                msg += 1
+            if want == ONEOFF:
+                label = state.open_topic(ONEOFF_TITLE_PREFIX + short_title(m.text))
+            elif want == NEW:
+                label = topic_of[thread] = state.open_topic(short_title(m.text))  # type: ignore[index]
+            else:
+                label = want
+            state.record(Message(m.i, m.text), label)
+    return Examples(np.vstack(rows), np.asarray(group), np.asarray(target))
+
+
+def _loss_and_grad(w: np.ndarray, ex: Examples, starts: np.ndarray, l2: float) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood of the targets plus the L2 penalty, and its gradient."""
+    scores = ex.rows @ w
+    peak = np.maximum.reduceat(scores, starts)
+    z = np.exp(scores - peak[ex.group])
+    norm = np.add.reduceat(z, starts)
+    p = z / norm[ex.group]
+    loss = float(np.sum(np.log(norm) + peak) - scores[ex.target].sum()) + l2 * float(w @ w)
+    grad = ex.rows.T @ p - ex.rows[ex.target].sum(axis=0) + 2 * l2 * w
+    return loss, grad
+
+
+def fit_weights(ex: Examples, l2: float = L2) -> np.ndarray:
+    """The weights (one per :data:`~.local.FEATURES` entry) that best predict ``ex``'s targets."""
+    starts = np.flatnonzero(np.r_[True, ex.group[1:] != ex.group[:-1]])
+    res = minimize(_loss_and_grad, np.zeros(len(FEATURES)), args=(ex, starts, l2), jac=True, method="L-BFGS-B",
+                   options={"maxiter": MAX_ITER})
+    return res.x
+
+
+def pav(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Isotonic regression of ``y`` on ``x`` by pooling adjacent violators.
+
+    Returns the blocks as three arrays in increasing order: the mean ``x`` of each block, its
+    mean ``y`` (non-decreasing) and its number of points.
+    """
+    order = np.argsort(np.asarray(x, dtype=float), kind="stable")
+    xs = np.asarray(x, dtype=float)[order]
+    ys = np.asarray(y, dtype=float)[order]
+    bx: list[float] = []
+    by: list[float] = []
+    bn: list[int] = []
+    for xv, yv in zip(xs, ys):
+        bx.append(xv)
+        by.append(yv)
+        bn.append(1)
+        while len(by) > 1 and by[-2] >= by[-1]:
+            n = bn[-2] + bn[-1]
+            by[-2] = (by[-2] * bn[-2] + by[-1] * bn[-1]) / n
+            bx[-2] = (bx[-2] * bn[-2] + bx[-1] * bn[-1]) / n
+            bn[-2] = n
+            del bx[-1], by[-1], bn[-1]
+    return np.asarray(bx), np.asarray(by), np.asarray(bn)
+
+
+def fit_calibration(probability: Sequence[float], correct: Sequence[bool]) -> Calibration:
+    """The monotone map from winning probability to observed accuracy: isotonic, then smoothed.
+
+    Each knot is a block of the isotonic fit: its mean probability (for the first block its
+    largest, for the last its smallest, so the ends are flat over their whole block) and its
+    accuracy; between knots the map is linear, so confidences vary smoothly and a threshold can be
+    set anywhere.
+    Neighbouring blocks are merged (accuracies pooled, so the map stays monotone): the
+    smallest block into its smaller neighbour while one holds fewer than
+    :data:`MIN_STEP_MESSAGES` messages, then the smallest pair until at most :data:`MAX_KNOTS`
+    remain.
+    """
+    if not probability:
+        return Calibration()
+    bx, by, bn = pav(probability, [float(c) for c in correct])
+    while len(bx) > 1 and (bn.min() < MIN_STEP_MESSAGES or len(bx) > MAX_KNOTS):
+        if bn.min() < MIN_STEP_MESSAGES:
+            j = int(np.argmin(bn))
+            k = j - 1 if j == len(bn) - 1 or (j > 0 and bn[j - 1] <= bn[j + 1]) else j
+        else:
+            k = int(np.argmin(bn[:-1] + bn[1:]))  # merge the smallest neighbouring pair
+        n = bn[k] + bn[k + 1]
+        bx[k] = (bx[k] * bn[k] + bx[k + 1] * bn[k + 1]) / n
+        by[k] = (by[k] * bn[k] + by[k + 1] * bn[k + 1]) / n
+        bn[k] = n
+        bx, by, bn = np.delete(bx, k + 1), np.delete(by, k + 1), np.delete(bn, k + 1)
+    if len(bx) > 1:
+        xs = np.sort(np.asarray(probability, dtype=float))
+        ends = np.cumsum(bn)
+        bx[0] = xs[ends[0] - 1]
+        bx[-1] = max(xs[ends[-2]], bx[-2] + KNOT_GAP) if len(bx) > 2 else xs[ends[0]]
+        for k in range(1, len(bx)):  # ties at a block edge: keep the knots strictly increasing
+            bx[k] = max(bx[k], bx[k - 1] + KNOT_GAP)
+    return Calibration(tuple(float(v) for v in bx), tuple(float(v) for v in by))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A strict message routed by ``local``: its winning probability, confidence and whether the
+    scorer counts it right; plus its session's language and the message's style."""
+
+    probability: float
+    confidence: float
+    correct: bool
+    lang: str
+    style: str
+
+
+def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter) -> list[Judged]:
+    """Route ``sessions`` in ``mode`` with ``router`` and judge every strict message's decision."""
+    opts = RouteOptions(mode=mode, policy="local")
+    probability: dict[tuple[str, int], float] = {}
+
+    class Recording:
+        policy = router.policy
+        uses_model = False
+
+        async def route(self, view):  # noqa: ANN001 - the Router protocol
+            decision, scored = router.decide_scored(view)
+            probability[(view.session_id, view.pending[0].i)] = scored.probability
+            return decision
+
+    rec = Recording()
+    out: list[Judged] = []
+
+    async def main() -> None:
+        for s in sessions:
+            rows, _ = await route_session(s, rec, opts)
+            by_i = {r["i"]: PredictionRow.model_validate(r) for r in rows}
+            scored = score_session(s, by_i, mode)
+            conf = {r["i"]: r["confidence"] for r in rows}
+            for t, ok in zip(s.turns, scored.correct):
+                if t.gold.thread is None or t.ambiguous:
+                    continue
+                out.append(Judged(probability[(s.session_id, t.i)], conf[t.i], bool(ok), s.lang, t.style))
+
+    asyncio.run(main())
+    return out
+
+
+def reliability_table(confidence: Sequence[float], correct: Sequence[bool], bins: int = RELIABILITY_BINS) -> list[dict[str, Any]]:
+    """Rows ``{lo, hi, n, confidence, accuracy, gap}`` for each non-empty equal-width bin of
+    ``confidence`` (a confidence of exactly 1 falls in the top bin); means rounded to 4 decimals."""
+    c = np.asarray(confidence, dtype=float)
+    ok = np.asarray(correct, dtype=float)
+    idx = np.minimum((c * bins).astype(int), bins - 1)
+    out = []
+    for b in range(bins):
+        sel = idx == b
+        n = int(sel.sum())
+        if not n:
+            continue
+        mc, acc = float(c[sel].mean()), float(ok[sel].mean())
+        out.append({"lo": round(b / bins, 4), "hi": round((b + 1) / bins, 4), "n": n,
+                    "confidence": round(mc, 4), "accuracy": round(acc, 4), "gap": round(abs(mc - acc), 4)})
+    return out
+
+
+def reliability_holds(table: Sequence[dict[str, Any]], *, min_n: int = RELIABILITY_MIN_N,
+                      tolerance: float = RELIABILITY_TOLERANCE) -> bool:
+    """True when every bin of at least ``min_n`` messages has a gap of at most ``tolerance``."""
+    return all(row["gap"] <= tolerance for row in table if row["n"] >= min_n)
+
+
+def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
+    """Fit weights and calibration for both modes on ``sessions`` (which must all be ``dev``).
+
+    Returns the weights and a report ``{mode: {examples, accuracy, reliability}}`` measured on the
+    calibrated router's own run over the same sessions. ``source`` describes the data (stored in
+    the weights file's ``fit`` block). Raises ValueError when a session is not from ``dev``.
+    """
+    for s in sessions:
+        if s.split != "dev":
+            raise ValueError(f"session {s.session_id} is from split {s.split!r}: the local router fits on dev only")
+    modes: dict[str, ModeWeights] = {}
+    report: dict[str, Any] = {}
+    for mode in MODES:
+        ex = gold_examples(sessions, mode)
+        w = fit_weights(ex)
+        raw = LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
+        judged = judge_run(sessions, mode, raw)
+        cal = fit_calibration([j.probability for j in judged], [j.correct for j in judged])
+        modes[mode] = ModeWeights(w, cal)
+        calibrated = [cal(j.probability) for j in judged]
+        report[mode] = {
+            "examples": int(len(ex.target)),
+            "strict_messages": len(judged),
+            "accuracy": round(float(np.mean([j.correct for j in judged])), 4) if judged else None,
+            "reliability": reliability_table(calibrated, [j.correct for j in judged]),
+        }
+    fit = {"split": "dev", "sessions": len(sessions), "l2": L2, **(source or {}),
+           "dev_accuracy": {m: report[m]["accuracy"] for m in MODES},
+           "reliability": {m: report[m]["reliability"] for m in MODES}}
+    return LocalWeights(modes, fit), report

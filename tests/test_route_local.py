@@ -1,0 +1,278 @@
+"""The ``local`` router: its signals, its calibrated confidence, gold-blindness, and hybrid with a threshold."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from interleave_bench.cli import main
+from interleave_bench.generate.runner import generate_offline
+from interleave_bench.io import iter_sessions
+from interleave_bench.route.base import Message, RouterView, ThreadCard, TopicView
+from interleave_bench.route.local import (
+    FEATURES,
+    ONEOFF_TITLE_PREFIX,
+    Calibration,
+    LocalRouter,
+    LocalWeights,
+    shipped_weights,
+    split_message,
+)
+from interleave_bench.route.local_fit import (
+    RELIABILITY_MIN_N,
+    RELIABILITY_TOLERANCE,
+    fit_calibration,
+    fit_local,
+    judge_run,
+    pav,
+    reliability_holds,
+    reliability_table,
+)
+from interleave_bench.route.runner import RouteOptions, route_session
+from interleave_bench.score.run import score_predictions
+
+#: sessions of offline data for the calibration check: about 7,500 strict dev messages a mode, so
+#: the bins that count (100 messages or more) are not at the mercy of a few messages
+CALIBRATION_SESSIONS = 200
+
+
+def cli(*args: object) -> int:
+    return main([str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory) -> Path:
+    """Offline data of the default seed (the distribution the shipped weights were fitted on)."""
+    return generate_offline(CALIBRATION_SESSIONS, tmp_path_factory.mktemp("offline") / "data").parent
+
+
+def view_of(mode: str, topics: list[TopicView], history_labels: list[tuple[int, str, str]], text: str, i: int) -> RouterView:
+    from interleave_bench.route.base import RoutedMessage
+
+    history = tuple(RoutedMessage(j, t, lab) for j, t, lab in history_labels)
+    current = history[-1].label if history else None
+    cards = tuple(t.card for t in topics if t.card is not None)
+    return RouterView("s", "en", mode, cards, tuple(topics), history, current, (Message(i, text),))  # type: ignore[arg-type]
+
+
+CARDS = [ThreadCard("t1", "Kitchen renovation", "Cabinets and tiles", "Finish by June"),
+         ThreadCard("t2", "Trip to Lisbon", "Flights and hotel", "A week in May")]
+
+
+def closed_topics(msgs: dict[str, list[tuple[int, str]]]) -> list[TopicView]:
+    return [TopicView(c.id, c.title, c, tuple(Message(i, t) for i, t in msgs.get(c.id, []))) for c in CARDS]
+
+
+# --- the signals -------------------------------------------------------------------------------------------
+
+
+def test_message_parts_set_pointing_sentences_apart():
+    p = split_message("Now for Trip to Lisbon: which hotel? Keep it consistent with Kitchen renovation. Thanks.")
+    assert p.head == "Now for Trip to Lisbon: which hotel?"
+    assert p.refs == "Keep it consistent with Kitchen renovation."
+    assert p.rest == "Thanks."
+    assert split_message("版本 v1.2 已经好了。结合装修厨房一起考虑。").refs == "结合装修厨房一起考虑。"
+
+
+def test_local_follows_a_named_title_a_vague_follow_up_and_a_pointer_back():
+    router = LocalRouter()
+    hist = {"t1": [(0, "Let's start the kitchen renovation: cabinets first."), (1, "ok, what should I do first?"),
+                   (2, "Can you give me a checklist?")],
+            "t2": [(3, "New thing: the trip to Lisbon. Flights for May?"), (4, "Sounds good. What could go wrong here?")]}
+    labels = sorted((i, t, k) for k, msgs in hist.items() for i, t in msgs)
+    topics = closed_topics(hist)
+    named = router.decide(view_of("closed", topics, labels, "Back to Kitchen renovation: which tiles?", 5))
+    assert named.label == "t1" and named.via == "local" and 0.0 <= named.confidence <= 1.0
+    vague = router.decide(view_of("closed", topics, labels, "ok, and then?", 5))
+    assert vague.label == "t2" and vague.confidence > 0.9  # stays with the current topic, and knows it
+    back = router.decide(view_of("closed", topics, labels, "And the one from before: can you give me a checklist?", 5))
+    assert back.label == "t1"  # the topic before the current one
+    cross = router.decide(view_of("closed", topics, labels,
+                                  "Sounds good, what could go wrong here? Keep it consistent with Kitchen renovation.", 5))
+    assert cross.label == "t2"  # a title named only in a pointing sentence does not move the message
+
+
+def test_one_off_opens_a_topic_that_later_messages_skip():
+    router = LocalRouter()
+    hist = {"t1": [(0, "Let's start the kitchen renovation: cabinets first.")]}
+    labels = [(0, hist["t1"][0][1], "t1")]
+    d = router.decide(view_of("closed", closed_topics(hist), labels, "Random question: who wrote Don Quixote?", 1))
+    assert d.kind == "new" and d.title.startswith(ONEOFF_TITLE_PREFIX)
+    side = TopicView("x1", d.title, None, (Message(1, "Random question: who wrote Don Quixote?"),))
+    after = router.decide(view_of("closed", closed_topics(hist) + [side], labels + [(1, "...", "x1")], "ok, next step?", 2))
+    assert after.label == "t1"  # the one-off is neither a candidate nor the current topic
+
+
+# --- weights and calibration ------------------------------------------------------------------------------------
+
+
+def test_shipped_weights_name_every_feature_and_were_fitted_on_dev():
+    w = shipped_weights()
+    doc = json.loads((Path(__file__).resolve().parents[1] / "interleave_bench/data/local/weights.json").read_text())
+    assert doc["features"] == list(FEATURES) and set(doc["modes"]) == {"closed", "open"}
+    assert w.fit["split"] == "dev"
+    with pytest.raises(ValueError, match="modes.open"):
+        LocalWeights.from_json({**doc, "modes": {"closed": doc["modes"]["closed"]}})
+
+
+def test_pav_and_calibration_hand_computed():
+    # points (0.1, 0) (0.2, 1) (0.3, 0) (0.4, 1): the middle pair violates order and pools to 0.5
+    x, y, n = pav([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
+    assert list(n) == [1, 2, 1] and list(y) == [0.0, 0.5, 1.0] and x[1] == pytest.approx(0.25)
+    cal = Calibration((0.2, 0.6), (0.5, 0.9))
+    assert cal(0.1) == 0.5 and cal(0.4) == pytest.approx(0.7) and cal(0.9) == 0.9
+    assert Calibration()(0.37) == 0.37
+    # too few messages for a step of its own: one pooled step
+    one = fit_calibration([0.5, 0.6, 0.7], [True, False, True])
+    assert one.y == (pytest.approx(2 / 3),)
+
+
+def test_reliability_table_hand_computed():
+    table = reliability_table([0.05, 0.15, 0.18, 1.0], [False, True, False, True], bins=10)
+    assert [(r["lo"], r["n"], r["accuracy"]) for r in table] == [(0.0, 1, 0.0), (0.1, 2, 0.5), (0.9, 1, 1.0)]
+    assert table[1]["confidence"] == 0.165 and table[1]["gap"] == 0.335
+    assert reliability_holds(table)  # no bin has 100 messages
+    assert not reliability_holds(table, min_n=2)
+
+
+@pytest.mark.parametrize("mode", ["closed", "open"])
+def test_confidence_is_calibrated_on_offline_dev_data(offline, mode):
+    dev = [s for s in iter_sessions(offline / "sessions.jsonl") if s.split == "dev"]
+    judged = judge_run(dev, mode, LocalRouter())
+    table = reliability_table([j.confidence for j in judged], [j.correct for j in judged])
+    big = [r for r in table if r["n"] >= RELIABILITY_MIN_N]
+    assert big, table
+    for row in big:
+        assert row["gap"] <= RELIABILITY_TOLERANCE, (mode, row)
+
+
+def test_fit_refuses_test_sessions_and_is_deterministic(tmp_path):
+    path = generate_offline(10, tmp_path / "d")
+    sessions = list(iter_sessions(path))
+    with pytest.raises(ValueError, match="dev only"):
+        fit_local(sessions)
+    dev = [s for s in sessions if s.split == "dev"][:4]
+    a, _ = fit_local(dev)
+    b, _ = fit_local(dev)
+    assert json.dumps(a.to_json()) == json.dumps(b.to_json())
+
+
+# --- runs ----------------------------------------------------------------------------------------------------
+
+
+def scramble(row: dict, rng: random.Random) -> dict:
+    """Nonsense, still schema-valid, in the gold, judge and ambiguous fields of every turn."""
+    s = json.loads(json.dumps(row))
+    ids = [t["id"] for t in s["threads"]]
+    for t in s["turns"]:
+        oneoff = rng.random() < 0.2
+        t["gold"] = {"thread": None if oneoff else rng.choice(ids), "action": "oneoff" if oneoff else "switch",
+                     "refs": [] if oneoff else rng.sample(ids, rng.randint(0, len(ids)))}
+        t["style"] = "oneoff" if oneoff else "pronoun"
+        t["judge"] = {"thread": rng.choice(ids + ["none", "ambiguous"])}
+        t["ambiguous"] = rng.random() < 0.5
+    return s
+
+
+def test_local_is_gold_blind(tmp_path, offline):
+    lines = (offline / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:6]
+    real, fake = tmp_path / "real", tmp_path / "fake"
+    rng = random.Random(3)
+    for folder, rows in ((real, lines), (fake, [json.dumps(scramble(json.loads(x), rng)) for x in lines])):
+        folder.mkdir()
+        (folder / "sessions.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    for mode in ("closed", "open"):
+        outs = []
+        for folder in (real, fake):
+            assert cli("route", folder, "--mode", mode, "--policy", "local") == 0
+            outs.append((folder / "predictions" / f"{mode}-local.jsonl").read_bytes())
+        assert outs[0] == outs[1], f"{mode}-local changed with the gold labels"
+        rows = [json.loads(x) for x in outs[0].decode().splitlines()]
+        assert all(r["via"] == "local" and 0.0 <= r["confidence"] <= 1.0 for r in rows)
+
+
+def test_local_beats_bm25_on_offline_data(offline):
+    sessions = [s for s in iter_sessions(offline / "sessions.jsonl") if s.split == "test"][:10]
+    for mode in ("closed", "open"):
+        acc = {}
+        for policy in ("bm25", "local"):
+            from interleave_bench.route.runner import make_router
+
+            opts = RouteOptions(mode=mode, policy=policy)
+            rows = [r for s in sessions for r in asyncio.run(route_session(s, make_router(policy), opts))[0]]
+            acc[policy] = score_predictions(sessions, rows, split="test", bootstrap=0).result["metrics"]["accuracy"]
+        assert acc["local"] > acc["bm25"] + 0.1, (mode, acc)
+
+
+def test_threshold_needs_hybrid_and_a_confidence(tmp_path, offline, capsys):
+    assert cli("route", offline, "--mode", "closed", "--policy", "bm25", "--threshold", "0.5") == 2
+    assert "--threshold applies to the hybrid policy only" in capsys.readouterr().err
+    assert cli("route", offline, "--mode", "closed", "--policy", "hybrid", "--threshold", "1.5", "--dry-run") == 2
+    assert "between 0 and 1" in capsys.readouterr().err
+    assert cli("route", offline, "--mode", "closed", "--policy", "local", "--sweep-threshold") == 2
+    assert "hybrid policy only" in capsys.readouterr().err
+    assert cli("route", offline, "--mode", "closed", "--policy", "hybrid", "--sweep-threshold", "0.5,x", "--dry-run") == 2
+    assert "'x' is not a number" in capsys.readouterr().err
+
+
+def small_copy(offline: Path, tmp_path: Path, n: int) -> Path:
+    folder = tmp_path / "small"
+    folder.mkdir()
+    lines = (offline / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[:n]
+    (folder / "sessions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_hybrid_at_the_median_confidence_makes_half_the_calls(openai_env, tmp_path, offline):
+    data = small_copy(offline, tmp_path, 6)
+    srv = openai_env["server"]
+    assert cli("route", data, "--mode", "open", "--policy", "local") == 0
+    confidences = sorted(json.loads(x)["confidence"] for x in (data / "predictions/open-local.jsonl").read_text().splitlines())
+    median = confidences[len(confidences) // 2]
+    assert cli("route", data, "--mode", "open", "--policy", "hybrid", "--threshold", median, "--model", "m1") == 0
+    rows = [json.loads(x) for x in (data / f"predictions/open-hybrid-t{median:g}-m1.jsonl").read_text().splitlines()]
+    local = [r for r in rows if r["via"] == "local"]
+    model = [r for r in rows if r["via"] != "local"]
+    assert all(r["confidence"] >= median and "usage" not in r for r in local)
+    assert all(r["via"] == "llm" and "usage" in r for r in model)
+    assert srv.calls == len(model)  # one call per message the model decided, none for local's
+    assert 0.4 <= len(local) / len(rows) <= 0.6, len(local) / len(rows)
+    assert 0.4 <= srv.calls / len(rows) <= 0.6
+
+
+def test_dry_run_sweep_writes_the_curve(tmp_path, offline, monkeypatch, capsys):
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    data = small_copy(offline, tmp_path, 3)
+    assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run", "--sweep-threshold", "0,0.9,1") == 0
+    out = capsys.readouterr().out
+    assert "| threshold | local share | calls/message | accuracy |" in out
+    folder = data / "predictions-dry"
+    doc = json.loads((folder / "closed-hybrid-sweep-fake-model.sweep.json").read_text())
+    curve = doc["curve"]
+    assert [p["threshold"] for p in curve] == [0.0, 0.9, 1.0]
+    assert curve[0]["local_share"] == 1.0 and curve[0]["calls_per_message"] == 0.0
+    shares = [p["calls_per_message"] for p in curve]
+    assert shares == sorted(shares) and shares[-1] > 0  # a higher threshold asks the model more often
+    for p in curve:
+        assert p["local_share"] + p["calls_per_message"] == pytest.approx(1.0, abs=1e-3)
+        assert (folder / p["predictions"]).exists() and 0.0 <= p["accuracy"] <= 1.0
+    with open(folder / "closed-hybrid-sweep-fake-model.sweep.csv", newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert [float(r["threshold"]) for r in table] == [0.0, 0.9, 1.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(list("ok thanks!好的谢谢，Ｏｋ👍 ") + ["ok ", "thanks ", "好的"]), max_size=40).map("".join))
+def test_the_acknowledgement_shortcut_never_hides_one(text):
+    from interleave_bench.route.local import _KEPT_CHARS
+    from interleave_bench.route.text import ACK_MAX_CHARS, is_bare_ack
+
+    if len(_KEPT_CHARS.findall(text)) > ACK_MAX_CHARS:
+        assert not is_bare_ack(text)
