@@ -18,7 +18,7 @@ from typing import Any
 from ..facts.report import report
 from ..facts.results import FactsSummary, read_rows, score_rows
 from ..facts.records import SessionRow
-from ..io import sha256_file, write_json
+from ..io import iter_sessions, records_fingerprint, sha256_file, write_json
 from ..progress import Timer, summary_line
 from ..provenance import provenance
 
@@ -42,14 +42,18 @@ def summary_path(results: Path) -> Path:
 def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: Path | None = None) -> FactsSummary:
     """The typed score document of one results file (``data``: the sessions file, when known)."""
     sessions = [r for _, r in rows if isinstance(r, SessionRow)]
+    # the data fingerprint on the records, as score files, the card and the leaderboard compute it
+    data_sha = records_fingerprint(iter_sessions(data)) if data is not None else None
+    results_sha = sha256_file(results)
     return FactsSummary(
-        results={"path": str(results), "sha256": sha256_file(results)},
-        data={"path": str(data), "sha256": sha256_file(data)} if data is not None else None,
+        results={"path": str(results), "sha256": results_sha},
+        data={"path": str(data), "sha256": data_sha} if data is not None else None,
         system=next((s.system for s in sessions if s.system), None),
         model=next((s.model for s in sessions if s.model), None),
         passed=metrics["passed"],
         metrics=metrics,
-        provenance=provenance(results=sha256_file(results)),
+        provenance=provenance(results=results_sha, predictions_sha256=results_sha,
+                              **({"data_sha256": data_sha} if data_sha is not None else {})),
     )
 
 
