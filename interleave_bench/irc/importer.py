@@ -18,6 +18,7 @@ from ..io import MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, parse_record, sha2
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import OPEN_ONLY_FIELD, Manifest, Session, check_session
+from ..score.cluster import KUMMERFELD_2019
 from .corpus import VERSION, log_pairs, read_session
 
 #: the manifest's ``writer`` for imported data: says where the messages came from
@@ -26,18 +27,7 @@ WRITER = "irc-disentanglement"
 LICENSE = "cc-by-4.0"
 SOURCE_URL = "https://www.jkk.name/irc-disentanglement"
 #: how the corpus asks to be cited
-CITATION = """\
-@inproceedings{kummerfeld2019large,
-  title     = {A Large-Scale Corpus for Conversation Disentanglement},
-  author    = {Kummerfeld, Jonathan K. and Gouravajhala, Sai R. and Peper, Joseph and Athreya, Vignesh and
-               Gunasekara, Chulaka and Ganhotra, Jatin and Patel, Siva Sankalp and Polymenakos, Lazaros and
-               Lasecki, Walter S.},
-  booktitle = {Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
-  pages     = {3846--3856},
-  year      = {2019},
-  doi       = {10.18653/v1/P19-1374}
-}
-"""
+CITATION = KUMMERFELD_2019
 
 
 @dataclass

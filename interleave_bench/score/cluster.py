@@ -26,7 +26,8 @@ from .table import family, rounded
 
 SPECIAL = frozenset(SPECIAL_LABELS)
 #: where these metrics come from (BibTeX), for cards and citations
-CITATION = """\
+#: the IRC disentanglement corpus and its evaluation (Kummerfeld et al., 2019), BibTeX
+KUMMERFELD_2019 = """\
 @inproceedings{kummerfeld2019large,
   title     = {A Large-Scale Corpus for Conversation Disentanglement},
   author    = {Kummerfeld, Jonathan K. and Gouravajhala, Sai R. and Peper, Joseph and Athreya, Vignesh and
@@ -34,8 +35,11 @@ CITATION = """\
                Lasecki, Walter S.},
   booktitle = {Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
   pages     = {3846--3856},
-  year      = {2019}
+  year      = {2019},
+  doi       = {10.18653/v1/P19-1374}
 }
+"""
+CITATION = KUMMERFELD_2019 + """\
 @inproceedings{elsner2008you,
   title     = {You Talking to Me? A Corpus and Algorithm for Conversation Disentanglement},
   author    = {Elsner, Micha and Charniak, Eugene},

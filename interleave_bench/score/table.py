@@ -241,13 +241,18 @@ def _count_share(num: str, den: str) -> Callable[[Mapping[str, float]], float | 
     return f
 
 
+def _rate(num: str, den: str) -> dict:
+    """A facts rate's formula and the (successes, trials) counts of its Wilson interval."""
+    return {"formula": _count_share(num, den), "wilson_counts": (num, den)}
+
+
 FACTS_METRICS: tuple[Metric, ...] = (
     Metric("answer_accuracy", "accuracy", "share of probes a strategy answered correctly (current value, or undecided when unsettled)",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#answer-accuracy", _count_share("correct", "n"), wilson_counts=("correct", "n")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#answer-accuracy", **_rate("correct", "n")),
     Metric("stale_answers", "stale", "share of stale probes answered with a superseded value",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#stale-answers", _count_share("stale_on_stale", "stale_probes"), wilson_counts=("stale_on_stale", "stale_probes")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#stale-answers", **_rate("stale_on_stale", "stale_probes")),
     Metric("proposal_answers", "proposal", "share of probes answered with a value that was only proposed",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#proposal-answers", _count_share("proposal", "n"), wilson_counts=("proposal", "n")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#proposal-answers", **_rate("proposal", "n")),
     Metric("context_tokens", "context tokens", "mean input tokens of a strategy's answer call",
            "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#context-tokens", _count_share("context_tokens_sum", "n"), hi=INF),
     Metric("notes_chars", "notes chars", "mean characters of the notes a strategy added before the question",
@@ -257,17 +262,17 @@ FACTS_METRICS: tuple[Metric, ...] = (
     Metric("summary_only_right", "summary-only right", "probes both answered where summary was right and facts wrong",
            "facts", None, "none", False, "docs/facts.md#summary-only-right", hi=INF),
     Metric("delivered_proposal", "delivered proposals", "share of delivered fact lines whose value was only ever proposed",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#delivered-proposal", _count_share("proposal", "lines"), wilson_counts=("proposal", "lines")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#delivered-proposal", **_rate("proposal", "lines")),
     Metric("delivered_current", "delivered current", "share of delivered fact lines whose value is current",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#delivered-current", _count_share("current", "lines"), wilson_counts=("current", "lines")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#delivered-current", **_rate("current", "lines")),
     Metric("route_accuracy_without", "routing acc. without", "routing accuracy with no facts offered",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-without", _count_share("right_without", "requests"), wilson_counts=("right_without", "requests")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-without", **_rate("right_without", "requests")),
     Metric("route_accuracy_with", "routing acc. with", "routing accuracy with facts offered",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-with", _count_share("right_with", "requests"), wilson_counts=("right_with", "requests")),
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-with", **_rate("right_with", "requests")),
     Metric("route_changed", "changed", "share of requests offered facts whose topic changed when offered",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-changed", _count_share("changed", "offered"), wilson_counts=("changed", "offered")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-changed", **_rate("changed", "offered")),
     Metric("route_error_rate", "routing errors", "share of routing requests with a failed decision",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-error-rate", _count_share("errors", "requests"), wilson_counts=("errors", "requests")),
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-error-rate", **_rate("errors", "requests")),
     Metric("imports_per_request", "imports/request", "facts the router brought in, per routing request",
            "facts", 3, "none", None, "docs/facts.md#imports-per-request", _count_share("imports", "requests")),
 )
