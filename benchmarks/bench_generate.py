@@ -29,6 +29,7 @@ from interleave_bench.llm import LLM  # noqa: E402
 from interleave_bench.llm.cache import ResponseCache  # noqa: E402
 from interleave_bench.llm.provider import fake_provider  # noqa: E402
 from interleave_bench.llm.server import FakeServer  # noqa: E402
+import interleave_bench.generate.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
 
 
 def bench_plans(n: int) -> None:

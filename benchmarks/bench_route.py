@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from interleave_bench.llm import LLM  # noqa: E402
 from interleave_bench.llm.provider import fake_provider  # noqa: E402
 from interleave_bench.llm.server import FakeServer  # noqa: E402
+import interleave_bench.route.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
 from interleave_bench.route.runner import RouteOptions, run_route  # noqa: E402
 
 POOLS = {

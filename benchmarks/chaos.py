@@ -43,6 +43,10 @@ sys.path.insert(0, str(ROOT))
 
 from interleave_bench.facts.prompts import ANSWER_KIND, SUMMARY_KIND  # noqa: E402
 from interleave_bench.llm.server import FAULT_KINDS, FakeServer  # noqa: E402
+import interleave_bench.facts.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
+import interleave_bench.generate.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
+import interleave_bench.midreply.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
+import interleave_bench.route.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
 
 #: the model name the runs ask for (the fake server answers any name)
 MODEL = "chaos-model"
