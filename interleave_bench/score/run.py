@@ -24,6 +24,7 @@ from ..schema import PredictionRow, Session
 from ..progress import progress
 from .routing import (
     COL,
+    DEFAULT_MODE,
     OUTCOMES,
     SessionScore,
     derive,
@@ -34,7 +35,7 @@ from .routing import (
     share,
     stats_matrix,
 )
-from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
+from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
 from .read import read_predictions_fast, read_sessions_fast
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, rounded, rounded_interval, with_interval
@@ -136,15 +137,14 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
     return rounded("cost_usd_per_message", usd / messages)
 
 
-def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
-    """One small record per scored session (the per-session table)."""
+def per_session_rows(session_ids: Sequence[str], langs: Sequence[str], matrix: np.ndarray) -> list[dict[str, Any]]:
+    """One small record per scored session (the per-session table), from its row of ``matrix``."""
     out = []
-    for sc in scores:
-        s = sc.stats
+    for sid, lang, s in zip(session_ids, langs, matrix.tolist()):
         strict = int(s[COL["strict"]])
         out.append({
-            "session_id": sc.session_id,
-            "lang": sc.lang,
+            "session_id": sid,
+            "lang": lang,
             "messages": int(s[COL["messages"]]),
             "strict": strict,
             "accuracy": share(int(s[COL["strict_correct"]]), strict),
@@ -154,6 +154,82 @@ def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
             "missing_rows": int(s[COL["messages"]] - s[COL["rows"]]),
         })
     return out
+
+
+def score_document(
+    *,
+    system: str,
+    mode: str,
+    split: str,
+    policy: str | None,
+    model: str | None,
+    matrix: np.ndarray,
+    latencies: Sequence[float],
+    bcubed: tuple[float, float, float],
+    breakdown: Mapping[str, Mapping[str, Sequence[int]]],
+    rows: int,
+    outside: int,
+    left_out: Sequence[LeftOut],
+    per_session: list[dict[str, Any]],
+    bootstrap: int,
+    seed: int,
+    price: Price | None,
+    provenance: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The score document (as JSON data) of a run, from its per-session counts and pooled extras.
+
+    ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session, ``bcubed`` the
+    B-cubed figures pooled in message order, ``breakdown`` the pooled breakdown cells; both
+    scorers (the replay and :mod:`.columnar`) build their documents here.
+    """
+    totals = matrix.sum(axis=0)
+    metrics = point_metrics(totals, latencies, bcubed)
+
+    def t(name: str) -> int:
+        return int(totals[COL[name]])
+
+    reasons = [x.reason for x in left_out]
+    price_used = None
+    if price is not None:
+        price_used = {"model": model, "input": price.input, "cached_input": price.cached_input,
+                      "output": price.output, "source": price.source}
+    document = ScoreDocument.model_validate({
+        "format": SCORE_FORMAT,
+        "system": system,
+        "mode": mode,
+        "policy": policy,
+        "model": model,
+        "split": split,
+        "metrics": metrics,
+        "intervals": intervals_for(matrix, totals, metrics, bootstrap, seed),
+        "counts": {
+            "sessions": len(matrix),
+            "messages": t("messages"),
+            "thread_messages": t("thread_messages"),
+            "strict": t("strict"),
+            "ambiguous": t("thread_messages") - t("strict"),
+            "oneoffs": t("oneoffs"),
+            "refs_messages": t("refs_n"),
+            "rows": rows,
+            "rows_scored": t("rows"),
+            "missing_rows": t("messages") - t("rows"),
+            "model_calls": t("calls"),
+            "latency_rows": len(latencies),
+            "rows_outside_split": outside,
+            "sessions_without_rows": reasons.count(NO_PREDICTIONS),
+            "unknown_session_rows": reasons.count(UNKNOWN_SESSION),
+            "unknown_turn_rows": reasons.count(UNKNOWN_TURN),
+            "duplicate_rows": reasons.count(DUPLICATE),
+        },
+        "outcomes": {o: t("outcome_" + o) for o in OUTCOMES},
+        "breakdowns": {dim: {key: _bucket(k, n) for key, (k, n) in cells.items()} for dim, cells in breakdown.items()},
+        "burst": burst_summary(totals),
+        "cost_usd_per_message": cost_per_message(totals, price),
+        "not_scored": [x.to_json() for x in left_out],
+        "per_session": per_session,
+        "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
+    })
+    return document.dump()
 
 
 def score_predictions(
@@ -210,62 +286,16 @@ def score_predictions(
         scored.append(s)
         scores.append(score_session(s, by_i, run_mode))
     left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
-
-    matrix = stats_matrix(scores)
-    totals = matrix.sum(axis=0)
-    latencies = [x for sc in scores for x in sc.latencies]
-    metrics = point_metrics(totals, latencies, pooled_bcubed(scores))
     in_split = {s.session_id for s in chosen}
-    outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
-
-    def t(name: str) -> int:
-        return int(totals[COL[name]])
-
-    breakdowns = {
-        dim: {key: _bucket(k, n) for key, (k, n) in cells.items()}
-        for dim, cells in merge_breakdowns(scores).items()
-    }
-    price_used = None
-    if price is not None:
-        price_used = {"model": index.model, "input": price.input, "cached_input": price.cached_input,
-                      "output": price.output, "source": price.source}
-    document = ScoreDocument.model_validate({
-        "format": SCORE_FORMAT,
-        "system": system,
-        "mode": run_mode,
-        "policy": index.policy,
-        "model": index.model,
-        "split": split,
-        "metrics": metrics,
-        "intervals": intervals_for(matrix, totals, metrics, bootstrap, seed),
-        "counts": {
-            "sessions": len(scores),
-            "messages": t("messages"),
-            "thread_messages": t("thread_messages"),
-            "strict": t("strict"),
-            "ambiguous": t("thread_messages") - t("strict"),
-            "oneoffs": t("oneoffs"),
-            "refs_messages": t("refs_n"),
-            "rows": index.rows,
-            "rows_scored": t("rows"),
-            "missing_rows": t("messages") - t("rows"),
-            "model_calls": t("calls"),
-            "latency_rows": len(latencies),
-            "rows_outside_split": outside,
-            "sessions_without_rows": sum(1 for x in left_out if x.reason == NO_PREDICTIONS),
-            "unknown_session_rows": len(index.unknown_sessions),
-            "unknown_turn_rows": len(index.unknown_turns),
-            "duplicate_rows": len(index.duplicates),
-        },
-        "outcomes": {o: t("outcome_" + o) for o in OUTCOMES},
-        "breakdowns": breakdowns,
-        "burst": burst_summary(totals),
-        "cost_usd_per_message": cost_per_message(totals, price),
-        "not_scored": [x.to_json() for x in left_out],
-        "per_session": per_session_rows(scores),
-        "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
-    })
-    result = document.dump()
+    matrix = stats_matrix(scores)
+    result = score_document(
+        system=system, mode=run_mode, split=split, policy=index.policy, model=index.model,
+        matrix=matrix, latencies=[x for sc in scores for x in sc.latencies],
+        bcubed=pooled_bcubed(scores), breakdown=merge_breakdowns(scores), rows=index.rows,
+        outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
+        left_out=left_out, per_session=per_session_rows([sc.session_id for sc in scores], [sc.lang for sc in scores], matrix),
+        bootstrap=bootstrap, seed=seed, price=price, provenance=provenance,
+    )
     return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
 
 
@@ -330,6 +360,58 @@ def score_path(pred_path: Path) -> Path:
     return pred_path.with_name(system_name(pred_path) + ".score.json")
 
 
+@dataclass
+class ScoredFile:
+    """One predictions file scored: the run's name, its score document and where it was written."""
+
+    system: str
+    result: dict[str, Any]
+    score_file: Path | None = None
+
+
+def _document_of(
+    pred_path: Path, data_path: Path, data_sha: str, fast: Any, sessions_of: Callable[[], Sequence[Session]],
+    *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
+    price: Price | Callable[[str | None], Price | None] | None, write: bool,
+) -> ScoredFile:
+    """One predictions file's document: from its :class:`~.columnar.ColumnarRun` when the
+    columnar scorer produced one (``fast``), else by the replay; written beside it when ``write``."""
+    from ..io import sha256_file, write_json
+    from ..provenance import provenance
+
+    facts = provenance(
+        data_file=str(data_path),
+        data_sha256=data_sha,
+        predictions_file=str(pred_path),
+        predictions_sha256=sha256_file(pred_path),
+    )
+    system = system_name(pred_path)
+    if fast is not None:
+        if bootstrap < 0:
+            raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
+        chosen_price = table_price if price is None else price
+        run_price = chosen_price(fast.model) if callable(chosen_price) else chosen_price
+        result = score_document(
+            system=system, mode="closed", split=split, policy=fast.policy, model=fast.model,
+            matrix=fast.matrix, latencies=fast.latencies, bcubed=fast.bcubed, breakdown=fast.breakdown,
+            rows=fast.rows, outside=fast.outside, left_out=[LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored],
+            per_session=per_session_rows(fast.session_ids, fast.langs, fast.matrix),
+            bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts,
+        )
+    else:
+        rows, lines = read_predictions_fast(pred_path)
+        result = score_predictions(
+            sessions_of(), rows, system=system, mode=mode, split=split, bootstrap=bootstrap,
+            seed=seed, allow_duplicates=allow_duplicates, price=price, source=str(pred_path),
+            lines=lines, show_progress=True, provenance=facts,
+        ).result
+    out = ScoredFile(system, result)
+    if write:
+        out.score_file = score_path(pred_path)
+        write_json(out.score_file, result)
+    return out
+
+
 def score_files(
     data: str | os.PathLike,
     predictions: Sequence[str | os.PathLike],
@@ -342,41 +424,73 @@ def score_files(
     write: bool = True,
     sessions: Sequence[Session] | None = None,
     price: Price | Callable[[str | None], Price | None] | None = None,
-) -> list[RunScore]:
+    jobs: int = 1,
+) -> list[ScoredFile]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
 
     ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
-    a folder of ``*.jsonl`` files. ``sessions`` skips reading the data again when already read.
-    ``price`` as for :func:`score_predictions`. Each document's provenance adds the data and
-    predictions files and their SHA-256.
+    a folder of ``*.jsonl`` and ``*.parquet`` files. The data file is read and checked once for
+    all runs, a block of sessions at a time, each run scored on arrays in step with it
+    (:mod:`.columnar`); a run that scorer cannot vouch for, and every run when ``sessions`` are
+    given, is scored by the replay (:func:`score_predictions`), which names every bad line.
+    ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among that many
+    worker processes (each reads the data once for its share); the documents are the same. Each
+    document's provenance adds the data and predictions files and their SHA-256. Returns one
+    :class:`ScoredFile` per predictions file, in order.
     """
-    from ..io import sha256_file, write_json
-    from ..provenance import provenance
+    from ..io import sha256_file
 
+    if jobs < 1:
+        raise UsageError(f"--jobs must be 1 or more, got {jobs}")
+    if split not in SPLITS:
+        raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
     data_path = sessions_file(data)
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
         if not path.is_file():
             raise InputError(str(path), None, None, "no such file")
-    if sessions is None:
-        sessions = read_sessions_fast(data_path)
+    options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
+                   price=price, write=write)
     data_sha = sha256_file(data_path)
-    runs: list[RunScore] = []
-    for pred_path in pred_paths:
-        rows, lines = read_predictions_fast(pred_path)
-        facts = provenance(
-            data_file=str(data_path),
-            data_sha256=data_sha,
-            predictions_file=str(pred_path),
-            predictions_sha256=sha256_file(pred_path),
-        )
-        run = score_predictions(
-            sessions, rows, system=system_name(pred_path), mode=mode, split=split, bootstrap=bootstrap,
-            seed=seed, allow_duplicates=allow_duplicates, price=price, source=str(pred_path),
-            lines=lines, show_progress=True, provenance=facts,
-        )
-        if write:
-            run.score_file = score_path(pred_path)
-            write_json(run.score_file, run.result)
-        runs.append(run)
-    return runs
+    jobs = min(jobs, len(pred_paths))
+    if jobs <= 1:
+        return _score_share(pred_paths, data_path, data_sha, sessions, options)
+    import multiprocessing
+
+    shares = [pred_paths[k::jobs] for k in range(jobs)]
+    _SHARED.update(shares=shares, data_path=data_path, data_sha=data_sha, sessions=sessions, options=options)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            done = pool.map(_pool_task, range(jobs), chunksize=1)
+    finally:
+        _SHARED.clear()
+    by_path = {p: r for share, results in zip(shares, done) for p, r in zip(share, results)}
+    return [by_path[p] for p in pred_paths]
+
+
+def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str, sessions: Sequence[Session] | None,
+                 options: dict[str, Any]) -> list[ScoredFile]:
+    """Score some of the files: the columnar scorer in one pass over the data, the replay for the rest."""
+    from .columnar import score_run_blocks
+
+    if sessions is None:
+        fast = score_run_blocks(data_path, pred_paths, options["split"], options["mode"])
+    else:
+        fast = [None] * len(pred_paths)
+    read: list[Sequence[Session]] = [sessions] if sessions is not None else []
+
+    def sessions_of() -> Sequence[Session]:
+        if not read:
+            read.append(read_sessions_fast(data_path))  # raises, naming every defect
+        return read[0]
+
+    return [_document_of(p, data_path, data_sha, f, sessions_of, **options) for p, f in zip(pred_paths, fast)]
+
+
+#: what the worker processes of :func:`score_files` share (set before the pool forks them)
+_SHARED: dict[str, Any] = {}
+
+
+def _pool_task(k: int) -> list[ScoredFile]:
+    s = _SHARED
+    return _score_share(s["shares"][k], s["data_path"], s["data_sha"], s["sessions"], s["options"])
