@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="prediction files (.jsonl), or folders of them")
     add_scoring_arguments(p)
     p.add_argument("--per-session", action="store_true", help="also print one row per scored session")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="score up to N prediction files at once in worker processes (same results; default 1)")
     p.set_defaults(func=run)
 
 
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     with paused_gc():
         runs = score_files(
             args.data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
-            seed=args.seed, allow_duplicates=args.allow_duplicates, price=price,
+            seed=args.seed, allow_duplicates=args.allow_duplicates, price=price, jobs=args.jobs,
         )
     results = [r.result for r in runs]
     if args.json:
