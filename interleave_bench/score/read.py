@@ -21,7 +21,8 @@ from typing import Iterator
 
 from pydantic import ValidationError
 
-from ..io import iter_json_lines, read_records_with_lines, read_sessions
+from ..errors import InputError, InputErrors
+from ..io import iter_json_lines, parse_record, read_records_with_lines, read_sessions
 from ..progress import progress
 from ..schema import PredictionRow, Session, check_session
 
@@ -76,8 +77,41 @@ def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     return read_sessions(path)  # raises, naming every defect
 
 
+def _present(obj: dict) -> dict:
+    """A Parquet row without its nulls: a column holds every field in every row, so a field a row
+    does not have reads as null (inside a struct as well)."""
+    return {k: (_present(v) if isinstance(v, dict) else v) for k, v in obj.items() if v is not None}
+
+
+def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
+    """All rows of a Parquet predictions file and the number of each (1-based, as a line number);
+    every bad row is reported at once, naming its number and field."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = str(path)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(name, None, None, f"not a Parquet file ({exc})") from None
+    rows: list[PredictionRow] = []
+    errors: list[InputError] = []
+    for n, obj in enumerate(table.to_pylist(), start=1):
+        obj = _present(obj)
+        try:
+            rows.append(parse_record(name, n, obj, PredictionRow))
+        except InputErrors as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise InputErrors(errors)
+    return rows, list(range(1, len(rows) + 1))
+
+
 def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
-    """All rows of a predictions file and the line of each; every bad line is reported at once."""
+    """All rows of a predictions file (JSONL, or Parquet by its ``.parquet`` name) and the line
+    of each; every bad line is reported at once."""
+    if str(path).endswith(".parquet"):
+        return read_parquet_rows(path)
     got = _validate_all(path, PredictionRow)
     if got is not None:
         numbers, rows = got

@@ -333,16 +333,19 @@ def score_runs(
 
 # --- the file edge ---------------------------------------------------------------------------------
 
+#: what a predictions file may be: JSONL lines, or Parquet (what DuckDB, Spark and Ray write)
+PREDICTION_SUFFIXES = (".jsonl", ".parquet")
+
 
 def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Prediction files in the order given; a folder stands for its ``*.jsonl`` files, sorted."""
+    """Prediction files in the order given; a folder stands for its ``*.jsonl`` and ``*.parquet`` files, sorted."""
     out: list[Path] = []
     for path in paths:
         p = Path(path)
         if p.is_dir():
-            found = sorted(x for x in p.glob("*.jsonl") if x.is_file())
+            found = sorted(x for x in p.iterdir() if x.suffix in PREDICTION_SUFFIXES and x.is_file())
             if not found:
-                raise InputError(str(p), None, None, "no .jsonl prediction files in this folder")
+                raise InputError(str(p), None, None, "no .jsonl or .parquet prediction files in this folder")
             out.extend(found)
         else:
             out.append(p)
@@ -350,9 +353,12 @@ def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def system_name(pred_path: Path) -> str:
-    """A run's name: its predictions file name without ``.jsonl`` (``closed-bm25``)."""
+    """A run's name: its predictions file name without ``.jsonl`` or ``.parquet`` (``closed-bm25``)."""
     name = pred_path.name
-    return name[: -len(".jsonl")] if name.endswith(".jsonl") else pred_path.stem
+    for suffix in PREDICTION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return pred_path.stem
 
 
 def score_path(pred_path: Path) -> Path:
