@@ -131,8 +131,16 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
     """Seconds spent reading and checking the files, scoring on the arrays, and building the
     document (pooling, bootstrap), each timed on its own in this process."""
     from interleave_bench.score.columnar import PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks
+    from interleave_bench.score.read import paused_gc
     from interleave_bench.score.run import LeftOut, NO_PREDICTIONS, per_session_rows, score_document
 
+    with paused_gc():  # as the command runs them: the cyclic collector paused at its edge
+        return _split_timing(data, pred, bootstrap, PredictionStream, _prediction_columns, iter_data_columns,
+                             score_run_blocks, LeftOut, NO_PREDICTIONS, per_session_rows, score_document)
+
+
+def _split_timing(data, pred, bootstrap, PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks,
+                  LeftOut, NO_PREDICTIONS, per_session_rows, score_document) -> dict[str, float]:
     t0 = time.perf_counter()
     stream = PredictionStream(pred)
     for cols in iter_data_columns(data):

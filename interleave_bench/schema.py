@@ -10,9 +10,9 @@ every defect of a file.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
 
 # --- vocabularies ---------------------------------------------------------------------------------
 
@@ -200,8 +200,7 @@ class PredictionRow(Record):
     policy: Optional[str] = None
     refs: Optional[list[str]] = None
     usage: Optional[RowUsage] = None
-    #: milliseconds as written (212 stays an integer, 212.5 a float)
-    elapsed_ms: Optional[Union[Annotated[int, Field(ge=0, **STRICT)], Annotated[float, Field(ge=0, **STRICT)]]] = None
+    elapsed_ms: Optional[float] = Field(default=None, ge=0, **STRICT)
     via: Optional[str] = None
     burst: Optional[int] = Field(default=None, ge=1, **STRICT)
     mixed: Optional[bool] = Field(default=None, **STRICT)
@@ -221,6 +220,11 @@ class PredictionRow(Record):
         if isinstance(v, list):
             return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in v]
         return v
+
+    @field_serializer("elapsed_ms")
+    def _whole_ms_as_int(self, v: Optional[float]) -> Any:
+        # a whole number of milliseconds is written as one (212, not 212.0), as the runner measures it
+        return int(v) if v is not None and v.is_integer() else v
 
 
 # --- manifest --------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ def workdir(tmp_path, monkeypatch):
 
 def _answer_always(monkeypatch, text):
     """Make the fake model's classifier give ``text`` to every mid-reply request."""
-    fake_model._load_handlers()
     monkeypatch.setitem(fake_model.HANDLERS, REQUEST_KIND, lambda messages, body: text)
 
 

@@ -241,20 +241,40 @@ def _cluster_counts(pairs: Sequence[tuple[str, str]]) -> tuple[int, int, int, in
 
 def _breakdown_counts(session: Session, strict_turns: Sequence[int], correct: Sequence[bool]) -> dict[tuple[str, str], list[int]]:
     """Breakdown accumulator (7.11): ``{(dimension, key): [correct, n]}`` over strict messages."""
-    out: dict[tuple[str, str], list[int]] = {}
+    by_action: dict[str, list[int]] = {}
+    by_style: dict[str, list[int]] = {}
+    by_tag: dict[str, list[int]] = {}
     turns = session.turns
+    right = 0
     for k in strict_turns:
         t = turns[k]
         ok = correct[k]
-        for key in (("action", t.gold.action), ("style", t.style), *(("tag", tag) for tag in t.tags)):
-            cell = out.get(key)
+        right += ok
+        cell = by_action.get(t.gold.action)
+        if cell is None:
+            by_action[t.gold.action] = [int(ok), 1]
+        else:
+            cell[0] += ok
+            cell[1] += 1
+        cell = by_style.get(t.style)
+        if cell is None:
+            by_style[t.style] = [int(ok), 1]
+        else:
+            cell[0] += ok
+            cell[1] += 1
+        for tag in t.tags:
+            cell = by_tag.get(tag)
             if cell is None:
-                out[key] = [int(ok), 1]
+                by_tag[tag] = [int(ok), 1]
             else:
                 cell[0] += ok
                 cell[1] += 1
+    out: dict[tuple[str, str], list[int]] = {}
     if strict_turns:
-        out[("lang", session.lang)] = [sum(correct[k] for k in strict_turns), len(strict_turns)]
+        out[("lang", session.lang)] = [right, len(strict_turns)]
+    for dim, cells in (("action", by_action), ("style", by_style), ("tag", by_tag)):
+        for key, cell in cells.items():
+            out[(dim, key)] = cell
     return out
 
 

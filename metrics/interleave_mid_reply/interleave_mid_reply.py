@@ -8,6 +8,7 @@ import datasets
 import evaluate
 
 from interleave_bench.midreply.metrics import mid_reply_scores
+from interleave_bench.score.table import family
 
 _CITATION = """\
 @misc{interleavebench,
@@ -42,10 +43,11 @@ Args:
     tags (`list` of `list` of `str`, optional): each case's tags, for `by_tag` (a case counts under
         each of its tags).
 Returns:
-    `n`, `n_running`, `n_elsewhere` (counts), and `accuracy`, `right_side`, `mixed_in`,
-    `split_off`, `wrong_elsewhere`, each `{"value", "k", "n", "ci95"}` (value and interval are
-    None over no cases; rounded to 4 decimals); then `by_lang`, `by_how`, `by_expect`, `by_tag`
-    with the same entries per group.
+    `n`, `n_running`, `n_elsewhere` (counts), and one rate per mid-reply metric of the metric
+    table (interleave_bench/score/table.py), each `{"value", "k", "n", "ci95"}` (value and
+    interval are None over no cases):
+{returns}
+    then `by_lang`, `by_how`, `by_expect`, `by_tag` with the same entries per group.
 Examples:
     >>> import evaluate
     >>> metric = evaluate.load("metrics/interleave_mid_reply")
@@ -74,6 +76,18 @@ Examples:
     >>> {lang: group["accuracy"]["value"] for lang, group in results["by_lang"].items()}
     {'en': 1.0, 'zh': 0.0}
 """
+
+
+def _returns() -> str:
+    """One line per rate, from the metric table: key, meaning, decimals, direction."""
+    lines = []
+    for m in family("mid_reply"):
+        better = "higher is better" if m.higher_is_better else "lower is better"
+        lines.append(f"        `{m.json_key}`: {m.meaning} ({m.decimals} decimals, {better})")
+    return "\n".join(lines)
+
+
+_KWARGS_DESCRIPTION = _KWARGS_DESCRIPTION.replace("{returns}", _returns())
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -6,6 +6,7 @@ import evaluate
 from interleave_bench.score.bcubed import CITATION
 from interleave_bench.score.labels import complete_turn
 from interleave_bench.score.labels import score_labels
+from interleave_bench.score.table import family
 
 _CITATION = """\
 @misc{interleavebench,
@@ -39,11 +40,9 @@ Args:
     session_ids, langs: optional, one per session (used in the breakdowns only).
     predicted_refs: optional, per session and message, the related topics the router named.
 Returns:
-    A dict of every metric of DESIGN.md section 7: accuracy, accuracy_lenient, ambiguous_share,
-    weighted_error, oneoff_into_topic, switch_precision, switch_recall, switch_f1,
-    topics_per_thread, threads_per_topic, bcubed_precision, bcubed_recall, bcubed_f1,
-    refs_recall, input/output/cached_tokens_per_message, model_calls_share, latency_p50_ms,
-    latency_p90_ms (None where undefined, e.g. no one-offs). Rates have 4 decimals.
+    A dict of every routing and cost metric of the metric table (interleave_bench/score/table.py),
+    None where undefined (e.g. no one-offs):
+{returns}
 Examples:
     >>> import evaluate
     >>> routing = evaluate.load("interleave_routing")
@@ -60,6 +59,21 @@ Examples:
     >>> results["accuracy"], results["bcubed_f1"], results["oneoff_into_topic"]
     (1.0, 1.0, 0.0)
 """
+
+
+def _returns() -> str:
+    """One line per metric the module returns, from the metric table: key, meaning, decimals, direction."""
+    lines = []
+    for m in (*family("routing"), *family("cost")):
+        if m.key == "cost_usd_per_message":
+            continue  # needs a price: the score document has it, the evaluate module does not
+        decimals = "as measured" if m.decimals is None else f"{m.decimals} decimals"
+        better = {True: ", higher is better", False: ", lower is better", None: ""}[m.higher_is_better]
+        lines.append(f"        {m.key}: {m.meaning} ({decimals}{better})")
+    return "\n".join(lines)
+
+
+_KWARGS_DESCRIPTION = _KWARGS_DESCRIPTION.replace("{returns}", _returns())
 
 
 def _turn_features():
