@@ -129,38 +129,33 @@ def run_cli(root: Path, argv: list[str]) -> dict:
 
 def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
     """Seconds spent reading and checking the files, scoring on the arrays, and building the
-    document (pooling, bootstrap), each timed on its own in this process."""
+    document (pooling, bootstrap), each timed on its own in this process, with the cyclic
+    collector paused as the command pauses it."""
     from interleave_bench.score.columnar import PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks
     from interleave_bench.score.read import paused_gc
-    from interleave_bench.score.run import LeftOut, NO_PREDICTIONS, per_session_rows, score_document
+    from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, per_session_rows, score_document
 
-    with paused_gc():  # as the command runs them: the cyclic collector paused at its edge
-        return _split_timing(data, pred, bootstrap, PredictionStream, _prediction_columns, iter_data_columns,
-                             score_run_blocks, LeftOut, NO_PREDICTIONS, per_session_rows, score_document)
-
-
-def _split_timing(data, pred, bootstrap, PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks,
-                  LeftOut, NO_PREDICTIONS, per_session_rows, score_document) -> dict[str, float]:
-    t0 = time.perf_counter()
-    stream = PredictionStream(pred)
-    for cols in iter_data_columns(data):
-        table = stream.take(cols.session_ids)
-        if table is not None:
-            _prediction_columns(table, cols)
-    stream.rest()
-    read = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    (run,) = score_run_blocks(data, [pred], "dev", None)
-    both = time.perf_counter() - t0
-    if run is None:
-        raise SystemExit("the columnar scorer declined these files")
-    t0 = time.perf_counter()
-    score_document(system="bench", mode="closed", split="dev", policy=run.policy, model=run.model, matrix=run.matrix,
-                   latencies=run.latencies, bcubed=run.bcubed, breakdown=run.breakdown, rows=run.rows,
-                   outside=run.outside, left_out=[LeftOut(NO_PREDICTIONS, s) for s in run.unscored],
-                   per_session=per_session_rows(run.session_ids, run.langs, run.matrix), bootstrap=bootstrap,
-                   seed=0, price=None, provenance={})
-    document = time.perf_counter() - t0
+    with paused_gc():
+        t0 = time.perf_counter()
+        stream = PredictionStream(pred)
+        for cols in iter_data_columns(data):
+            table = stream.take(cols.session_ids)
+            if table is not None:
+                _prediction_columns(table, cols)
+        stream.rest()
+        read = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        (run,) = score_run_blocks(data, [pred], "dev", None)
+        both = time.perf_counter() - t0
+        if run is None:
+            raise SystemExit("the columnar scorer declined these files")
+        t0 = time.perf_counter()
+        score_document(system="bench", mode="closed", split="dev", policy=run.policy, model=run.model,
+                       matrix=run.matrix, latencies=run.latencies, bcubed=run.bcubed, breakdown=run.breakdown,
+                       rows=run.rows, outside=run.outside, left_out=[LeftOut(NO_PREDICTIONS, s) for s in run.unscored],
+                       per_session=per_session_rows(run.session_ids, run.langs, run.matrix), bootstrap=bootstrap,
+                       seed=0, price=None, provenance={})
+        document = time.perf_counter() - t0
     return {"read": read, "score": max(both - read, 0.0), "document": document}
 
 
