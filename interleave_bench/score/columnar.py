@@ -598,7 +598,7 @@ class ColumnarRun:
 
     ``matrix`` holds one row of :data:`~interleave_bench.score.routing.COLUMNS` per scored
     session (in data order), ``session_ids`` and ``langs`` name them; ``latencies`` are the rows'
-    latencies that count (sorted); ``breakdown`` as
+    latencies that count; ``breakdown`` as
     :func:`~interleave_bench.score.routing.merge_breakdowns` returns it; ``unscored`` the
     split's sessions without rows; ``rows`` and ``outside`` count the file's rows and those of
     sessions outside the split.
@@ -607,7 +607,7 @@ class ColumnarRun:
     session_ids: list[str]
     langs: list[str]
     matrix: np.ndarray
-    latencies: list[float]
+    latencies: np.ndarray  # integers where every latency was written as one
     bcubed: tuple[float, float, float]
     breakdown: dict[str, dict[str, list[int]]]
     unscored: list[str]
@@ -676,8 +676,8 @@ class ClosedRun:
         breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
         for (dim, key), cell in sorted(self.breakdown.items()):
             breakdown[dim][key] = cell
-        lat = np.sort(np.concatenate(self.latencies)) if self.latencies else np.zeros(0)
-        latencies = [int(x) for x in lat.tolist()] if self.latency_is_int else lat.tolist()
+        lat = np.concatenate(self.latencies) if self.latencies else np.zeros(0)
+        latencies = lat.astype(np.int64) if self.latency_is_int else lat
         matrix = np.concatenate(self.matrices) if self.matrices else np.zeros((0, len(COLUMNS)))
         return ColumnarRun(
             session_ids=self.ids, langs=self.langs, matrix=matrix, latencies=latencies,

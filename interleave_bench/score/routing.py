@@ -455,8 +455,15 @@ def derive(totals: np.ndarray, metrics: Sequence[Metric] = POOLED) -> dict[str, 
     return {m.key: m.formula(cols) for m in metrics}
 
 
-def latency_percentiles(latencies: Iterable[float]) -> tuple[float | None, float | None]:
-    """``(p50, p90)``: elements ``n // 2`` and ``int(0.9 * n)`` of the sorted latencies (None if none)."""
+def latency_percentiles(latencies: Iterable[float] | np.ndarray) -> tuple[float | None, float | None]:
+    """``(p50, p90)``: elements ``n // 2`` and ``int(0.9 * n)`` of the sorted latencies (None if none).
+
+    A numpy array (integers or floats) is sorted as one; its elements come back as Python numbers.
+    """
+    if isinstance(latencies, np.ndarray):
+        values = np.sort(latencies)
+        n = len(values)
+        return (values[n // 2].item(), values[int(n * 0.9)].item()) if n else (None, None)
     values = sorted(latencies)
     n = len(values)
     if not n:

@@ -164,7 +164,7 @@ def score_document(
     policy: str | None,
     model: str | None,
     matrix: np.ndarray,
-    latencies: Sequence[float],
+    latencies: Sequence[float] | np.ndarray,
     bcubed: tuple[float, float, float],
     breakdown: Mapping[str, Mapping[str, Sequence[int]]],
     rows: int,

@@ -53,13 +53,17 @@ def bootstrap_sums(stats: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     if resamples <= 0 or n_units == 0:
         return out
     rng = np.random.default_rng(seed)
+    # 32-bit draws are the same numbers as 64-bit ones (ranges below 2**32 draw 32 bits either
+    # way) at half the memory; each resample's counts go straight into the block's float matrix
+    draw_type = np.int32 if n_units < 2**31 else np.int64
+    weights = np.empty((min(BOOTSTRAP_BLOCK, resamples), n_units), dtype=np.float64)
     for start in range(0, resamples, BOOTSTRAP_BLOCK):
         block = min(BOOTSTRAP_BLOCK, resamples - start)
-        draws = rng.integers(0, n_units, size=(block, n_units))
-        # offset each resample's draws into its own range, so one bincount counts them all
-        flat = (draws + (np.arange(block) * n_units)[:, None]).ravel()
-        weights = np.bincount(flat, minlength=block * n_units).reshape(block, n_units)
-        out[start:start + block] = weights.astype(np.float64) @ stats
+        draws = rng.integers(0, n_units, size=(block, n_units), dtype=draw_type)
+        for r in range(block):
+            weights[r] = np.bincount(draws[r], minlength=n_units)
+        del draws
+        out[start:start + block] = weights[:block] @ stats
     return out
 
 
