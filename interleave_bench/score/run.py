@@ -139,19 +139,22 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
 
 def per_session_rows(session_ids: Sequence[str], langs: Sequence[str], matrix: np.ndarray) -> list[dict[str, Any]]:
     """One small record per scored session (the per-session table), from its row of ``matrix``."""
+    names = ("messages", "strict", "strict_correct", "strict_cost", "outcome_wrong_existing", "outcome_merged_new",
+             "outcome_error", "rows")
     out = []
-    for sid, lang, s in zip(session_ids, langs, matrix.tolist()):
-        strict = int(s[COL["strict"]])
+    for sid, lang, values in zip(session_ids, langs, matrix[:, [COL[c] for c in names]].tolist()):
+        s = dict(zip(names, values))
+        strict = int(s["strict"])
         out.append({
             "session_id": sid,
             "lang": lang,
-            "messages": int(s[COL["messages"]]),
+            "messages": int(s["messages"]),
             "strict": strict,
-            "accuracy": share(int(s[COL["strict_correct"]]), strict),
-            "weighted_error": rounded("weighted_error", s[COL["strict_cost"]] / strict) if strict else None,
-            "polluting": int(s[COL["outcome_wrong_existing"]] + s[COL["outcome_merged_new"]]),
-            "errors": int(s[COL["outcome_error"]]),
-            "missing_rows": int(s[COL["messages"]] - s[COL["rows"]]),
+            "accuracy": share(int(s["strict_correct"]), strict),
+            "weighted_error": rounded("weighted_error", s["strict_cost"] / strict) if strict else None,
+            "polluting": int(s["outcome_wrong_existing"] + s["outcome_merged_new"]),
+            "errors": int(s["outcome_error"]),
+            "missing_rows": int(s["messages"] - s["rows"]),
         })
     return out
 
