@@ -217,10 +217,31 @@ def _offsets(col) -> np.ndarray:
 
 
 def _batches(path: str | os.PathLike, parquet: bool = False) -> Iterator[Any]:
-    """The file as pyarrow tables of whole lines (records), one block at a time.
+    """The file as pyarrow tables of whole lines (records), one block at a time, the next block
+    parsed on a thread of its own while this one is worked on (pyarrow parses without the GIL, so
+    the data file and every predictions file are parsed side by side on as many cores).
 
     Raises :class:`_Bad` when pyarrow cannot read or type a block (the strict readers decide).
     """
+    from concurrent.futures import ThreadPoolExecutor
+
+    blocks = _parsed_blocks(path, parquet)
+    with ThreadPoolExecutor(1, thread_name_prefix="parse") as ahead:
+        try:
+            pending = ahead.submit(next, blocks, None)
+            while True:
+                table = pending.result()
+                if table is None:
+                    return
+                pending = ahead.submit(next, blocks, None)
+                yield table
+        finally:
+            ahead.shutdown(wait=True, cancel_futures=True)
+            blocks.close()
+
+
+def _parsed_blocks(path: str | os.PathLike, parquet: bool) -> Iterator[Any]:
+    """:func:`_batches` without the read-ahead."""
     pa, _ = _pa()
     try:
         if parquet:
