@@ -949,10 +949,14 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
     left out), and all ``None`` when the data file's checks fail."""
     if mode not in (None, "closed"):
         return [None] * len(pred_paths)
+    from ..progress import progress
+
     streams: list[PredictionStream | None] = [PredictionStream(p) for p in pred_paths]
     runs: list[ClosedRun | None] = [ClosedRun() for _ in pred_paths]
+    bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
         for data in iter_data_columns(data_path):
+            bar.update(len(data))
             for k, stream in enumerate(streams):
                 if stream is None:
                     continue
@@ -966,6 +970,8 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
                     runs[k].add(block)  # type: ignore[union-attr]
     except _Bad:
         return [None] * len(pred_paths)
+    finally:
+        bar.close()
     out: list[ColumnarRun | None] = []
     for stream, run in zip(streams, runs):
         try:
