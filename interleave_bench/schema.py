@@ -10,9 +10,9 @@ every defect of a file.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 # --- vocabularies ---------------------------------------------------------------------------------
 
@@ -195,31 +195,18 @@ class RowUsage(Record):
 class PredictionRow(Record):
     session_id: str
     i: int = Field(ge=0, **STRICT)
-    pred: str
+    #: open-mode systems elsewhere number their topics; a label is a label, so a number is read as
+    #: its text (in the validator's core, not a Python hook: this runs for every row scored)
+    pred: str = Field(coerce_numbers_to_str=True)
     mode: Optional[Literal[MODES]] = None  # type: ignore[valid-type]
     policy: Optional[str] = None
-    refs: Optional[list[str]] = None
+    refs: Optional[list[Annotated[str, Field(coerce_numbers_to_str=True)]]] = None
     usage: Optional[RowUsage] = None
     elapsed_ms: Optional[float] = Field(default=None, ge=0, **STRICT)
     via: Optional[str] = None
     burst: Optional[int] = Field(default=None, ge=1, **STRICT)
     mixed: Optional[bool] = Field(default=None, **STRICT)
     waited: Optional[bool] = Field(default=None, **STRICT)
-
-    @field_validator("pred", mode="before")
-    @classmethod
-    def _label_as_text(cls, v: Any) -> Any:
-        # Open-mode systems elsewhere number their topics; a label is a label.
-        if isinstance(v, int) and not isinstance(v, bool):
-            return str(v)
-        return v
-
-    @field_validator("refs", mode="before")
-    @classmethod
-    def _refs_as_text(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in v]
-        return v
 
     @field_serializer("elapsed_ms")
     def _whole_ms_as_int(self, v: Optional[float]) -> Any:

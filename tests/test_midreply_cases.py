@@ -9,7 +9,7 @@ import pytest
 
 from interleave_bench.errors import InputErrors
 from interleave_bench.midreply.cases import expect_kind, load_cases, packaged_cases_path
-from interleave_bench.midreply.rule import is_bare_ack
+from interleave_bench.text import is_bare_ack
 from interleave_bench.schema import MID_REPLY_TAGS
 
 from _midreply_util import run_cli

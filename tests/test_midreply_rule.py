@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from interleave_bench.text import ACKS, is_bare_ack
 from interleave_bench.midreply.rule import (
-    ACKS,
     VIA_ACK,
     VIA_CLASSIFIER,
     VIA_ERROR,
@@ -17,7 +17,6 @@ from interleave_bench.midreply.rule import (
     ClassifierOutcome,
     Decision,
     decide,
-    is_bare_ack,
 )
 
 ELSEWHERE = ["trip", "new"]

@@ -40,10 +40,10 @@ def test_the_acknowledgement_table(text, bare):
 
 
 def test_the_routers_and_the_mid_reply_rule_use_this_rule():
-    from interleave_bench.midreply import rule
-    from interleave_bench.route import text as route_text
+    from interleave_bench.midreply import rule, runner
+    from interleave_bench.route import rules
 
-    assert rule.is_bare_ack is is_bare_ack and route_text.is_bare_ack is is_bare_ack
+    assert rule.is_bare_ack is is_bare_ack and runner.is_bare_ack is is_bare_ack and rules.is_bare_ack is is_bare_ack
 
 
 @pytest.mark.parametrize("text, folded, normalized", [

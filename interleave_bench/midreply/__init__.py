@@ -12,6 +12,7 @@ The command is ``interleave-bench mid-reply``; the evaluate module is ``metrics/
 
 from .cases import load_cases
 from .metrics import mid_reply_scores, summarize
-from .rule import decide, is_bare_ack
+from ..text import is_bare_ack
+from .rule import decide
 
 __all__ = ["load_cases", "mid_reply_scores", "summarize", "decide", "is_bare_ack"]

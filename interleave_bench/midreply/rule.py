@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..schema import MID_REPLY_RUNNING
-from ..text import ACKS, is_bare_ack  # noqa: F401  (the project's one acknowledgement rule)
+from ..text import is_bare_ack
 from .prompt import UNSURE
 
 #: bump when the rule (or the acknowledgement list) changes, so stored results are redone

@@ -31,7 +31,8 @@ from .cases import case_fingerprint, catalog_of, other_topics, running_topic
 from .metrics import Item
 from .prompt import PROMPT_VERSION, REQUEST_KIND, build_messages, parse_answer
 from .results import POLICY_CLASSIFIER, POLICY_RULE, MidReplyResult, read_results, result_row
-from .rule import RULE_VERSION, VIA_ERROR, VIA_UNPARSABLE, VIAS, ClassifierOutcome, decide, is_bare_ack
+from ..text import is_bare_ack
+from .rule import RULE_VERSION, VIA_ERROR, VIA_UNPARSABLE, VIAS, ClassifierOutcome, decide
 
 #: the classifier answers one short JSON object; greedy decoding makes reruns repeatable
 CLASSIFIER_TEMPERATURE = 0.0

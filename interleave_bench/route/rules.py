@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .base import Decision, RouterView
-from .text import is_bare_ack, mentioned_titles
+from ..text import is_bare_ack
+from .text import mentioned_titles
 
 VIA_ACK = "rule-ack"
 VIA_TITLE = "rule-title"

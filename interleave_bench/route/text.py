@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..text import is_bare_ack, normalize  # noqa: F401  (the shared rules, used here and by the routers)
+from ..text import normalize
 
 #: a run of Chinese characters (CJK unified ideographs and extension A, compatibility ideographs)
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
