@@ -101,7 +101,7 @@ def test_many_sessions_over_many_blocks(tmp_path, monkeypatch):
     assert without_provenance(fast.result) == without_provenance(replay(data, pred, "dev", 50))
 
 
-@pytest.mark.parametrize("case", ["unknown label", "duplicate", "unknown session", "unknown turn", "open", "float ms"])
+@pytest.mark.parametrize("case", ["unknown label", "duplicate", "unknown session", "unknown turn", "open", "numbered"])
 def test_what_the_replay_decides_scores_the_same(tmp_path, case):
     ss = many_sessions(3, turns=6)
     all_rows = [r for s in ss for r in rows(s["session_id"], [t["gold"]["thread"] or "ERROR" for t in s["turns"]])]
@@ -119,7 +119,7 @@ def test_what_the_replay_decides_scores_the_same(tmp_path, case):
         for r in all_rows:
             r["mode"] = "open"
     else:
-        all_rows[0]["elapsed_ms"] = 212.0  # written as a float: the document keeps it so
+        all_rows[0]["pred"] = 1  # a number as a label: the record type reads it as text
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
     assert score_run_blocks(data, [pred], "dev", None)[0] is None

@@ -461,7 +461,6 @@ class PredictionColumns:
     output_tokens: np.ndarray
     cached_tokens: np.ndarray
     latency: np.ndarray
-    latency_is_int: bool
     burst: np.ndarray  # 0 where the row has none
     mixed: np.ndarray
     waited: np.ndarray
@@ -500,12 +499,7 @@ def _check_predictions(table) -> dict[str, Any]:
             raise _Bad("usage")  # other or null usage fields: the record type decides what they mean
         for name in _USAGE:
             _nonneg(_field(usage, name, False, _INT, True))
-    elapsed = _field(table, "elapsed_ms", False, _NUM, True)
-    _nonneg(elapsed)
-    if elapsed is not None and pa.types.is_float64(elapsed.type):
-        values = _np(elapsed.drop_null(), np.float64)
-        if np.any(values == np.floor(values)):
-            raise _Bad("elapsed_ms")  # 212 or 212.0 as written: the strict reader keeps which
+    _nonneg(_field(table, "elapsed_ms", False, _NUM, True))
     _field(table, "via", False, _STR, True)
     burst = _field(table, "burst", False, _INT, True)
     if burst is not None:
@@ -542,12 +536,11 @@ def _prediction_columns(table, data: DataColumns) -> PredictionColumns:
         call &= _np(usage.is_valid(), bool)
     latency = np.full(n, np.nan)
     elapsed, via = col.get("elapsed_ms"), col.get("via")
-    latency_is_int = elapsed is None or pa.types.is_int64(elapsed.type)
     if elapsed is not None:
         counts = elapsed.is_valid()
         if via is not None:
             counts = pc.and_(counts, pc.or_(via.is_null(), pc.equal(via, "llm")).fill_null(True))
-        values = _np(elapsed.cast(pa.float64()).fill_null(np.nan), np.float64)
+        values = _np(elapsed.fill_null(0), np.float64)  # milliseconds are floats, as the record type reads them
         latency = np.where(_np(counts, bool), values, np.nan)
     refs = col.get("refs")
     ref_row = ref_code = np.zeros(0, dtype=np.int64)
@@ -558,7 +551,7 @@ def _prediction_columns(table, data: DataColumns) -> PredictionColumns:
     return PredictionColumns(
         rows=n, session=session, i=_np(col["i"], np.int64), label=label, call=call,
         input_tokens=tokens["input"], output_tokens=tokens["output"], cached_tokens=tokens["cache_hit"],
-        latency=latency, latency_is_int=latency_is_int,
+        latency=latency,
         burst=_np(burst.fill_null(0), np.int64) if burst is not None else zeros,
         mixed=_np(mixed.fill_null(False), bool) if mixed is not None else np.zeros(n, dtype=bool),
         waited=_np(waited.fill_null(False), bool) if waited is not None else np.zeros(n, dtype=bool),
@@ -581,7 +574,6 @@ class PredictionStream:
         self._done = False
         self.rows = 0
         self.first: dict[str, str | None] = {"mode": None, "policy": None, "model": None}
-        self._latency_types: set[str] = set()
 
     def _pull(self) -> bool:
         pa, _ = _pa()
@@ -594,15 +586,14 @@ class PredictionStream:
             for key, value in found.items():
                 if self.first[key] is None:
                     self.first[key] = value
-            if "elapsed_ms" in table.column_names and not pa.types.is_null(table.schema.field("elapsed_ms").type):
-                self._latency_types.add(str(table.schema.field("elapsed_ms").type))
-                if len(self._latency_types) > 1:
-                    raise _Bad("elapsed_ms")  # integers in one block, fractions in another: the replay keeps which
             self.rows += table.num_rows
             if self._buffer is None:
                 self._buffer = table
             else:  # blocks are typed apart: a field one block lacks is null there
-                self._buffer = pa.concat_tables([self._buffer, table], promote_options="permissive")
+                try:
+                    self._buffer = pa.concat_tables([self._buffer, table], promote_options="permissive")
+                except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                    raise _Bad(str(exc)) from None  # an unknown field of two types: the record type keeps both
         return True
 
     def take(self, session_ids: Sequence[str]):
@@ -647,7 +638,7 @@ class ColumnarRun:
     session_ids: list[str]
     langs: list[str]
     matrix: np.ndarray
-    latencies: np.ndarray  # integers where every latency was written as one
+    latencies: np.ndarray
     bcubed: tuple[float, float, float]
     breakdown: dict[str, dict[str, list[int]]]
     unscored: list[str]
@@ -666,7 +657,6 @@ class _Block:
     langs: list[str]
     matrix: np.ndarray
     latencies: np.ndarray
-    latency_is_int: bool
     p_terms: np.ndarray
     r_terms: np.ndarray
     breakdown: dict[tuple[str, str], list[int]]
@@ -683,7 +673,6 @@ class ClosedRun:
         self.langs: list[str] = []
         self.matrices: list[np.ndarray] = []
         self.latencies: list[np.ndarray] = []
-        self.latency_is_int = True
         self.p_sum = self.r_sum = 0.0
         self.items = 0
         self.breakdown: dict[tuple[str, str], list[int]] = {}
@@ -696,7 +685,6 @@ class ClosedRun:
         self.matrices.append(block.matrix)
         if len(block.latencies):
             self.latencies.append(block.latencies)
-            self.latency_is_int &= block.latency_is_int
         # the pooled B-cubed sums go on adding the items' terms in order (as the replay's)
         if len(block.p_terms):
             self.p_sum = float(np.cumsum(np.concatenate([[self.p_sum], block.p_terms]))[-1])
@@ -717,7 +705,7 @@ class ClosedRun:
         for (dim, key), cell in sorted(self.breakdown.items()):
             breakdown[dim][key] = cell
         lat = np.concatenate(self.latencies) if self.latencies else np.zeros(0)
-        latencies = lat.astype(np.int64) if self.latency_is_int else lat
+        latencies = lat
         matrix = np.concatenate(self.matrices) if self.matrices else np.zeros((0, len(COLUMNS)))
         return ColumnarRun(
             session_ids=self.ids, langs=self.langs, matrix=matrix, latencies=latencies,
@@ -911,7 +899,6 @@ def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> _Bl
         langs=[data.langs[k] for k in scored],
         matrix=matrix,
         latencies=preds.latency[lat_rows],
-        latency_is_int=preds.latency_is_int,
         p_terms=p_terms[scored_pairs],
         r_terms=r_terms[scored_pairs],
         breakdown=_breakdown(data, sess, strict & scored_mask[sess], ok),
