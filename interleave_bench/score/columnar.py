@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..schema import ACTIONS, CLARIFY, ERROR, JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, STYLES, VERSIONS
 from ..schema import SPLITS as DATA_SPLITS
-from .routing import CLOSED_TOPIC_SEED, COL, COLUMNS, OUTCOME_COST, OUTCOMES
+from .routing import CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES
 
 #: bytes of whole lines pyarrow parses at a time (a block is checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat (measured
@@ -44,13 +46,6 @@ L_CLARIFY, L_ERROR = -2, -3
 J_NONE, J_AMBIGUOUS = -1, -2
 
 
-def _pa():
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return pa, pc
-
-
 # --- reading ------------------------------------------------------------------------------------
 
 
@@ -60,7 +55,6 @@ class _Bad(Exception):
 
 def _field(struct, name: str, required: bool, types: tuple, nullable: bool):
     """Child ``name`` of a table or struct array, checked; ``None`` when absent and optional."""
-    pa, pc = _pa()
     names = struct.column_names if isinstance(struct, pa.Table) else [f.name for f in struct.type]
     if name not in names:
         if required:
@@ -80,17 +74,18 @@ def _field(struct, name: str, required: bool, types: tuple, nullable: bool):
     return col
 
 
-_STR = (lambda t: __import__("pyarrow").types.is_string(t) or __import__("pyarrow").types.is_large_string(t),)
-_INT = (lambda t: __import__("pyarrow").types.is_int64(t),)
-_BOOL = (lambda t: __import__("pyarrow").types.is_boolean(t),)
-_LIST = (lambda t: __import__("pyarrow").types.is_list(t) or __import__("pyarrow").types.is_large_list(t),)
-_STRUCT = (lambda t: __import__("pyarrow").types.is_struct(t),)
-_NUM = (*_INT, lambda t: __import__("pyarrow").types.is_float64(t))
+#: the column types each kind of declared field may arrive as (anything else: the record type decides)
+_STR = (pa.types.is_string, pa.types.is_large_string)
+_INT = (pa.types.is_int64,)
+_BOOL = (pa.types.is_boolean,)
+_LIST = (pa.types.is_list, pa.types.is_large_list)
+_STRUCT = (pa.types.is_struct,)
+_NUM = (pa.types.is_int64, pa.types.is_float64)
+_ANY = (lambda t: True,)
 
 
 def _str_list(col, nullable_items: bool = False):
     """A list<string> column's flat values (checked), or raise."""
-    pa, _ = _pa()
     vt = col.type.value_type
     flat = col.flatten()
     if pa.types.is_null(vt):
@@ -104,14 +99,12 @@ def _str_list(col, nullable_items: bool = False):
 
 def _in(col, allowed: Sequence[str]) -> None:
     """Raise unless every non-null value is one of ``allowed``."""
-    _, pc = _pa()
     if col is not None and not set(pc.unique(col.drop_null()).to_pylist()) <= set(allowed):
         raise _Bad("choice")
 
 
 def _min_len(col, n: int = 1) -> None:
     """Raise when a non-null string is shorter than ``n`` characters."""
-    _, pc = _pa()
     if col is not None and len(col):
         shortest = pc.min(pc.utf8_length(col.drop_null())).as_py()
         if shortest is not None and shortest < n:
@@ -119,7 +112,6 @@ def _min_len(col, n: int = 1) -> None:
 
 
 def _nonneg(col) -> None:
-    _, pc = _pa()
     if col is not None:
         lo = pc.min(col).as_py()
         if lo is not None and lo < 0:
@@ -151,7 +143,6 @@ class _Vocab:
 
     def encode(self, col) -> np.ndarray:
         """Codes of a string column (nulls -> -1)."""
-        pa, pc = _pa()
         if col is None or len(col) == 0:
             return np.zeros(0, dtype=np.int64)
         enc = pc.dictionary_encode(col)
@@ -207,7 +198,6 @@ class DataColumns:
 
 
 def _list_parents(col) -> np.ndarray:
-    _, pc = _pa()
     return _np(pc.list_parent_indices(col), np.int64)
 
 
@@ -242,7 +232,6 @@ def _batches(path: str | os.PathLike, parquet: bool = False) -> Iterator[Any]:
 
 def _parsed_blocks(path: str | os.PathLike, parquet: bool) -> Iterator[Any]:
     """:func:`_batches` without the read-ahead."""
-    pa, _ = _pa()
     try:
         if parquet:
             import pyarrow.parquet as pq
@@ -294,7 +283,6 @@ def iter_data_columns(path: str | os.PathLike) -> Iterator[DataColumns]:
 
 
 def _data_columns(table) -> DataColumns:
-    pa, pc = _pa()
     vocab = _Vocab()
     sid = _field(table, "session_id", True, _STR, False)
     _min_len(sid)
@@ -384,7 +372,7 @@ def _data_columns(table) -> DataColumns:
             if pc.any(pc.and_(present, c.is_null())).as_py():
                 raise _Bad("fact")
     gold = _field(tu, "gold", True, _STRUCT, False)
-    g_thread = _field(gold, "thread", True, (*_STR, lambda t: pa.types.is_null(t)), True)
+    g_thread = _field(gold, "thread", True, _STR, True)
     action = _field(gold, "action", True, _STR, False)
     _in(action, ACTIONS)
     g_refs = _field(gold, "refs", False, _LIST, False)
@@ -483,7 +471,6 @@ def _check_predictions(table) -> dict[str, Any]:
     """Check every declared field of a block of prediction rows; raise :class:`_Bad` unless the
     record type accepts each as it stands. Returns the block's first ``mode``, ``policy`` and
     non-empty ``model``."""
-    pa, pc = _pa()
     _field(table, "session_id", True, _STR, False)
     _nonneg(_field(table, "i", True, _INT, False))
     _field(table, "pred", True, _STR, False)
@@ -518,9 +505,8 @@ def _check_predictions(table) -> dict[str, Any]:
 
 def _prediction_columns(table, data: DataColumns) -> PredictionColumns:
     """Rows already checked (:func:`_check_predictions`) as arrays against a block of sessions."""
-    pa, pc = _pa()
     n = table.num_rows
-    col = {name: _field(table, name, False, (lambda t: True,), True) for name in table.column_names}
+    col = {name: _field(table, name, False, _ANY, True) for name in table.column_names}
     session = _np(pc.index_in(col["session_id"], value_set=pa.array(data.session_ids)).fill_null(-1), np.int64)
     label = data.vocab.encode(col["pred"])
     zeros = np.zeros(n, dtype=np.int64)
@@ -576,7 +562,6 @@ class PredictionStream:
         self.first: dict[str, str | None] = {"mode": None, "policy": None, "model": None}
 
     def _pull(self) -> bool:
-        pa, _ = _pa()
         table = next(self._blocks, None)
         if table is None:
             self._done = True
@@ -599,7 +584,6 @@ class PredictionStream:
     def take(self, session_ids: Sequence[str]):
         """The buffered rows of ``session_ids`` (a pyarrow table, in file order), reading on as
         needed; ``None`` when the file has no rows."""
-        pa, pc = _pa()
         wanted = set(session_ids)
         while not self._done:
             if self._buffer is not None and self._buffer.num_rows:
@@ -982,6 +966,5 @@ def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: 
 
 
 def _empty_predictions():
-    pa, _ = _pa()
     return pa.table({"session_id": pa.array([], pa.string()), "i": pa.array([], pa.int64()),
                      "pred": pa.array([], pa.string())})

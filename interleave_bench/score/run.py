@@ -24,7 +24,6 @@ from ..schema import PredictionRow, Session
 from ..progress import progress
 from .routing import (
     COL,
-    DEFAULT_MODE,
     OUTCOMES,
     SessionScore,
     derive,
