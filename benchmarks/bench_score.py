@@ -133,7 +133,7 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
     collector paused as the command pauses it."""
     from interleave_bench.score.columnar import PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks
     from interleave_bench.score.read import paused_gc
-    from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, per_session_rows, score_document
+    from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, score_document
 
     with paused_gc():
         t0 = time.perf_counter()
@@ -153,7 +153,7 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
         score_document(system="bench", mode="closed", split="dev", policy=run.policy, model=run.model,
                        matrix=run.matrix, latencies=run.latencies, bcubed=run.bcubed, breakdown=run.breakdown,
                        rows=run.rows, outside=run.outside, left_out=[LeftOut(NO_PREDICTIONS, s) for s in run.unscored],
-                       per_session=per_session_rows(run.session_ids, run.langs, run.matrix), bootstrap=bootstrap,
+                       session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
                        seed=0, price=None, provenance={})
         document = time.perf_counter() - t0
     return {"read": read, "score": max(both - read, 0.0), "document": document}

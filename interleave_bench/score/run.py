@@ -172,7 +172,8 @@ def score_document(
     rows: int,
     outside: int,
     left_out: Sequence[LeftOut],
-    per_session: list[dict[str, Any]],
+    session_ids: Sequence[str],
+    langs: Sequence[str],
     bootstrap: int,
     seed: int,
     price: Price | None,
@@ -180,12 +181,16 @@ def score_document(
 ) -> dict[str, Any]:
     """The score document (as JSON data) of a run, from its per-session counts and pooled extras.
 
-    ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session, ``bcubed`` the
-    B-cubed figures pooled in message order, ``breakdown`` the pooled breakdown cells; both
-    scorers (the replay and :mod:`.columnar`) build their documents here.
+    ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session (named by
+    ``session_ids``, in ``langs``), ``bcubed`` the B-cubed figures pooled in message order,
+    ``breakdown`` the pooled breakdown cells; both scorers (the replay and :mod:`.columnar`)
+    build their documents here. The intervals are drawn before the per-session rows are built,
+    and the rows are let go before the document is dumped, so that no two of these large pieces
+    are held at once.
     """
     totals = matrix.sum(axis=0)
     metrics = point_metrics(totals, latencies, bcubed)
+    intervals = intervals_for(matrix, totals, metrics, bootstrap, seed)
 
     def t(name: str) -> int:
         return int(totals[COL[name]])
@@ -195,7 +200,7 @@ def score_document(
     if price is not None:
         price_used = {"model": model, "input": price.input, "cached_input": price.cached_input,
                       "output": price.output, "source": price.source}
-    document = ScoreDocument.model_validate({
+    payload = {
         "format": SCORE_FORMAT,
         "system": system,
         "mode": mode,
@@ -203,7 +208,7 @@ def score_document(
         "model": model,
         "split": split,
         "metrics": metrics,
-        "intervals": intervals_for(matrix, totals, metrics, bootstrap, seed),
+        "intervals": intervals,
         "counts": {
             "sessions": len(matrix),
             "messages": t("messages"),
@@ -228,9 +233,11 @@ def score_document(
         "burst": burst_summary(totals),
         "cost_usd_per_message": cost_per_message(totals, price),
         "not_scored": [x.to_json() for x in left_out],
-        "per_session": per_session,
+        "per_session": per_session_rows(session_ids, langs, matrix),
         "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
-    })
+    }
+    document = ScoreDocument.model_validate(payload)
+    del payload
     return document.dump()
 
 
@@ -295,7 +302,7 @@ def score_predictions(
         matrix=matrix, latencies=[x for sc in scores for x in sc.latencies],
         bcubed=pooled_bcubed(scores), breakdown=merge_breakdowns(scores), rows=index.rows,
         outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
-        left_out=left_out, per_session=per_session_rows([sc.session_id for sc in scores], [sc.lang for sc in scores], matrix),
+        left_out=left_out, session_ids=[sc.session_id for sc in scores], langs=[sc.lang for sc in scores],
         bootstrap=bootstrap, seed=seed, price=price, provenance=provenance,
     )
     return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
@@ -403,7 +410,7 @@ def _document_of(
             system=system, mode="closed", split=split, policy=fast.policy, model=fast.model,
             matrix=fast.matrix, latencies=fast.latencies, bcubed=fast.bcubed, breakdown=fast.breakdown,
             rows=fast.rows, outside=fast.outside, left_out=[LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored],
-            per_session=per_session_rows(fast.session_ids, fast.langs, fast.matrix),
+            session_ids=fast.session_ids, langs=fast.langs,
             bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts,
         )
     else:
