@@ -5,7 +5,7 @@
 1. draws ``--plans`` seeded plans (shape and rows only): plans per second;
 2. generates ``--sessions`` offline sessions end to end into a temporary folder (templates, rule
    reader, resume bookkeeping, final file and manifest): sessions and messages per second, and the
-   time 50 sessions take (the acceptance target is under a minute on 2 cores);
+   time 50 sessions take (the acceptance target is under a minute on 2 cores), for v0 and for v1;
 3. generates ``--model-sessions`` sessions through the model path against the fake server on
    loopback, which answers after ``--delay`` seconds, at concurrency 1 and 8, each with a fresh
    cache: the speed-up ratio (sessions run side by side; inside a session steps are sequential).
@@ -41,13 +41,13 @@ def bench_plans(n: int) -> None:
     print(f"plans: {n} plans, {rows:,} rows in {s:.2f}s: {n / s:,.0f} plans/s")
 
 
-def bench_offline(n: int, tmp: Path) -> None:
+def bench_offline(n: int, tmp: Path, dataset: str = "v0") -> None:
     start = time.perf_counter()
     cpu = time.process_time()
-    result = generate(n, tmp / "offline", config=GenerateConfig(seed=1))
+    result = generate(n, tmp / f"offline-{dataset}", config=GenerateConfig(dataset=dataset, seed=1))
     s = time.perf_counter() - start
     c = result.counts
-    print(f"offline: {c['sessions']} sessions, {c['messages']:,} messages in {s:.2f}s wall / "
+    print(f"offline {dataset}: {c['sessions']} sessions, {c['messages']:,} messages in {s:.2f}s wall / "
           f"{time.process_time() - cpu:.2f}s CPU: {c['sessions'] / s:,.1f} sessions/s, {c['messages'] / s:,.0f} messages/s; "
           f"50 sessions take about {50 * s / max(1, c['sessions']):.1f}s")
 
@@ -80,6 +80,7 @@ def main() -> None:
         tmp = Path(d)
         bench_plans(args.plans)
         bench_offline(args.sessions, tmp)
+        bench_offline(args.sessions, tmp, "v1")  # replies, fact steps with the rule check, probes
         if args.model_sessions:
             bench_model(args.model_sessions, args.delay, tmp)
 

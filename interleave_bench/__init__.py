@@ -6,6 +6,7 @@ one. See README.md for the quick start and DESIGN-level reference.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 __version__ = "0.1.0"
@@ -20,3 +21,27 @@ def load(config: str = "v0", data_dir: str | None = None, **kwargs: Any):
     from .hub.builder import load as _load
 
     return _load(config, data_dir=data_dir, **kwargs)
+
+
+#: the folder inside the package that holds one ``evaluate`` module per subfolder
+METRICS_DIR = Path(__file__).resolve().parent / "metrics"
+
+
+def metric_names() -> tuple[str, ...]:
+    """The names of the ``evaluate`` modules shipped in the package, sorted (e.g. ``interleave_routing``)."""
+    return tuple(sorted(p.parent.name for p in METRICS_DIR.glob("*/*.py") if p.stem == p.parent.name))
+
+
+def metric_path(name: str) -> str:
+    """The folder of the shipped ``evaluate`` module ``name``, as a string ``evaluate.load`` accepts.
+
+    Works from any folder and in an installed wheel::
+
+        evaluate.load(interleave_bench.metric_path("interleave_routing"))
+
+    Raises ``ValueError`` naming the known modules when ``name`` is not one of them.
+    """
+    names = metric_names()
+    if name not in names:
+        raise ValueError(f"no metric module {name!r} in interleave_bench; known: {', '.join(names)}")
+    return str(METRICS_DIR / name)

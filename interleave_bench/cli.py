@@ -26,9 +26,17 @@ COMMAND_MODULES = (
     "score",
     "compare",
     "mid_reply",
+    "facts",
+    "score_facts",
+    "vet",
     "export",
+    "import",
+    "export_irc",
     "push",
+    "push_metrics",
+    "release",
     "leaderboard",
+    "report",
 )
 
 

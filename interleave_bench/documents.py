@@ -155,7 +155,11 @@ class ScoreDocument(Document):
     breakdowns: dict[str, dict[str, Bucket]]
     burst: Optional[BurstSummary]
     cost_usd_per_message: Number
+    #: open mode: the conversation-disentanglement metrics (:mod:`interleave_bench.score.cluster`)
+    cluster: Optional[dict[str, Any]] = None
     not_scored: list[dict[str, Any]]
+    #: the ``not scored:`` line printed after the table, naming every session and row left out
+    not_scored_line: Optional[str] = None  # absent in files written before it existed
     per_session: list[SessionLine]
     provenance: ScoreProvenance
 
@@ -232,6 +236,8 @@ class LeaderboardRow(Document):
     """
 
     format: str = BOARD_ROW_FORMAT
+    #: ``routing`` (a score file), ``mid_reply`` or ``shared_facts`` (a summary)
+    kind: str = "routing"
     system: str = Field(min_length=1)
     policy: Optional[str]
     model: Optional[str]
@@ -239,6 +245,8 @@ class LeaderboardRow(Document):
     split: str
     data_repo: Optional[str]
     data_revision: str
+    #: the commit the claimed data revision resolved to (filled in by ``leaderboard add``)
+    data_commit: Optional[str] = None
     data_sha256: str
     predictions_sha256: str
     sessions: Optional[int]

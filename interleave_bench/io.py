@@ -9,17 +9,19 @@ appends write whole lines and flush them, so an interrupted run leaves only comp
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors
+from .errors import InputError, InputErrors, UsageError
 from .schema import (
     Manifest,
     MidReplyCaseFile,
@@ -52,6 +54,64 @@ def _json_error(path: str, line: int | None, exc: json.JSONDecodeError) -> Input
     return InputError(path, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
 
 
+#: a ``\\uD800``-``\\uDFFF`` escape: the only way a lone surrogate gets into parsed JSON text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: the words Python's ``json`` reads as numbers though JSON has no such numbers
+_NON_FINITE = ("NaN", "Infinity")
+
+
+def _json_path(parent: str, key: Any) -> str:
+    return f"{parent}[{key}]" if isinstance(key, int) else (f"{parent}.{key}" if parent else str(key))
+
+
+def _find_bad_value(obj: Any) -> tuple[str, str] | None:
+    """``(field, problem)`` for the first lone surrogate or NaN/Infinity in parsed JSON, else ``None``.
+
+    Iterative, so a deep document cannot exhaust the stack here.
+    """
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return where or "(value)", "a lone surrogate (\\ud800-\\udfff) is not Unicode text"
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                return where or "(value)", f"{value!r} is not a JSON number (NaN and Infinity are refused)"
+        elif isinstance(value, dict):
+            for k, v in reversed(list(value.items())):
+                if _SURROGATE.search(k):
+                    return _json_path(where, k.encode("utf-8", "backslashreplace").decode()), "a lone surrogate in a key is not Unicode text"
+                stack.append((_json_path(where, k), v))
+        elif isinstance(value, list):
+            stack.extend((_json_path(where, i), v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def needs_strict_parse(text: str) -> bool:
+    """Whether JSON text may hold a lone surrogate or NaN/Infinity, which fast parsers (pydantic's)
+    accept where :func:`parse_json` refuses them: such text must go through :func:`parse_json`."""
+    return bool(_SURROGATE_ESCAPE.search(text)) or any(w in text for w in _NON_FINITE)
+
+
+def parse_json(path: str, line: int | None, text: str) -> Any:
+    """Parse JSON text strictly; raises :class:`InputError` (file, line, field) for broken JSON, nesting
+    too deep for Python, ``NaN``/``Infinity`` and lone surrogates, which Python's ``json`` accepts but
+    which are not JSON numbers or Unicode text (they break every later step that writes the value)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:  # a whole document's error names the line in it
+        raise _json_error(path, exc.lineno if line is None else line, exc) from None
+    except RecursionError:
+        raise InputError(path, line, None, "JSON nested too deeply to read") from None
+    if needs_strict_parse(text):
+        bad = _find_bad_value(obj)
+        if bad is not None:
+            raise InputError(path, line, bad[0], bad[1])
+    return obj
+
+
 def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for every non-blank line of a UTF-8 JSONL file."""
     name = str(path)
@@ -81,16 +141,12 @@ def parse_record(
     """Validate one JSON line (or already parsed object) as ``model``, then with ``check`` across its
     fields (``check_session``...); raises :class:`InputErrors` naming all its problems at once."""
     try:
-        if isinstance(text_or_obj, str):
-            try:
-                obj = json.loads(text_or_obj)
-            except json.JSONDecodeError as exc:
-                raise _json_error(path, line, exc) from None
-        else:
-            obj = text_or_obj
+        obj = parse_json(path, line, text_or_obj) if isinstance(text_or_obj, str) else text_or_obj
         if not isinstance(obj, dict):
             raise InputError(path, line, None, f"expected a JSON object, got {type(obj).__name__}")
         rec = model.model_validate(obj)
+    except RecursionError:
+        raise InputError(path, line, None, "JSON nested too deeply to read") from None
     except ValidationError as exc:
         errs = [InputError(path, line, f, m) for f, m in validation_problems(exc)]
         raise InputErrors(errs) from None
@@ -172,7 +228,7 @@ def _duplicate_ids(path: str | os.PathLike) -> list[InputError]:
     for line, text in iter_json_lines(path):
         try:
             sid = json.loads(text).get("session_id")
-        except (json.JSONDecodeError, AttributeError):
+        except (json.JSONDecodeError, AttributeError, RecursionError):
             continue
         if not isinstance(sid, str):
             continue
@@ -211,13 +267,14 @@ def read_json(path: str | os.PathLike) -> Any:
     name = str(path)
     try:
         with open(path, "r", encoding="utf-8") as fh:
-            return json.load(fh)
+            text = fh.read()
     except FileNotFoundError:
         raise InputError(name, None, None, "no such file") from None
-    except json.JSONDecodeError as exc:
-        raise _json_error(name, exc.lineno, exc) from None
+    except IsADirectoryError:
+        raise InputError(name, None, None, "is a folder, not a file") from None
     except UnicodeDecodeError as exc:
         raise InputError(name, None, None, f"not UTF-8 text ({exc.reason})") from None
+    return parse_json(name, None, text)
 
 
 def read_manifest(path: str | os.PathLike) -> Manifest:
@@ -355,6 +412,39 @@ def truncate_partial_line(path: str | os.PathLike) -> None:
         fh.truncate(0)
 
 
+# --- one writer per output ---------------------------------------------------------------------------
+
+
+def lock_path(path: str | os.PathLike) -> Path:
+    """The lock file of an output: ``.<name>.lock`` beside it (hidden, so exports and pushes skip it)."""
+    p = Path(path)
+    return p.with_name(f".{p.name}.lock")
+
+
+@contextmanager
+def exclusive_output(path: str | os.PathLike, command: str) -> Iterator[Path]:
+    """Hold the exclusive lock of the output ``path`` for the block; yields the lock file's path.
+
+    A second process asking for the same output gets a :class:`UsageError` at once (no waiting)
+    naming the holder's pid and ``command``, which the lock file records. The lock is an ``flock``,
+    so it goes with its process: a run killed with -9 leaves no stale lock behind, only the file.
+    """
+    lock = lock_path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "another process"
+            raise UsageError(f"{path}: another run is writing it ({holder}); let it finish, or write elsewhere") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}: {command}\n".encode("utf-8"), 0)
+        yield lock
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 # --- fingerprints -----------------------------------------------------------------------------------
 
 
@@ -364,4 +454,21 @@ def sha256_file(path: str | os.PathLike) -> str:
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def records_fingerprint(records: Iterable[Record]) -> str:
+    """The data fingerprint, ``sha256:<hex>``, defined on the records rather than on file bytes.
+
+    Each record is dumped as JSON by its model (every field, defaults included, in the schema's
+    order; unknown fields after them in the order they were written), the lines are sorted and
+    hashed. So the same sessions give the same fingerprint whatever holds them: a JSONL file in any
+    session order or formatting, or the Parquet files of a published config (which keep unknown
+    fields in their order). Returns the fingerprint of no records for an empty input. About a
+    second of CPU for 500,000 messages (the model dumps in Rust).
+    """
+    h = hashlib.sha256()
+    for line in sorted(r.model_dump_json() for r in records):
+        h.update(line.encode("utf-8"))
+        h.update(b"\n")
     return "sha256:" + h.hexdigest()

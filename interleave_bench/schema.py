@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serial
 # --- vocabularies ---------------------------------------------------------------------------------
 
 #: the session version of each published data config
-CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1"}
-VERSIONS = tuple(CONFIG_VERSIONS.values())
+CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1", "irc_ubuntu": "interleave-v0"}
+VERSIONS = tuple(dict.fromkeys(CONFIG_VERSIONS.values()))
 SPLITS = ("dev", "test")
 #: what a run is scored or routed on: one split, or every session
 SCORE_SPLITS = (*SPLITS, "all")
@@ -33,6 +33,9 @@ SPECIAL_LABELS = (CLARIFY, ERROR)
 JUDGE_NONE = "none"
 JUDGE_AMBIGUOUS = "ambiguous"
 MID_REPLY_HOW = ("interjection", "queued")
+#: a session field: true when the session's conversations are not known up front (real chat
+#: logs), so only open-mode routing applies; ``route`` and ``baselines`` refuse closed mode on it
+OPEN_ONLY_FIELD = "open_only"
 #: where a mid-reply message may go besides a catalog topic id
 MID_REPLY_RUNNING = "running"
 MID_REPLY_NEW = "new"
@@ -70,10 +73,51 @@ class Record(BaseModel):
 # --- sessions ---------------------------------------------------------------------------------------
 
 
+# --- v1 vocabularies (DESIGN.md section 7a; names fixed by the reference format) ---------------------
+
+#: what a fact's lifecycle is: stated (and maybe updated), proposed then accepted or rejected, or
+#: stated then withdrawn
+FACT_TYPES = ("stated", "accepted", "rejected", "withdrawn")
+#: the steps a turn's ``fact.kind`` may be in v1 (v0 writes ``state`` and ``update``)
+FACT_STEPS = ("intro", "update", "propose", "accept", "reject", "retract")
+#: the status a timeline event gets from its step: a proposal changes nothing, a retraction
+#: clears the value, every other step confirms its value
+STATUS_PROPOSED = "proposed"
+STATUS_RETRACTED = "retracted"
+STATUS_CONFIRMED = "confirmed"
+FACT_STATUSES = (STATUS_PROPOSED, STATUS_RETRACTED, STATUS_CONFIRMED)
+STEP_STATUS = {
+    "propose": STATUS_PROPOSED,
+    "retract": STATUS_RETRACTED,
+    "intro": STATUS_CONFIRMED,
+    "update": STATUS_CONFIRMED,
+    "accept": STATUS_CONFIRMED,
+    "reject": STATUS_CONFIRMED,
+}
+#: probe categories, in the order probes are selected (section 7a)
+PROBE_CATEGORIES = ("stale", "proposal", "rejected", "accepted", "cross")
+#: the word a probe asks for when a value is not settled, per language (the judge reads it as undecided)
+UNDECIDED_WORDS = {"en": "undecided", "zh": "未定"}
+#: a probe's question per language (section 7a), the one definition the generator writes and a reader
+#: parses: ``{thread}`` is the asking topic's title, ``{source}`` the source topic's, ``{key}`` the fact's
+#: label in that language, ``{undecided}`` the language's word of :data:`UNDECIDED_WORDS`
+PROBE_QUESTIONS = {
+    "en": 'For "{thread}", I need the {key} from "{source}": what is it now? Answer with just the value, '
+          'or "{undecided}" if it is not settled.',
+    "zh": "为了“{thread}”，我需要“{source}”里的{key}：现在是什么？只回答这个值；如果还没定下来，就回答“{undecided}”。",
+}
+#: the language whose question a language without its own text gets
+PROBE_QUESTION_FALLBACK = "en"
+#: the tag of a turn whose fact step the writer could not get right; its fact leaves the probes
+FACT_MISS_TAG = "fact-miss"
+
+
 class Fact(Record):
     key: str
     value: str
     update: Optional[str] = None
+    #: v1: a plausible other value (the one an assistant proposes and the user turns down)
+    alternative: Optional[str] = None
 
 
 class Thread(Record):
@@ -101,6 +145,8 @@ class Judge(Record):
 class TurnFact(Record):
     key: str
     kind: str
+    #: v1: the value the step carries (null for a retraction)
+    value: Optional[str] = None
 
 
 #: numbers and flags are taken as written: "0", 1.0 or "yes" would be coerced silently otherwise
@@ -116,7 +162,35 @@ class Turn(Record):
     fact: Optional[TurnFact] = None
     judge: Judge
     ambiguous: bool = Field(**STRICT)
-    reply: Optional[str] = None
+    #: v1: the assistant's reply to this message
+    assistant: Optional[str] = None
+
+
+class TimelineEvent(Record):
+    """One step of a fact's lifecycle (v1): which turn did what to ``thread``'s fact ``key``."""
+
+    thread: str
+    key: str
+    turn: int = Field(ge=0, **STRICT)
+    kind: Literal[FACT_STEPS]
+    status: Literal[FACT_STATUSES]
+    value: Optional[str] = None
+    #: the writer could not get this fact's steps right: the event counts for nothing
+    miss: Optional[bool] = Field(default=None, **STRICT)
+
+
+class Probe(Record):
+    """A question asked in topic ``thread`` after turn ``after`` about ``source``'s fact ``key`` (v1)."""
+
+    id: str = Field(min_length=1)
+    after: int = Field(ge=0, **STRICT)
+    thread: str
+    source: str
+    key: str
+    category: Literal[PROBE_CATEGORIES]
+    gold: Optional[str] = None
+    decoys: list[str] = Field(default_factory=list)
+    question: str
 
 
 class Session(Record):
@@ -127,11 +201,157 @@ class Session(Record):
     persona: str = ""
     threads: list[Thread] = Field(min_length=1)
     turns: list[Turn] = Field(min_length=1)
-    timeline: Optional[Any] = None
-    probes: Optional[list[Any]] = None
+    fact_types: Optional[dict[str, dict[str, Literal[FACT_TYPES]]]] = None
+    timeline: Optional[list[TimelineEvent]] = None
+    probes: Optional[list[Probe]] = None
 
     def thread_ids(self) -> list[str]:
         return [t.id for t in self.threads]
+
+
+def is_open_only(s: Session) -> bool:
+    """True when the session says only open mode applies to it (its ``open_only`` field)."""
+    return (s.model_extra or {}).get(OPEN_ONLY_FIELD) is True
+
+
+def fact_state(timeline: list[TimelineEvent], thread: str, key: str, after: int) -> Optional[str]:
+    """The value of ``thread``'s fact ``key`` after turn ``after`` (section 7a), None when undecided.
+
+    Walks the events of that fact with ``turn <= after`` that are not a ``miss``, in order: a
+    confirmation sets the value, a retraction clears it, a proposal changes nothing.
+    """
+    value: Optional[str] = None
+    for e in timeline:
+        if e.thread != thread or e.key != key or e.turn > after or e.miss:
+            continue
+        if e.status == STATUS_CONFIRMED:
+            value = e.value
+        elif e.status == STATUS_RETRACTED:
+            value = None
+    return value
+
+
+def probe_question(lang: str, thread: str, source: str, label: str) -> str:
+    """The question of a probe in ``lang`` (English for a language without its own text): asked in
+    the topic titled ``thread`` about the fact ``label`` of the topic titled ``source``."""
+    code = lang if lang in PROBE_QUESTIONS else PROBE_QUESTION_FALLBACK
+    return PROBE_QUESTIONS[code].format(thread=thread, source=source, key=label, undecided=UNDECIDED_WORDS[code])
+
+
+class ProbeQuestion(BaseModel):
+    """What a probe's question says: its language, the asking and source titles, the fact's label."""
+
+    model_config = ConfigDict(frozen=True)
+    lang: str
+    thread: str
+    source: str
+    label: str
+
+
+def _question_pattern(lang: str) -> "re.Pattern[str]":
+    parts = re.split(r"\{(\w+)\}", PROBE_QUESTIONS[lang])
+    out = []
+    for k, part in enumerate(parts):
+        if k % 2 == 0:
+            out.append(re.escape(part))
+        elif part == "undecided":
+            out.append(re.escape(UNDECIDED_WORDS[lang]))
+        else:
+            out.append(f"(?P<{part}>.+?)")
+    return re.compile("".join(out), re.DOTALL)
+
+
+_QUESTION_PATTERNS = {lang: _question_pattern(lang) for lang in PROBE_QUESTIONS}
+
+
+def read_probe_question(text: str) -> Optional[ProbeQuestion]:
+    """What a question written by :func:`probe_question` asks (its language, titles and label), or
+    None when ``text`` is no such question. A question at the end of a longer text counts."""
+    t = text.strip()
+    for lang, pattern in _QUESTION_PATTERNS.items():
+        m = pattern.fullmatch(t) or pattern.fullmatch(t.rpartition("\n")[2].strip())
+        if m:
+            return ProbeQuestion(lang=lang, thread=m.group("thread"), source=m.group("source"), label=m.group("key"))
+    return None
+
+
+def check_v1(s: Session) -> list[tuple[str, str]]:
+    """Checks of a session's v1 fields (facts, timeline, probes); ``(field, message)`` per defect.
+
+    Timeline events name real threads, keys and turns and agree with the turns' ``fact`` fields
+    both ways; a probe's ``gold`` is the timeline's state at ``after``, its decoys differ from
+    it, its asking thread differs from its source and has started by ``after``; ids are unique.
+    """
+    problems: list[tuple[str, str]] = []
+    keys = {t.id: {f.key for f in t.facts} for t in s.threads}
+    first_turn: dict[str, int] = {}
+    for turn in s.turns:
+        if turn.gold.thread is not None:
+            first_turn.setdefault(turn.gold.thread, turn.i)
+    for tid, types in (s.fact_types or {}).items():
+        if tid not in keys:
+            problems.append((f"fact_types.{tid}", f"{tid!r} is not a thread of this session"))
+            continue
+        for key in types:
+            if key not in keys[tid]:
+                problems.append((f"fact_types.{tid}.{key}", f"{key!r} is not a fact of thread {tid!r}"))
+    timeline = s.timeline or []
+    events_at: dict[int, TimelineEvent] = {}
+    for k, e in enumerate(timeline):
+        where = f"timeline[{k}]"
+        if e.thread not in keys:
+            problems.append((f"{where}.thread", f"{e.thread!r} is not a thread of this session"))
+            continue
+        if e.key not in keys[e.thread]:
+            problems.append((f"{where}.key", f"{e.key!r} is not a fact of thread {e.thread!r}"))
+        if STEP_STATUS[e.kind] != e.status:
+            problems.append((f"{where}.status", f"a {e.kind!r} event has status {STEP_STATUS[e.kind]!r}, got {e.status!r}"))
+        if e.turn >= len(s.turns):
+            problems.append((f"{where}.turn", f"{e.turn} is not a turn of this session (0..{len(s.turns) - 1})"))
+            continue
+        if e.turn in events_at:
+            problems.append((f"{where}.turn", f"turn {e.turn} already has a timeline event (one step a turn)"))
+            continue
+        events_at[e.turn] = e
+        turn = s.turns[e.turn]
+        f = turn.fact
+        if turn.gold.thread != e.thread:
+            problems.append((f"{where}.thread", f"turn {e.turn} belongs to {turn.gold.thread!r}, not {e.thread!r}"))
+        elif f is None or (f.key, f.kind) != (e.key, e.kind) or ("value" in f.model_fields_set and f.value != e.value):
+            got = "no fact" if f is None else f"fact {f.key!r} {f.kind!r} {f.value!r}"
+            problems.append((f"{where}", f"turn {e.turn} has {got}, the event says {e.key!r} {e.kind!r} {e.value!r}"))
+    if s.timeline is not None:
+        for turn in s.turns:
+            if turn.fact is not None and turn.i not in events_at:
+                problems.append((f"turns[{turn.i}].fact", "a fact step with no timeline event"))
+    ids: set[str] = set()
+    for k, p in enumerate(s.probes or []):
+        where = f"probes[{k}]"
+        if p.id in ids:
+            problems.append((f"{where}.id", f"duplicate probe id {p.id!r}"))
+        ids.add(p.id)
+        bad = False
+        for name in ("thread", "source"):
+            if getattr(p, name) not in keys:
+                problems.append((f"{where}.{name}", f"{getattr(p, name)!r} is not a thread of this session"))
+                bad = True
+        if bad:
+            continue
+        if p.key not in keys[p.source]:
+            problems.append((f"{where}.key", f"{p.key!r} is not a fact of thread {p.source!r}"))
+        if p.thread == p.source:
+            problems.append((f"{where}.thread", "the asking thread must differ from the source"))
+        if p.after >= len(s.turns):
+            problems.append((f"{where}.after", f"{p.after} is not a turn of this session (0..{len(s.turns) - 1})"))
+        elif first_turn.get(p.thread, len(s.turns)) > p.after:
+            problems.append((f"{where}.thread", f"{p.thread!r} has not started by turn {p.after}"))
+        gold = fact_state(timeline, p.source, p.key, p.after)
+        if p.gold != gold:
+            problems.append((f"{where}.gold", f"the timeline says {gold!r} after turn {p.after}, got {p.gold!r}"))
+        for d, decoy in enumerate(p.decoys):
+            if decoy == p.gold:
+                problems.append((f"{where}.decoys[{d}]", f"a decoy must differ from gold {p.gold!r}"))
+    return problems
 
 
 def check_session(s: Session) -> list[tuple[str, str]]:
@@ -180,6 +400,8 @@ def check_session(s: Session) -> list[tuple[str, str]]:
         for c, cand in enumerate(j.candidates or []):
             if cand not in known:
                 problems.append((f"{where}.judge.candidates[{c}]", f"{cand!r} is not a thread of this session"))
+    if s.version == "interleave-v1" or s.timeline is not None or s.probes is not None:
+        problems += check_v1(s)
     return problems
 
 
@@ -236,6 +458,8 @@ class ManifestUsage(Record):
 
 class Manifest(Record):
     version: str
+    #: the generator version that wrote the data (``generate.runner.GENERATOR_VERSION``)
+    generator: Optional[int] = None
     writer: str
     model: Optional[str] = None
     seed: Optional[int] = None

@@ -49,11 +49,43 @@ def session(sid: str, split: str = "dev", lang: str = "en", version: str = "inte
         ],
     }
     if version == "interleave-v1":
-        for t in s["turns"]:
-            t["reply"] = f"reply to {t['i']}"
-        s["timeline"] = [{"turn": 1, "thread": "t2", "key": "budget", "value": 0.1234567890123456, "event": "stated"}]
-        s["probes"] = [{"after": 4, "in": "t3", "about": "t2", "key": "budget", "category": "cross"}, "free text"]
+        v1_fields(s)
     return s
+
+
+def v1_fields(s: dict[str, Any]) -> None:
+    """Make ``s`` a v1 session in the reference format, written by hand: alternatives, replies, fact
+    steps with values, ``fact_types``, a timeline and probes whose gold and decoys follow from it."""
+    sid = s["session_id"]
+    for t in s["threads"]:
+        for f in t["facts"]:
+            f["alternative"] = "250 EUR" if f["key"] == "budget" else None
+    for t in s["turns"]:
+        t.pop("fact", None)
+        t["assistant"] = f"reply to {t['i']}"
+    s["turns"][0]["fact"] = {"key": "budget", "kind": "propose", "value": "250 EUR"}
+    s["turns"][0]["assistant"] = "How about 250 EUR for the budget?"
+    s["turns"][1]["fact"] = {"key": "date", "kind": "intro", "value": "May 14"}
+    s["turns"][3]["fact"] = {"key": "date", "kind": "retract", "value": None}
+    s["turns"][4]["fact"] = {"key": "budget", "kind": "intro", "value": "300 EUR"}
+    s["turns"][4]["tags"] = s["turns"][4]["tags"] + ["fact-miss"]
+    s["fact_types"] = {"t1": {"budget": "rejected", "date": "stated"}, "t2": {"budget": "stated", "date": "withdrawn"},
+                       "t3": {"budget": "stated", "date": "stated"}}
+    s["timeline"] = [
+        {"thread": "t1", "key": "budget", "turn": 0, "kind": "propose", "status": "proposed", "value": "250 EUR"},
+        {"thread": "t2", "key": "date", "turn": 1, "kind": "intro", "status": "confirmed", "value": "May 14"},
+        {"thread": "t2", "key": "date", "turn": 3, "kind": "retract", "status": "retracted", "value": None},
+        {"thread": "t3", "key": "budget", "turn": 4, "kind": "intro", "status": "confirmed", "value": "300 EUR", "miss": True},
+    ]
+    q = 'For "{b}", I need the {k} from "{a}": what is it now? Answer with just the value, or "undecided" if it is not settled.'
+    s["probes"] = [
+        {"id": f"{sid}-p1", "after": 1, "thread": "t2", "source": "t1", "key": "budget", "category": "proposal",
+         "gold": None, "decoys": ["250 EUR"], "question": q.format(b="Flaky CI job", k="budget", a="Lisbon trip")},
+        {"id": f"{sid}-p2", "after": 2, "thread": "t1", "source": "t2", "key": "date", "category": "cross",
+         "gold": "May 14", "decoys": [], "question": q.format(b="Lisbon trip", k="date", a="Flaky CI job")},
+        {"id": f"{sid}-p3", "after": 4, "thread": "t1", "source": "t2", "key": "date", "category": "stale",
+         "gold": None, "decoys": ["May 14"], "question": q.format(b="Lisbon trip", k="date", a="Flaky CI job")},
+    ]
 
 
 def sessions(n: int, version: str = "interleave-v0", langs: tuple[str, ...] = ("en", "zh")) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ import pytest
 
 # The fake model's answers for every request kind the tests send (commands import their own part's
 # handlers before a dry run; a test that drives a runner against the fake server needs them all).
+import interleave_bench.facts.fake  # noqa: F401
 import interleave_bench.generate.fake  # noqa: F401
 import interleave_bench.midreply.fake  # noqa: F401
 import interleave_bench.route.fake  # noqa: F401

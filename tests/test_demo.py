@@ -24,7 +24,15 @@ def test_demo_generates_routes_scores_and_prints_the_table(tmp_path):
     assert score["counts"]["sessions"] == 10 and 0 < score["metrics"]["accuracy"] < 1
     assert score["provenance"]["data_sha256"].startswith("sha256:")
     assert out.splitlines()[-1].startswith("done: demo: 10 sessions, ")
+    # the small offline v1 set, with its probe counts by category
+    [v1] = [line for line in out.splitlines() if line.startswith("v1 facts: ")]
+    assert "data/interleave-v1-demo/sessions.jsonl: 10 sessions" in v1
+    counts = dict(part.split(" ") for part in v1.split("probes (")[1].rstrip(")").split(", "))
+    assert list(counts) == ["stale", "proposal", "rejected", "accepted", "cross"] and all(int(n) > 0 for n in counts.values())
+    v1_sessions = (tmp_path / "data" / "interleave-v1-demo" / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(v1_sessions) == 10 and all(json.loads(line)["probes"] for line in v1_sessions)
     # a rerun prints the same table (seeded generation, model-free routers, seeded bootstrap)
     second = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     table = lambda text: [l for l in text.splitlines() if l.startswith("|")]
     assert second.returncode == 0 and table(second.stdout) == table(out)
+    assert [line for line in second.stdout.splitlines() if line.startswith("v1 facts: ")] == [v1]

@@ -23,8 +23,8 @@ from interleave_bench.hub.features import (
     rows_to_case_file,
     session_row,
 )
-from interleave_bench.io import sha256_file
-from interleave_bench.schema import MidReplyCaseFile, Session
+from interleave_bench.io import read_sessions, records_fingerprint, sha256_file
+from interleave_bench.schema import FACT_TYPES, PROBE_CATEGORIES, STEP_STATUS, MidReplyCaseFile, Session
 
 PACKAGED_CASES = Path(interleave_bench.__file__).parent / "data" / "mid_reply" / "cases.json"
 
@@ -89,12 +89,16 @@ def test_export_then_load_dataset_gives_typed_rows_equal_to_the_source(v0_dir, t
     assert len(ds["dev"]) == 10 and len(ds["test"]) == 2  # every fifth session is test
     assert ds["dev"].features == features_for("v0")
     assert isinstance(ds["dev"].features["turns"], datasets.List)
+    # closed label sets are ClassLabels with the schema's names
+    assert ds["dev"].features["split"].names == ["dev", "test"]
+    assert ds["dev"].features["turns"].feature["gold"]["action"].names == ["new", "continue", "switch", "return", "oneoff"]
+    assert ds["dev"].features["turns"].feature["style"].names == ["explicit", "cue", "pronoun", "implicit", "oneoff"]
 
     src = _source(v0_dir / "sessions.jsonl")
     seen = set()
     for split in ds:
         for row in ds[split]:
-            assert row["split"] == split
+            assert ds[split].features["split"].int2str(row["split"]) == split  # a ClassLabel: the name's index
             assert row_to_session(row, "v0") == src[row["session_id"]]  # field by field, extras included
             seen.add(row["session_id"])
             t = row["turns"]
@@ -142,13 +146,28 @@ def test_the_card_reports_this_runs_figures(v0_dir, tmp_path, capsys):
     assert "| ambiguous share (of thread messages) | 25.0% |" in body
     assert "`en` 6 sessions / 30 messages, `zh` 6 sessions / 30 messages" in body
     assert "| `v0` | `templates` | none | 7 |" in body
-    assert sha256_file(v0_dir / "sessions.jsonl") in body
-    for heading in ("## How the data is made", "## How to score", "## Known limitations", "## Citation"):
-        assert heading in body
+    fingerprint = records_fingerprint(read_sessions(v0_dir / "sessions.jsonl"))
+    assert fingerprint in body
+    header = text.split("\n---\n", 1)[0]
+    assert f"v0: '{fingerprint}'" in header or f"v0: {fingerprint}" in header
+    # the Hugging Face dataset card template's sections, in order
+    headings = [line for line in body.splitlines() if line.startswith("#")]
+    for want in ("## Dataset Details", "### Dataset Description", "### Dataset Sources", "## Uses", "### Direct Use",
+                 "### Out-of-Scope Use", "## Dataset Structure", "## Dataset Creation", "### Curation Rationale",
+                 "### Source Data", "### Annotations", "### Personal and Sensitive Information",
+                 "## Bias, Risks, and Limitations", "## Citation"):
+        assert want in headings, want
+    assert "author = {InterleaveBench contributors}" in body and "url    = {https://" in body
+    from huggingface_hub import DatasetCard
+
+    meta = DatasetCard(text).data.to_dict()
+    assert meta["annotations_creators"] == ["machine-generated"] and meta["language_creators"] == ["machine-generated"]
+    assert meta["source_datasets"] == ["original"] and meta["task_ids"] == ["multi-class-classification"]
     assert "year   = {2025}" in body
 
 
 def test_v1_keeps_replies_timeline_and_probes_exactly(tmp_path, capsys):
+    # a reference-format v1 file written by hand (tests/_hub_util.py, v1_fields)
     rows = u.sessions(3, "interleave-v1")
     src_dir = u.write_data(tmp_path / "v1", rows, u.manifest("interleave-v1", 3, model="deepseek-chat", writer="model"))
     out = tmp_path / "interleavebench"
@@ -158,9 +177,12 @@ def test_v1_keeps_replies_timeline_and_probes_exactly(tmp_path, capsys):
     by_id = {r["session_id"]: r for r in ds["dev"]}
     for s in rows:
         row = by_id[s["session_id"]]
-        assert row["turns"][0]["reply"] == "reply to 0"
-        assert isinstance(row["timeline"], str) and isinstance(row["probes"][0], str)
-        assert row_to_session(row, "v1") == s  # the float 0.1234567890123456 survives exactly
+        assert row["turns"][1]["assistant"] == "reply to 1" and row["turns"][0]["fact"]["value"] == "250 EUR"
+        assert row["timeline"][2]["value"] is None and row["timeline"][3]["miss"] is True
+        assert row["timeline"][0]["miss"] is None  # absent in the source, null in the typed column
+        assert row["probes"][0]["gold"] is None and row["probes"][2]["decoys"] == ["May 14"]
+        assert json.loads(row["fact_types"]) == s["fact_types"]
+        assert row_to_session(row, "v1") == s  # field by field, nulls where the source has them
     text = (out / "README.md").read_text(encoding="utf-8")
     assert "| `v1` | `model` | `deepseek-chat` |" in text
 
@@ -272,8 +294,12 @@ def sessions_st(draw, version: str = "interleave-v0"):
         t = {"id": tid, "title": draw(_text), "domain": draw(_text)}
         maybe(t, "goal", draw(_text))
         maybe(t, "description", draw(_text))
-        maybe(t, "facts", [{"key": draw(_text), "value": draw(_text), "update": draw(st.none() | _text), **draw(_extras)}
-                           for _ in range(draw(st.integers(0, 2)))])
+        facts = [{"key": draw(_text), "value": draw(_text), "update": draw(st.none() | _text), **draw(_extras)}
+                 for _ in range(draw(st.integers(0, 2)))]
+        if version == "interleave-v1":
+            for f in facts:
+                maybe(f, "alternative", draw(st.none() | _text))
+        maybe(t, "facts", facts)
         maybe(t, "constraints", draw(st.lists(_text, max_size=2)))
         if k and draw(st.booleans()):
             t["twinOf"] = ids[0]
@@ -297,16 +323,35 @@ def sessions_st(draw, version: str = "interleave-v0"):
         maybe(turn, "tags", draw(st.lists(_text, max_size=2)))
         if draw(st.booleans()):
             turn["fact"] = {"key": draw(_text), "kind": draw(_text), **draw(_extras)}
+            if version == "interleave-v1":
+                maybe(turn["fact"], "value", draw(st.none() | _text))
         if version == "interleave-v1" and draw(st.booleans()):
-            turn["reply"] = draw(_text)
+            turn["assistant"] = draw(_text)
         turn.update(draw(_extras))
         turns.append(turn)
     s = {"session_id": "s-" + draw(_text), "version": version, "split": draw(st.sampled_from(["dev", "test"])),
          "lang": draw(st.sampled_from(["en", "zh", "de"])), "threads": threads, "turns": turns}
     maybe(s, "persona", draw(_text))
     if version == "interleave-v1" and draw(st.booleans()):
-        s["timeline"] = draw(_json.filter(lambda v: v is not None))
-        s["probes"] = draw(st.lists(_json, max_size=2))
+        # typed, not checked across fields here (the records round-trip whatever their content)
+        s["fact_types"] = {tid: {draw(_text): draw(st.sampled_from(FACT_TYPES))} for tid in ids}
+        events = []
+        for _ in range(draw(st.integers(0, 3))):
+            kind = draw(st.sampled_from(sorted(STEP_STATUS)))
+            e = {"thread": draw(st.sampled_from(ids)), "key": draw(_text), "turn": draw(st.integers(0, 60)),
+                 "kind": kind, "status": STEP_STATUS[kind], "value": draw(st.none() | _text)}
+            if draw(st.booleans()):
+                e["miss"] = True
+            e.update(draw(_extras))
+            events.append(e)
+        s["timeline"] = events
+        s["probes"] = [
+            {"id": "p" + draw(_text), "after": draw(st.integers(0, 60)), "thread": draw(st.sampled_from(ids)),
+             "source": draw(st.sampled_from(ids)), "key": draw(_text), "category": draw(st.sampled_from(PROBE_CATEGORIES)),
+             "gold": draw(st.none() | _text), "decoys": draw(st.lists(_text, max_size=2)), "question": draw(_text),
+             **draw(_extras)}
+            for _ in range(draw(st.integers(0, 2)))
+        ]
     s.update(draw(_extras))
     return canonical, s
 

@@ -61,7 +61,7 @@ def test_push_makes_one_commit_and_a_tag_and_loads_back_through_the_hub(hub, tmp
     assert hub.tags(REPO) == {"v1": head}
     assert f"pushed {REPO}: commit {head}" in out
     assert f"{hub.url}/datasets/{REPO}/tree/v1" in out and f"/commit/{head}" in out
-    assert set(hub.files(REPO, "v1")) == {".gitattributes", "README.md", "v0/dev-00000-of-00001.parquet",
+    assert set(hub.files(REPO, "v1")) == {".gitattributes", "README.md", "eval.yaml", "v0/dev-00000-of-00001.parquet",
                                           "v0/test-00000-of-00001.parquet"}
 
     loaded, logs = _load(hub, tmp_path, "v1")
@@ -100,8 +100,8 @@ def test_a_changed_push_uploads_the_difference_and_removes_stale_files(hub, tmp_
 
     rows = u.sessions(4)
     rows[0]["turns"][0]["text"] = "a corrected message"
-    folder = _export(tmp_path, capsys, rows)  # mid_reply no longer exported
-    code, out, err = u.cli(["push", str(folder), "--repo", REPO, "--revision", "v2"], capsys)
+    folder = _export(tmp_path, capsys, rows)  # mid_reply no longer exported, and asked to go
+    code, out, err = u.cli(["push", str(folder), "--repo", REPO, "--revision", "v2", "--delete-missing"], capsys)
     assert code == 0, err
     assert "1 deleted" in out
     files = hub.files(REPO, "v2")
@@ -140,14 +140,14 @@ def test_invalid_data_is_refused_before_anything_is_sent(hub, tmp_path, capsys):
     path = folder / "v0" / "dev-00000-of-00001.parquet"
     table = pq.read_table(path)
     rows = table.to_pylist()
-    rows[1]["turns"][0]["gold"]["action"] = "wander"
+    rows[1]["turns"][0]["gold"]["action"] = 9  # a ClassLabel index outside the five actions
     rows[0]["turns"][1]["judge"]["thread"] = "t7"
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
     code, out, err = u.cli(["push", str(folder), "--repo", REPO], capsys)
     assert code == 2
     lines = err.strip().splitlines()
     assert f"error: {path}:1: turns[1].judge.thread: 't7' is not a thread of this session, 'none' or 'ambiguous'" in lines
-    assert any(line.startswith(f"error: {path}:2: turns[0].gold.action: 'wander' is not one of") for line in lines)
+    assert any(line.startswith(f"error: {path}:2: turns[0].gold.action: 9 is not one of") for line in lines), lines
     assert hub.log == [] and hub.repos == {}
 
 

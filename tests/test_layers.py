@@ -20,9 +20,9 @@ LAYER = {
     "errors": 0, "text": 0, "progress": 0,
     "schema": 1, "documents": 1,
     "llm": 2, "io": 2, "provenance": 2,
-    "score": 3,
-    "generate": 4, "route": 4, "facts": 4, "midreply": 4, "hub": 4,
-    "commands": 5, "cli": 5, "__main__": 5, "__init__": 5,
+    "score": 3, "vet": 3,
+    "generate": 4, "route": 4, "facts": 4, "midreply": 4, "hub": 4, "irc": 4, "release": 4,
+    "commands": 5, "metrics": 5, "cli": 5, "__main__": 5, "__init__": 5,
 }
 #: the layer's name in messages
 NAMES = {0: "base", 1: "schema", 2: "model/io", 3: "score", 4: "capability", 5: "command"}

@@ -248,3 +248,33 @@ def test_cache_is_safe_under_concurrent_writer_processes(tmp_path):
     assert [p.exitcode for p in procs] == [0, 0, 0]
     cache = ResponseCache(tmp_path)
     assert len(cache) == 600 and cache.get("2-199") == {"text": "199"}
+
+
+@pytest.mark.parametrize("kind", ["truncated", "malformed"])
+def test_an_unreadable_200_body_is_retried_like_a_5xx_and_never_cached(openai_env, kind):
+    srv = openai_env["server"]
+    srv.add_fault(kind, times=2)
+    with model_session(model="m1") as llm:
+        llm.retry_delay = 0.0
+        [reply] = run_batch(llm, ["cut me"])
+        assert llm.stats.calls == 1 and llm.stats.failed == 0
+    assert [e.status for e in srv.log] == [kind, kind, 200]
+    assert json.loads(reply.text)["echo"] == "cut me"
+    with model_session(model="m1") as llm:
+        [again] = run_batch(llm, ["cut me"])
+        assert again.cached and again.text == reply.text  # the readable answer is what was stored
+
+
+def test_unreadable_bodies_past_max_retries_fail_the_call_and_leave_nothing_cached(openai_env):
+    srv = openai_env["server"]
+    srv.add_fault("truncated", times=3)
+    with model_session(model="m1", max_retries=2) as llm:
+        llm.retry_delay = 0.0
+        with pytest.raises(ModelCallError) as exc:
+            llm.run(llm.complete("route", msgs("x"), what="session en-0001 turn 2"))
+        assert llm.stats.failed == 1 and llm.stats.calls == 0
+    assert "unreadable answer" in str(exc.value) and "3 tries" in str(exc.value)
+    assert srv.calls == 3
+    with model_session(model="m1") as llm:
+        run_batch(llm, ["x"])
+        assert llm.stats.calls == 1 and llm.stats.cached == 0

@@ -15,7 +15,7 @@ from interleave_bench.midreply.metrics import Item, mid_reply_scores, summarize
 from interleave_bench.midreply.report import cell, markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
-METRIC_DIR = REPO / "metrics" / "interleave_mid_reply"
+METRIC_DIR = REPO / "interleave_bench" / "metrics" / "interleave_mid_reply"
 
 # (pred, expect, lang, how, tags)
 HAND = [
@@ -172,7 +172,6 @@ def evaluate_caches(tmp_path_factory, monkeypatch):
         modules = str(tmp_path_factory.getbasetemp() / "hf_modules")
     monkeypatch.setattr(evaluate.config, "HF_MODULES_CACHE", modules)
     monkeypatch.setattr(evaluate.config, "HF_METRICS_CACHE", str(tmp_path_factory.mktemp("hf_metrics")))
-    monkeypatch.chdir(REPO)  # the docstring examples load the module by its path from the checkout
     return modules
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from interleave_bench.cli import main
-from interleave_bench.io import sha256_file
+from interleave_bench.io import read_sessions, records_fingerprint, sha256_file
 from interleave_bench.score import score_runs
 from interleave_bench.score.routing import METRICS
 
@@ -45,7 +45,7 @@ def test_score_writes_the_contract_and_prints_the_table(tmp_path, capsys, data):
     assert doc["counts"]["sessions"] == 8  # the two test sessions are left out of dev
     assert doc["metrics"]["accuracy"] == 1.0 and doc["intervals"]["accuracy"] == [1.0, 1.0]
     prov = doc["provenance"]
-    assert prov["data_sha256"] == sha256_file(path) and prov["predictions_sha256"] == sha256_file(pred)
+    assert prov["data_sha256"] == records_fingerprint(read_sessions(path)) and prov["predictions_sha256"] == sha256_file(pred)
     assert prov["data_file"] == str(path) and prov["predictions_file"] == str(pred)
     assert (prov["bootstrap"], prov["seed"]) == (100, 0)
     for key in ("package_version", "git_commit", "git_dirty", "python", "packages", "created"):

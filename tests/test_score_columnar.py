@@ -78,8 +78,11 @@ def test_columnar_documents_equal_the_replay(run, split):
     with tempfile.TemporaryDirectory() as tmp:
         data = write_jsonl(Path(tmp) / "sessions.jsonl", ss)
         pred = write_jsonl(Path(tmp) / "closed-x.jsonl", all_rows)
-        if all_rows:
-            assert score_run_blocks(data, [pred], split, None)[0] is not None  # the columnar path scored it
+        if not all_rows:  # both paths refuse a file without rows
+            with pytest.raises(InputError, match="nothing to score"):
+                score_files(data, [pred], split=split, bootstrap=30, write=False)
+            return
+        assert score_run_blocks(data, [pred], split, None)[0] is not None  # the columnar path scored it
         (fast,) = score_files(data, [pred], split=split, bootstrap=30, write=False)
         assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 30))
 

@@ -23,29 +23,37 @@ from interleave_bench.cli import main
 from _score_util import many_sessions, rows, write_jsonl
 from test_score_metrics import C1_LABELS, O1_LABELS, c1, o1
 
-METRICS_DIR = Path(__file__).resolve().parent.parent / "metrics"
+#: the modules' source folder; the test finds them by glob, so a new module is tested as it lands
+METRICS_DIR = Path(__file__).resolve().parent.parent / "interleave_bench" / "metrics"
 
 CHILD = r"""
 import doctest, importlib.util, json, os, sys
 
-metrics_dir, inputs_path = sys.argv[1], sys.argv[2]
-os.chdir(metrics_dir)  # the examples load the modules by bare name, from this folder
-report = {"doctests": {}}
-for name in ("interleave_routing", "interleave_bcubed"):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(metrics_dir, name, name + ".py"))
+import interleave_bench
+
+names, inputs_path = json.loads(sys.argv[1]), sys.argv[2]
+report = {"doctests": {}, "cwd": os.getcwd()}
+for name in names:
+    path = os.path.join(interleave_bench.metric_path(name), name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report["doctests"][name] = [result.attempted, result.failed]
 
 import evaluate
 
-routing = evaluate.load(os.path.join(metrics_dir, "interleave_routing"))
+routing = evaluate.load(interleave_bench.metric_path("interleave_routing"))
 with open(inputs_path, encoding="utf-8") as fh:
     cases = json.load(fh)
 report["results"] = {name: routing.compute(**kwargs) for name, kwargs in cases.items()}
 print("REPORT " + json.dumps(report))
 """
+
+
+def module_names() -> list[str]:
+    """Every evaluate module of the package: a folder holding a script of its own name."""
+    return sorted(p.parent.name for p in METRICS_DIR.glob("*/*.py") if p.stem == p.parent.name)
 
 
 def run_child(tmp_path: Path, cases: dict) -> dict:
@@ -61,8 +69,11 @@ def run_child(tmp_path: Path, cases: dict) -> dict:
         "HF_EVALUATE_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
     })
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(METRICS_DIR), str(inputs)], capture_output=True,
-                          text=True, env=env, timeout=600)
+    # run from a folder outside the checkout: the examples must not depend on the working folder
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(module_names()), str(inputs)], capture_output=True,
+                          text=True, env=env, timeout=600, cwd=outside)
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("REPORT "))
     doctest_output = proc.stdout[: proc.stdout.index("REPORT ")]
@@ -75,7 +86,9 @@ def cli_metrics(tmp_path: Path, capsys, name: str, sessions: list, pred_rows: li
     code = main(["score", str(data), str(pred), "--json", "--split", "all", "--bootstrap", "0"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    return json.loads(out)["metrics"]
+    doc = json.loads(out)
+    # open mode: the evaluate module also returns the cluster metrics of the score document
+    return {**doc["metrics"], **(doc["cluster"]["metrics"] if doc.get("cluster") else {})}
 
 
 def evaluate_inputs(sessions: list, labels: dict[str, list], mode: str, pred_refs: dict | None = None) -> dict:
@@ -118,7 +131,9 @@ def test_evaluate_modules_doctests_and_equality_with_the_cli(tmp_path, capsys):
     cases["many"] = evaluate_inputs(ss, labels, "open")
 
     report = run_child(tmp_path, cases)
-    for name in ("interleave_routing", "interleave_bcubed"):
+    assert set(module_names()) >= {"interleave_routing", "interleave_bcubed", "interleave_mid_reply"}
+    assert not Path(report["cwd"]).resolve().is_relative_to(METRICS_DIR.parent.parent)
+    for name in module_names():
         attempted, failed = report["doctests"][name]
         assert attempted >= 4 and failed == 0, report["doctest_output"]
     for name, metrics in expected.items():
@@ -134,7 +149,7 @@ def test_package_doctests():
 
 
 def test_metric_cards_have_evaluate_yaml_headers():
-    for name in ("interleave_routing", "interleave_bcubed"):
+    for name in module_names():
         text = (METRICS_DIR / name / "README.md").read_text(encoding="utf-8")
         assert text.startswith("---\n") and "\n---\n" in text[4:]
         header = text[4: text.index("\n---\n", 4)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from interleave_bench.score import score_predictions
+from interleave_bench.score.report import main_table
 from interleave_bench.score.routing import score_session
 from interleave_bench.score.matching import match_labels
 from interleave_bench.schema import PredictionRow, Session
@@ -321,16 +322,28 @@ def test_mode_comes_from_the_first_row_that_names_one():
     assert score_predictions([s], r, mode="closed", bootstrap=0).result["mode"] == "closed"
 
 
-def test_undefined_metrics_are_null_and_switch_bcubed_zero_as_reference():
+def test_undefined_metrics_are_null_switch_and_bcubed_included():
     # one thread, no one-offs, no refs, every message a CLARIFY: nothing to cluster, no switches
     s = session("u", ["t1"], [turn(0, "t1", "new"), turn(1, "t1")])
-    m = score_predictions([s], rows("u", ["CLARIFY", "CLARIFY"]), bootstrap=0).result["metrics"]
+    result = score_predictions([s], rows("u", ["CLARIFY", "CLARIFY"]), bootstrap=0).result
+    m = result["metrics"]
     assert m["oneoff_into_topic"] is None and m["refs_recall"] is None
     assert m["topics_per_thread"] is None and m["threads_per_topic"] is None
     assert m["latency_p50_ms"] is None
-    assert (m["switch_precision"], m["switch_recall"], m["switch_f1"]) == (0.0, 0.0, 0.0)
-    assert (m["bcubed_precision"], m["bcubed_recall"], m["bcubed_f1"]) == (0.0, 0.0, 0.0)
+    assert (m["switch_precision"], m["switch_recall"], m["switch_f1"]) == (None, None, None)
+    assert (m["bcubed_precision"], m["bcubed_recall"], m["bcubed_f1"]) == (None, None, None)
     assert m["accuracy"] == 0.0 and m["weighted_error"] == 1.0
+    header, _, cells = (line.strip("|").split("|") for line in main_table([result]).splitlines())
+    shown = {h.strip(): c.strip() for h, c in zip(header, cells)}
+    assert (shown["accuracy"], shown["switch F1"], shown["B-cubed F1"]) == ("0.000", "–", "–")
+
+
+def test_switch_f1_is_defined_once_anything_counts():
+    # gold switches t1 -> t2 at turn 2; the prediction never switches: precision undefined (no
+    # predicted switch), recall 0/1, F1 = 2tp / (2tp + fp + fn) = 0
+    s = session("w", ["t1", "t2"], [turn(0, "t1", "new"), turn(1, "t1"), turn(2, "t2", "new")])
+    m = score_predictions([s], rows("w", ["a", "a", "a"]), bootstrap=0).result["metrics"]
+    assert (m["switch_precision"], m["switch_recall"], m["switch_f1"]) == (None, 0.0, 0.0)
 
 
 def test_burst_table_by_hand():

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
-    from ..io import sessions_file, sha256_file
+    from ..io import records_fingerprint, sessions_file, sha256_file
     from ..provenance import provenance
 
     if args.show < 0:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             allow_duplicates=args.allow_duplicates,
         )
     doc["provenance"] = provenance(
-        data_file=str(data_path), data_sha256=sha256_file(data_path),
+        data_file=str(data_path), data_sha256=records_fingerprint(sessions),
         a_file=str(paths[0]), a_sha256=sha256_file(paths[0]),
         b_file=str(paths[1]), b_sha256=sha256_file(paths[1]),
         bootstrap=args.bootstrap, seed=args.seed,

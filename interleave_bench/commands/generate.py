@@ -2,7 +2,8 @@
 
 With a model (``--model``, or ``--dry-run`` for the fake model) every step asks it: threads, the
 messages eight plan rows at a time with a leak rewrite, and the independent reading. ``--offline``
-needs no model at all: domain packs, phrasing templates and a rule-based reader. Writes
+needs no model at all: domain packs, phrasing templates and a rule-based reader. ``--dataset v1``
+adds the assistant's replies, fact episodes (checked step by step), a timeline and probes. Writes
 ``sessions.jsonl`` and ``manifest.json``; an interrupted run resumes when run again.
 """
 

@@ -1,8 +1,9 @@
 """``interleave-bench leaderboard add|show``: publish scored runs to a leaderboard dataset, print it.
 
-``add`` appends one row per score file and publishes the board as one commit tagged v1, v2...;
-it refuses runs without provenance, duplicates, and runs on another data revision than the one
-ranked (unless --new-board), exit 2. ``show`` prints the ranking as markdown with intervals.
+``add`` appends one row per score file (or mid-reply / shared-facts summary) and publishes the board
+as one commit tagged board-1, board-2...; it refuses runs without provenance, values outside their
+range or interval, partial runs, data revisions that do not hold the data the run was scored on,
+duplicates, and runs on another data revision than the one ranked (unless --new-board), exit 2. ``show`` prints the ranking as markdown with intervals.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     lsub.required = True
 
     a = lsub.add_parser("add", help="add one row per score file and publish the board (one commit + tag)")
-    a.add_argument("scores", nargs="+", metavar="SCORE.json", help="score files written by `interleave-bench score`")
+    a.add_argument("scores", nargs="+", metavar="SCORE.json", help="score files written by `interleave-bench score` (or mid-reply / shared-facts summaries)")
     a.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo, e.g. org/interleavebench-leaderboard")
     a.add_argument("--system", metavar="NAME", help="the system's name on the board (default: the score file's `system`)")
     a.add_argument("--model", metavar="M", help="the model behind the run (default: the score file's `model`)")
@@ -33,9 +34,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = lsub.add_parser("show", help="print the ranking as a markdown table with intervals")
     s.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo")
-    s.add_argument("--revision", metavar="REV", help="a publication tag (v1, v2...) or commit (default: the latest)")
+    s.add_argument("--revision", metavar="REV", help="a publication tag (board-1, board-2...) or commit (default: the latest)")
     s.add_argument("--data-revision", metavar="REV", help="rank the rows of this data revision (default: the board's current one)")
+    s.add_argument("--html", metavar="OUT.html",
+                   help="write the board as one self-contained HTML page with plots instead of printing markdown")
     s.set_defaults(func=run_show)
+
+    e = lsub.add_parser("export-eval-results", help="write a model's .eval_results/ files (the Hub's Eval Results) from the board")
+    e.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo")
+    e.add_argument("--model", required=True, metavar="ORG/MODEL", help="the model (its rows' `model`), e.g. org/my-router")
+    e.add_argument("--revision", metavar="REV", help="a publication tag or commit of the board (default: the latest)")
+    e.add_argument("--out", default=".", metavar="DIR",
+                   help="the model repo's folder to write .eval_results/ into (default: the current folder)")
+    e.set_defaults(func=run_export_eval_results)
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -57,8 +68,34 @@ def run_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_export_eval_results(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..hub.leaderboard import eval_results_for
+    from ..io import atomic_write_text
+
+    timer = Timer()
+    files = eval_results_for(args.repo, args.model, revision=args.revision)
+    for rel, text in files.items():
+        path = Path(args.out) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, text)
+        print(f"wrote {path}")
+    print(summary_line("leaderboard export-eval-results", {"files": len(files)}, timer.seconds))
+    return 0
+
+
 def run_show(args: argparse.Namespace) -> int:
     from ..hub.leaderboard import show
 
+    if args.html:
+        from pathlib import Path
+
+        from ..io import atomic_write_text
+
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.html, show(args.repo, revision=args.revision, data_revision=args.data_revision, html=True))
+        print(f"wrote {args.html}")
+        return 0
     print(show(args.repo, revision=args.revision, data_revision=args.data_revision))
     return 0

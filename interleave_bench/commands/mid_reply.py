@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..documents import MidReplySummary
-from ..io import sha256_file, write_json
+from ..io import exclusive_output, records_fingerprint, sha256_file, write_json
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
 from ..midreply.cases import load_cases, packaged_cases_path
@@ -111,7 +111,13 @@ def run(args: argparse.Namespace) -> int:
         model = args.model or (FAKE_MODEL if args.dry_run else resolve_provider(None).model)
     stem = Path(args.cases).stem if args.cases and not _is_packaged(args.cases) else None
     out = Path(args.out) if args.out else default_out(policy, model, bool(args.dry_run), stem)
+    with exclusive_output(out, f"mid-reply --policy {policy}"):
+        return _run_into(args, timer, case_file, cases, cases_label, policy, model, out)
 
+
+def _run_into(args: argparse.Namespace, timer: Timer, case_file: Any, cases: list[Any], cases_label: str,
+              policy: str, model: str | None, out: Path) -> int:
+    """The body of :func:`run`, run while holding the results file's lock; returns the exit code."""
     job = MidReplyRun(case_file, cases, out, policy=policy, model=model)
     plan = job.prepare()
     llm = None
@@ -131,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
 
     summary = summarize(items_for(case_file, cases, rows))
     vias = via_counts(rows)
-    _write_summary(args, out, summary, vias, policy, model, llm, rows)
+    _write_summary(args, out, summary, vias, policy, model, llm, rows, records_fingerprint(case_file.cases))
 
     title = f"mid-reply: policy {policy}" + (f" (model {model}{', dry run' if args.dry_run else ''})" if model else "")
     print(f"{title}; {len(rows)} case{'s' if len(rows) != 1 else ''} from {cases_label}")
@@ -177,6 +183,7 @@ def _write_summary(
     model: str | None,
     llm: Any,
     rows: list[dict[str, Any]],
+    cases_fingerprint: str,
 ) -> None:
     if args.cases:
         cases_sha = sha256_file(args.cases)
@@ -201,6 +208,7 @@ def _write_summary(
             "output_tokens": sum(u["output"] for u in row_usage),
             "this_run": llm.stats.as_manifest() if llm is not None else None,
         },
-        "provenance": provenance(),
+        # the case set's fingerprint on the records, as the export's card and the leaderboard compute it
+        "provenance": provenance(data_sha256=cases_fingerprint, predictions_sha256=sha256_file(out)),
     })
     write_json(summary_path(out), doc.dump())

@@ -2,7 +2,8 @@
 
 Validates the folder first and refuses invalid data (exit 2, nothing sent). Creates the dataset
 repo if needed, uploads every changed file in one commit, tags it, and prints the commit and the
-URL. Pushing the same content again is reported as unchanged and makes no commit. The token comes
+URL. Pushing the same content again is reported as unchanged and makes no commit. A config on the
+Hub that the folder does not carry is kept (and the card pushed lists it) unless --delete-missing. The token comes
 from HF_TOKEN or `hf auth login`; the endpoint from HF_ENDPOINT (default: the Hub).
 """
 
@@ -22,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="tag the pushed revision with TAG (default: data-<content fingerprint>); tags are never moved")
     p.add_argument("--private", action="store_true", help="create the repo private (an existing repo keeps its visibility)")
     p.add_argument("--message", metavar="TEXT", help="commit message (default names the configs and the package version)")
+    p.add_argument("--delete-missing", action="store_true",
+                   help="delete configs on the Hub that the folder does not carry (default: keep them, and the card lists them)")
     p.set_defaults(func=run)
 
 
@@ -30,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     from ..hub.push import push_folder
 
     timer = Timer()
-    r = push_folder(args.folder, args.repo, revision=args.revision, private=args.private, message=args.message)
+    r = push_folder(args.folder, args.repo, revision=args.revision, private=args.private, message=args.message,
+                    delete_missing=args.delete_missing)
     assert r.summary is not None
     for w in r.summary.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -42,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"pushed {r.repo_id}: commit {r.commit} ({len(r.added)} added, {len(r.changed)} changed, "
               f"{len(r.deleted)} deleted)")
         print(f"commit: {r.commit_url}")
+    if r.kept:
+        print(f"kept on the Hub: {', '.join(r.kept)} (not in {args.folder}; --delete-missing would delete it)")
     print(f"tag: {r.tag} -> {r.commit[:12]}" + ("" if r.tag_created else " (already there)"))
     print(f"url: {client.repo_url(r.repo_id, r.tag)}")
     first = next(iter(r.summary.configs), "v0")

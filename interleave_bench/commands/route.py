@@ -9,6 +9,7 @@ counts, usage, provenance). A rerun resumes: finished sessions are kept and skip
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import UsageError
 from ..llm import add_model_arguments, model_session_from_args
@@ -20,7 +21,8 @@ from ..schema import MODES
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("route", help="route every message of a data set with one policy", description=__doc__.split("\n\n")[0])
-    p.add_argument("data", metavar="DATA", help="a data folder holding sessions.jsonl, or the file itself")
+    p.add_argument("data", metavar="DATA",
+                   help="a data folder holding sessions.jsonl, the file itself, or hub:ORG/NAME@REV[#CONFIG]")
     p.add_argument("--mode", choices=MODES, required=True,
                    help="closed: the thread list is given up front; open: topics are made on the way")
     p.add_argument("--policy", choices=POLICIES, required=True,
@@ -78,7 +80,12 @@ def describe(result: RouteResult) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..hub.source import local_data
+
     opts = options_from_args(args)
+    args.data, source = local_data(args.data)
+    if source is not None:
+        print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
     if opts.policy not in MODEL_POLICIES:
         if args.model:
             raise UsageError(f"the {opts.policy} policy calls no model: drop --model")
@@ -93,4 +100,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {result.path} ({result.rows:,} rows)")
         print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm))
         print(llm.cost_line())
+    if result.errors_left:
+        print(f"{result.errors_left} ERROR row{'s' if result.errors_left != 1 else ''} remain in {result.path} (model "
+              "calls that failed after every retry); run the same command again to ask for them again",
+              file=sys.stderr)
     return 0

@@ -15,6 +15,7 @@ import sys
 from ..llm.prices import prices_from
 from ..progress import Timer, summary_line
 from ..schema import MODES
+from ..score.cluster import cluster_table
 from ..score.read import paused_gc
 from ..score.report import burst_table, main_table, not_scored_line, per_session_table
 from ..score.run import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, score_files
@@ -35,24 +36,31 @@ def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("score", help="score routing predictions", description=__doc__.split("\n\n")[0])
-    p.add_argument("data", metavar="DATA", help="sessions.jsonl, or the data folder that holds it")
+    p.add_argument("data", metavar="DATA",
+                   help="sessions.jsonl, the data folder that holds it, or hub:ORG/NAME@REV[#CONFIG] (a published revision)")
     p.add_argument("predictions", nargs="+", metavar="PRED",
                    help="prediction files (.jsonl), or folders of them")
     add_scoring_arguments(p)
     p.add_argument("--per-session", action="store_true", help="also print one row per scored session")
+    p.add_argument("--require-complete", action="store_true",
+                   help="exit 1 when a run has no rows for some sessions or turns of the split (default: score the rest)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="score up to N prediction files at once in worker processes (same results; default 1)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..hub.source import local_data
+
     timer = Timer()
+    data, source = local_data(args.data)
     price = prices_from(os.environ)
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with paused_gc():
         runs = score_files(
-            args.data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
-            seed=args.seed, allow_duplicates=args.allow_duplicates, price=price, jobs=args.jobs,
+            data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
+            seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
+            jobs=args.jobs,
         )
     results = [r.result for r in runs]
     if args.json:
@@ -66,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         if bursts:
             print()
             print(bursts)
+        clusters = cluster_table(results)
+        if clusters:
+            print()
+            print(clusters)
         if args.per_session:
             print()
             print(per_session_table(results))
@@ -78,5 +90,10 @@ def run(args: argparse.Namespace) -> int:
     scored = sum(r["counts"]["sessions"] for r in results)
     print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},
                        timer.seconds), file=sys.stderr)
+    incomplete = [r["system"] for r in results if r["counts"]["sessions_without_rows"] or r["counts"]["missing_rows"]]
+    if args.require_complete and incomplete:
+        print(f"incomplete: {', '.join(incomplete)} lack rows for part of the {args.split} split (see the not scored: "
+              "line); --require-complete asks for every session and turn", file=sys.stderr)
+        return 1
     return 0
 

@@ -3,18 +3,24 @@
 Prints a one-line summary per good file, or every error found (file, line, field), exit 0 or 2.
 The kind of a file is told from its content: JSONL rows with ``turns`` are sessions, with ``pred``
 predictions; a JSON document with ``cases`` is a mid-reply case file, with ``writer`` a manifest.
+Prediction rows must be unique per (session, turn) with a string ``pred``; ``validate DATA PRED...``
+also checks each predictions file against the data given before it (unknown sessions and turns).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 
 from ..errors import InputError, InputErrors
-from ..io import MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, read_predictions
+from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
+                  read_manifest, read_records_with_lines)
+from ..schema import PredictionRow
+
+#: the turns of each session of a data file: what predictions are checked against
+Turns = dict[str, int]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,8 +41,8 @@ def sniff(path: str) -> str:
         raise InputError(path, None, None, "a JSON file must be a mid-reply case file (with 'cases') or a manifest (with 'writer')")
     for _, text in iter_json_lines(path):
         try:
-            first = json.loads(text)
-        except json.JSONDecodeError:
+            first = parse_json(path, None, text)
+        except InputError:
             continue
         if isinstance(first, dict) and "pred" in first:
             return "predictions"
@@ -46,7 +52,8 @@ def sniff(path: str) -> str:
     raise InputError(path, None, None, "no records: the file is empty")
 
 
-def summarise_sessions(path: str) -> tuple[str, list[InputError]]:
+def summarise_sessions(path: str, turns: Turns | None = None) -> tuple[str, list[InputError]]:
+    """The summary line and errors of a sessions file; fills ``turns`` (session id -> turn count)."""
     n_sessions = n_messages = n_amb = 0
     leaks: Counter[str] = Counter()
     langs: Counter[str] = Counter()
@@ -56,6 +63,8 @@ def summarise_sessions(path: str) -> tuple[str, list[InputError]]:
             n_sessions += 1
             n_messages += len(s.turns)
             langs[s.lang] += 1
+            if turns is not None:
+                turns[s.session_id] = len(s.turns)
             for t in s.turns:
                 n_amb += t.ambiguous
                 if "leak" in t.tags:
@@ -74,22 +83,56 @@ def summarise_sessions(path: str) -> tuple[str, list[InputError]]:
     return line, errors
 
 
-def summarise_predictions(path: str) -> tuple[str, list[InputError]]:
+def _row_problems(path: str, line: int, r: PredictionRow, first: dict[tuple[str, int], int],
+                  data: tuple[str, Turns] | None) -> list[InputError]:
+    """What is wrong with one valid-looking row: a repeat, or a session or turn the data lacks."""
+    key = (r.session_id, r.i)
+    if key in first:
+        return [InputError(path, line, "i", f"duplicate row for session {r.session_id!r} turn {r.i} (first on line {first[key]})")]
+    first[key] = line
+    if data is None:
+        return []
+    name, turns = data
+    if r.session_id not in turns:
+        return [InputError(path, line, "session_id", f"{r.session_id!r} is not a session of {name}")]
+    if r.i >= turns[r.session_id]:
+        return [InputError(path, line, "i", f"session {r.session_id!r} of {name} has no turn {r.i} (turns 0-{turns[r.session_id] - 1})")]
+    return []
+
+
+def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> tuple[str, list[InputError]]:
+    """The summary line and errors of a predictions file, checked against ``(data file, turns)`` if given."""
     rows = 0
     sessions: set[str] = set()
     policies: Counter[str] = Counter()
     errors: list[InputError] = []
+    first: dict[tuple[str, int], int] = {}
     try:
-        for r in read_predictions(path, collect=True):
+        for line, r in read_records_with_lines(path, PredictionRow, collect=True):
             rows += 1
             sessions.add(r.session_id)
             policies[f"{r.mode or '?'}/{r.policy or '?'}"] += 1
+            errors += _row_problems(path, line, r, first, data)
     except InputErrors as exc:
-        errors = exc.errors
+        errors = sorted(exc.errors + errors, key=lambda e: e.line or 0)
     except InputError as exc:
         errors = [exc]
+    if not errors:
+        errors = _label_types(path)
     kinds = ", ".join(sorted(policies)) or "none"
-    return f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds})", errors
+    against = f", all in {data[0]}" if data is not None else ""
+    return f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds}){against}", errors
+
+
+def _label_types(path: str) -> list[InputError]:
+    """An error for every row whose ``pred`` is not a JSON string (the scorer reads a number as its
+    text, as the reference does; the format says a string)."""
+    errors = []
+    for line, text in iter_json_lines(path):
+        pred = parse_json(path, line, text).get("pred")
+        if not isinstance(pred, str):
+            errors.append(InputError(path, line, "pred", f"must be a string, got {type(pred).__name__} {pred!r}"))
+    return errors
 
 
 def summarise_cases(path: str) -> tuple[str, list[InputError]]:
@@ -145,10 +188,18 @@ def expand(paths: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     bad = 0
+    data: tuple[str, Turns] | None = None  # the last good sessions file: later predictions are checked against it
     for path in expand(args.files):
         try:
             kind = sniff(path)
-            line, errors = SUMMARISERS[kind](path)
+            if kind == "sessions":
+                turns: Turns = {}
+                line, errors = summarise_sessions(path, turns)
+                data = None if errors else (path, turns)
+            elif kind == "predictions":
+                line, errors = summarise_predictions(path, data)
+            else:
+                line, errors = SUMMARISERS[kind](path)
         except InputErrors as exc:
             line, errors = "", exc.errors
         except InputError as exc:

@@ -6,6 +6,8 @@ offline from templates) and then read independently. Entry points:
 - :func:`generate_offline` -- offline data, no model: ``generate_offline(50, "data/x")``
 - :func:`generate` -- either path, with resume; the ``interleave-bench generate`` command uses it
 - :func:`plan_session`, :func:`draw_shape`, :class:`PlanOptions` -- the plan as pure functions
+- :func:`~interleave_bench.generate.facts.lay_facts`, ``build_timeline``, ``build_probes`` -- v1's
+  fact episodes, timeline and probes (DESIGN.md section 7a), pure and seeded
 """
 
 from __future__ import annotations

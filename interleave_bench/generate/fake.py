@@ -12,6 +12,7 @@ was told to keep.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from typing import Any
@@ -20,7 +21,8 @@ from ..llm.fake import fake_handler, stable_hash
 from ..schema import Thread
 from . import packs
 from .leak import is_vague
-from .offline_writer import render_row
+from .offline_writer import render_reply, render_row
+from .stepcheck import step_problem
 from .plan import PlanRow
 from .prompts import extract_payload
 from .reader import RuleReader
@@ -31,6 +33,30 @@ from .threads import build_offline_threads
 LEAK_EVERY = 7
 #: renders tried for a clean rewrite
 REWRITE_TRIES = 8
+#: one v1 fact step in this many is first written sloppily (it does not do its step), so dry runs
+#: exercise the fact check and its rewrite
+SLOPPY_EVERY = 4
+#: one sloppy step in this many stays sloppy when rewritten, so dry runs exercise ``fact-miss``
+STUBBORN_EVERY = 2
+#: a sloppy exchange per step: it names what the step needs but fails it (a question, no agreement)
+SLOPPY = {
+    "en": {
+        "intro": " Is the {label} {value}?",
+        "update": " Should the {label} be {value} now?",
+        "propose": " The {label} could be {value}.",
+        "accept": " Hmm, what about the {label}?",
+        "reject": " So the {label}: {old} or {value}?",
+        "retract": " Should we drop the {label}?",
+    },
+    "zh": {
+        "intro": "{label}是{value}吗？",
+        "update": "{label}要改成{value}吗？",
+        "propose": "{label}也许是{value}。",
+        "accept": "嗯，{label}怎么说？",
+        "reject": "{label}是{old}还是{value}？",
+        "retract": "{label}要撤回吗？",
+    },
+}
 
 
 def _answer(obj: dict[str, Any]) -> str:
@@ -57,12 +83,21 @@ def answer_threads(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     twins = {k: index[s["twin_of"]] for k, s in enumerate(spec) if s.get("twin_of") in index}
     updates = [list(s.get("updates") or []) for s in spec]
     rng = random.Random(stable_hash("threads", p))
-    ts = build_offline_threads(domains, twins, updates, lang, rng, persona_hint=p.get("persona_hint") or None)
+    alts = bool(p.get("alternatives"))
+    ts = build_offline_threads(domains, twins, updates, lang, rng, persona_hint=p.get("persona_hint") or None,
+                               alternatives=alts)
+
+    def fact(f: Any) -> dict[str, Any]:
+        out = {"key": f.key, "value": f.value, "update": f.update}
+        if alts:
+            out["alternative"] = f.alternative
+        return out
+
     return _answer({
         "persona": ts.persona,
         "threads": [
             {"id": s["id"], "title": t.title, "goal": t.goal, "description": t.description,
-             "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
+             "facts": [fact(f) for f in t.facts],
              "constraints": list(t.constraints)}
             for s, t in zip(spec, ts.threads)
         ],
@@ -125,3 +160,81 @@ def answer_read(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
         labels.append(item)
     return _answer({"labels": labels})
 
+
+
+# --- v1 -------------------------------------------------------------------------------------------------
+
+
+def _sloppy(row: PlanRow, threads: dict[str, Thread], lang: str, rng: random.Random) -> tuple[str, str]:
+    """An exchange that fails its step: the message without the step's clause plus a sloppy one."""
+    assert row.fact is not None
+    base = render_row(dataclasses.replace(row, fact=None), threads, lang, rng).text
+    text = base + SLOPPY[lang if lang in SLOPPY else "en"][row.fact.kind].format(
+        label=packs.label_for(row.fact.key, lang), value=row.fact.value or "", old=row.fact.previous or "")
+    # a proposal's reply still carries the value (the user wrongly states it too); other replies are general
+    reply = render_reply(row if row.fact.kind == "propose" else dataclasses.replace(row, fact=None), lang, rng)
+    return text, reply
+
+
+def _is_sloppy(session: Any, i: int) -> bool:
+    return stable_hash("sloppy", session, i) % SLOPPY_EVERY == 0
+
+
+@fake_handler("write_v1")
+def answer_write_v1(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    p = extract_payload(messages)
+    lang = p.get("language", "en")
+    threads = _threads_of(p["threads"])
+    out = []
+    used = {e.get("text") for e in p.get("earlier") or []}
+    for raw in p["rows"]:
+        row = PlanRow.from_payload(raw)
+        rng = random.Random(stable_hash("write_v1", p.get("session"), row.i))
+        if row.fact is not None and _is_sloppy(p.get("session"), row.i):
+            text, reply = _sloppy(row, threads, lang, rng)
+        else:
+            for _ in range(REWRITE_TRIES):
+                text = render_row(row, threads, lang, rng).text
+                reply = render_reply(row, lang, rng)
+                ok = row.fact is None or step_problem(row.fact.kind, row.fact.value, text, reply, lang) is None
+                if text not in used and ok:
+                    break
+        used.add(text)
+        if row.thread is not None and is_vague(row) and stable_hash("leak", p.get("session"), row.i) % LEAK_EVERY == 0:
+            sep = "，" if lang == "zh" else ": "
+            text = threads[row.thread].title + sep + text
+        out.append({"i": row.i, "text": text, "assistant": reply})
+    return _answer({"messages": out})
+
+
+@fake_handler("check_facts")
+def answer_check_facts(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """The fake judge: the offline rule check stands in for a model's reading by meaning."""
+    p = extract_payload(messages)
+    lang = p.get("language", "en")
+    results = []
+    for e in p["exchanges"]:
+        problem = step_problem(e["step"], e.get("value"), e["user"], e["assistant"], lang)
+        item: dict[str, Any] = {"i": e["i"], "ok": problem is None}
+        if problem is not None:
+            item["why"] = problem
+        results.append(item)
+    return _answer({"results": results})
+
+
+@fake_handler("fact_rewrite")
+def answer_fact_rewrite(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    p = extract_payload(messages)
+    lang = p.get("language", "en")
+    row = PlanRow.from_payload(p["row"])
+    threads = _threads_of(p.get("threads") or [])
+    rng = random.Random(stable_hash("fact_rewrite", p.get("session"), row.i))
+    if stable_hash("stubborn", p.get("session"), row.i) % STUBBORN_EVERY == 0:
+        return _answer({"text": p["user"], "assistant": p["assistant"]})  # answers, but fixes nothing
+    text, reply = p["user"], p["assistant"]
+    for _ in range(REWRITE_TRIES):
+        text = render_row(row, threads, lang, rng).text
+        reply = render_reply(row, lang, rng)
+        if row.fact is None or step_problem(row.fact.kind, row.fact.value, text, reply, lang) is None:
+            break
+    return _answer({"text": text, "assistant": reply})

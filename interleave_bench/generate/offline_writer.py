@@ -27,6 +27,7 @@ from ..schema import Thread
 from . import packs
 from .leak import is_vague, leak_hits
 from .plan import FACT_UPDATE, PlanRow
+from .stepcheck import step_problem
 from .text import normalize
 from .threads import ThreadSet
 
@@ -48,11 +49,16 @@ class Rendered:
 
 @dataclass(frozen=True)
 class Written:
-    """A written message: its text, whether it still leaks, and the phrasing used (offline only)."""
+    """A written message: its text, whether it still leaks, and the phrasing used (offline only).
+
+    v1 adds the assistant's reply and ``miss``: the exchange still fails its fact step.
+    """
 
     text: str
     leak: bool = False
     frame: str = ""
+    assistant: str | None = None
+    miss: bool = False
 
 
 def _cap(s: str) -> str:
@@ -123,9 +129,8 @@ def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: rand
     }
     text = frames[k].format(**slots)
     if row.fact is not None:
-        pool = T.fact_update if row.fact.kind == FACT_UPDATE else T.fact_state
-        text += rng.choice(pool).format(
-            label=packs.label_for(row.fact.key, lang), value=row.fact.value, old=row.fact.previous or ""
+        text += rng.choice(step_phrasings(row.fact.kind, lang)).format(
+            label=packs.label_for(row.fact.key, lang), value=row.fact.value or "", old=row.fact.previous or ""
         )
     for d in row.ref_details:
         ref = threads.get(d.thread)
@@ -139,31 +144,58 @@ def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: rand
     return Rendered(text + tail, f"{fid}:{k}")
 
 
+def step_phrasings(kind: str, lang: str) -> tuple[str, ...]:
+    """The clauses a user message adds for a fact step: v0's ``state``/``update`` (and v1's ``intro``)
+    from the templates, v1's other steps from the fact phrasings."""
+    if kind in packs.USER_STEPS:
+        return packs.fact_templates(lang).user[kind]
+    T = packs.templates(lang)
+    return T.fact_update if kind == FACT_UPDATE else T.fact_state
+
+
+def render_reply(row: PlanRow, lang: str, rng: random.Random) -> str:
+    """The assistant's reply to a row's message: it proposes the value at a ``propose`` step and
+    otherwise answers in general words (never a fact value, so no reply muddles the timeline)."""
+    FT = packs.fact_templates(lang)
+    if row.fact is not None and row.fact.kind == "propose":
+        return rng.choice(FT.reply_propose).format(label=packs.label_for(row.fact.key, lang), value=row.fact.value or "")
+    return rng.choice(FT.reply_generic)
+
+
 def stated_label(row: PlanRow, lang: str) -> tuple[str, ...]:
     """The label of the fact a row states, which its message may name whatever its style."""
     return (packs.label_for(row.fact.key, lang),) if row.fact is not None else ()
 
 
-def write_offline(rows: list[PlanRow], threadset: ThreadSet, lang: str, rng: random.Random) -> list[Written]:
+def write_offline(
+    rows: list[PlanRow], threadset: ThreadSet, lang: str, rng: random.Random, reply_rng: random.Random | None = None
+) -> list[Written]:
     """Messages for every row of a session, one per row, in order.
 
     A vague message that would name its subject, or a text already used in the session, is drawn
     again (up to :data:`MAX_RENDER_TRIES` times); one that still leaks is marked so it gets the
-    ``leak`` tag.
+    ``leak`` tag. With ``reply_rng`` (v1) every message also gets the assistant's reply, and an
+    exchange the rule check (:func:`~interleave_bench.generate.stepcheck.step_problem`) rejects is
+    drawn again too; one still rejected is marked ``miss``.
     """
     by_id = {t.id: t for t in threadset.threads}
     seen: set[str] = set()
     out: list[Written] = []
     for row in rows:
         hits: list[str] = []
+        reply: str | None = None
+        problem: str | None = None
         for _ in range(MAX_RENDER_TRIES):
             r = render_row(row, by_id, lang, rng)
             hits = []
             if row.thread is not None and is_vague(row):
                 hits = leak_hits(r.text, row, by_id[row.thread], lang, threadset.keywords.get(row.thread, ()),
                                  allowed=stated_label(row, lang))
-            if not hits and r.text not in seen:
+            if reply_rng is not None:
+                reply = render_reply(row, lang, reply_rng)
+                problem = step_problem(row.fact.kind, row.fact.value, r.text, reply, lang) if row.fact else None
+            if not hits and r.text not in seen and problem is None:
                 break
         seen.add(r.text)
-        out.append(Written(r.text, bool(hits), r.frame))
+        out.append(Written(r.text, bool(hits), r.frame, reply, problem is not None))
     return out

@@ -259,3 +259,45 @@ def _labels(lang: str) -> dict[str, str]:
         return fact_labels(lang)
     except InputError:
         return {}
+
+
+#: the fewest phrasings a v1 user step or reply kind may have, so no phrasing dominates
+MIN_STEP_PHRASINGS = 5
+
+
+@dataclass(frozen=True)
+class FactTemplates:
+    """One language's v1 phrasings (``data/offline/facts/<lang>.json``): the user's fact steps, the
+    assistant's replies, and the markers the offline rule check looks for."""
+
+    lang: str
+    user: dict[str, tuple[str, ...]]  # propose / accept / reject / retract
+    reply_generic: tuple[str, ...]
+    reply_propose: tuple[str, ...]
+    check: dict[str, tuple[str, ...]]  # accept / reject / retract markers
+
+
+#: the user steps with phrasings of their own (``intro`` and ``update`` use the v0 fact clauses)
+USER_STEPS = ("propose", "accept", "reject", "retract")
+#: the steps the rule check recognises by marker words
+MARKED_STEPS = ("accept", "reject", "retract")
+
+
+@lru_cache(maxsize=None)
+def fact_templates(lang: str) -> FactTemplates:
+    """The v1 phrasings of one language; raises :class:`InputError` when there are none or they are broken."""
+    path = OFFLINE_DIR / "facts" / f"{lang}.json"
+    if not path.exists():
+        have = ", ".join(sorted(p.stem for p in (OFFLINE_DIR / "facts").glob("*.json")))
+        raise _fail(path, "lang", f"no v1 fact phrasings for language {lang!r} (have: {have})")
+    d = read_json(path)
+    user = d.get("user") or {}
+    reply = d.get("reply") or {}
+    check = d.get("check") or {}
+    return FactTemplates(
+        lang=lang,
+        user={s: _strings(path, f"user.{s}", user.get(s), min_len=MIN_STEP_PHRASINGS) for s in USER_STEPS},
+        reply_generic=_strings(path, "reply.generic", reply.get("generic"), min_len=MIN_STEP_PHRASINGS),
+        reply_propose=_strings(path, "reply.propose", reply.get("propose"), min_len=MIN_STEP_PHRASINGS),
+        check={s: _strings(path, f"check.{s}", check.get(s)) for s in MARKED_STEPS},
+    )

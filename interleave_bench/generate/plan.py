@@ -28,6 +28,9 @@ MOVE_STYLES = ("explicit", "cue", "pronoun")
 #: the fact event kinds a turn may carry (``turn.fact.kind``)
 FACT_STATE = "state"
 FACT_UPDATE = "update"
+#: the twin is the third thread and shadows the second (``twinOf: "t2"``), as in the reference data
+TWIN_INDEX = 2
+TWIN_OF_INDEX = 1
 
 
 @dataclass(frozen=True)
@@ -38,11 +41,12 @@ class PlanOptions:
     min_turns: int = 40
     #: longest session, in turns
     max_turns: int = 60
-    #: fewest threads in distinct domains (a twin comes on top)
+    #: fewest threads of a session, in all (a twin counts toward it)
     min_threads: int = 3
-    #: most threads in distinct domains (a twin comes on top)
+    #: most threads of a session, in all (a twin counts toward it)
     max_threads: int = 5
-    #: share of sessions that get a twin: a second thread in the same domain as another
+    #: share of sessions with :data:`TWIN_INDEX` + 1 or more threads that get a twin: that thread
+    #: takes the domain of the one before it
     twin_p: float = 0.5
     #: concrete facts per thread
     facts_per_thread: int = 3
@@ -110,7 +114,7 @@ class PlanOptions:
             out.append(f"min_turns/max_turns: need 1 <= min <= max, got {self.min_turns}/{self.max_turns}")
         else:
             # every thread (twin included) must fit in the start window with its spacing
-            most = self.max_threads + 1
+            most = self.max_threads
             last = _last_start(self.min_turns, self)
             if most > 1 and (last - self.start_spacing) // self.start_spacing + 1 < most - 1:
                 out.append(
@@ -211,17 +215,20 @@ class SessionShape:
 
 
 def draw_shape(seed: int, options: PlanOptions | None = None) -> SessionShape:
-    """The seeded shape of one session: length, thread domains, twin, which facts change."""
+    """The seeded shape of one session: length, thread domains, twin, which facts change.
+
+    A session has ``min_threads`` to ``max_threads`` threads in all; with a twin (chance
+    ``twin_p`` when there are at least three) the third thread takes the second's domain.
+    """
     o = options or PlanOptions()
     rng = random.Random(seed)
     n_turns = rng.randint(o.min_turns, o.max_turns)
-    n_base = rng.randint(o.min_threads, o.max_threads)
-    domains = rng.sample(list(o.domains), n_base)
+    n_threads = rng.randint(o.min_threads, o.max_threads)
     twin = twin_of = None
-    if rng.random() < o.twin_p:
-        twin_of = rng.randrange(n_base)
-        # the twin starts after the thread it shadows, so the two are open at the same time
-        twin = rng.randint(twin_of + 1, n_base)
+    if n_threads > TWIN_INDEX and rng.random() < o.twin_p:
+        twin, twin_of = TWIN_INDEX, TWIN_OF_INDEX
+    domains = rng.sample(list(o.domains), n_threads - (1 if twin is not None else 0))
+    if twin is not None and twin_of is not None:
         domains.insert(twin, domains[twin_of])
     updates = tuple(tuple(rng.random() < o.fact_update_share for _ in range(o.facts_per_thread)) for _ in domains)
     return SessionShape(n_turns, tuple(domains), twin, twin_of, updates)
@@ -244,11 +251,15 @@ def skeleton_threads(shape: SessionShape) -> list[Thread]:
 
 @dataclass(frozen=True)
 class FactEvent:
-    """A fact a turn states (``kind`` state: ``value``) or changes (update: ``previous`` -> ``value``)."""
+    """A fact a turn states (``kind`` state: ``value``) or changes (update: ``previous`` -> ``value``).
+
+    In v1 ``kind`` is the episode step (``intro``, ``propose``, ``accept``...); ``value`` is None for
+    a retraction, and ``previous`` is the value a change, a retraction or a refusal replaces.
+    """
 
     key: str
     kind: str
-    value: str
+    value: str | None
     previous: str | None = None
 
 

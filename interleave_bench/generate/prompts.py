@@ -202,3 +202,135 @@ def read_messages(lang: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
 def correction(lang: str, problems: list[str]) -> str:
     shown = "; ".join(problems[:5]) + ("; ..." if len(problems) > 5 else "")
     return CORRECT[lang].format(problems=shown)
+
+
+# --- v1: alternatives, replies and fact steps (DESIGN.md section 7a) ------------------------------------
+
+THREADS_V1 = {
+    "en": """
+Each fact also needs "alternative": another plausible value of the same kind (one an assistant might propose instead), different from its value, its update and every other value of the session.""",
+    "zh": """
+每个事实还要给出 "alternative"：同类的另一个合理取值（助手可能会提议的另一个值），与它的取值、更新值以及会话中其他所有取值都不同。""",
+}
+
+WRITE_V1 = {
+    "en": """Write both sides of a chat: the user's message and the assistant's reply for each plan row. The user works on several threads in one chat and moves between them. Write exactly as the rows say, in English: the user's message one to three sentences, sounding like a real person typing; the reply one to three sentences, helpful, answering that message.
+
+Styles (of the user's message):
+- explicit: name the thread's subject clearly, by its title.
+- cue: do not name the subject; mention the detail given in "cue" (its value exactly as written).
+- pronoun: refer to the thread only vaguely ("that one", "the other thing"); never its title or any of its details.
+- implicit: just carry on ("ok, what's next?") with no reference to the subject at all.
+- oneoff: a short general question that has nothing to do with any thread.
+Actions: new = the first message of a thread; continue = the same thread as the message before; switch = back to a thread used recently; return = back to a thread after a long gap; oneoff = a one-off question.
+A row with "fact" must do its step ("key" names the fact, "value" its value, "previous" the value it replaces):
+- intro: the user states the value, not as a question;
+- update: the user changes "previous" to "value", not as a question;
+- propose: the reply proposes "value"; the user does not state it (the user may ask for a suggestion);
+- accept: the user agrees to what the assistant proposed, without repeating the value, not as a question and not as a refusal;
+- reject: the user turns down "previous" and states "value" instead;
+- retract: the user withdraws the fact ("previous" is no longer settled), without asking a question.
+Write values exactly as given. No reply states a fact value except a "propose" reply.
+A row with "refs" must also draw on that other thread through the given detail, without making it the subject.
+"earlier" shows the last exchanges before these rows. Vary the wording.
+
+Answer with one JSON object: {{"messages": [{{"i": <the row's i>, "text": "<the user's message>", "assistant": "<the reply>"}}]}}, one entry per row, in order.
+
+Input:
+{payload}""",
+    "zh": """请写出聊天的双方：每个计划行对应一条用户消息和一条助手回复。用户在同一个聊天里同时处理几件事（话题），并在它们之间来回切换。严格按照计划行写，用中文：用户消息一到三句，像真人打字；回复一到三句，有帮助，回应那条消息。
+
+风格（用户消息）：
+- explicit：用标题明确点出这件事。
+- cue：不提这件事的名称；提到 "cue" 里给出的细节（取值原样照写）。
+- pronoun：只用含糊的指代（“那个”“另一件事”）；绝不出现标题或任何细节。
+- implicit：直接接着说（“好的，下一步呢？”），完全不提是哪件事。
+- oneoff：一个和所有话题都无关的简短常识问题。
+动作：new = 某话题的第一条消息；continue = 与上一条同一话题；switch = 回到最近聊过的话题；return = 隔了很久再回到某话题；oneoff = 一次性问题。
+带 "fact" 的行必须完成它的步骤（"key" 是事实名，"value" 是取值，"previous" 是被替换的取值）：
+- intro：用户说出取值，不能是疑问句；
+- update：用户把 "previous" 改成 "value"，不能是疑问句；
+- propose：由回复提议 "value"；用户不说出这个值（可以请助手建议）；
+- accept：用户同意助手的提议，不重复取值，不是疑问句，也不是拒绝；
+- reject：用户拒绝 "previous"，并说出 "value"；
+- retract：用户撤回这个事实（"previous" 不再算数），不提问。
+取值原样照写。除 "propose" 的回复外，回复不说出任何事实取值。
+带 "refs" 的行还要通过给出的细节引用另一个话题，但主题不能变成那个话题。
+"earlier" 是这些行之前的最近几轮对话。措辞要有变化。
+
+只用一个JSON对象作答：{{"messages": [{{"i": <该行的 i>, "text": "<用户消息>", "assistant": "<回复>"}}]}}，每行一项，按顺序。
+
+输入：
+{payload}""",
+}
+
+CHECK_FACTS = {
+    "en": """Judge each exchange of a chat (the user's message and the assistant's reply) by its meaning: does it do its fact step? Steps: intro = the user states the value, not as a question; update = the user changes "previous" to "value", not as a question; propose = the reply proposes "value" and the user does not state it; accept = the user agrees to the proposal without repeating the value, not as a question and not as a refusal; reject = the user turns down "previous" and states "value"; retract = the user withdraws the fact without asking a question.
+Judge what is meant, not particular words.
+
+Answer with one JSON object: {{"results": [{{"i": <the exchange's i>, "ok": true or false, "why": "<a short reason when not ok>"}}]}}, one entry per exchange, in order.
+
+Input:
+{payload}""",
+    "zh": """请按意思判断聊天中的每一轮（用户消息和助手回复）是否完成了它的事实步骤。步骤：intro = 用户说出取值，不是疑问句；update = 用户把 "previous" 改成 "value"，不是疑问句；propose = 回复提议 "value"，用户没有说出它；accept = 用户同意提议，不重复取值，不是疑问句也不是拒绝；reject = 用户拒绝 "previous" 并说出 "value"；retract = 用户撤回这个事实，不提问。
+按意思判断，不要只看某些字词。
+
+只用一个JSON对象作答：{{"results": [{{"i": <该轮的 i>, "ok": true 或 false, "why": "<不通过时的简短理由>"}}]}}，每轮一项，按顺序。
+
+输入：
+{payload}""",
+}
+
+FACT_REWRITE = {
+    "en": """The exchange in the input does not do its fact step ("step"): {why}. Rewrite the user's message and the assistant's reply in English so that they do it, keeping the rest of the meaning, the style of the message and its tone. The step: {step_rule}
+
+Answer with one JSON object: {{"text": "<the user's message>", "assistant": "<the reply>"}}.
+
+Input:
+{payload}""",
+    "zh": """输入中的这一轮没有完成它的事实步骤（"step"）：{why}。请用中文改写用户消息和助手回复，使其完成这个步骤，同时保留其余意思、消息的风格和语气。步骤要求：{step_rule}
+
+只用一个JSON对象作答：{{"text": "<用户消息>", "assistant": "<回复>"}}。
+
+输入：
+{payload}""",
+}
+
+STEP_RULES = {
+    "en": {
+        "intro": "the user states the value, not as a question.",
+        "update": 'the user changes "previous" to "value", not as a question.',
+        "propose": 'the reply proposes "value"; the user does not state it.',
+        "accept": "the user agrees without repeating the value, not as a question and not as a refusal.",
+        "reject": 'the user turns down "previous" and states "value" instead.',
+        "retract": "the user withdraws the fact, without asking a question.",
+    },
+    "zh": {
+        "intro": "用户说出取值，不是疑问句。",
+        "update": "用户把 \"previous\" 改成 \"value\"，不是疑问句。",
+        "propose": "回复提议 \"value\"；用户不说出它。",
+        "accept": "用户同意，不重复取值，不是疑问句也不是拒绝。",
+        "reject": "用户拒绝 \"previous\"，改说 \"value\"。",
+        "retract": "用户撤回这个事实，不提问。",
+    },
+}
+
+
+def threads_v1_messages(lang: str, payload: dict[str, Any], n_facts: int) -> list[dict[str, Any]]:
+    """The threads request of a v1 session: v0's, asking for an ``alternative`` per fact too."""
+    text = THREADS[lang].format(payload=payload_block(payload), n_facts=n_facts)
+    head, sep, tail = text.rpartition("\n\n")  # the specification block stays last
+    return _messages(lang, head + THREADS_V1[lang] + sep + tail)
+
+
+def write_v1_messages(lang: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return _messages(lang, WRITE_V1[lang].format(payload=payload_block(payload)))
+
+
+def check_facts_messages(lang: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return _messages(lang, CHECK_FACTS[lang].format(payload=payload_block(payload)))
+
+
+def fact_rewrite_messages(lang: str, payload: dict[str, Any], step: str, why: str) -> list[dict[str, Any]]:
+    return _messages(lang, FACT_REWRITE[lang].format(payload=payload_block(payload), why=why,
+                                                     step_rule=STEP_RULES[lang][step]))

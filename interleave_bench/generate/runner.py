@@ -29,7 +29,9 @@ from ..io import (
     MANIFEST_FILE,
     SESSIONS_FILE,
     JsonlAppender,
+    exclusive_output,
     iter_json_lines,
+    parse_json,
     read_json,
     sha256_file,
     truncate_partial_line,
@@ -39,13 +41,14 @@ from ..io import (
 from ..llm import LLM
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..schema import Manifest, ManifestUsage
+from ..schema import PROBE_CATEGORIES, Manifest, ManifestUsage
 from . import packs, prompts
 from .ask import SessionFailed
+from .facts import FactOptions
 from .plan import PlanOptions
 from .session import VERSIONS, SessionIdentity, identity, index_of, model_session_record, offline_session
 
-#: the dataset configs this command generates (v1 adds replies, facts and probes: its own issue)
+#: the dataset configs this command generates (v1 adds replies, fact episodes, timeline and probes)
 DATASETS = tuple(VERSIONS)
 #: seed of a run that names none
 DEFAULT_SEED = 0
@@ -53,8 +56,9 @@ DEFAULT_SEED = 0
 DEFAULT_LANGS = ("en", "zh")
 #: sessions of a run that names no count (the size DESIGN.md's acceptance run uses)
 DEFAULT_SESSIONS = 50
-#: bump when the same options would produce different sessions, so old work is not resumed into new
-GENERATOR_VERSION = 1
+#: bump when the same options would produce different sessions, so old work is not resumed into new;
+#: the manifest names it (``generator``). 2: 3 to 5 threads in all with the twin third; v1 data
+GENERATOR_VERSION = 2
 #: the work file inside the output folder (hidden: it is removed when the run completes)
 WORK_FILE = ".sessions.work.jsonl"
 #: the writer label of offline data
@@ -89,7 +93,8 @@ def content_fingerprint() -> str:
         h.update(path.relative_to(packs.OFFLINE_DIR).as_posix().encode())
         h.update(path.read_bytes())
     for table in (prompts.SYSTEM, prompts.THREADS, prompts.WRITE, prompts.REWRITE, prompts.REWRITE_KEEP,
-                  prompts.READ, prompts.CORRECT):
+                  prompts.READ, prompts.CORRECT, prompts.THREADS_V1, prompts.WRITE_V1, prompts.CHECK_FACTS,
+                  prompts.FACT_REWRITE, prompts.STEP_RULES):
         h.update(json.dumps(table, sort_keys=True, ensure_ascii=False).encode())
     return "sha256:" + h.hexdigest()[:16]
 
@@ -103,8 +108,10 @@ class GenerateConfig:
     langs: tuple[str, ...] = DEFAULT_LANGS
     plan: PlanOptions = field(default_factory=PlanOptions)
     writer: str = TEMPLATES_WRITER  # "templates" or "model:<name>"; :func:`generate` sets it from the run
+    facts: FactOptions = field(default_factory=FactOptions)  # v1 only
 
     def fingerprint(self) -> dict[str, Any]:
+        extra = {"facts": self.facts.as_dict()} if self.dataset == "v1" else {}
         return {
             "generator": GENERATOR_VERSION,
             "content": content_fingerprint(),
@@ -114,6 +121,7 @@ class GenerateConfig:
             "langs": list(self.langs),
             "writer": self.writer,
             "plan": self.plan.as_dict(),
+            **extra,
         }
 
 
@@ -154,7 +162,8 @@ def _load_finished(out: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
     if not manifest_path.exists():
         raise UsageError(f"{sessions_path}: exists without {MANIFEST_FILE} beside it; use --overwrite to replace it or --out for another folder")
     manifest = read_json(manifest_path)
-    prev = (manifest.get("options") or {}).get("config") if isinstance(manifest, dict) else None
+    options = manifest.get("options") if isinstance(manifest, dict) else None
+    prev = options.get("config") if isinstance(options, dict) else None
     if prev != fp:
         raise UsageError(
             f"{manifest_path}: options.config: the data there was made with other options ({_differences(prev, fp)}); "
@@ -162,7 +171,9 @@ def _load_finished(out: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
         )
     done: dict[int, dict[str, Any]] = {}
     for line, text in iter_json_lines(sessions_path):
-        obj = json.loads(text)
+        obj = parse_json(str(sessions_path), line, text)
+        if not isinstance(obj, dict):
+            raise InputError(str(sessions_path), line, None, "expected a JSON object (a session)")
         idx = index_of(str(obj.get("session_id", "")))
         if idx is None:
             raise InputError(str(sessions_path), line, "session_id", f"{obj.get('session_id')!r} is not an id this generator writes")
@@ -179,9 +190,11 @@ def _load_work(path: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
     header_seen = False
     for line, text in iter_json_lines(path):
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(str(path), line, None, f"invalid JSON: {exc.msg}; delete the file to start over") from None
+            obj = parse_json(str(path), line, text)
+        except InputError as exc:
+            raise InputError(str(path), line, exc.field, f"{exc.message}; delete the file to start over") from None
+        if not isinstance(obj, dict):
+            raise InputError(str(path), line, None, "expected a JSON object; delete the file to start over")
         if not header_seen:
             header_seen = True
             if obj.get("config") != fp:
@@ -270,6 +283,14 @@ def generate(
     timer = Timer()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    with exclusive_output(out / SESSIONS_FILE, "generate"):
+        return _generate_into(out, n_sessions, config, llm, concurrency, overwrite, after_session, timer)
+
+
+def _generate_into(out: Path, n_sessions: int, config: GenerateConfig, llm: LLM | None, concurrency: int,
+                   overwrite: bool, after_session: Callable[[SessionIdentity, bool], None] | None,
+                   timer: Timer) -> GenerateResult:
+    """The body of :func:`generate`, run while holding the output folder's lock; returns its result."""
     sessions_path, manifest_path, work_path = out / SESSIONS_FILE, out / MANIFEST_FILE, out / WORK_FILE
     fp = config.fingerprint()
     version = VERSIONS[config.dataset]
@@ -303,12 +324,12 @@ def generate(
 
         if llm is None:
             async def produce(ident: SessionIdentity) -> dict[str, Any]:
-                return offline_session(ident, config.seed, config.plan, version)
+                return offline_session(ident, config.seed, config.plan, version, config.facts)
 
             asyncio.run(_drive(todo, produce, 1, on_result))
         else:
             async def produce(ident: SessionIdentity) -> dict[str, Any]:
-                return await model_session_record(llm, ident, config.seed, config.plan, version)
+                return await model_session_record(llm, ident, config.seed, config.plan, version, config.facts)
 
             llm.run(_drive(todo, produce, concurrency, on_result))
     finally:
@@ -323,12 +344,15 @@ def generate(
         "leaks": sum("leak" in t["tags"] for s in final for t in s["turns"]),
         "failed": len(failed),
     }
+    if config.dataset == "v1":
+        counts.update(v1_counts(final))
     failed_list = [failed[i] for i in sorted(failed)]
     options: dict[str, Any] = {"sessions": n_sessions, "config": fp}
     if llm is not None:
         options["concurrency"] = concurrency
     manifest = Manifest(
         version=version,
+        generator=GENERATOR_VERSION,
         writer=config.writer,
         model=llm.model if llm is not None else None,
         seed=config.seed,
@@ -353,6 +377,20 @@ def generate(
     )
 
 
+def v1_counts(sessions: list[dict[str, Any]]) -> dict[str, int]:
+    """The v1 figures of a manifest: fact steps, the facts left out of the probes as ``fact-miss``
+    (one per fact), and the probes by category (``probes_<category>``)."""
+    out = {
+        "fact_steps": sum(1 for s in sessions for t in s["turns"] if t.get("fact")),
+        "fact_misses": sum(len({(e["thread"], e["key"]) for e in s.get("timeline") or [] if e.get("miss")}) for s in sessions),
+        "probes": sum(len(s.get("probes") or []) for s in sessions),
+    }
+    by_cat = Counter(p["category"] for s in sessions for p in s.get("probes") or [])
+    for cat in PROBE_CATEGORIES:
+        out[f"probes_{cat}"] = by_cat.get(cat, 0)
+    return out
+
+
 def generate_offline(
     n_sessions: int = DEFAULT_SESSIONS,
     out_dir: str | os.PathLike | None = None,
@@ -361,14 +399,15 @@ def generate_offline(
     langs: tuple[str, ...] | list[str] = DEFAULT_LANGS,
     plan: PlanOptions | None = None,
     overwrite: bool = False,
+    dataset: str = "v0",
 ) -> Path:
-    """Offline data (templates, no model) in ``out_dir`` (default ``data/interleave-v0-offline``).
+    """Offline data (templates, no model) in ``out_dir`` (default ``data/interleave-<dataset>-offline``).
 
     Returns the path of the written ``sessions.jsonl`` (``manifest.json`` is beside it). A folder
     already holding data of the same options is reused, of other options refused unless
     ``overwrite``.
     """
-    config = GenerateConfig(seed=seed, langs=tuple(langs), plan=plan or PlanOptions())
-    result = generate(n_sessions, out_dir if out_dir is not None else default_out("v0", "offline"),
+    config = GenerateConfig(dataset=dataset, seed=seed, langs=tuple(langs), plan=plan or PlanOptions())
+    result = generate(n_sessions, out_dir if out_dir is not None else default_out(dataset, "offline"),
                       config=config, overwrite=overwrite)
     return result.sessions_path

@@ -102,7 +102,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
     for c in candidates:
         try:
             obj = json.loads(c)
-        except (json.JSONDecodeError, ValueError):
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
             return obj

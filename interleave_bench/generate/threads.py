@@ -19,7 +19,7 @@ from ..schema import Fact, Thread
 from . import packs
 from .ask import ask_json
 from .plan import SessionShape
-from .prompts import threads_messages
+from .prompts import threads_messages, threads_v1_messages
 from .text import AnswerError, language_problem, overlapping
 
 #: constraints drawn per offline thread (each variant has at least this many)
@@ -49,11 +49,19 @@ def thread_data(t: Thread, twin_key: str | None = "twinOf") -> dict[str, Any]:
     cards) or is left out with ``None`` (the reader must not be told)."""
     data: dict[str, Any] = {
         "id": t.id, "title": t.title, "domain": t.domain, "goal": t.goal, "description": t.description,
-        "facts": [{"key": f.key, "value": f.value, "update": f.update} for f in t.facts],
+        "facts": [_fact_data(f) for f in t.facts],
         "constraints": list(t.constraints),
     }
     if t.twinOf and twin_key is not None:
         data[twin_key] = t.twinOf
+    return data
+
+
+def _fact_data(f: Fact) -> dict[str, Any]:
+    """A fact in schema order; ``alternative`` only where it was set (v1 facts, null included)."""
+    data: dict[str, Any] = {"key": f.key, "value": f.value, "update": f.update}
+    if "alternative" in f.model_fields_set:
+        data["alternative"] = f.alternative
     return data
 
 
@@ -67,7 +75,7 @@ def twin_map(shape: SessionShape) -> dict[int, int]:
 
 
 def anchors(threads: list[Thread]) -> list[tuple[str, str]]:
-    """Every ``(thread id, text)`` that points to one thread: titles, values and updates."""
+    """Every ``(thread id, text)`` that points to one thread: titles, values, updates, alternatives."""
     out = []
     for t in threads:
         out.append((t.id, t.title))
@@ -75,6 +83,8 @@ def anchors(threads: list[Thread]) -> list[tuple[str, str]]:
             out.append((t.id, f.value))
             if f.update:
                 out.append((t.id, f.update))
+            if f.alternative:
+                out.append((t.id, f.alternative))
     return out
 
 
@@ -107,12 +117,15 @@ def build_offline_threads(
     rng: random.Random,
     *,
     persona_hint: str | None = None,
+    alternatives: bool = False,
 ) -> ThreadSet:
     """Threads for the given domains from the domain packs (and a persona).
 
     ``twins`` maps a twin's index to its original's; ``updates[k][j]`` says whether fact j of thread
     k gets an update. A twin uses a different variant of its domain. Values are drawn so no anchor
-    of the session contains another. Raises :class:`InputError` for a domain without a pack.
+    of the session contains another. With ``alternatives`` (v1) every fact also gets an
+    ``alternative`` from its slot (null when the slot has no unused value left). Raises
+    :class:`InputError` for a domain without a pack.
     """
     persona = persona_hint or render_persona(lang, rng)
     chosen: list[packs.Variant] = []
@@ -141,6 +154,13 @@ def build_offline_threads(
                     if rest:
                         update = rng.choice(rest)
                         taken.add(update)
+                if alternatives:
+                    rest = [x for x in slot.values if x not in taken]
+                    alternative = rng.choice(rest) if rest else None
+                    if alternative is not None:
+                        taken.add(alternative)
+                    facts.append(Fact(key=slot.key, value=value, update=update, alternative=alternative))
+                    continue
                 facts.append(Fact(key=slot.key, value=value, update=update))
             threads.append(
                 Thread(
@@ -160,16 +180,18 @@ def build_offline_threads(
     return ThreadSet(persona, threads, keywords)
 
 
-def offline_threads(shape: SessionShape, lang: str, rng: random.Random) -> ThreadSet:
-    """The offline threads of a session shape."""
-    return build_offline_threads(shape.domains, twin_map(shape), shape.updates, lang, rng)
+def offline_threads(shape: SessionShape, lang: str, rng: random.Random, *, alternatives: bool = False) -> ThreadSet:
+    """The offline threads of a session shape (v1: with ``alternative`` values)."""
+    return build_offline_threads(shape.domains, twin_map(shape), shape.updates, lang, rng, alternatives=alternatives)
 
 
 # --- model ----------------------------------------------------------------------------------------
 
 
-def threads_payload(session_id: str, lang: str, shape: SessionShape, persona_hint: str) -> dict[str, Any]:
-    """The specification the model fills in (also what the fake model reads back)."""
+def threads_payload(session_id: str, lang: str, shape: SessionShape, persona_hint: str,
+                    alternatives: bool = False) -> dict[str, Any]:
+    """The specification the model fills in (also what the fake model reads back); v1 asks for an
+    ``alternative`` per fact."""
     twins = twin_map(shape)
     spec = []
     for k, d in enumerate(shape.domains):
@@ -178,7 +200,10 @@ def threads_payload(session_id: str, lang: str, shape: SessionShape, persona_hin
             entry["twin_of"] = thread_id(twins[k])
         entry["updates"] = list(shape.updates[k])
         spec.append(entry)
-    return {"session": session_id, "language": lang, "persona_hint": persona_hint, "threads": spec}
+    out = {"session": session_id, "language": lang, "persona_hint": persona_hint, "threads": spec}
+    if alternatives:
+        out["alternatives"] = True
+    return out
 
 
 def _about(domain: str, lang: str) -> str:
@@ -240,7 +265,15 @@ def check_threads_answer(obj: dict[str, Any], payload: dict[str, Any], lang: str
                         update = None
                 else:
                     update = None  # only the facts the plan will change carry an update
-                facts.append(Fact(key=f["key"].strip(), value=f["value"].strip(), update=update.strip() if update else None))
+                fact = Fact(key=f["key"].strip(), value=f["value"].strip(), update=update.strip() if update else None)
+                if payload.get("alternatives"):
+                    alt = f.get("alternative")
+                    if alt is not None and (not isinstance(alt, str) or not alt.strip()
+                                            or alt.strip() in (fact.value, fact.update)):
+                        problems.append(f"{tid}: facts[{j}] needs an alternative different from its value and update, or null")
+                        alt = None
+                    fact.alternative = alt.strip() if alt else None
+                facts.append(fact)
         cons = t.get("constraints")
         if not isinstance(cons, list) or not all(isinstance(c, str) for c in cons):
             problems.append(f"{tid}: constraints must be a list of strings")
@@ -264,12 +297,15 @@ def check_threads_answer(obj: dict[str, Any], payload: dict[str, Any], lang: str
     return ThreadSet(persona.strip(), threads)
 
 
-async def model_threads(llm: LLM, session_id: str, lang: str, shape: SessionShape, persona_hint: str) -> ThreadSet:
-    """The model's persona and threads for a shape; raises :class:`SessionFailed` if it cannot."""
-    payload = threads_payload(session_id, lang, shape, persona_hint)
+async def model_threads(llm: LLM, session_id: str, lang: str, shape: SessionShape, persona_hint: str,
+                        *, alternatives: bool = False) -> ThreadSet:
+    """The model's persona and threads for a shape (v1: with alternatives); raises
+    :class:`SessionFailed` if it cannot."""
+    payload = threads_payload(session_id, lang, shape, persona_hint, alternatives)
     n_facts = len(shape.updates[0]) if shape.updates else 0
+    ask = threads_v1_messages if alternatives else threads_messages
     return await ask_json(
-        llm, "threads", threads_messages(lang, payload, n_facts),
+        llm, "threads", ask(lang, payload, n_facts),
         lambda obj: check_threads_answer(obj, payload, lang),
         lang=lang, stage="threads", what=f"{session_id} threads",
         temperature=THREADS_TEMPERATURE, max_tokens=THREADS_MAX_TOKENS,

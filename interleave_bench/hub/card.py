@@ -32,7 +32,16 @@ LICENSE = "apache-2.0"
 #: routing a message to one of a session's threads is a classification task on the Hub's taxonomy
 TASK_CATEGORIES = ["text-classification"]
 TAGS = ["routing", "dialogue", "multi-turn", "benchmark", "synthetic"]
+#: the Hub's task id under text-classification: each message goes to one of several threads
+TASK_IDS = ["multi-class-classification"]
+#: labels come from the seeded plan and a model's independent reading, the text from a model
+ANNOTATIONS_CREATORS = ["machine-generated"]
+LANGUAGE_CREATORS = ["machine-generated"]
+#: the data is made here, from no other data set
+SOURCE_DATASETS = ["original"]
 PRETTY_NAME = "InterleaveBench"
+#: the YAML key of the card that maps each config to its data fingerprint (on the records)
+FINGERPRINTS_KEY = "data_fingerprints"
 #: the Hub's size buckets, by number of rows over all configs (upper bounds, exclusive)
 SIZE_BUCKETS = (
     (1_000, "n<1K"),
@@ -108,6 +117,9 @@ class SessionFigures:
     replies: int = 0
     probes: int = 0
     timelines: int = 0
+    fact_steps: Counter = field(default_factory=Counter)
+    fact_misses: int = 0
+    probe_categories: Counter = field(default_factory=Counter)
 
     @property
     def sessions(self) -> int:
@@ -136,12 +148,17 @@ def session_figures(sessions: Iterable[Session]) -> SessionFigures:
         f.twin_sessions += any(t.twinOf for t in s.threads)
         f.timelines += s.timeline is not None
         f.probes += len(s.probes or [])
+        f.fact_misses += len({(e.thread, e.key) for e in s.timeline or [] if e.miss})
+        for p in s.probes or []:
+            f.probe_categories[p.category] += 1
         for t in s.turns:
             f.actions[t.gold.action] += 1
             f.styles[t.style] += 1
             f.leaks += "leak" in t.tags
             f.cross += "cross" in t.tags
-            f.replies += t.reply is not None
+            f.replies += t.assistant is not None
+            if t.fact is not None and s.timeline is not None:
+                f.fact_steps[t.fact.kind] += 1
             if t.gold.thread is None:
                 f.oneoffs += 1
             else:
@@ -181,7 +198,7 @@ def _counts(c: Counter, order: Iterable[str] = ()) -> str:
 
 def figures_markdown(config: str, f: SessionFigures, splits: Iterable[str]) -> str:
     """The card's section on one session config."""
-    from ..schema import ACTIONS, STYLES
+    from ..schema import ACTIONS, FACT_STEPS, PROBE_CATEGORIES, STYLES
 
     split_text = ", ".join(
         f"`{s}` {_count(f.sessions_by_split.get(s, 0), 'session')} / {_count(f.messages_by_split.get(s, 0), 'message')}"
@@ -214,7 +231,10 @@ def figures_markdown(config: str, f: SessionFigures, splits: Iterable[str]) -> s
     if config == "v1":
         lines += [
             f"| turns with an assistant reply | {_n(f.replies)} |",
-            f"| sessions with a timeline / probes | {_n(f.timelines)} / {_n(f.probes)} |",
+            f"| sessions with a timeline | {_n(f.timelines)} |",
+            f"| fact steps | {_counts(f.fact_steps, FACT_STEPS)} |",
+            f"| facts left out as `fact-miss` | {_n(f.fact_misses)} |",
+            f"| probes | {_n(f.probes)}: {_counts(f.probe_categories, PROBE_CATEGORIES)} |",
         ]
     return "\n".join(lines)
 
@@ -237,8 +257,9 @@ def made_by_markdown(sources: list[Source]) -> str:
         lines.append(f"| `{src.config}` | {writer} | {model} | {seed} | {created} | `{src.sha256}` |")
     lines.append("")
     lines.append(
-        "The source fingerprint is the SHA-256 of the JSONL (or case file) the config was exported from; "
-        "score files record the same fingerprint as `provenance.data_sha256`."
+        "The fingerprint is computed on the records (canonical JSON of each session or case, sorted, "
+        "then SHA-256), so the source JSONL and the published Parquet files give the same one; the YAML "
+        f"header lists it as `{FINGERPRINTS_KEY}` and score files record it as `provenance.data_sha256`."
     )
     return "\n".join(lines)
 
@@ -277,6 +298,7 @@ CONFIG_BLURBS = {
     "v0": "routing: sessions of interleaved messages, each with its gold thread (default config)",
     "v1": "routing plus the assistant's replies, the facts' timeline and fact probes (phase 2)",
     "mid_reply": "messages sent while a reply is running: where does each one belong?",
+    "irc_ubuntu": "real Ubuntu IRC logs with annotated conversations (open mode only; CC BY 4.0)",
 }
 
 

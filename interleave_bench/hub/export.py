@@ -10,6 +10,7 @@ Layout::
 
     interleavebench/
       README.md                      YAML (configs, dataset_info, licence...) + the card
+      eval.yaml                      the Hub's benchmark tasks of the configs exported
       v0/dev-00000-of-00001.parquet  one file per config and split (more shards when large)
       v0/test-00000-of-00001.parquet
       v1/...                         when --v1 is given
@@ -28,10 +29,12 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..errors import InputError, UsageError
-from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, sessions_file, sha256_file
+from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, records_fingerprint, sessions_file
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
+from .evalresults import EVAL_YAML, eval_yaml
+from .irc import irc_config, irc_markdown, licenses
 from .features import (
     CONFIG_VERSIONS,
     CONFIGS,
@@ -48,7 +51,7 @@ from .features import (
 MAX_SHARD_BYTES = 500 << 20
 README = "README.md"
 #: what an export folder may contain; anything else means the folder is not ours to replace
-OWNED_ENTRIES = frozenset({README, *CONFIGS})
+OWNED_ENTRIES = frozenset({README, EVAL_YAML, *CONFIGS})
 
 
 @dataclass
@@ -103,7 +106,7 @@ def session_source(config: str, path: str | os.PathLike) -> tuple[cardlib.Source
         manifest = read_manifest(mpath)
     else:
         warnings.append(f"{file}: no {MANIFEST_FILE} beside it: the card will say writer and model are not recorded")
-    src = cardlib.Source(config, str(file), sha256_file(file), manifest, str(mpath) if manifest else None)
+    src = cardlib.Source(config, str(file), records_fingerprint(sessions), manifest, str(mpath) if manifest else None)
     return src, sessions, warnings
 
 
@@ -132,7 +135,7 @@ def mid_reply_config(path: str | os.PathLike) -> tuple[ConfigExport, list[str]]:
     for lang in sorted(set(f.catalogs) - used):
         warnings.append(f"{path}: catalogs.{lang}: no case uses this catalog, so it is not exported")
     rows = [case_row(c, f.catalogs[c.lang]) for c in f.cases]
-    src = cardlib.Source("mid_reply", str(path), sha256_file(path))
+    src = cardlib.Source("mid_reply", str(path), records_fingerprint(f.cases))
     return ConfigExport("mid_reply", src, {MID_REPLY_SPLIT: rows}, cases=f), warnings
 
 
@@ -175,10 +178,14 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
     total = sum(c.total for c in configs)
     data = DatasetCardData(
         pretty_name=cardlib.PRETTY_NAME,
-        license=cardlib.LICENSE,
+        license=licenses([c.name for c in configs]),
         language=sorted(langs),
         multilinguality="multilingual" if len(langs) > 1 else "monolingual",
         task_categories=cardlib.TASK_CATEGORIES,
+        task_ids=cardlib.TASK_IDS,
+        annotations_creators=cardlib.ANNOTATIONS_CREATORS,
+        language_creators=cardlib.LANGUAGE_CREATORS,
+        source_datasets=cardlib.SOURCE_DATASETS,
         tags=cardlib.TAGS,
         size_categories=[cardlib.size_category(total)],
     )
@@ -204,11 +211,17 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         )
     MetadataConfigs(meta).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
+    # the data fingerprint of each config, on the records (io.records_fingerprint): what score files
+    # record as provenance.data_sha256 and what the leaderboard checks a claimed revision against
+    data[cardlib.FINGERPRINTS_KEY] = {c.name: c.source.sha256 for c in configs}
     return data.to_yaml()
 
 
-def card_body(configs: list[ConfigExport], template: str, template_path: str) -> str:
-    """The card's prose: the template filled with this release's figures."""
+def card_body(configs: list[ConfigExport], template: str, template_path: str, release_notes: Optional[str] = None) -> str:
+    """The card's prose: the template filled with this release's figures.
+
+    ``release_notes`` (markdown, from ``interleave-bench release``) opens the figures section.
+    """
     session_cfgs = [c for c in configs if c.cases is None]
     figs = {c.name: cardlib.session_figures(c.sessions) for c in session_cfgs}
     sections = [cardlib.figures_markdown(c.name, figs[c.name], c.rows) for c in session_cfgs]
@@ -222,6 +235,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str) ->
     if mid:
         sections.append(cardlib.mid_reply_markdown(mid.cases, mid.total))
         about = "### Mid-reply cases\n\n" + (mid.cases.about.strip() or "Written by hand.")
+    sections += [x for x in [irc_markdown([c.name for c in configs])] if x]
     years = sorted(
         str(c.source.manifest.provenance.get("created", ""))[:4]
         for c in configs
@@ -230,7 +244,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str) ->
     values = {
         "package_version": __version__,
         "configs_table": cardlib.configs_table(table_rows),
-        "figures": "\n\n".join(sections),
+        "figures": "\n\n".join(([release_notes.strip()] if release_notes else []) + sections),
         "made_by": cardlib.made_by_markdown([c.source for c in configs]),
         "mid_reply_about": about,
         "limitations_figures": cardlib.limitations_markdown(figs),
@@ -260,14 +274,18 @@ def export_dataset(
     v1: Optional[str | os.PathLike] = None,
     mid_reply: Optional[str | os.PathLike] = None,
     template_dir: Optional[str | os.PathLike] = None,
+    release_notes: Optional[str] = None,
+    irc: Optional[str | os.PathLike] = None,
 ) -> ExportResult:
     """Write the dataset folder ``out`` from the given sources; returns what was written.
+
+    ``release_notes`` is markdown the card shows first under "This release" (the release record).
 
     Raises :class:`InputError` for bad input (nothing written) and :class:`UsageError` when there is
     nothing to export or ``out`` holds files an export does not own.
     """
-    if v0 is None and v1 is None and mid_reply is None:
-        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR and/or --mid-reply FILE")
+    if v0 is None and v1 is None and mid_reply is None and irc is None:
+        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR, --mid-reply FILE and/or --irc DIR")
     out = Path(out)
     _check_replaceable(out)
     template_path, template = cardlib.load_template(cardlib.DATASET_TEMPLATE, Path(template_dir) if template_dir else None)
@@ -280,6 +298,10 @@ def export_dataset(
             warnings += warn
     if mid_reply is not None:
         cfg, warn = mid_reply_config(mid_reply)
+        configs.append(cfg)
+        warnings += warn
+    if irc is not None:
+        cfg, warn = irc_config(irc)
         configs.append(cfg)
         warnings += warn
 
@@ -298,9 +320,11 @@ def export_dataset(
                     split_infos[c.name].append(info)
                 download[c.name] = sum((stage / p).stat().st_size for p in files if p.startswith(c.name + "/"))
         yaml_text = card_yaml(configs, split_infos, download)
-        body = card_body(configs, template, template_path)
+        body = card_body(configs, template, template_path, release_notes)
         (stage / README).write_text(f"---\n{yaml_text.rstrip()}\n---\n\n{body}", encoding="utf-8", newline="\n")
         files.insert(0, README)
+        (stage / EVAL_YAML).write_text(eval_yaml(c.name for c in configs), encoding="utf-8", newline="\n")
+        files.insert(1, EVAL_YAML)
         _swap_in(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)

@@ -9,21 +9,26 @@ they cannot drift apart.
 How a record maps to a row (docs/hub.md, "Round trip"):
 
 - Declared fields become typed columns (``datasets.List`` for lists, nested dicts for objects).
+  Closed label sets (``split``, ``gold.action``, ``style``, mid-reply ``how``) are ``ClassLabel``
+  columns holding the index of the name; reading back gives the very same string.
   A field that may be absent or null stays nullable: a missing ``fact`` is ``None``, not an
   empty struct; a missing ``judge.candidates`` is ``None``, not ``[]``.
 - Fields with a schema default (``persona``, ``goal``, ``facts``, ``tags``...) are written with
   that default when the source omits them, so the columns never hold a null the schema forbids.
 - Unknown fields (the schema keeps them, ``extra="allow"``) are kept at every level in a
   nullable ``extra`` column holding a JSON object as text, ``None`` when there are none.
-- Phase 2 is not specified yet, so v1's ``timeline`` is one JSON text and ``probes`` a list of
-  JSON texts: stored faithfully whatever shape they take. JSON text rather than ``datasets.Json``
-  because ``Json`` decodes with pandas' ujson, which rounds about a third of all floats (e.g.
-  ``0.1234567890123456``), and because text loads on every ``datasets`` release and in any
-  Parquet reader.
+- v1 (DESIGN.md section 7a) is typed too: ``facts[].alternative``, ``turns[].assistant``,
+  ``turns[].fact.value``, ``timeline`` as a list of events and ``probes`` as a list of probes,
+  nulls kept (an undecided ``gold``, a retraction's ``value``). Only ``fact_types``
+  (``{thread id: {fact key: type}}``, keyed by the session's own ids) is one JSON text. JSON text
+  rather than ``datasets.Json`` because ``Json`` decodes with pandas' ujson, which rounds about a
+  third of all floats (e.g. ``0.1234567890123456``), and because text loads on every
+  ``datasets`` release and in any Parquet reader.
 
 Reading back, :func:`from_row` drops the nulls of optional fields that sources express by leaving
-them out (``twinOf``, ``fact``, ``candidates``, ``reply``, ``timeline``, ``probes``), keeps the
-nulls that sources write (``gold.thread``, ``facts[].update``), and merges ``extra`` back in. So a
+them out (``twinOf``, ``fact``, ``candidates``, ``assistant``, ``miss``, ``fact_types``,
+``timeline``, ``probes``), keeps the nulls that sources write (``gold.thread``,
+``facts[].update``, ``facts[].alternative``, ``probes[].gold``), and merges ``extra`` back in. So a
 source in the project's canonical form (what the generator writes) comes back equal field by
 field; any other valid source comes back equal once parsed (same :class:`~interleave_bench.schema.Session`).
 """
@@ -35,13 +40,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from datasets import Features, List, Value
+from datasets import ClassLabel, Features, List, Value
 from pydantic import BaseModel
 
 from .. import schema
+from ..schema import ACTIONS, MID_REPLY_HOW, STYLES
 
 #: the configs the dataset publishes, the first one is the default
-CONFIGS = ("v0", "v1", "mid_reply")
+CONFIGS = ("v0", "v1", "mid_reply", "irc_ubuntu")
 DEFAULT_CONFIG = "v0"
 #: the session ``version`` each session config holds (defined with the records)
 CONFIG_VERSIONS = schema.CONFIG_VERSIONS
@@ -65,6 +71,14 @@ _SCALARS = {
 
 
 @dataclass(frozen=True)
+class Label:
+    """A closed set of strings stored as a ``ClassLabel`` (the index of the name): the Hub viewer
+    shows the names and filters by them, and a row turns back into the very same string."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ListOf:
     """A list column of ``item`` (a scalar kind name or a :class:`Spec`)."""
 
@@ -79,7 +93,7 @@ class Spec:
     :func:`from_row` leaves them out again when they are null.
     """
 
-    fields: tuple[tuple[str, Union[str, ListOf, "Spec"]], ...]
+    fields: tuple[tuple[str, Union[str, Label, ListOf, "Spec"]], ...]
     omit_null: frozenset[str] = field(default_factory=frozenset)
 
     def names(self) -> tuple[str, ...]:
@@ -100,33 +114,77 @@ THREAD = Spec(
     ),
     frozenset({"twinOf"}),
 )
-GOLD = Spec((("thread", "str"), ("action", "str"), ("refs", ListOf("str"))))
+GOLD = Spec((("thread", "str"), ("action", Label(ACTIONS)), ("refs", ListOf("str"))))
 TURN_FACT = Spec((("key", "str"), ("kind", "str")))
 JUDGE = Spec((("thread", "str"), ("candidates", ListOf("str"))), frozenset({"candidates"}))
 _TURN_V0_FIELDS = (
     ("i", "int"),
     ("text", "str"),
     ("gold", GOLD),
-    ("style", "str"),
+    ("style", Label(STYLES)),
     ("tags", ListOf("str")),
     ("fact", TURN_FACT),
     ("judge", JUDGE),
     ("ambiguous", "bool"),
 )
 TURN_V0 = Spec(_TURN_V0_FIELDS, frozenset({"fact"}))
-TURN_V1 = Spec(_TURN_V0_FIELDS + (("reply", "str"),), frozenset({"fact", "reply"}))
-_SESSION_HEAD = (
-    ("session_id", "str"),
-    ("version", "str"),
-    ("split", "str"),
-    ("lang", "str"),
-    ("persona", "str"),
-    ("threads", ListOf(THREAD)),
+FACT_V1 = Spec(FACT.fields + (("alternative", "str"),))
+THREAD_V1 = Spec(
+    tuple((name, ListOf(FACT_V1) if name == "facts" else kind) for name, kind in THREAD.fields), THREAD.omit_null
 )
-SESSION_V0 = Spec(_SESSION_HEAD + (("turns", ListOf(TURN_V0)),))
+TURN_FACT_V1 = Spec(TURN_FACT.fields + (("value", "str"),))
+TURN_V1 = Spec(
+    tuple((name, TURN_FACT_V1 if name == "fact" else kind) for name, kind in _TURN_V0_FIELDS) + (("assistant", "str"),),
+    frozenset({"fact", "assistant"}),
+)
+TIMELINE_EVENT = Spec(
+    (
+        ("thread", "str"),
+        ("key", "str"),
+        ("turn", "int"),
+        ("kind", "str"),
+        ("status", "str"),
+        ("value", "str"),
+        ("miss", "bool"),
+    ),
+    frozenset({"miss"}),
+)
+PROBE = Spec(
+    (
+        ("id", "str"),
+        ("after", "int"),
+        ("thread", "str"),
+        ("source", "str"),
+        ("key", "str"),
+        ("category", "str"),
+        ("gold", "str"),
+        ("decoys", ListOf("str")),
+        ("question", "str"),
+    )
+)
+
+
+def _session_head(thread: Spec) -> tuple[tuple[str, Union[str, Label, ListOf, Spec]], ...]:
+    return (
+        ("session_id", "str"),
+        ("version", "str"),
+        ("split", Label(SESSION_SPLITS)),
+        ("lang", "str"),
+        ("persona", "str"),
+        ("threads", ListOf(thread)),
+    )
+
+
+SESSION_V0 = Spec(_session_head(THREAD) + (("turns", ListOf(TURN_V0)),))
 SESSION_V1 = Spec(
-    _SESSION_HEAD + (("turns", ListOf(TURN_V1)), ("timeline", "json"), ("probes", ListOf("json"))),
-    frozenset({"timeline", "probes"}),
+    _session_head(THREAD_V1)
+    + (
+        ("turns", ListOf(TURN_V1)),
+        ("fact_types", "json"),
+        ("timeline", ListOf(TIMELINE_EVENT)),
+        ("probes", ListOf(PROBE)),
+    ),
+    frozenset({"fact_types", "timeline", "probes"}),
 )
 
 CATALOG_TOPIC = Spec(
@@ -145,7 +203,7 @@ MID_REPLY_CASE = Spec(
         ("id", "str"),
         ("lang", "str"),
         ("running", RUNNING),
-        ("how", "str"),
+        ("how", Label(MID_REPLY_HOW)),
         ("text", "str"),
         ("expect", "str"),
         ("tags", ListOf("str")),
@@ -154,13 +212,15 @@ MID_REPLY_CASE = Spec(
 #: the mid-reply row: the case, then the catalog of its language joined in
 CATALOG = "catalog"
 
-SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE}
+SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE, "irc_ubuntu": SESSION_V0}
 
 
 # --- features -----------------------------------------------------------------------------------------
 
 
-def _feature(kind: Union[str, ListOf, Spec]) -> Any:
+def _feature(kind: Union[str, Label, ListOf, Spec]) -> Any:
+    if isinstance(kind, Label):
+        return ClassLabel(names=list(kind.names))
     if isinstance(kind, Spec):
         return _struct(kind)
     if isinstance(kind, ListOf):
@@ -209,9 +269,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _value_to_cell(value: Any, kind: Union[str, ListOf, Spec]) -> Any:
+def _value_to_cell(value: Any, kind: Union[str, Label, ListOf, Spec]) -> Any:
     if value is None:
         return None
+    if isinstance(kind, Label):
+        return kind.names.index(value)  # the schema's Literal admits only these names
     if isinstance(kind, Spec):
         return to_row(value, kind)
     if isinstance(kind, ListOf):
@@ -254,9 +316,12 @@ def case_row(case: BaseModel, catalog: list[BaseModel]) -> dict[str, Any]:
 # --- rows -> records ----------------------------------------------------------------------------------
 
 
-def _cell_to_value(cell: Any, kind: Union[str, ListOf, Spec]) -> Any:
+def _cell_to_value(cell: Any, kind: Union[str, Label, ListOf, Spec]) -> Any:
     if cell is None:
         return None
+    if isinstance(kind, Label):
+        # an index outside the names is handed on as it is, so the record check names its field
+        return kind.names[cell] if isinstance(cell, int) and 0 <= cell < len(kind.names) else cell
     if isinstance(kind, Spec):
         return from_row(cell, kind)
     if isinstance(kind, ListOf):

@@ -5,8 +5,11 @@ Order of work, so that a failure never leaves the repo half-updated:
 1. Validate the folder (README YAML against this package's features, every Parquet file's schema,
    every row through the package's record checks). Invalid data is refused before any request.
 2. Create the dataset repo if needed; read the head of ``main``, its tags and its file list.
-3. Compare the local files with the remote ones (git blob id, or SHA-256 for LFS/Xet files). No
-   difference: report "unchanged", make no commit (and only add the tag if it is new).
+3. Compare the local files with the remote ones (git blob id, or SHA-256 for LFS/Xet files). A
+   config on the Hub that the folder does not carry is kept (its files stay, and the README pushed
+   declares it beside the folder's configs, so the card lists exactly the configs present after
+   the push) unless ``--delete-missing``. No difference: report "unchanged", make no commit (and
+   only add the tag if it is new).
 4. One ``create_commit`` with every addition and deletion, against the head read in step 2
    (``parent_commit``), so a concurrent push fails instead of being overwritten. The Hub applies a
    commit whole or not at all: a push that fails here leaves the previous revision as it was.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,7 @@ from ..io import parse_record
 from ..progress import progress
 from ..schema import MidReplyCaseFile, Session, check_case_file, check_session
 from . import client
+from .evalresults import EVAL_YAML, eval_yaml
 from .export import README
 from .features import (
     CONFIG_VERSIONS,
@@ -62,6 +67,18 @@ class LocalFile:
     sha256: str
 
 
+def _local_file(path: Path, rel: str) -> LocalFile:
+    """One file's sizes and hashes (git blob id and SHA-256), under the name ``rel``."""
+    size = path.stat().st_size
+    git = hashlib.sha1(b"blob %d\0" % size)  # git's blob id: the header, then the bytes
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            git.update(block)
+            sha.update(block)
+    return LocalFile(rel, str(path), size, git.hexdigest(), sha.hexdigest())
+
+
 def local_files(folder: Path) -> list[LocalFile]:
     """Every file of the folder to publish (hidden files and folders, such as ``.git``, left out)."""
     out = []
@@ -69,14 +86,7 @@ def local_files(folder: Path) -> list[LocalFile]:
         rel = p.relative_to(folder)
         if not p.is_file() or any(part.startswith(".") for part in rel.parts):
             continue
-        size = p.stat().st_size
-        git = hashlib.sha1(b"blob %d\0" % size)  # git's blob id: the header, then the bytes
-        sha = hashlib.sha256()
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                git.update(block)
-                sha.update(block)
-        out.append(LocalFile(rel.as_posix(), str(p), size, git.hexdigest(), sha.hexdigest()))
+        out.append(_local_file(p, rel.as_posix()))
     return out
 
 
@@ -162,7 +172,7 @@ def validate_folder(folder: str | os.PathLike) -> FolderSummary:
         if config != "mid_reply":
             errors += _check_unique_sessions(root, config, [n for n in claimed if n.startswith(config + "/")], pq)
     warnings = [f"{root / n}: not part of any config; it is uploaded as it is"
-                for n in names if n != README and n not in claimed]
+                for n in names if n not in (README, EVAL_YAML) and n not in claimed]
     if errors:
         raise InputErrors(errors)
     ordered = {c: summary[c] for c in CONFIGS if c in summary}
@@ -249,14 +259,18 @@ class PushResult:
     deleted: list[str] = field(default_factory=list)
     commit_url: Optional[str] = None
     summary: Optional[FolderSummary] = None
+    #: configs on the Hub the folder did not carry, kept (not deleted) by this push
+    kept: list[str] = field(default_factory=list)
 
 
-def diff_remote(local: list[LocalFile], remote: dict[str, Any]) -> tuple[list[LocalFile], list[LocalFile], list[str]]:
+def diff_remote(
+    local: list[LocalFile], remote: dict[str, Any], keep: tuple[str, ...] = ()
+) -> tuple[list[LocalFile], list[LocalFile], list[str]]:
     """``(added, changed, deleted)`` between the local files and the remote ``{path: RepoFile}``.
 
     A remote LFS/Xet file is compared on its SHA-256, a regular one on its git blob id. Only remote
-    files inside the folders an export owns can be deleted; others (``.gitattributes``, images a
-    maintainer added) stay.
+    files inside the folders an export owns can be deleted, and never those of the configs in
+    ``keep``; others (``.gitattributes``, images a maintainer added) stay.
     """
     added, changed = [], []
     for f in local:
@@ -266,8 +280,78 @@ def diff_remote(local: list[LocalFile], remote: dict[str, Any]) -> tuple[list[Lo
         elif (r.lfs.sha256 if r.lfs is not None else r.blob_id) != (f.sha256 if r.lfs is not None else f.git_sha1):
             changed.append(f)
     here = {f.path for f in local}
-    deleted = sorted(p for p in remote if p not in here and p.startswith(OWNED_FOLDERS))
+    kept = tuple(f"{c}/" for c in keep)
+    deleted = sorted(p for p in remote if p not in here and p.startswith(OWNED_FOLDERS) and not p.startswith(kept))
     return added, changed, deleted
+
+
+def remote_configs(remote: dict[str, Any]) -> list[str]:
+    """The configs whose folder holds files on the Hub, in :data:`CONFIGS` order."""
+    return [c for c in CONFIGS if any(p.startswith(f"{c}/") for p in remote)]
+
+
+def merge_card(local: str, remote: str, kept: list[str]) -> str:
+    """The folder's README with the ``kept`` configs of the remote README declared beside its own.
+
+    The YAML gets the kept configs' ``configs``, ``dataset_info`` and fingerprint entries (in
+    :data:`CONFIGS` order; one default); the card's configs table gets their rows. Returns the
+    README text to push.
+    """
+    from huggingface_hub import DatasetCard
+
+    from .card import FINGERPRINTS_KEY
+
+    mine, theirs = DatasetCard(local), DatasetCard(remote)
+    data, other = mine.data.to_dict(), theirs.data.to_dict()
+
+    def entries(d: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        v = d.get(key) or []
+        return [v] if isinstance(v, dict) else list(v)
+
+    order = {c: k for k, c in enumerate(CONFIGS)}
+    configs = entries(data, "configs") + [e for e in entries(other, "configs") if e.get("config_name") in kept]
+    if any(e.get("default") for e in configs if e.get("config_name") in kept):
+        for e in configs:
+            if e.get("config_name") not in kept:
+                e.pop("default", None)
+    data["configs"] = sorted(configs, key=lambda e: order.get(e.get("config_name"), len(order)))
+    infos = entries(data, "dataset_info") + [e for e in entries(other, "dataset_info") if e.get("config_name") in kept]
+    data["dataset_info"] = sorted(infos, key=lambda e: order.get(e.get("config_name"), len(order)))
+    prints = dict(data.get(FINGERPRINTS_KEY) or {})
+    prints.update({c: fp for c, fp in (other.get(FINGERPRINTS_KEY) or {}).items() if c in kept})
+    if prints:
+        data[FINGERPRINTS_KEY] = {c: prints[c] for c in sorted(prints, key=lambda c: order.get(c, len(order)))}
+    body = _merge_configs_table(mine.text, theirs.text, kept, order)
+    from huggingface_hub import DatasetCardData
+
+    return f"---\n{DatasetCardData(**data).to_yaml().rstrip()}\n---\n{body}"
+
+
+def _merge_configs_table(local: str, remote: str, kept: list[str], order: dict[str, int]) -> str:
+    """``local`` with the remote configs table's rows of the ``kept`` configs added, in config order."""
+    def row_config(line: str) -> Optional[str]:
+        return next((c for c in CONFIGS if line.startswith(f"| `{c}` |")), None)
+
+    header = "| config | what it holds | rows | splits |"
+    theirs = {}
+    lines = remote.splitlines()
+    if header in lines:
+        for line in lines[lines.index(header) + 2:]:
+            if not line.startswith("| `"):
+                break
+            if row_config(line) in kept:
+                theirs[row_config(line)] = line
+    out = local.splitlines()
+    if header not in out:
+        return local
+    start = out.index(header) + 2
+    end = start
+    while end < len(out) and out[end].startswith("| `"):
+        end += 1
+    rows = {row_config(line): line for line in out[start:end]}
+    rows.update(theirs)
+    merged = [rows[c] for c in sorted(rows, key=lambda c: order.get(c, len(order)))]
+    return "\n".join(out[:start] + merged + out[end:]) + ("\n" if local.endswith("\n") else "")
 
 
 def push_folder(
@@ -277,10 +361,13 @@ def push_folder(
     revision: Optional[str] = None,
     private: bool = False,
     message: Optional[str] = None,
+    delete_missing: bool = False,
 ) -> PushResult:
     """Validate ``folder`` and publish it to the dataset repo ``repo_id`` as one commit plus a tag.
 
     ``revision`` is the tag to create (default ``data-<first 12 hex of the content fingerprint>``).
+    A config on the Hub that ``folder`` does not carry is kept, and declared in the README pushed,
+    unless ``delete_missing`` (then its files are deleted).
     Returns what happened; raises InputError for invalid data (nothing sent) and UsageError for Hub
     problems (the repo keeps its previous revision).
     """
@@ -305,33 +392,48 @@ def push_folder(
             for e in api.list_repo_tree(repo_id, repo_type=client.REPO_TYPE, revision=head, recursive=True)
             if isinstance(e, RepoFile)
         }
-    added, changed, deleted = diff_remote(summary.files, remote)
-    unchanged = not (added or changed or deleted)
-    if tag in tags and not (unchanged and tags[tag] == head):
-        raise UsageError(
-            f"{what}: tag {tag!r} already names commit {tags[tag][:12]}; a tag names one revision for good: "
-            "choose another --revision"
-        )
-    result = PushResult(repo_id, head, tag, unchanged, tag_created=False, added=[f.path for f in added],
-                        changed=[f.path for f in changed], deleted=deleted, summary=summary)
-    if not unchanged:
-        ops: list[Any] = [CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=f.abspath) for f in added + changed]
-        ops += [CommitOperationDelete(path_in_repo=p) for p in deleted]
-        configs = ", ".join(summary.configs)
-        with client.hub_errors(what, after=f"nothing was committed; the repo still holds revision {head[:12]}"):
-            info = api.create_commit(
-                repo_id,
-                ops,
-                commit_message=message or f"InterleaveBench {configs} (interleave-bench {__version__})",
-                commit_description=f"Exported with interleave-bench {__version__}; tag {tag}.",
-                repo_type=client.REPO_TYPE,
-                parent_commit=head,
+    kept = [] if delete_missing else [c for c in remote_configs(remote) if c not in summary.configs]
+    files = summary.files
+    with tempfile.TemporaryDirectory(prefix="interleave-push-") as tmp:  # the merged README, if any
+        if kept and README in remote:
+            with client.hub_errors(what):
+                remote_readme = Path(api.hf_hub_download(repo_id, README, repo_type=client.REPO_TYPE, revision=head,
+                                                         cache_dir=tmp)).read_text(encoding="utf-8")
+            local_readme = next(f for f in files if f.path == README)
+            merged = Path(tmp) / README
+            merged.write_text(merge_card(Path(local_readme.abspath).read_text(encoding="utf-8"), remote_readme, kept),
+                              encoding="utf-8", newline="\n")
+            tasks = Path(tmp) / EVAL_YAML
+            tasks.write_text(eval_yaml([*summary.configs, *kept]), encoding="utf-8", newline="\n")
+            files = [f for f in files if f.path not in (README, EVAL_YAML)] + [_local_file(merged, README),
+                                                                               _local_file(tasks, EVAL_YAML)]
+        added, changed, deleted = diff_remote(files, remote, keep=tuple(kept))
+        unchanged = not (added or changed or deleted)
+        if tag in tags and not (unchanged and tags[tag] == head):
+            raise UsageError(
+                f"{what}: tag {tag!r} already names commit {tags[tag][:12]}; a tag names one revision for good: "
+                "choose another --revision"
             )
-        result.commit = info.oid
-        result.commit_url = info.commit_url
-    if tag not in tags:
-        with client.hub_errors(what, after=f"commit {result.commit[:12]} is on main but was not tagged {tag!r}"):
-            api.create_tag(repo_id, tag=tag, revision=result.commit, repo_type=client.REPO_TYPE,
-                           tag_message=f"InterleaveBench data, interleave-bench {__version__}")
-        result.tag_created = True
-    return result
+        result = PushResult(repo_id, head, tag, unchanged, tag_created=False, added=[f.path for f in added],
+                            changed=[f.path for f in changed], deleted=deleted, summary=summary, kept=kept)
+        if not unchanged:
+            ops: list[Any] = [CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=f.abspath) for f in added + changed]
+            ops += [CommitOperationDelete(path_in_repo=p) for p in deleted]
+            configs = ", ".join(summary.configs)
+            with client.hub_errors(what, after=f"nothing was committed; the repo still holds revision {head[:12]}"):
+                info = api.create_commit(
+                    repo_id,
+                    ops,
+                    commit_message=message or f"InterleaveBench {configs} (interleave-bench {__version__})",
+                    commit_description=f"Exported with interleave-bench {__version__}; tag {tag}.",
+                    repo_type=client.REPO_TYPE,
+                    parent_commit=head,
+                )
+            result.commit = info.oid
+            result.commit_url = info.commit_url
+        if tag not in tags:
+            with client.hub_errors(what, after=f"commit {result.commit[:12]} is on main but was not tagged {tag!r}"):
+                api.create_tag(repo_id, tag=tag, revision=result.commit, repo_type=client.REPO_TYPE,
+                               tag_message=f"InterleaveBench data, interleave-bench {__version__}")
+            result.tag_created = True
+        return result

@@ -2,8 +2,10 @@
 
 Built on the ``openai`` package. Retries with exponential backoff and jitter on 429, 5xx, timeouts
 and dropped connections, honouring ``Retry-After``, are the ``openai`` client's own machinery,
-configured here through ``max_retries`` and ``timeout``; this module adds the response cache,
-bounded concurrency, and usage and cost accounting.
+configured here through ``max_retries`` and ``timeout``; this module adds the same retries for a
+200 answer whose body cannot be read (truncated JSON, garbage, no choices), which the ``openai``
+client would hand back as final, plus the response cache, bounded concurrency, and usage and cost
+accounting. An unreadable body is never cached.
 
 Every answer is stored with the usage and latency it had when it was paid for, and a cached answer
 comes back with those same figures (flagged ``cached``), so a rerun writes byte-identical files; the
@@ -31,6 +33,11 @@ DEFAULT_CONCURRENCY = 8
 DEFAULT_MAX_RETRIES = 5
 #: seconds one HTTP request may take before it counts as a timeout and is retried
 DEFAULT_TIMEOUT_S = 120.0
+#: first wait before asking again after an unreadable body, doubled on each retry (the ``openai``
+#: client's own schedule for 5xx answers)
+UNREADABLE_RETRY_DELAY_S = 0.5
+#: the longest wait between two tries after unreadable bodies (the ``openai`` client's own cap)
+UNREADABLE_RETRY_MAX_S = 8.0
 #: the header telling the fake model which kind of request this is; real providers ignore it
 KIND_HEADER = "X-Interleave-Kind"
 
@@ -119,6 +126,7 @@ class LLM:
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        retry_delay: float = UNREADABLE_RETRY_DELAY_S,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -127,6 +135,7 @@ class LLM:
         self.concurrency = concurrency
         self.timeout = timeout
         self.max_retries = max_retries
+        self.retry_delay = retry_delay  # first backoff after an unreadable body (0 in tests)
         self.stats = RunStats()
         self.price: Price | None = price_for(provider.model)
         self.stats.price_known = self.price is not None
@@ -198,37 +207,10 @@ class LLM:
                     cache_key=key,
                 )
         client, sem = self._ensure_client()
-        import openai  # already loaded by _ensure_client
-
         async with sem:
             start = time.perf_counter()
-            try:
-                resp = await client.chat.completions.create(
-                    model=self.model,
-                    messages=messages,
-                    extra_body=extra or None,
-                    extra_headers={KIND_HEADER: kind},
-                    **params,
-                )
-            except openai.APIStatusError as exc:
-                self.stats.failed += 1
-                raise ModelCallError(kind, what, f"HTTP {exc.status_code}: {_brief(exc.message)}") from None
-            except openai.APITimeoutError:
-                self.stats.failed += 1
-                raise ModelCallError(kind, what, f"timed out after {self.max_retries + 1} tries") from None
-            except openai.APIConnectionError as exc:
-                self.stats.failed += 1
-                raise ModelCallError(kind, what, f"connection failed after {self.max_retries + 1} tries: {_brief(str(exc))}") from None
-            except (openai.OpenAIError, ValueError) as exc:
-                self.stats.failed += 1
-                raise ModelCallError(kind, what, f"unreadable answer: {_brief(str(exc))}") from None
+            resp, choice, text = await self._ask(client, kind, what, messages, extra, params)
             elapsed_ms = int(round((time.perf_counter() - start) * 1000))
-        try:
-            choice = resp.choices[0]
-            text = choice.message.content or ""
-        except (AttributeError, IndexError, TypeError):
-            self.stats.failed += 1
-            raise ModelCallError(kind, what, "answer has no choices") from None
         usage = _usage_of(resp)
         self.stats.calls += 1
         self.stats.paid.add(usage)
@@ -247,6 +229,47 @@ class LLM:
                 },
             )
         return Reply(text, usage, elapsed_ms, False, self.model, choice.finish_reason, key if self.cache else None)
+
+    async def _ask(self, client: Any, kind: str, what: str, messages: list[dict[str, Any]],
+                   extra: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any, str]:
+        """One request with its retries; returns ``(response, first choice, its text)``.
+
+        HTTP errors, timeouts and dropped connections are retried by the ``openai`` client itself; an
+        answer whose body cannot be read is retried here, with the same backoff, within the same
+        ``max_retries``. Raises :class:`ModelCallError` once the tries are spent.
+        """
+        import openai  # already loaded by _ensure_client
+
+        for attempt in range(self.max_retries + 1):
+            try:
+                resp = await client.chat.completions.create(
+                    model=self.model,
+                    messages=messages,
+                    extra_body=extra or None,
+                    extra_headers={KIND_HEADER: kind},
+                    **params,
+                )
+            except openai.APIStatusError as exc:
+                self.stats.failed += 1
+                raise ModelCallError(kind, what, f"HTTP {exc.status_code}: {_brief(exc.message)}") from None
+            except openai.APITimeoutError:
+                self.stats.failed += 1
+                raise ModelCallError(kind, what, f"timed out after {self.max_retries + 1} tries") from None
+            except openai.APIConnectionError as exc:
+                self.stats.failed += 1
+                raise ModelCallError(kind, what, f"connection failed after {self.max_retries + 1} tries: {_brief(str(exc))}") from None
+            except (openai.OpenAIError, ValueError) as exc:
+                problem = f"unreadable answer: {_brief(str(exc))}"
+            else:
+                try:
+                    choice = resp.choices[0]
+                    return resp, choice, choice.message.content or ""
+                except (AttributeError, IndexError, TypeError):
+                    problem = "unreadable answer: it has no choices"
+            if attempt < self.max_retries:
+                await asyncio.sleep(min(self.retry_delay * 2**attempt, UNREADABLE_RETRY_MAX_S))
+        self.stats.failed += 1
+        raise ModelCallError(kind, what, f"{problem} ({self.max_retries + 1} tries)")
 
     def reject(self, reply: Reply) -> None:
         """Forget an answer its caller found unusable (bad JSON, wrong count...).

@@ -16,6 +16,7 @@ Use it as a context manager::
 from __future__ import annotations
 
 import json
+import random
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from typing import Any, Callable
 from . import fake
 from .client import KIND_HEADER
 
-FAULT_KINDS = ("429", "500", "slow", "malformed", "garbage", "drop")
+FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop")
 
 
 @dataclass
@@ -35,7 +36,8 @@ class Fault:
 
     ``match`` is a substring of the request body (e.g. a session id); ``None`` matches every request.
     ``kind``: ``429`` (with ``Retry-After: retry_after``), ``500``, ``slow`` (answers after ``delay``
-    seconds), ``malformed`` (HTTP 200 with a body that is not JSON), ``garbage`` (a well-formed
+    seconds), ``malformed`` (HTTP 200 with a body that is not JSON), ``truncated`` (HTTP 200 with the first half
+    of the real answer's JSON, as a connection cut mid-body would leave it), ``garbage`` (a well-formed
     completion whose text is nonsense), ``drop`` (closes the connection without answering).
     """
 
@@ -82,12 +84,15 @@ class FakeServer:
         self.delay = delay  # seconds every answer waits (to test concurrency)
         self.cached_share = cached_share  # share of prompt tokens reported as provider-cached
         self.faults: list[Fault] = []
+        self._chaos: tuple[float, random.Random, tuple[str, ...], float, frozenset[str]] | None = None
         self.log: list[RequestLog] = []
         self.calls = 0  # every request received, faulty or not
         self.completions = 0  # requests answered with a completion
         self.in_flight = 0
         self.max_in_flight = 0
         self.usage_total = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
+        self.arrived = threading.Event()  # set by the first request (a barrier for tests)
+        self.gate: threading.Event | None = None  # when set by :meth:`hold`, requests wait for it
         self.held = 0  # requests waiting at the gate now (see hold_until)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)  # notified whenever the counts above change
@@ -108,6 +113,24 @@ class FakeServer:
         with self._lock:
             self.faults.append(f)
         return f
+
+    def chaos(self, rate: float, seed: int, kinds: tuple[str, ...] = FAULT_KINDS, delay: float = 0.2,
+              free_text: tuple[str, ...] = ()) -> None:
+        """Give each request not matched by a listed fault a ``rate`` chance of a fault of one of
+        ``kinds`` (drawn from a generator seeded with ``seed``; ``slow`` waits ``delay`` seconds).
+
+        ``free_text`` names request kinds whose answer is free text (a probe's answer, a summary):
+        nonsense there cannot be told from a model's answer, so a ``garbage`` draw for them becomes
+        another of ``kinds``."""
+        for k in kinds:
+            Fault(k)  # checks the name
+        self._chaos = (rate, random.Random(seed), tuple(kinds), delay, frozenset(free_text))
+
+    def hold(self) -> threading.Event:
+        """Make every request wait until the returned event is set: a barrier that keeps a client
+        mid-run (``arrived`` tells when the first request is waiting)."""
+        self.gate = threading.Event()
+        return self.gate
 
     def reset_counts(self) -> None:
         with self._lock:
@@ -177,6 +200,16 @@ class FakeServer:
                     continue
                 f.times -= 1
                 return f
+            if self._chaos is not None:
+                rate, rng, kinds, delay, free_text = self._chaos
+                if rng.random() < rate:
+                    drawn = rng.choice(kinds)
+                    if drawn == "garbage" and kind in free_text:
+                        others = [k for k in kinds if k != "garbage"]
+                        if not others:
+                            return None
+                        drawn = rng.choice(others)
+                    return Fault(drawn, delay=delay)
         return None
 
     def _completion(self, body: dict[str, Any], kind: str | None, garbage: bool) -> dict[str, Any]:
@@ -246,6 +279,9 @@ class FakeServer:
                     body = json.loads(raw) if raw else {}
                 except json.JSONDecodeError:
                     body = {}
+                server.arrived.set()
+                if server.gate is not None:
+                    server.gate.wait()
                 with server._lock:
                     server.calls += 1
                     server.in_flight += 1
@@ -278,6 +314,10 @@ class FakeServer:
                     elif fault is not None and fault.kind == "malformed":
                         status = "malformed"
                         self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
+                    elif fault is not None and fault.kind == "truncated":
+                        status = "truncated"
+                        whole = json.dumps(server._completion(body, kind, garbage=False), ensure_ascii=False).encode("utf-8")
+                        self._send(200, whole[: len(whole) // 2])
                     else:
                         payload = server._completion(body, kind, garbage=bool(fault and fault.kind == "garbage"))
                         with server._lock:

@@ -7,7 +7,7 @@
 - :mod:`.metrics`: accuracy, right side, mixed in, split off, with Wilson intervals;
 - :mod:`.report`: the markdown table; :mod:`.fake`: the fake model's classifier.
 
-The command is ``interleave-bench mid-reply``; the evaluate module is ``metrics/interleave_mid_reply``.
+The command is ``interleave-bench mid-reply``; the evaluate module is ``interleave_bench/metrics/interleave_mid_reply``.
 """
 
 from .cases import load_cases

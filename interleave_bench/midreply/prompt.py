@@ -115,7 +115,7 @@ def read_payload(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
             return None
         try:
             data = json.loads(text[start : end + 1])
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return None
         return data if isinstance(data, dict) else None
     return None

@@ -38,7 +38,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
         body = fenced.group(1).strip()
     try:
         obj = json.loads(body)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         raise AnswerError("the answer is not valid JSON") from None
     if not isinstance(obj, dict):
         raise AnswerError("the answer must be one JSON object")

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
-from ..io import JsonlAppender, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
+from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..documents import RunCounts, RunRecord, validate_document
-from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, SPECIAL_LABELS, PredictionRow, Session
+from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from .base import (
     BurstFailure,
     Conversation,
@@ -355,6 +355,7 @@ class RouteResult:
     rows: int  # rows in the file at the end
     counts: SessionCounts = field(default_factory=SessionCounts)
     seconds: float = 0.0
+    errors_left: int = 0  # ERROR rows in the file at the end (a plain rerun asks for them again)
 
 
 def select_sessions(data_file: Path, split: str, read: Optional[Sequence[Session]] = None) -> list[Session]:
@@ -364,6 +365,15 @@ def select_sessions(data_file: Path, split: str, read: Optional[Sequence[Session
     if not sessions:
         raise UsageError(f"{data_file}: no sessions in split {split!r}")
     return sessions
+
+
+def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str) -> None:
+    """Raise :class:`UsageError` when ``mode`` is closed and a session is open-only (``open_only``)."""
+    if mode == "closed":
+        for s in sessions:
+            if is_open_only(s):
+                raise UsageError(f"{data_file}: session {s.session_id!r} is open-only (its conversations are not "
+                                 f"known up front): closed mode does not apply, use --mode open")
 
 
 def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) -> set[str]:
@@ -387,12 +397,13 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
     def mismatch(why: str) -> UsageError:
         return UsageError(f"{out}: {why}; it was written by a different run (pass --fresh to start over, or --out)")
 
+    failed_at: Optional[int] = None  # start of the first session holding an ERROR row
     with open(out, "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
             try:
                 row = json.loads(raw)
                 sid = row["session_id"]
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 raise mismatch(f"line {line_no} is not a prediction row") from None
             if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
                 raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
@@ -400,14 +411,24 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
                 if current is not None:
                     if current_rows != expected[pos][1]:
                         raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
+                    if failed_at is not None:
+                        break
                     done.add(current)
                     pos += 1
                 if pos >= len(expected) or expected[pos][0] != sid:
                     raise mismatch(f"line {line_no}: session {sid!r} is not the next session of this run")
                 current, current_rows, current_start = sid, 0, offset
+            if row.get("pred") == ERROR and failed_at is None:
+                failed_at = current_start
             current_rows += 1
             offset += len(raw)
-    if current is not None:
+    if failed_at is not None:
+        # a session with ERROR rows is routed again from its start, and every later one with it (the
+        # file stays a prefix of the run): the cache replays what was paid for, so only the failed
+        # requests, and the ones after them in their session that saw the ERROR, are asked again
+        with open(out, "rb+") as fh:
+            fh.truncate(failed_at)
+    elif current is not None:
         if current_rows == expected[pos][1]:
             done.add(current)
         elif current_rows < expected[pos][1]:
@@ -453,6 +474,7 @@ def run_route(
     opts.check()
     data_file = sessions_file(data)
     sessions = select_sessions(data_file, opts.split, sessions)
+    check_mode_applies(data_file, sessions, opts.mode)
     router = router if router is not None else make_router(opts.policy, llm)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
     prompt = None
@@ -461,9 +483,16 @@ def run_route(
 
         prompt = prompt_fingerprint()
     out_path = Path(out) if out is not None else default_output(data_file, opts, model, dry_run=dry_run)
-    record_path = sidecar_path(out_path)
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt)
+    with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
+        return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer)
 
+
+
+def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts: RouteOptions, router: Any,
+                llm: Any, fresh: bool, timer: Timer) -> RouteResult:
+    """The body of :func:`run_route`, run while holding the output's lock; returns its result."""
+    record_path = sidecar_path(out_path)
     previous: Optional[RunRecord] = None
     if fresh:
         for p in (out_path, record_path):
@@ -518,13 +547,15 @@ def run_route(
     if usage is not None and done and previous is not None and previous.usage:
         # a resumed run: the record keeps what the whole file cost
         usage = {k: round(v + previous.usage.get(k, 0), 6) for k, v in usage.items()}
+    in_file = file_counts(out_path)
     write_json(record_path, record.model_copy(update={
         "complete": True,
-        "counts": RunCounts(sessions=len(sessions), resumed_sessions=len(done), **file_counts(out_path)),
+        "counts": RunCounts(sessions=len(sessions), resumed_sessions=len(done), **in_file),
         "usage": usage,
         "provenance": provenance(data=record.data_sha256, predictions=sha256_file(out_path)),
     }).dump())
-    return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds)
+    return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds,
+                       in_file["errors"])
 
 
 def file_counts(path: Path) -> dict[str, int]:

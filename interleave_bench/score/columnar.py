@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from ..schema import ACTIONS, CLARIFY, ERROR, JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, STYLES, VERSIONS
 from ..schema import SPLITS as DATA_SPLITS
-from .routing import CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES
+from .routing import BREAKDOWN_DIMENSIONS, CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, pooled_prf
 
 #: bytes of whole lines pyarrow parses at a time (a block is checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat (measured
@@ -252,6 +252,7 @@ def _parsed_blocks(path: str | os.PathLike, parquet: bool) -> Iterator[Any]:
                 cut = len(data) if not chunk else data.rfind(b"\n") + 1
                 rest = data[cut:]
                 if cut:
+                    data[:cut].decode("utf-8")  # pyarrow takes any bytes in a string: the record type does not
                     options = pj.ReadOptions(use_threads=False, block_size=max(cut, BLOCK_BYTES))
                     yield pj.read_json(pa.BufferReader(data[:cut]), read_options=options, memory_pool=pool)
                 if not chunk:
@@ -682,8 +683,6 @@ class ClosedRun:
         self.outside += block.outside
 
     def finish(self, stream: PredictionStream) -> ColumnarRun:
-        from .bcubed import prf
-        from .routing import BREAKDOWN_DIMENSIONS
 
         breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
         for (dim, key), cell in sorted(self.breakdown.items()):
@@ -693,7 +692,7 @@ class ClosedRun:
         matrix = np.concatenate(self.matrices) if self.matrices else np.zeros((0, len(COLUMNS)))
         return ColumnarRun(
             session_ids=self.ids, langs=self.langs, matrix=matrix, latencies=latencies,
-            bcubed=prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
+            bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=stream.rows, outside=self.outside, mode=stream.first["mode"], policy=stream.first["policy"],
             model=stream.first["model"],
         )

@@ -22,7 +22,7 @@ from typing import Iterator
 from pydantic import ValidationError
 
 from ..errors import InputError, InputErrors
-from ..io import iter_json_lines, parse_record, read_records_with_lines, read_sessions
+from ..io import iter_json_lines, needs_strict_parse, parse_record, read_records_with_lines, read_sessions, records_fingerprint
 from ..progress import progress
 from ..schema import PredictionRow, Session, check_session
 
@@ -59,6 +59,8 @@ def _validate_all(path: str | os.PathLike, model: type) -> tuple[list[int], list
     parse = model.model_validate_json
     try:
         for n, text in progress(iter_json_lines(path), desc=f"read {os.path.basename(path)}", unit="line"):
+            if needs_strict_parse(text):
+                return None
             records.append(parse(text))
             numbers.append(n)
     except ValidationError:
@@ -66,8 +68,21 @@ def _validate_all(path: str | os.PathLike, model: type) -> tuple[list[int], list
     return numbers, records
 
 
+def nothing_to_score(path: str | os.PathLike, what: str) -> InputError:
+    """The error for a file that holds no ``what`` (no sessions, no prediction rows)."""
+    return InputError(str(path), None, None, f"no {what} in this file: nothing to score")
+
+
 def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
-    """All sessions of a file, validated and checked as :func:`interleave_bench.io.read_sessions` does."""
+    """All sessions of a file, validated and checked as :func:`interleave_bench.io.read_sessions` does;
+    raises :class:`InputError` for a file without sessions (there is nothing to score)."""
+    sessions = _read_sessions_fast(path)
+    if not sessions:
+        raise nothing_to_score(path, "sessions")
+    return sessions
+
+
+def _read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     got = _validate_all(path, Session)
     if got is not None:
         _, sessions = got
@@ -75,6 +90,30 @@ def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
         if len(set(ids)) == len(ids) and not any(check_session(s) for s in sessions):
             return sessions
     return read_sessions(path)  # raises, naming every defect
+
+
+def data_fingerprint(path: str | os.PathLike) -> str:
+    """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
+    its records built one line at a time and let go; a file the quick reading refuses is read by
+    :func:`read_sessions_fast`, which raises, naming every defect (or returns the records); a file
+    without sessions raises :class:`InputError` (there is nothing to score)."""
+    seen = [0]
+
+    def records() -> Iterator[Session]:
+        parse = Session.model_validate_json
+        for _, text in iter_json_lines(path):
+            if needs_strict_parse(text):
+                raise ValueError(text)
+            seen[0] += 1
+            yield parse(text)
+
+    try:
+        fingerprint = records_fingerprint(records())
+    except (ValidationError, ValueError):
+        return records_fingerprint(read_sessions_fast(path))
+    if not seen[0]:
+        raise nothing_to_score(path, "sessions")
+    return fingerprint
 
 
 def _present(obj: dict) -> dict:
@@ -109,9 +148,18 @@ def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], lis
 
 def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
     """All rows of a predictions file (JSONL, or Parquet by its ``.parquet`` name) and the line
-    of each; every bad line is reported at once."""
+    of each; every bad line is reported at once, and a file without rows raises
+    :class:`InputError` (there is nothing to score)."""
     if str(path).endswith(".parquet"):
-        return read_parquet_rows(path)
+        rows, numbers = read_parquet_rows(path)
+    else:
+        rows, numbers = _read_predictions_fast(path)
+    if not rows:
+        raise nothing_to_score(path, "prediction rows")
+    return rows, numbers
+
+
+def _read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
     got = _validate_all(path, PredictionRow)
     if got is not None:
         numbers, rows = got

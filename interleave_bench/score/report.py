@@ -90,8 +90,9 @@ def per_session_table(results: Iterable[Mapping[str, Any]]) -> str:
 
 
 def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
+    """The first rows of ``items``; every session when they are whole sessions (a partial run names all)."""
     shown = []
-    for x in items[:EXAMPLES_SHOWN]:
+    for x in (items[:EXAMPLES_SHOWN] if with_turn else items):
         if with_turn:
             where = f"{x['session_id']} i={x['i']}"
             if x.get("line") is not None:
@@ -99,7 +100,7 @@ def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
             shown.append(where)
         else:
             shown.append(x["session_id"])
-    more = ", ..." if len(items) > EXAMPLES_SHOWN else ""
+    more = ", ..." if with_turn and len(items) > EXAMPLES_SHOWN else ""
     return "(" + ", ".join(shown) + more + ")"
 
 

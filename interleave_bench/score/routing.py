@@ -447,8 +447,8 @@ def derive(totals: np.ndarray, metrics: Sequence[Metric] = POOLED) -> dict[str, 
 
     Each value is its table entry's formula (:mod:`.table`) applied to the totals. NaN marks a
     metric with nothing to measure (accuracy without strict messages, one-off share without
-    one-offs, ...). Switch and B-cubed figures are 0.0 rather than undefined when there is nothing
-    to count, as in the reference. The latency percentiles are not pooled sums and are taken by
+    one-offs, switch figures without switches, B-cubed without clustered messages, ...): it prints
+    as ``–``, never as 0.000. The latency percentiles are not pooled sums and are taken by
     :func:`latency_percentiles`.
     """
     cols = _Columns(np.asarray(totals, dtype=np.float64))
@@ -475,7 +475,13 @@ def pooled_bcubed(scores: Sequence[SessionScore]) -> tuple[float, float, float]:
     """B-cubed precision, recall, F1 over all sessions, adding the items' terms in order."""
     p = sequential_sum(x for sc in scores for x in sc.bcubed_precision)
     r = sequential_sum(x for sc in scores for x in sc.bcubed_recall)
-    return prf(p, r, sum(len(sc.bcubed_precision) for sc in scores))
+    return pooled_prf(p, r, sum(len(sc.bcubed_precision) for sc in scores))
+
+
+def pooled_prf(p_sum: float, r_sum: float, n: int) -> tuple[float, float, float]:
+    """B-cubed precision, recall, F1 from the pooled sums of ``n`` items; NaN (undefined, not 0)
+    for all three when nothing was clustered."""
+    return prf(p_sum, r_sum, n) if n else (np.nan, np.nan, np.nan)
 
 
 def point_metrics(

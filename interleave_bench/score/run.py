@@ -34,8 +34,10 @@ from .routing import (
     share,
     stats_matrix,
 )
+from .cluster import cluster_section
 from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
-from .read import read_predictions_fast, read_sessions_fast
+from .read import data_fingerprint, read_predictions_fast, read_sessions_fast
+from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, rounded, rounded_interval, with_interval
 
@@ -178,6 +180,7 @@ def score_document(
     seed: int,
     price: Price | None,
     provenance: Mapping[str, Any] | None,
+    cluster: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The score document (as JSON data) of a run, from its per-session counts and pooled extras.
 
@@ -196,6 +199,7 @@ def score_document(
         return int(totals[COL[name]])
 
     reasons = [x.reason for x in left_out]
+    not_scored = [x.to_json() for x in left_out]
     price_used = None
     if price is not None:
         price_used = {"model": model, "input": price.input, "cached_input": price.cached_input,
@@ -232,7 +236,9 @@ def score_document(
         "breakdowns": {dim: {key: _bucket(k, n) for key, (k, n) in cells.items()} for dim, cells in breakdown.items()},
         "burst": burst_summary(totals),
         "cost_usd_per_message": cost_per_message(totals, price),
-        "not_scored": [x.to_json() for x in left_out],
+        "cluster": cluster,
+        "not_scored": not_scored,
+        "not_scored_line": not_scored_line({"system": system, "not_scored": not_scored}),
         "per_session": per_session_rows(session_ids, langs, matrix),
         "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
     }
@@ -304,6 +310,7 @@ def score_predictions(
         outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
         left_out=left_out, session_ids=[sc.session_id for sc in scores], langs=[sc.lang for sc in scores],
         bootstrap=bootstrap, seed=seed, price=price, provenance=provenance,
+        cluster=cluster_section(scored, index.by_session) if run_mode == "open" else None,
     )
     return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
 
@@ -387,7 +394,7 @@ class ScoredFile:
 def _document_of(
     pred_path: Path, data_path: Path, data_sha: str, fast: Any, sessions_of: Callable[[], Sequence[Session]],
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
-    price: Price | Callable[[str | None], Price | None] | None, write: bool,
+    price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
 ) -> ScoredFile:
     """One predictions file's document: from its :class:`~.columnar.ColumnarRun` when the
     columnar scorer produced one (``fast``), else by the replay; written beside it when ``write``."""
@@ -399,6 +406,7 @@ def _document_of(
         data_sha256=data_sha,
         predictions_file=str(pred_path),
         predictions_sha256=sha256_file(pred_path),
+        **data_source,
     )
     system = system_name(pred_path)
     if fast is not None:
@@ -438,6 +446,7 @@ def score_files(
     allow_duplicates: bool = False,
     write: bool = True,
     sessions: Sequence[Session] | None = None,
+    data_source: Mapping[str, Any] | None = None,
     price: Price | Callable[[str | None], Price | None] | None = None,
     jobs: int = 1,
 ) -> list[ScoredFile]:
@@ -447,13 +456,15 @@ def score_files(
     a folder of ``*.jsonl`` and ``*.parquet`` files. The data file is read and checked once for
     all runs, a block of sessions at a time, each run scored on arrays in step with it
     (:mod:`.columnar`); a run that scorer cannot vouch for, and every run when ``sessions`` are
-    given, is scored by the replay (:func:`score_predictions`), which names every bad line.
-    ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among that many
-    worker processes (each reads the data once for its share); the documents are the same. Each
-    document's provenance adds the data and predictions files and their SHA-256. Returns one
-    :class:`ScoredFile` per predictions file, in order.
+    given (already read), is scored by the replay (:func:`score_predictions`), which names every
+    bad line. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
+    that many worker processes (each reads the data once for its share); the documents are the
+    same. Each document's provenance adds the data file and the data fingerprint (on the records:
+    :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
+    ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
+    Returns one :class:`ScoredFile` per predictions file, in order.
     """
-    from ..io import sha256_file
+    from ..io import records_fingerprint
 
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}")
@@ -465,8 +476,8 @@ def score_files(
         if not path.is_file():
             raise InputError(str(path), None, None, "no such file")
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
-                   price=price, write=write)
-    data_sha = sha256_file(data_path)
+                   price=price, write=write, data_source=dict(data_source or {}))
+    data_sha = records_fingerprint(sessions) if sessions is not None else data_fingerprint(data_path)
     jobs = min(jobs, len(pred_paths))
     if jobs <= 1:
         return _score_share(pred_paths, data_path, data_sha, sessions, options)

@@ -87,19 +87,34 @@ def _share(k: str, n: str) -> Callable[[Counts], np.ndarray]:
 
 
 def _switch_p(c: Counts):
-    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fp"], 0.0)
+    """Undefined (NaN) without predicted switches."""
+    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fp"])
 
 
 def _switch_r(c: Counts):
-    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fn"], 0.0)
+    """Undefined (NaN) without gold switches."""
+    return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fn"])
+
+
+def _switch_f1(c: Counts):
+    """Undefined (NaN) when neither side switches; else F1 with an undefined side counted as 0."""
+    tp, fp, fn = c["switch_tp"], c["switch_fp"], c["switch_fn"]
+    f1 = harmonic(ratio(tp, tp + fp, 0.0), ratio(tp, tp + fn, 0.0))
+    return np.where(np.asarray(tp + fp + fn) > 0, f1, np.nan)
 
 
 def _bcubed_p(c: Counts):
-    return ratio(c["bcubed_p_sum"], c["bcubed_n"], 0.0)
+    """Undefined (NaN) without clustered messages."""
+    return ratio(c["bcubed_p_sum"], c["bcubed_n"])
 
 
 def _bcubed_r(c: Counts):
-    return ratio(c["bcubed_r_sum"], c["bcubed_n"], 0.0)
+    return ratio(c["bcubed_r_sum"], c["bcubed_n"])
+
+
+def _bcubed_f1(c: Counts):
+    f1 = harmonic(np.nan_to_num(_bcubed_p(c)), np.nan_to_num(_bcubed_r(c)))
+    return np.where(np.asarray(c["bcubed_n"]) > 0, f1, np.nan)
 
 
 SCORE_DOC = "docs/score.md"
@@ -144,7 +159,7 @@ ROUTING_METRICS = (
     _m("switch_recall", "switch recall", "real switches the prediction also switches on", "routing", RATE, "none",
        True, _switch_r),
     _m("switch_f1", "switch F1", "harmonic mean of switch precision and recall", "routing", RATE, "bootstrap", True,
-       lambda c: harmonic(_switch_p(c), _switch_r(c))),
+       _switch_f1),
     _m("topics_per_thread", "topics/thread", "distinct labels a thread received (1.0 is ideal)", "routing",
        MEAN_COUNT, "bootstrap", False, _share("thread_labels_sum", "thread_labels_n"), lo=1.0, hi=INF),
     _m("threads_per_topic", "threads/topic", "distinct gold threads a label received (1.0 is ideal)", "routing",
@@ -154,7 +169,7 @@ ROUTING_METRICS = (
     _m("bcubed_recall", "B-cubed recall", "B-cubed recall of labels against gold threads", "routing", RATE, "none",
        True, _bcubed_r),
     _m("bcubed_f1", "B-cubed F1", "harmonic mean of B-cubed precision and recall", "routing", RATE, "bootstrap", True,
-       lambda c: harmonic(_bcubed_p(c), _bcubed_r(c))),
+       _bcubed_f1),
     _m("refs_recall", "refs recall", "messages with gold refs where a predicted ref is one of them", "routing", RATE,
        "wilson", True, _share("refs_hit", "refs_n"), wilson_counts=("refs_hit", "refs_n")),
 )
@@ -210,8 +225,75 @@ MID_REPLY_METRICS = (
          "wrong_elsewhere", "n_elsewhere"),
 )
 
+#: rates in JSON documents keep 4 decimals, as the reference writes them
+RATE_DECIMALS = 4
+#: means of token and character counts keep 1 decimal: finer says nothing about a prompt's size
+MEAN_DECIMALS = 1
+
+
+def _count_share(num: str, den: str) -> Callable[[Mapping[str, float]], float | None]:
+    """``counts[num] / counts[den]`` for plain count dicts (facts summaries), None over nothing."""
+
+    def f(counts: Mapping[str, float]) -> float | None:
+        d = counts.get(den, 0)
+        return counts.get(num, 0) / d if d else None
+
+    return f
+
+
+FACTS_METRICS: tuple[Metric, ...] = (
+    Metric("answer_accuracy", "accuracy", "share of probes a strategy answered correctly (current value, or undecided when unsettled)",
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#answer-accuracy", _count_share("correct", "n"), wilson_counts=("correct", "n")),
+    Metric("stale_answers", "stale", "share of stale probes answered with a superseded value",
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#stale-answers", _count_share("stale_on_stale", "stale_probes"), wilson_counts=("stale_on_stale", "stale_probes")),
+    Metric("proposal_answers", "proposal", "share of probes answered with a value that was only proposed",
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#proposal-answers", _count_share("proposal", "n"), wilson_counts=("proposal", "n")),
+    Metric("context_tokens", "context tokens", "mean input tokens of a strategy's answer call",
+           "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#context-tokens", _count_share("context_tokens_sum", "n"), hi=INF),
+    Metric("notes_chars", "notes chars", "mean characters of the notes a strategy added before the question",
+           "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#notes-chars", _count_share("notes_chars_sum", "n"), hi=INF),
+    Metric("facts_only_right", "facts-only right", "probes both answered where facts was right and summary wrong",
+           "facts", None, "none", True, "docs/facts.md#facts-only-right", hi=INF),
+    Metric("summary_only_right", "summary-only right", "probes both answered where summary was right and facts wrong",
+           "facts", None, "none", False, "docs/facts.md#summary-only-right", hi=INF),
+    Metric("delivered_proposal", "delivered proposals", "share of delivered fact lines whose value was only ever proposed",
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#delivered-proposal", _count_share("proposal", "lines"), wilson_counts=("proposal", "lines")),
+    Metric("delivered_current", "delivered current", "share of delivered fact lines whose value is current",
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#delivered-current", _count_share("current", "lines"), wilson_counts=("current", "lines")),
+    Metric("route_accuracy_without", "routing acc. without", "routing accuracy with no facts offered",
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-without", _count_share("right_without", "requests"), wilson_counts=("right_without", "requests")),
+    Metric("route_accuracy_with", "routing acc. with", "routing accuracy with facts offered",
+           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-with", _count_share("right_with", "requests"), wilson_counts=("right_with", "requests")),
+    Metric("route_changed", "changed", "share of requests offered facts whose topic changed when offered",
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-changed", _count_share("changed", "offered"), wilson_counts=("changed", "offered")),
+    Metric("route_error_rate", "routing errors", "share of routing requests with a failed decision",
+           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-error-rate", _count_share("errors", "requests"), wilson_counts=("errors", "requests")),
+    Metric("imports_per_request", "imports/request", "facts the router brought in, per routing request",
+           "facts", 3, "none", None, "docs/facts.md#imports-per-request", _count_share("imports", "requests")),
+)
+
+#: the field's conversation-disentanglement metrics, pooled over sessions (score/cluster.py, hi=INF);
+#: rates have 4 decimals like every rate of the project
+CLUSTER_METRICS = (
+    Metric("one_to_one", "1-1", "share of messages covered by the best one-to-one matching of predicted to gold conversations",
+           "cluster", 4, "none", True, "docs/score.md#one-to-one"),
+    Metric("vi_scaled", "1−VI/log₂N", "1 minus the variation of information in bits over log2 of the number of messages",
+           "cluster", 4, "none", True, "docs/score.md#vi-scaled"),
+    Metric("ari", "ARI", "adjusted Rand index of the predicted against the gold conversations",
+           "cluster", 4, "none", True, "docs/score.md#ari", lo=-1.0),
+    Metric("shen_f1", "Shen F1", "each gold conversation's best F1 against a predicted one, weighted by its size",
+           "cluster", 4, "none", True, "docs/score.md#shen-f1"),
+    Metric("exact_precision", "exact P", "share of predicted multi-message conversations equal to a gold one",
+           "cluster", 4, "none", True, "docs/score.md#exact-precision"),
+    Metric("exact_recall", "exact R", "share of gold multi-message conversations equal to a predicted one",
+           "cluster", 4, "none", True, "docs/score.md#exact-recall"),
+    Metric("exact_f1", "exact F1", "harmonic mean of exact-match precision and recall",
+           "cluster", 4, "none", True, "docs/score.md#exact-f1"),
+)
+
 #: every metric of the project, in display order
-METRICS: dict[str, Metric] = {m.key: m for m in (*ROUTING_METRICS, *COST_METRICS, *BURST_METRICS, *MID_REPLY_METRICS)}
+METRICS: dict[str, Metric] = {m.key: m for m in (*ROUTING_METRICS, *COST_METRICS, *BURST_METRICS, *MID_REPLY_METRICS,
+                                                 *FACTS_METRICS, *CLUSTER_METRICS)}
 
 
 #: the headline routing metrics: the columns of the comparison table and of a leaderboard row

@@ -1,0 +1,62 @@
+"""``interleave-bench export-irc PRED --out DIR``: a run's conversations in the IRC corpus's formats.
+
+Writes ``DIR/clusters.txt`` (one predicted conversation a line, ``<date>.annotation.txt:<message
+numbers>``) and ``DIR/links.txt`` (``<date>.annotation.txt:<message> <message it joins> -``), so a
+run on data written by ``import irc`` can be checked with the corpus's own evaluation scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import InputError
+from ..io import read_json, sessions_file
+from ..progress import Timer, summary_line
+from ..route.runner import sidecar_path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export-irc", help="write a run's conversations in the IRC corpus's formats",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("predictions", metavar="PRED", help="a predictions file (.jsonl) of a run on imported IRC data")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for clusters.txt and links.txt")
+    p.add_argument("--data", metavar="DATA",
+                   help="the data the run routed (default: the data its .run.json names, else the folder above predictions/)")
+    p.set_defaults(func=run)
+
+
+def data_of(pred: Path) -> Path:
+    """The data a predictions file was routed from: its run record's ``data``, else ``<pred>/../..``."""
+    record = sidecar_path(pred)
+    if record.is_file():
+        data = read_json(record).get("data") if isinstance(read_json(record), dict) else None
+        if isinstance(data, str) and Path(data).exists():
+            return Path(data)
+    return pred.parent.parent
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..irc.export import write_corpus_clusters
+    from ..score.read import read_predictions_fast, read_sessions_fast
+    from ..score.rows import index_rows
+
+    timer = Timer()
+    pred = Path(args.predictions)
+    if not pred.is_file():
+        raise InputError(str(pred), None, None, "no such file")
+    data = sessions_file(args.data if args.data else data_of(pred))
+    if not data.is_file():
+        raise InputError(str(data), None, None, "no such file (give the data the run routed with --data)")
+    sessions = read_sessions_fast(data)
+    rows, lines = read_predictions_fast(pred)
+    index = index_rows(rows, {s.session_id: s for s in sessions}, source=str(pred), lines=lines)
+    result = write_corpus_clusters(sessions, index.by_session, args.out, source=str(data))
+    print(f"wrote {result.clusters_path} ({result.conversations:,} conversations)")
+    print(f"wrote {result.links_path} ({result.links:,} links)")
+    if result.skipped:
+        print(f"not exported: {len(result.skipped):,} sessions without rows ({', '.join(result.skipped[:5])}"
+              f"{', ...' if len(result.skipped) > 5 else ''})")
+    print(summary_line("export-irc", {"sessions": result.sessions, "conversations": result.conversations,
+                                      "links": result.links}, timer.seconds))
+    return 0

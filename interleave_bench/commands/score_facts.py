@@ -1,0 +1,80 @@
+"""``interleave-bench score-facts RESULTS.jsonl...``: score facts runs, never calling a model.
+
+Prints per run the strategy table (accuracy with a Wilson 95% interval, verdicts, stale and
+proposal answers, context tokens, notes characters), accuracy by category and language, facts vs
+summary on the same probes, delivered-line verdicts, routing with and without facts offered, tokens
+spent and the four gates, and writes ``<results>.score.json`` beside each file. Exits 1 unless
+every run has no error rows, no missing or duplicate answers and passes every gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..facts.report import report
+from ..facts.results import FactsSummary, read_rows, score_rows
+from ..facts.records import SessionRow
+from ..io import sha256_file, write_json
+from ..progress import Timer, summary_line
+from ..provenance import provenance
+
+SUMMARY_SUFFIX = ".score.json"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score-facts", help="score shared-facts runs: strategies, deliveries, routing, gates",
+                       description=__doc__.split("\n\n")[1].replace("\n", " "))
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="facts results files (.jsonl)")
+    p.add_argument("--json", action="store_true", help="print the score document(s) instead of the tables")
+    p.set_defaults(func=run)
+
+
+def summary_path(results: Path) -> Path:
+    """``<results without .jsonl>.score.json``."""
+    name = results.name[: -len(".jsonl")] if results.name.endswith(".jsonl") else results.name
+    return results.with_name(name + SUMMARY_SUFFIX)
+
+
+def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: Path | None = None) -> FactsSummary:
+    """The typed score document of one results file (``data``: the sessions file, when known)."""
+    sessions = [r for _, r in rows if isinstance(r, SessionRow)]
+    return FactsSummary(
+        results={"path": str(results), "sha256": sha256_file(results)},
+        data={"path": str(data), "sha256": sha256_file(data)} if data is not None else None,
+        system=next((s.system for s in sessions if s.system), None),
+        model=next((s.model for s in sessions if s.model), None),
+        passed=metrics["passed"],
+        metrics=metrics,
+        provenance=provenance(results=sha256_file(results)),
+    )
+
+
+def score_and_write(results: Path, data: Path | None = None) -> FactsSummary:
+    """Score one results file and write its ``.score.json``; returns the document."""
+    rows = read_rows(results)
+    doc = summary_document(results, rows, score_rows(rows, str(results)), data)
+    write_json(summary_path(results), doc.model_dump(mode="json"))
+    return doc
+
+
+def run(args: argparse.Namespace) -> int:
+    timer = Timer()
+    docs = [score_and_write(Path(p)) for p in args.results]
+    if args.json:
+        payload = [d.model_dump(mode="json") for d in docs]
+        print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False, indent=1))
+    else:
+        for d in docs:
+            print(f"## {d.results['path']} (system {d.system or '?'}, model {d.model or '?'})")
+            print()
+            print(report(d.metrics))
+            print()
+    for d in docs:
+        print(f"wrote {summary_path(Path(d.results['path']))}", file=sys.stderr)
+    passed = sum(d.passed for d in docs)
+    print(summary_line("score-facts", {"runs scored": len(docs), "passed": passed}, timer.seconds), file=sys.stderr)
+    return 0 if passed == len(docs) else 1

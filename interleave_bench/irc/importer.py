@@ -1,0 +1,97 @@
+"""``import irc``: the corpus folder to a data folder (``sessions.jsonl`` + ``manifest.json``).
+
+One session per annotated log (:func:`~.corpus.read_session`), validated with the project's own
+session checks before it is written, so a data folder written here reads like any other. Sessions
+are written one at a time to a temporary file that replaces ``sessions.jsonl`` at the end: an
+interrupted import leaves the previous folder as it was, and only one log is in memory at once.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..io import MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, parse_record, sha256_file, write_json
+from ..progress import progress
+from ..provenance import provenance
+from ..schema import OPEN_ONLY_FIELD, Manifest, Session, check_session
+from .corpus import VERSION, log_pairs, read_session
+
+#: the manifest's ``writer`` for imported data: says where the messages came from
+WRITER = "irc-disentanglement"
+#: the corpus's licence (SPDX id) and where it comes from, recorded in the manifest and on the card
+LICENSE = "cc-by-4.0"
+SOURCE_URL = "https://www.jkk.name/irc-disentanglement"
+#: how the corpus asks to be cited
+CITATION = """\
+@inproceedings{kummerfeld2019large,
+  title     = {A Large-Scale Corpus for Conversation Disentanglement},
+  author    = {Kummerfeld, Jonathan K. and Gouravajhala, Sai R. and Peper, Joseph and Athreya, Vignesh and
+               Gunasekara, Chulaka and Ganhotra, Jatin and Patel, Siva Sankalp and Polymenakos, Lazaros and
+               Lasecki, Walter S.},
+  booktitle = {Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
+  pages     = {3846--3856},
+  year      = {2019},
+  doi       = {10.18653/v1/P19-1374}
+}
+"""
+
+
+@dataclass
+class ImportResult:
+    """What :func:`import_irc` wrote."""
+
+    out: Path
+    sessions: int
+    messages: int
+    conversations: int
+    context_lines: int
+    splits: dict[str, int]
+
+
+def checked_session(record: dict[str, Any], source: str) -> Session:
+    """``record`` as a :class:`Session`, raising :class:`InputErrors` for any schema defect."""
+    return parse_record(source, None, record, Session, check_session)
+
+
+def import_irc(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResult:
+    """Import the annotated logs under ``corpus`` into the data folder ``out``; returns the counts.
+
+    ``corpus`` is the corpus folder (with ``dev/`` and/or ``test/``) or one split folder. Rewrites
+    ``out/sessions.jsonl`` and ``out/manifest.json`` (the import is a pure function of the files).
+    Raises :class:`InputError` naming the file, line and field for malformed input.
+    """
+    pairs = log_pairs(corpus)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / SESSIONS_FILE
+    fd, tmp = tempfile.mkstemp(prefix=f".{SESSIONS_FILE}.", suffix=".tmp", dir=out)
+    os.close(fd)
+    messages = conversations = context = 0
+    splits: dict[str, int] = {}
+    try:
+        with JsonlAppender(tmp) as sink:
+            for pair in progress(pairs, total=len(pairs), desc="import irc", unit="log"):
+                record = read_session(pair)
+                session = checked_session(record, str(pair.annotation))
+                sink.append(session.dump())
+                messages += len(session.turns)
+                conversations += len(session.threads)
+                context += len(record["context"])
+                splits[pair.split] = splits.get(pair.split, 0) + 1
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    manifest = Manifest(
+        version=VERSION,
+        writer=WRITER,
+        options={"source": str(Path(corpus)), OPEN_ONLY_FIELD: True, "license": LICENSE, "source_url": SOURCE_URL},
+        counts={"sessions": len(pairs), "messages": messages},
+        provenance=provenance(sessions_sha256=sha256_file(target)),
+    )
+    write_json(out / MANIFEST_FILE, manifest)
+    return ImportResult(out, len(pairs), messages, conversations, context, splits)

@@ -1,0 +1,347 @@
+"""The conversation-disentanglement metrics of the field, for open-mode runs (docs/score.md).
+
+Gold conversations and predicted topics are two clusterings of the same messages, compared as the
+IRC disentanglement corpus's own evaluation compares them (Kummerfeld et al., 2019): one-to-one
+overlap (Elsner and Charniak, 2008), 1 − VI / log2 N (variation of information in bits), the
+adjusted Rand index, Shen F1 (Shen et al., 2006) and exact-match conversation precision, recall
+and F1 (single-message conversations left out on both sides).
+
+Scores pool every session into one clustering of session-qualified messages. A message with no
+topic (``CLARIFY``, ``ERROR`` or no row) is a predicted conversation of its own, as is a gold
+one-off. Every function is pure: cluster ids in, numbers out; the functions taking
+``gold, pred`` sequences accept any hashable ids, one pair per message.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Hashable, Mapping, Sequence
+
+import numpy as np
+
+from ..schema import SPECIAL_LABELS, PredictionRow, Session
+from .report import fmt, table
+from .table import family, rounded
+
+SPECIAL = frozenset(SPECIAL_LABELS)
+#: where these metrics come from (BibTeX), for cards and citations
+CITATION = """\
+@inproceedings{kummerfeld2019large,
+  title     = {A Large-Scale Corpus for Conversation Disentanglement},
+  author    = {Kummerfeld, Jonathan K. and Gouravajhala, Sai R. and Peper, Joseph and Athreya, Vignesh and
+               Gunasekara, Chulaka and Ganhotra, Jatin and Patel, Siva Sankalp and Polymenakos, Lazaros and
+               Lasecki, Walter S.},
+  booktitle = {Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
+  pages     = {3846--3856},
+  year      = {2019}
+}
+@inproceedings{elsner2008you,
+  title     = {You Talking to Me? A Corpus and Algorithm for Conversation Disentanglement},
+  author    = {Elsner, Micha and Charniak, Eugene},
+  booktitle = {Proceedings of ACL-08: HLT},
+  pages     = {834--842},
+  year      = {2008}
+}
+@inproceedings{shen2006thread,
+  title     = {Thread Detection in Dynamic Text Message Streams},
+  author    = {Shen, Dou and Yang, Qiang and Sun, Jian-Tao and Chen, Zheng},
+  booktitle = {Proceedings of SIGIR 2006},
+  pages     = {35--42},
+  year      = {2006}
+}
+"""
+
+
+@dataclass(frozen=True)
+class Contingency:
+    """How two clusterings of ``n`` messages overlap, as arrays over the non-empty cells.
+
+    Cell ``k`` holds ``counts[k]`` messages of gold cluster ``rows[k]`` and predicted cluster
+    ``cols[k]`` (clusters numbered in order of first message); ``gold_sizes`` and ``pred_sizes``
+    are the clusters' sizes.
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    counts: np.ndarray
+    gold_sizes: np.ndarray
+    pred_sizes: np.ndarray
+    n: int
+
+
+def cluster_codes(ids: Sequence[Hashable]) -> np.ndarray:
+    """Cluster ids as dense integer codes ``0..k-1``, numbered in order of first appearance."""
+    index: dict[Hashable, int] = {}
+    return np.fromiter((index.setdefault(x, len(index)) for x in ids), dtype=np.int64, count=len(ids))
+
+
+def contingency(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> Contingency:
+    """The contingency of two clusterings given as one cluster id per message, in the same order.
+
+    Raises ``ValueError`` when the sequences differ in length.
+    """
+    if len(gold) != len(pred):
+        raise ValueError(f"{len(gold)} gold cluster ids but {len(pred)} predicted ones")
+    return contingency_of_codes(cluster_codes(gold), cluster_codes(pred))
+
+
+def contingency_of_codes(gold: np.ndarray, pred: np.ndarray) -> Contingency:
+    """The contingency of two clusterings given as dense integer codes (see :func:`cluster_codes`)."""
+    if not len(gold):
+        empty = np.zeros(0, dtype=np.int64)
+        return Contingency(empty, empty, empty, empty, empty, 0)
+    n_pred = int(pred.max()) + 1
+    cells, counts = np.unique(gold * n_pred + pred, return_counts=True)
+    return Contingency(cells // n_pred, cells % n_pred, counts, np.bincount(gold), np.bincount(pred), len(gold))
+
+
+def one_to_one_overlap(c: Contingency) -> int:
+    """Messages covered by the best one-to-one matching of gold to predicted clusters.
+
+    Clusters that share no message gain nothing by being matched, so the optimum is the sum of
+    the optima of the overlap graph's connected components (a session's clusters never meet
+    another session's): each is solved with ``scipy.optimize.linear_sum_assignment``, which keeps
+    the matrices as small as one session's clusters.
+    """
+    if not c.n:
+        return 0
+    from scipy.optimize import linear_sum_assignment  # here: scipy takes most of a second to import
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n_gold = len(c.gold_sizes)
+    size = n_gold + len(c.pred_sizes)
+    graph = coo_matrix((np.ones(len(c.counts)), (c.rows, n_gold + c.cols)), shape=(size, size))
+    n_comp, component = connected_components(graph, directed=False)
+    gold_comp, pred_comp = component[:n_gold], component[n_gold:]
+    of_cell = gold_comp[c.rows]
+    # a component with one cluster on a side: its best match is its largest cell
+    simple = (np.bincount(gold_comp, minlength=n_comp) == 1) | (np.bincount(pred_comp, minlength=n_comp) == 1)
+    largest = np.zeros(n_comp, dtype=np.int64)
+    np.maximum.at(largest, of_cell, c.counts)
+    total = int(largest[simple].sum())
+    # the others: one small matching each, clusters numbered inside their component
+    gold_local, pred_local = _local_numbers(gold_comp), _local_numbers(pred_comp)
+    hard = np.flatnonzero(~simple[of_cell])
+    order = hard[np.argsort(of_cell[hard], kind="stable")]
+    if len(order):
+        for cells in np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1):
+            r, k = gold_local[c.rows[cells]], pred_local[c.cols[cells]]
+            weights = np.zeros((int(r.max()) + 1, int(k.max()) + 1), dtype=np.int64)
+            weights[r, k] = c.counts[cells]
+            a, b = linear_sum_assignment(weights, maximize=True)
+            total += int(weights[a, b].sum())
+    return total
+
+
+def _local_numbers(component: np.ndarray) -> np.ndarray:
+    """Each cluster's number among the clusters of its component (``0..size-1``)."""
+    order = np.argsort(component, kind="stable")
+    ranks = np.empty(len(component), dtype=np.int64)
+    sorted_comp = component[order]
+    starts = np.searchsorted(sorted_comp, sorted_comp, side="left")
+    ranks[order] = np.arange(len(component)) - starts
+    return ranks
+
+
+def one_to_one(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
+    """1-1: the share of messages covered by the best one-to-one matching (``None`` for no messages).
+
+    >>> round(one_to_one("aaabbc", "xxyyyz"), 4)
+    0.8333
+    """
+    c = contingency(gold, pred)
+    return one_to_one_overlap(c) / c.n if c.n else None
+
+
+def variation_of_information(c: Contingency) -> float:
+    """VI in bits: H(gold | pred) + H(pred | gold), summed cell by cell (exactly 0.0 for equal clusterings)."""
+    if not c.n:
+        return 0.0
+    n = c.counts.astype(np.float64)
+    terms = n * (np.log2(c.gold_sizes[c.rows] / n) + np.log2(c.pred_sizes[c.cols] / n))
+    return float(terms.sum()) / c.n
+
+
+def vi_scaled(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
+    """1 − VI / log2 N; ``None`` for fewer than two messages (log2 N is then 0).
+
+    >>> round(vi_scaled("aaabbc", "xxyyyz"), 4)
+    0.6448
+    """
+    return _vi_scaled(contingency(gold, pred))
+
+
+def _vi_scaled(c: Contingency) -> float | None:
+    if c.n < 2:
+        return None
+    return 1.0 - variation_of_information(c) / math.log2(c.n)
+
+
+def _pairs(n: np.ndarray | int) -> float:
+    """Unordered pairs among ``n`` items, summed over an array of sizes."""
+    x = np.asarray(n, dtype=np.float64)
+    return float((x * (x - 1) / 2.0).sum())
+
+
+def _ari(c: Contingency) -> float | None:
+    if not c.n:
+        return None
+    index = _pairs(c.counts)
+    gold_pairs, pred_pairs = _pairs(c.gold_sizes), _pairs(c.pred_sizes)
+    all_pairs = _pairs(c.n)
+    expected = gold_pairs * pred_pairs / all_pairs if all_pairs else 0.0
+    most = 0.5 * (gold_pairs + pred_pairs)
+    if most == expected:
+        # only when both clusterings are one cluster, or both all singletons: they agree
+        return 1.0
+    return (index - expected) / (most - expected)
+
+
+def adjusted_rand_index(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
+    """The adjusted Rand index (Hubert and Arabie); ``None`` for no messages.
+
+    Where the index is undefined (0 / 0: both clusterings a single cluster, or both all
+    singletons) the clusterings agree and it is 1.0.
+
+    >>> round(adjusted_rand_index("aaabbc", "xxyyyz"), 4)
+    0.3182
+    """
+    return _ari(contingency(gold, pred))
+
+
+def _shen(c: Contingency) -> float | None:
+    if not c.n:
+        return None
+    f1 = 2.0 * c.counts / (c.gold_sizes[c.rows] + c.pred_sizes[c.cols])
+    best = np.zeros(len(c.gold_sizes))
+    np.maximum.at(best, c.rows, f1)
+    return float((c.gold_sizes * best).sum()) / c.n
+
+
+def shen_f1(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
+    """Shen F1: each gold cluster's best F1 against any predicted one, weighted by its size.
+
+    >>> round(shen_f1("aaabbc", "xxyyyz"), 4)
+    0.8333
+    """
+    return _shen(contingency(gold, pred))
+
+
+def _exact(c: Contingency) -> tuple[float | None, float | None, float | None]:
+    gold_multi = int((c.gold_sizes > 1).sum())
+    pred_multi = int((c.pred_sizes > 1).sum())
+    whole = (c.counts > 1) & (c.counts == c.gold_sizes[c.rows]) & (c.counts == c.pred_sizes[c.cols])
+    matched = int(whole.sum())
+    precision = matched / pred_multi if pred_multi else None
+    recall = matched / gold_multi if gold_multi else None
+    if precision is None and recall is None:
+        f1 = None
+    elif not matched:
+        f1 = 0.0
+    else:
+        f1 = 2 * precision * recall / (precision + recall)  # type: ignore[operator]
+    return precision, recall, f1
+
+
+def exact_match(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> tuple[float | None, float | None, float | None]:
+    """Exact-match ``(precision, recall, f1)`` over conversations of two or more messages.
+
+    A predicted conversation counts when it equals a gold one. Precision is ``None`` without
+    predicted multi-message conversations, recall ``None`` without gold ones; F1 is ``None`` when
+    both are, 0.0 when nothing matched.
+
+    >>> exact_match("aabbc", "xxyyy")
+    (0.5, 0.5, 0.5)
+    """
+    return _exact(contingency(gold, pred))
+
+
+def cluster_metrics(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[str, float | None]:
+    """Every metric of the ``cluster`` family, keyed and rounded as the metric table says."""
+    return metrics_of(contingency(gold, pred))
+
+
+def run_clusterings(
+    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gold and predicted cluster codes of every message of ``sessions``, pooled over sessions.
+
+    Clusters are session-qualified (a label in two sessions is two clusters). Gold: the message's
+    thread, or a cluster of its own for a one-off. Predicted: the row's label, or a cluster of its
+    own for ``CLARIFY``, ``ERROR`` or no row. Codes are dense, in order of first appearance.
+    """
+    gold: list[int] = []
+    pred: list[int] = []
+    n_gold = n_pred = 0
+    for s in sessions:
+        rows = by_session.get(s.session_id, {})
+        threads: dict[str, int] = {}
+        topics: dict[str, int] = {}
+        for t in s.turns:
+            thread = t.gold.thread
+            if thread is None:
+                gold.append(n_gold)
+                n_gold += 1
+            else:
+                code = threads.get(thread)
+                if code is None:
+                    code = threads[thread] = n_gold
+                    n_gold += 1
+                gold.append(code)
+            row = rows.get(t.i)
+            if row is None or row.pred in SPECIAL:
+                pred.append(n_pred)
+                n_pred += 1
+            else:
+                code = topics.get(row.pred)
+                if code is None:
+                    code = topics[row.pred] = n_pred
+                    n_pred += 1
+                pred.append(code)
+    return np.array(gold, dtype=np.int64), np.array(pred, dtype=np.int64)
+
+
+def metrics_of(c: Contingency) -> dict[str, float | None]:
+    """Every metric of the ``cluster`` family for one contingency, keyed and rounded as the table says."""
+    precision, recall, f1 = _exact(c)
+    values = {
+        "one_to_one": one_to_one_overlap(c) / c.n if c.n else None,
+        "vi_scaled": _vi_scaled(c),
+        "ari": _ari(c),
+        "shen_f1": _shen(c),
+        "exact_precision": precision,
+        "exact_recall": recall,
+        "exact_f1": f1,
+    }
+    return {m.key: rounded(m.key, values[m.key]) for m in family("cluster")}
+
+
+def cluster_section(
+    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
+) -> dict[str, Any]:
+    """The ``cluster`` section of a score document: ``{"metrics": {...}, "counts": {...}}``."""
+    c = contingency_of_codes(*run_clusterings(sessions, by_session))
+    return {
+        "metrics": metrics_of(c),
+        "counts": {
+            "messages": c.n,
+            "gold_conversations": len(c.gold_sizes),
+            "predicted_conversations": len(c.pred_sizes),
+            "gold_multi": int((c.gold_sizes > 1).sum()),
+            "predicted_multi": int((c.pred_sizes > 1).sum()),
+        },
+    }
+
+
+def cluster_table(results: Sequence[Mapping[str, Any]]) -> str | None:
+    """A markdown table of the cluster metrics, one row per run that has them (``None`` if none does)."""
+    metrics = family("cluster")
+    rows = []
+    for r in results:
+        section = r.get("cluster")
+        if section:
+            rows.append([r["system"], *(fmt(section["metrics"].get(m.key)) for m in metrics),
+                         f"{section['counts']['messages']:,}"])
+    return table(rows, ["system", *(m.display for m in metrics), "messages"]) if rows else None

@@ -1,0 +1,203 @@
+"""``interleave-bench facts`` end to end on loopback: a dry run with all five strategies, reruns with
+no paid call, injected faults ending with the same rows, toy plug-in systems and the gate they
+decide, and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interleave_bench.cli import main
+from interleave_bench.facts.results import read_rows
+from interleave_bench.llm.server import Fault
+from interleave_bench.score.facts import STRATEGIES
+
+from _facts_util import PROBES, read_rows as read_json_rows, session, write_data
+
+ROOT = Path(__file__).resolve().parents[1]
+#: a safety net only: the barrier below releases long before, never a timing assumption
+BARRIER_TIMEOUT_S = 120
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    return write_data(tmp_path / "data")
+
+
+def run_facts(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["facts", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_dry_run_all_strategies_writes_valid_rows_and_a_rerun_pays_nothing(data, capsys):
+    code, out, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 0, err
+    results = data / "facts" / "fake-model.jsonl"
+    rows = read_rows(results)  # every row valid against its record type
+    kinds = [r.kind for _, r in rows]
+    n_probes = 3 * len(PROBES)
+    assert kinds.count("answer") == n_probes * len(STRATEGIES)
+    assert kinds.count("session") == 3 and "error" not in kinds
+    assert kinds.count("route") >= n_probes and kinds.count("delivery") > 0
+    answers = [r for _, r in rows if r.kind == "answer"]
+    assert {a.strategy for a in answers} == set(STRATEGIES)
+    assert all(a.verdict and a.context_tokens > 0 for a in answers)
+    assert all(a.notes_chars > 0 for a in answers if a.strategy in ("summary", "oracle"))
+    assert all(a.notes_chars == 0 for a in answers if a.strategy in ("single", "own"))
+    assert all(a.verdict == "correct" for a in answers if a.strategy == "oracle")
+    assert "| oracle | 24 | 1.000" in out and "gate beats_summary" in out
+    assert "done: facts: 3 sessions, 3 replayed now" in err and "0 failed" in err
+    assert (data / "facts" / "fake-model.score.json").is_file()
+    first = results.read_bytes()
+
+    # the results kept: nothing to replay, no model at all
+    code, out2, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 0 and "0 replayed now, 3 kept from earlier runs" in err and "paid calls" not in err
+    assert results.read_bytes() == first
+    # the results gone, the cache kept: every answer from the cache, 0 paid calls, the same bytes
+    results.unlink()
+    code, _, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 0 and "; 0 paid calls," in err, err
+    assert results.read_bytes() == first
+
+
+def test_injected_faults_end_with_the_same_rows(data, openai_env, capsys, tmp_path):
+    server = openai_env["server"]
+    code, _, err = run_facts(capsys, str(data), "--model", "fake-model", "--out", str(tmp_path / "clean.jsonl"))
+    assert code == 0, err
+    clean = (tmp_path / "clean.jsonl").read_bytes()
+
+    # every fifth distinct request (in order of arrival) fails once with 429 and a tiny Retry-After:
+    # 20% of the requests; the client's retries absorb them
+    server.reset_counts()
+    seen: set[str] = set()
+    faulted: set[str] = set()
+
+    def one_in_five(raw, kind, code="429"):
+        if raw in seen:
+            return None
+        seen.add(raw)
+        if len(seen) % 5:
+            return None
+        faulted.add(raw)
+        return Fault(code, retry_after=0.001) if code == "429" else Fault(code)
+
+    server._take_fault = one_in_five
+    out = tmp_path / "faulty.jsonl"
+    code, _, err = run_facts(capsys, str(data), "--model", "fake-model", "--out", str(out), "--cache",
+                             str(tmp_path / "cache-faults"))
+    assert code == 0, err
+    assert len(faulted) == len(seen) // 5 and len(faulted) >= 20
+    assert out.read_bytes() == clean
+
+    # a failure the client does not retry: the session is an error row, the run says so, a rerun finishes it
+    seen.clear()
+    server._take_fault = lambda raw, kind: one_in_five(raw, kind, "500")
+    out3 = tmp_path / "resumed.jsonl"
+    code, _, err = run_facts(capsys, str(data), "--model", "fake-model", "--out", str(out3), "--max-retries", "0",
+                             "--cache", str(tmp_path / "cache-500"), "--concurrency", "1")
+    assert code in (1, 2), err  # some (1) or every (2) session failed
+    assert any(r["kind"] == "error" for r in read_json_rows(out3))
+    assert main(["score-facts", str(out3)]) == 1
+    capsys.readouterr()
+    server._take_fault = lambda raw, kind: None
+    code, _, err = run_facts(capsys, str(data), "--model", "fake-model", "--out", str(out3), "--cache",
+                             str(tmp_path / "cache-500"))
+    assert code == 0, err
+    assert out3.read_bytes() == clean
+
+
+def _gates(path: Path, capsys) -> dict:
+    main(["score-facts", str(path), "--json"])
+    out, _ = capsys.readouterr()
+    return json.loads(out)["metrics"]["gates"]
+
+
+def test_a_toy_system_delivering_a_proposal_fails_proposals_shared_and_a_current_only_one_passes(data, capsys):
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:SharesProposals",
+                             "--strategies", "facts,summary")
+    assert code == 0, err
+    bad = data / "facts" / "fake-model-shares-proposals.jsonl"
+    rows = read_json_rows(bad)
+    assert any(r["kind"] == "delivery" and r["verdict"] == "proposal" for r in rows)
+    gates = _gates(bad, capsys)
+    assert gates["proposals_shared"]["passed"] is False
+
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:CurrentOnly",
+                             "--strategies", "facts,summary")
+    assert code == 0, err
+    good = data / "facts" / "fake-model-current-only.jsonl"
+    rows = read_json_rows(good)
+    assert {r["verdict"] for r in rows if r["kind"] == "delivery"} <= {"current", "withdrawn"}
+    gates = _gates(good, capsys)
+    assert gates["proposals_shared"]["passed"] is True, gates["proposals_shared"]
+
+
+def test_bad_input_and_options_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = session()
+    s["probes"][0]["source"] = "nowhere"
+    data = write_data(tmp_path / "bad", [s])
+    code, _, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 2 and err.strip().count("\n") == 0
+    assert err.startswith(f"error: {data / 'sessions.jsonl'}:1: probes[0].source:"), err
+    good = write_data(tmp_path / "good")
+    for args, needle in ((["--strategies", "facts,nope"], "--strategies"), (["--system", "nomodule_x:Y"], "--system"),
+                         (["--system", "badspec"], "--system"), (["--route-turns", "-1"], "--route-turns")):
+        code, _, err = run_facts(capsys, str(good), "--dry-run", *args)
+        assert code == 2 and needle in err and err.strip().count("\n") == 0, err
+    v0 = session()
+    v0.pop("probes"), v0.pop("timeline")
+    code, _, err = run_facts(capsys, str(write_data(tmp_path / "v0", [v0])), "--dry-run")
+    assert code == 2 and "needs v1 data" in err
+
+
+def test_a_rerun_replays_only_failed_changed_or_cut_off_sessions_and_refuses_another_systems_file(data, capsys):
+    assert run_facts(capsys, str(data), "--dry-run")[0] == 0
+    results = data / "facts" / "fake-model.jsonl"
+    first = results.read_bytes()
+    rows = read_json_rows(results)
+    # en-0002 failed last time (an error row instead of its rows), and the file ends in half a line
+    kept = [r for r in rows if r["session_id"] != "en-0002"]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept)
+    results.write_text(text + json.dumps({"kind": "error", "session_id": "en-0002", "problem": "HTTP 500"}) + "\n"
+                       + '{"kind":"answer","sess', encoding="utf-8")
+    code, _, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 0 and "1 replayed now, 2 kept from earlier runs" in err, err
+    assert results.read_bytes() == first
+    # other strategies change every session's fingerprint: all replayed
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--strategies", "facts,summary")
+    assert code == 0 and "3 replayed now, 0 kept" in err
+    # a file of another system is refused, not mixed
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:CurrentOnly", "--out", str(results))
+    assert code == 2 and "choose another --out" in err
+
+
+def test_two_runs_on_one_output_one_finishes_the_other_exits_2_naming_the_holder(data, openai_env, capsys, tmp_path):
+    server = openai_env["server"]
+    out = tmp_path / "shared.jsonl"
+    args = ["facts", str(data), "--model", "fake-model", "--out", str(out)]
+    gate = server.hold()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.Popen([sys.executable, "-m", "interleave_bench", *args], env=env, cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # barrier: the first run waits on its first model call, so it holds the output's lock
+        assert server.arrived.wait(BARRIER_TIMEOUT_S)
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(out) in err[0] and f"pid {first.pid}" in err[0] and "facts" in err[0], err
+    finally:
+        gate.set()
+        stdout, stderr = first.communicate(timeout=BARRIER_TIMEOUT_S)
+    assert first.returncode == 0, stderr
+    answers = [(r["probe"], r["strategy"]) for r in read_json_rows(out) if r["kind"] == "answer"]
+    assert len(answers) == len(set(answers)) == 3 * len(PROBES) * len(STRATEGIES)
