@@ -232,3 +232,59 @@ def test_jobs_two_writes_the_same_files_as_one(tmp_path, capsys):
         written[jobs] = json.dumps(docs, ensure_ascii=False, indent=2)
     assert len(json.loads(written["1"])) == 3
     assert written["1"] == written["2"]
+
+
+def _one_line_error(capsys, data: Path, pred: Path, strict_read) -> str:
+    """The strict reader's error for a file and the command's stderr for it, checked equal."""
+    with pytest.raises(InputError) as got:
+        strict_read()
+    assert cli_main(["score", str(data), str(pred), "--bootstrap", "0"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {got.value}"]
+    return str(got.value)
+
+
+@pytest.mark.parametrize("usage, refused", [
+    ({"input": None, "output": 3}, True),  # an explicit null: the record type refuses it
+    ({"output": 3, "cache_hit": None}, True),
+    ({"output": 3}, False),  # left out: 0
+    ({"input": 1}, False),  # a null elsewhere in the row (via) is no null inside usage
+])
+def test_a_null_inside_usage_is_refused_as_the_strict_reader_refuses_it(tmp_path, capsys, usage, refused):
+    ss = many_sessions(2, turns=4)
+    data = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    all_rows = [r for s in ss for r in rows(s["session_id"], [t["gold"]["thread"] for t in s["turns"]], "closed")]
+    all_rows[5]["usage"] = usage
+    all_rows[5]["via"] = None
+    pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
+    if not refused:
+        assert score_run_blocks(data, [pred], "dev", None)[0] is not None
+        assert cli_main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
+        return
+    assert score_run_blocks(data, [pred], "dev", None)[0] is None  # the columns alone cannot tell
+    error = _one_line_error(capsys, data, pred, lambda: read_predictions_fast(pred))
+    assert f"{pred}:6: usage." in error
+
+
+def test_a_one_off_without_a_gold_thread_key_is_refused_as_the_strict_reader_refuses_it(tmp_path, capsys):
+    ss = many_sessions(2, turns=8)
+    assert ss[1]["turns"][6]["gold"]["thread"] is None  # a one-off: null is its gold thread
+    del ss[1]["turns"][6]["gold"]["thread"]  # but the key is required
+    data = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    pred = write_jsonl(tmp_path / "run.jsonl", rows(ss[0]["session_id"], ["t1"] * 8, "closed"))
+    assert score_run_blocks(data, [pred], "dev", None)[0] is not None  # the columns read the missing key as null
+    error = _one_line_error(capsys, data, pred, lambda: read_sessions_fast(data))
+    assert f"{data}:2: turns[6].gold.thread:" in error
+
+
+def test_the_data_fingerprint_is_the_records_fingerprint_in_any_session_order(tmp_path):
+    from interleave_bench.io import records_fingerprint
+    from interleave_bench.score.read import data_fingerprint
+
+    ss = many_sessions(4, turns=3)
+    ordered = write_jsonl(tmp_path / "a.jsonl", ss)  # in session order: hashed as read
+    shuffled = write_jsonl(tmp_path / "b.jsonl", [ss[2], ss[0], ss[3], ss[1]])  # read again and sorted
+    want = records_fingerprint(read_sessions_fast(ordered))
+    assert data_fingerprint(ordered) == data_fingerprint(shuffled) == want
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match="nothing to score"):
+        data_fingerprint(tmp_path / "empty.jsonl")

@@ -20,6 +20,7 @@ scores the run with it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -47,6 +48,29 @@ J_NONE, J_AMBIGUOUS = -1, -2
 
 
 # --- reading ------------------------------------------------------------------------------------
+
+#: objects of a prediction row whose fields may be left out but not null (the record type refuses
+#: a null there; a column cannot tell a null from a field left out, so the text is looked at)
+NOT_NULL_INSIDE = ("usage",)
+#: a JSON string (quotes escaped inside it), and an object of plain members after a key
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_OBJECT_AFTER = rb'"%s"\s*:\s*\{((?:[^{}"]|"(?:[^"\\]|\\.)*")*)\}'
+_KEY_OPENS = rb'"%s"\s*:\s*\{'
+
+
+def null_inside(block: bytes, key: str) -> bool:
+    """Whether an object under ``key`` in a block of JSON lines may hold an explicit null: a null
+    outside its strings, an object the plain pattern cannot delimit (nested objects), or a key
+    written with escapes. False only when none can."""
+    if b"null" not in block:
+        return False
+    if b"\\u" in block:
+        return True
+    bodies = re.findall(_OBJECT_AFTER % key.encode(), block, re.DOTALL)
+    if len(bodies) != len(re.findall(_KEY_OPENS % key.encode(), block)):
+        return True
+    return any(b"null" in _JSON_STRING.sub(b"", body) for body in bodies)
+
 
 
 class _Bad(Exception):
@@ -206,16 +230,17 @@ def _offsets(col) -> np.ndarray:
     return off - off[0]
 
 
-def _batches(path: str | os.PathLike, parquet: bool = False) -> Iterator[Any]:
+def _batches(path: str | os.PathLike, parquet: bool = False, not_null_inside: Sequence[str] = ()) -> Iterator[Any]:
     """The file as pyarrow tables of whole lines (records), one block at a time, the next block
     parsed on a thread of its own while this one is worked on (pyarrow parses without the GIL, so
     the data file and every predictions file are parsed side by side on as many cores).
 
-    Raises :class:`_Bad` when pyarrow cannot read or type a block (the strict readers decide).
+    Raises :class:`_Bad` when pyarrow cannot read or type a block, or when an object under a key
+    of ``not_null_inside`` may hold an explicit null (the strict readers decide).
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    blocks = _parsed_blocks(path, parquet)
+    blocks = _parsed_blocks(path, parquet, not_null_inside)
     with ThreadPoolExecutor(1, thread_name_prefix="parse") as ahead:
         try:
             pending = ahead.submit(next, blocks, None)
@@ -230,7 +255,7 @@ def _batches(path: str | os.PathLike, parquet: bool = False) -> Iterator[Any]:
             blocks.close()
 
 
-def _parsed_blocks(path: str | os.PathLike, parquet: bool) -> Iterator[Any]:
+def _parsed_blocks(path: str | os.PathLike, parquet: bool, not_null_inside: Sequence[str]) -> Iterator[Any]:
     """:func:`_batches` without the read-ahead."""
     try:
         if parquet:
@@ -252,9 +277,12 @@ def _parsed_blocks(path: str | os.PathLike, parquet: bool) -> Iterator[Any]:
                 cut = len(data) if not chunk else data.rfind(b"\n") + 1
                 rest = data[cut:]
                 if cut:
-                    data[:cut].decode("utf-8")  # pyarrow takes any bytes in a string: the record type does not
+                    block = data[:cut]
+                    block.decode("utf-8")  # pyarrow takes any bytes in a string: the record type does not
+                    if any(null_inside(block, key) for key in not_null_inside):
+                        raise _Bad("an explicit null")
                     options = pj.ReadOptions(use_threads=False, block_size=max(cut, BLOCK_BYTES))
-                    yield pj.read_json(pa.BufferReader(data[:cut]), read_options=options, memory_pool=pool)
+                    yield pj.read_json(pa.BufferReader(block), read_options=options, memory_pool=pool)
                 if not chunk:
                     return
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, UnicodeDecodeError) as exc:
@@ -556,7 +584,7 @@ class PredictionStream:
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self._blocks = _batches(path, parquet=str(path).endswith(".parquet"))
+        self._blocks = _batches(path, parquet=str(path).endswith(".parquet"), not_null_inside=NOT_NULL_INSIDE)
         self._buffer = None
         self._done = False
         self.rows = 0

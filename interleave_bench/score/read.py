@@ -22,7 +22,10 @@ from typing import Iterator
 from pydantic import ValidationError
 
 from ..errors import InputError, InputErrors
-from ..io import iter_json_lines, needs_strict_parse, parse_record, read_records_with_lines, read_sessions, records_fingerprint
+from ..io import (
+    iter_json_lines, needs_strict_parse, parse_record, read_records_with_lines, read_sessions, records_fingerprint,
+    sorted_lines_fingerprint,
+)
 from ..progress import progress
 from ..schema import PredictionRow, Session, check_session
 
@@ -92,26 +95,48 @@ def _read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     return read_sessions(path)  # raises, naming every defect
 
 
+class _Refused(Exception):
+    """The quick pass over a sessions file met a line it cannot vouch for (the strict reader decides)."""
+
+
+class _Unordered(Exception):
+    """The quick pass over a sessions file met its records out of their fingerprint's order."""
+
+
 def data_fingerprint(path: str | os.PathLike) -> str:
     """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
-    its records built one line at a time and let go; a file the quick reading refuses is read by
-    :func:`read_sessions_fast`, which raises, naming every defect (or returns the records); a file
-    without sessions raises :class:`InputError` (there is nothing to score)."""
-    seen = [0]
+    which is also its full check: every line is validated by the record type and checked by
+    :func:`~interleave_bench.schema.check_session` (ids unique over the file), then dumped, hashed
+    and let go, so memory stays flat for a file written in session order (one that is not is read
+    again and its lines sorted). On the first defect the file is read by :func:`read_sessions_fast`,
+    which raises, naming every defect; a file without sessions raises :class:`InputError` (there is
+    nothing to score). Returns ``sha256:<hex>``.
+    """
+    seen: set[str] = set()
 
-    def records() -> Iterator[Session]:
+    def lines() -> Iterator[str]:
         parse = Session.model_validate_json
+        previous = ""
         for _, text in iter_json_lines(path):
             if needs_strict_parse(text):
-                raise ValueError(text)
-            seen[0] += 1
-            yield parse(text)
+                raise _Refused
+            s = parse(text)
+            if s.session_id in seen or check_session(s):
+                raise _Refused
+            seen.add(s.session_id)
+            line = s.model_dump_json()
+            if line < previous:
+                raise _Unordered
+            previous = line
+            yield line
 
     try:
-        fingerprint = records_fingerprint(records())
-    except (ValidationError, ValueError):
+        fingerprint = sorted_lines_fingerprint(lines())
+    except (ValidationError, _Refused):
         return records_fingerprint(read_sessions_fast(path))
-    if not seen[0]:
+    except _Unordered:
+        return records_fingerprint(Session.model_validate_json(text) for _, text in iter_json_lines(path))
+    if not seen:
         raise nothing_to_score(path, "sessions")
     return fingerprint
 
