@@ -280,11 +280,27 @@ def test_the_data_fingerprint_is_the_records_fingerprint_in_any_session_order(tm
     from interleave_bench.io import records_fingerprint
     from interleave_bench.score.read import data_fingerprint
 
-    ss = many_sessions(4, turns=3)
-    ordered = write_jsonl(tmp_path / "a.jsonl", ss)  # in session order: hashed as read
-    shuffled = write_jsonl(tmp_path / "b.jsonl", [ss[2], ss[0], ss[3], ss[1]])  # read again and sorted
+    ids = ["s-10", "s-9", 'q"x', "q", "q\\", "q\\x", "é", "q x"]  # escapes and prefixes sort as whole lines do
+    ss = many_sessions(len(ids), turns=3)
+    for s, sid in zip(ss, ids):
+        s["session_id"] = sid
+    ordered = write_jsonl(tmp_path / "a.jsonl", sorted(ss, key=lambda s: s["session_id"]))
+    shuffled = write_jsonl(tmp_path / "b.jsonl", ss)
     want = records_fingerprint(read_sessions_fast(ordered))
     assert data_fingerprint(ordered) == data_fingerprint(shuffled) == want
     (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
     with pytest.raises(InputError, match="nothing to score"):
         data_fingerprint(tmp_path / "empty.jsonl")
+
+
+def test_a_score_document_is_what_its_record_type_dumps(tmp_path):
+    from interleave_bench.documents import ScoreDocument
+
+    ss = many_sessions(5, turns=9)
+    data = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    pred = write_jsonl(tmp_path / "run.jsonl", [r for s in ss for r in rows(
+        s["session_id"], [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]], "closed",
+        elapsed_ms={i: 10 * i + 0.5 for i in range(9)})])
+    (doc,) = score_files(data, [pred], bootstrap=20, write=False)
+    assert len(doc.result["per_session"]) == 5
+    assert json.dumps(ScoreDocument.model_validate(doc.result).dump()) == json.dumps(doc.result)

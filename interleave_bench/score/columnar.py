@@ -715,15 +715,30 @@ class ClosedRun:
         breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
         for (dim, key), cell in sorted(self.breakdown.items()):
             breakdown[dim][key] = cell
-        lat = np.concatenate(self.latencies) if self.latencies else np.zeros(0)
-        latencies = lat
-        matrix = np.concatenate(self.matrices) if self.matrices else np.zeros((0, len(COLUMNS)))
+        latencies = _drained(self.latencies, np.zeros(0))
+        matrix = _drained(self.matrices, np.zeros((0, len(COLUMNS))))
         return ColumnarRun(
             session_ids=self.ids, langs=self.langs, matrix=matrix, latencies=latencies,
             bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=stream.rows, outside=self.outside, mode=stream.first["mode"], policy=stream.first["policy"],
             model=stream.first["model"],
         )
+
+
+def _drained(blocks: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
+    """The blocks joined along their first axis (as ``np.concatenate``), each let go once copied,
+    so that the blocks and the whole are not held at once; ``blocks`` is left empty. Returns
+    ``empty`` when there are none."""
+    if not blocks:
+        return empty
+    out = np.empty((sum(len(b) for b in blocks), *blocks[0].shape[1:]), dtype=np.result_type(*blocks))
+    at = 0
+    blocks.reverse()
+    while blocks:
+        b = blocks.pop()
+        out[at:at + len(b)] = b
+        at += len(b)
+    return out
 
 
 def _by_session(sess: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:

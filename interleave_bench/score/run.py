@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from ..errors import InputError, UsageError
 from ..io import sessions_file
-from ..documents import SCORE_FORMAT, ScoreDocument
+from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, table_price
 from ..schema import SCORE_SPLITS as SPLITS
 from ..schema import PredictionRow, Session
@@ -160,6 +161,11 @@ def per_session_rows(session_ids: Sequence[str], langs: Sequence[str], matrix: n
     return out
 
 
+#: per-session rows checked against their record type at a time
+PER_SESSION_SLICE = 10_000
+_SESSION_LINES = TypeAdapter(list[SessionLine])
+
+
 def score_document(
     *,
     system: str,
@@ -187,12 +193,13 @@ def score_document(
     ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session (named by
     ``session_ids``, in ``langs``), ``bcubed`` the B-cubed figures pooled in message order,
     ``breakdown`` the pooled breakdown cells; both scorers (the replay and :mod:`.columnar`)
-    build their documents here. The intervals are drawn before the per-session rows are built,
-    and the rows are let go before the document is dumped, so that no two of these large pieces
-    are held at once.
+    build their documents here. An array of ``latencies`` is left reordered (its percentiles are
+    taken in place). The intervals are drawn before the per-session rows are built, and the rows
+    (the one part that grows with the sessions) are checked a slice at a time and put in the
+    dumped document as built, so that no second copy of them is held.
     """
     totals = matrix.sum(axis=0)
-    metrics = point_metrics(totals, latencies, bcubed)
+    metrics = point_metrics(totals, latencies, bcubed, reorder=True)
     intervals = intervals_for(matrix, totals, metrics, bootstrap, seed)
 
     def t(name: str) -> int:
@@ -239,12 +246,14 @@ def score_document(
         "cluster": cluster,
         "not_scored": not_scored,
         "not_scored_line": not_scored_line({"system": system, "not_scored": not_scored}),
-        "per_session": per_session_rows(session_ids, langs, matrix),
+        "per_session": [],
         "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
     }
-    document = ScoreDocument.model_validate(payload)
-    del payload
-    return document.dump()
+    dumped = ScoreDocument.model_validate(payload).dump()
+    rows_ = per_session_rows(session_ids, langs, matrix)
+    for at in range(0, len(rows_), PER_SESSION_SLICE):  # plain JSON values: they dump as they are
+        _SESSION_LINES.validate_python(rows_[at:at + PER_SESSION_SLICE])
+    return {key: rows_ if key == "per_session" else value for key, value in dumped.items()}
 
 
 def score_predictions(
