@@ -128,14 +128,18 @@ def run_cli(root: Path, argv: list[str]) -> dict:
 
 
 def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
-    """Seconds spent reading and checking the files, scoring on the arrays, and building the
-    document (pooling, bootstrap), each timed on its own in this process, with the cyclic
-    collector paused as the command pauses it."""
+    """Seconds spent on the data fingerprint (the data's full check, which the command runs in a
+    second process beside the rest), reading and checking the files as arrays, scoring on the
+    arrays, and building the document (pooling, bootstrap), each timed on its own in this process,
+    with the cyclic collector paused as the command pauses it."""
     from interleave_bench.score.columnar import PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks
-    from interleave_bench.score.read import paused_gc
+    from interleave_bench.score.read import data_fingerprint, paused_gc
     from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, score_document
 
     with paused_gc():
+        t0 = time.perf_counter()
+        data_fingerprint(data)
+        fingerprint = time.perf_counter() - t0
         t0 = time.perf_counter()
         stream = PredictionStream(pred)
         for cols in iter_data_columns(data):
@@ -151,12 +155,12 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
             raise SystemExit("the columnar scorer declined these files")
         t0 = time.perf_counter()
         score_document(system="bench", mode="closed", split="dev", policy=run.policy, model=run.model,
-                       matrix=run.matrix, latencies=run.latencies, bcubed=run.bcubed, breakdown=run.breakdown,
+                       matrix=run.matrix, latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown,
                        rows=run.rows, outside=run.outside, left_out=[LeftOut(NO_PREDICTIONS, s) for s in run.unscored],
                        session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
                        seed=0, price=None, provenance={})
         document = time.perf_counter() - t0
-    return {"read": read, "score": max(both - read, 0.0), "document": document}
+    return {"fingerprint": fingerprint, "read": read, "score": max(both - read, 0.0), "document": document}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(root))
             parts = split_timing(data, pred, args.bootstrap)
             total = sum(parts.values())
+            print(f"  data fingerprint + full check (beside the rest in the command): {parts['fingerprint']:.2f}s "
+                  f"({parts['fingerprint'] / total:.0%})")
             print(f"  read + check both files:      {parts['read']:.2f}s ({parts['read'] / total:.0%})")
             print(f"  score on the arrays:          {parts['score']:.2f}s ({parts['score'] / total:.0%})")
             print(f"  document ({args.bootstrap:,} resamples):  {parts['document']:.2f}s ({parts['document'] / total:.0%})")

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from ..schema import ACTIONS, CLARIFY, ERROR, JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, STYLES, VERSIONS
 from ..schema import SPLITS as DATA_SPLITS
-from .routing import BREAKDOWN_DIMENSIONS, CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, pooled_prf
+from .routing import BREAKDOWN_DIMENSIONS, CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, latency_percentiles, pooled_prf
 
 #: bytes of whole lines pyarrow parses at a time (a block is checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat (measured
@@ -641,8 +641,8 @@ class ColumnarRun:
     """What a run's score document is built from: per-session counts and the pooled extras.
 
     ``matrix`` holds one row of :data:`~interleave_bench.score.routing.COLUMNS` per scored
-    session (in data order), ``session_ids`` and ``langs`` name them; ``latencies`` are the rows'
-    latencies that count; ``breakdown`` as
+    session (in data order), ``session_ids`` and ``langs`` name them; ``latency`` the percentiles
+    of the ``latency_rows`` latencies that count; ``breakdown`` as
     :func:`~interleave_bench.score.routing.merge_breakdowns` returns it; ``unscored`` the
     split's sessions without rows; ``rows`` and ``outside`` count the file's rows and those of
     sessions outside the split.
@@ -651,7 +651,8 @@ class ColumnarRun:
     session_ids: list[str]
     langs: list[str]
     matrix: np.ndarray
-    latencies: np.ndarray
+    latency: tuple[float | None, float | None]
+    latency_rows: int
     bcubed: tuple[float, float, float]
     breakdown: dict[str, dict[str, list[int]]]
     unscored: list[str]
@@ -716,9 +717,10 @@ class ClosedRun:
         for (dim, key), cell in sorted(self.breakdown.items()):
             breakdown[dim][key] = cell
         latencies = _drained(self.latencies, np.zeros(0))
+        latency = latency_percentiles(latencies, reorder=True)  # the array goes: only these are kept
         matrix = _drained(self.matrices, np.zeros((0, len(COLUMNS))))
         return ColumnarRun(
-            session_ids=self.ids, langs=self.langs, matrix=matrix, latencies=latencies,
+            session_ids=self.ids, langs=self.langs, matrix=matrix, latency=latency, latency_rows=len(latencies),
             bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=stream.rows, outside=self.outside, mode=stream.first["mode"], policy=stream.first["policy"],
             model=stream.first["model"],

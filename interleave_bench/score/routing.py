@@ -490,10 +490,10 @@ def pooled_prf(p_sum: float, r_sum: float, n: int) -> tuple[float, float, float]
 
 
 def point_metrics(
-    totals: np.ndarray, latencies: Iterable[float], bcubed: tuple[float, float, float] | None = None,
-    *, reorder: bool = False,
+    totals: np.ndarray, latency: tuple[float | None, float | None], bcubed: tuple[float, float, float] | None = None,
 ) -> dict[str, float | None]:
-    """Every metric of section 7, rounded as the JSON holds it, from column totals and latencies.
+    """Every metric of section 7, rounded as the JSON holds it, from column totals and the latency
+    percentiles (:func:`latency_percentiles`).
 
     ``bcubed`` (from :func:`pooled_bcubed`) replaces the B-cubed figures derived from the totals,
     which add per-session sums and can differ in the last bit.
@@ -502,7 +502,7 @@ def point_metrics(
     if bcubed is not None:
         values["bcubed_precision"], values["bcubed_recall"], values["bcubed_f1"] = bcubed
     out = {name: rounded(name, float(values[name])) for name in values}
-    p50, p90 = latency_percentiles(latencies, reorder=reorder)
+    p50, p90 = latency
     out["latency_p50_ms"] = p50
     out["latency_p90_ms"] = p90
     return out

@@ -9,9 +9,10 @@ leaderboard share (reads, fingerprints, writes ``<pred>.score.json``).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from pydantic import TypeAdapter
@@ -28,6 +29,7 @@ from .routing import (
     OUTCOMES,
     SessionScore,
     derive,
+    latency_percentiles,
     merge_breakdowns,
     point_metrics,
     pooled_bcubed,
@@ -174,7 +176,8 @@ def score_document(
     policy: str | None,
     model: str | None,
     matrix: np.ndarray,
-    latencies: Sequence[float] | np.ndarray,
+    latency: tuple[float | None, float | None],
+    latency_rows: int,
     bcubed: tuple[float, float, float],
     breakdown: Mapping[str, Mapping[str, Sequence[int]]],
     rows: int,
@@ -193,13 +196,14 @@ def score_document(
     ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session (named by
     ``session_ids``, in ``langs``), ``bcubed`` the B-cubed figures pooled in message order,
     ``breakdown`` the pooled breakdown cells; both scorers (the replay and :mod:`.columnar`)
-    build their documents here. An array of ``latencies`` is left reordered (its percentiles are
-    taken in place). The intervals are drawn before the per-session rows are built, and the rows
-    (the one part that grows with the sessions) are checked a slice at a time and put in the
-    dumped document as built, so that no second copy of them is held.
+    build their documents here. ``latency`` holds the latency percentiles
+    (:func:`~.routing.latency_percentiles`) of the ``latency_rows`` latencies that count. The
+    intervals are drawn before the per-session rows are built, and the rows (the one part that
+    grows with the sessions) are checked a slice at a time and put in the dumped document as
+    built, so that no second copy of them is held.
     """
     totals = matrix.sum(axis=0)
-    metrics = point_metrics(totals, latencies, bcubed, reorder=True)
+    metrics = point_metrics(totals, latency, bcubed)
     intervals = intervals_for(matrix, totals, metrics, bootstrap, seed)
 
     def t(name: str) -> int:
@@ -232,7 +236,7 @@ def score_document(
             "rows_scored": t("rows"),
             "missing_rows": t("messages") - t("rows"),
             "model_calls": t("calls"),
-            "latency_rows": len(latencies),
+            "latency_rows": latency_rows,
             "rows_outside_split": outside,
             "sessions_without_rows": reasons.count(NO_PREDICTIONS),
             "unknown_session_rows": reasons.count(UNKNOWN_SESSION),
@@ -312,9 +316,10 @@ def score_predictions(
     left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
     in_split = {s.session_id for s in chosen}
     matrix = stats_matrix(scores)
+    latencies = [x for sc in scores for x in sc.latencies]
     result = score_document(
         system=system, mode=run_mode, split=split, policy=index.policy, model=index.model,
-        matrix=matrix, latencies=[x for sc in scores for x in sc.latencies],
+        matrix=matrix, latency=latency_percentiles(latencies), latency_rows=len(latencies),
         bcubed=pooled_bcubed(scores), breakdown=merge_breakdowns(scores), rows=index.rows,
         outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
         left_out=left_out, session_ids=[sc.session_id for sc in scores], langs=[sc.lang for sc in scores],
@@ -401,7 +406,8 @@ class ScoredFile:
 
 
 def _document_of(
-    pred_path: Path, data_path: Path, data_sha: str, fast: Any, sessions_of: Callable[[], Sequence[Session]],
+    pred_path: Path, data_path: Path, fingerprint: Callable[[], str], fast: Any,
+    sessions_of: Callable[[], Sequence[Session]],
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
     price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
 ) -> ScoredFile:
@@ -412,7 +418,7 @@ def _document_of(
 
     facts = provenance(
         data_file=str(data_path),
-        data_sha256=data_sha,
+        data_sha256=fingerprint(),  # first: the data file's defects are named before the predictions'
         predictions_file=str(pred_path),
         predictions_sha256=sha256_file(pred_path),
         **data_source,
@@ -425,7 +431,7 @@ def _document_of(
         run_price = chosen_price(fast.model) if callable(chosen_price) else chosen_price
         result = score_document(
             system=system, mode="closed", split=split, policy=fast.policy, model=fast.model,
-            matrix=fast.matrix, latencies=fast.latencies, bcubed=fast.bcubed, breakdown=fast.breakdown,
+            matrix=fast.matrix, latency=fast.latency, latency_rows=fast.latency_rows, bcubed=fast.bcubed, breakdown=fast.breakdown,
             rows=fast.rows, outside=fast.outside, left_out=[LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored],
             session_ids=fast.session_ids, langs=fast.langs,
             bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts,
@@ -486,10 +492,16 @@ def score_files(
             raise InputError(str(path), None, None, "no such file")
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
                    price=price, write=write, data_source=dict(data_source or {}))
-    data_sha = records_fingerprint(sessions) if sessions is not None else data_fingerprint(data_path)
     jobs = min(jobs, len(pred_paths))
+    if sessions is not None:
+        data_sha = records_fingerprint(sessions)
+    elif jobs > 1:
+        data_sha = data_fingerprint(data_path)
+    else:  # the fingerprint (and full check) of the data on a second core while the first scores
+        with in_background(data_fingerprint, data_path) as fingerprint:
+            return _score_share(pred_paths, data_path, fingerprint, sessions, options)
     if jobs <= 1:
-        return _score_share(pred_paths, data_path, data_sha, sessions, options)
+        return _score_share(pred_paths, data_path, lambda: data_sha, sessions, options)
     import multiprocessing
 
     shares = [pred_paths[k::jobs] for k in range(jobs)]
@@ -503,8 +515,8 @@ def score_files(
     return [by_path[p] for p in pred_paths]
 
 
-def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str, sessions: Sequence[Session] | None,
-                 options: dict[str, Any]) -> list[ScoredFile]:
+def _score_share(pred_paths: Sequence[Path], data_path: Path, fingerprint: Callable[[], str],
+                 sessions: Sequence[Session] | None, options: dict[str, Any]) -> list[ScoredFile]:
     """Score some of the files: the columnar scorer in one pass over the data, the replay for the rest."""
     from .columnar import score_run_blocks
 
@@ -519,7 +531,7 @@ def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str, ses
             read.append(read_sessions_fast(data_path))  # raises, naming every defect
         return read[0]
 
-    return [_document_of(p, data_path, data_sha, f, sessions_of, **options) for p, f in zip(pred_paths, fast)]
+    return [_document_of(p, data_path, fingerprint, f, sessions_of, **options) for p, f in zip(pred_paths, fast)]
 
 
 #: what the worker processes of :func:`score_files` share (set before the pool forks them)
@@ -528,4 +540,27 @@ _SHARED: dict[str, Any] = {}
 
 def _pool_task(k: int) -> list[ScoredFile]:
     s = _SHARED
-    return _score_share(s["shares"][k], s["data_path"], s["data_sha"], s["sessions"], s["options"])
+    data_sha = s["data_sha"]
+    return _score_share(s["shares"][k], s["data_path"], lambda: data_sha, s["sessions"], s["options"])
+
+
+@contextmanager
+def in_background(fn: Callable[..., Any], *args: Any) -> Iterator[Callable[[], Any]]:
+    """Run ``fn(*args)`` in a forked process while the caller works; yields a call that waits for
+    its result and returns it (or raises its error). The process is ended on leaving."""
+    import multiprocessing
+
+    pool = multiprocessing.get_context("fork").Pool(1)
+    try:
+        pending = pool.apply_async(fn, args)
+        got: list[Any] = []
+
+        def result() -> Any:
+            if not got:
+                got.append(pending.get())
+            return got[0]
+
+        yield result
+    finally:
+        pool.terminate()
+        pool.join()
