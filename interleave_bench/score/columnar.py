@@ -41,6 +41,8 @@ BLOCK_BYTES = 1 << 20
 BATCH_ROWS = 65_536
 #: more cells than this in the per-session B-cubed sum grid and the sums are taken session by session
 GRID_CELLS = 20_000_000
+#: how much a pooled array grows when full (a quarter: little held unused, few copies)
+GROWTH = 1.25
 #: label codes beside thread numbers (0..k-1)
 L_CLARIFY, L_ERROR = -2, -3
 #: judge codes beside thread numbers
@@ -685,8 +687,8 @@ class ClosedRun:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.langs: list[str] = []
-        self.matrices: list[np.ndarray] = []
-        self.latencies: list[np.ndarray] = []
+        self.matrix = _Growing((len(COLUMNS),))
+        self.latencies = _Growing()
         self.p_sum = self.r_sum = 0.0
         self.items = 0
         self.breakdown: dict[tuple[str, str], list[int]] = {}
@@ -696,7 +698,7 @@ class ClosedRun:
     def add(self, block: _Block) -> None:
         self.ids += block.session_ids
         self.langs += block.langs
-        self.matrices.append(block.matrix)
+        self.matrix.append(block.matrix)
         if len(block.latencies):
             self.latencies.append(block.latencies)
         # the pooled B-cubed sums go on adding the items' terms in order (as the replay's)
@@ -716,9 +718,9 @@ class ClosedRun:
         breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
         for (dim, key), cell in sorted(self.breakdown.items()):
             breakdown[dim][key] = cell
-        latencies = _drained(self.latencies, np.zeros(0))
+        latencies = self.latencies.array()
         latency = latency_percentiles(latencies, reorder=True)  # the array goes: only these are kept
-        matrix = _drained(self.matrices, np.zeros((0, len(COLUMNS))))
+        matrix = self.matrix.array()
         return ColumnarRun(
             session_ids=self.ids, langs=self.langs, matrix=matrix, latency=latency, latency_rows=len(latencies),
             bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
@@ -727,20 +729,29 @@ class ClosedRun:
         )
 
 
-def _drained(blocks: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
-    """The blocks joined along their first axis (as ``np.concatenate``), each let go once copied,
-    so that the blocks and the whole are not held at once; ``blocks`` is left empty. Returns
-    ``empty`` when there are none."""
-    if not blocks:
-        return empty
-    out = np.empty((sum(len(b) for b in blocks), *blocks[0].shape[1:]), dtype=np.result_type(*blocks))
-    at = 0
-    blocks.reverse()
-    while blocks:
-        b = blocks.pop()
-        out[at:at + len(b)] = b
-        at += len(b)
-    return out
+class _Growing:
+    """Rows appended block by block into one array grown a quarter at a time: the pooled arrays
+    live in a few large allocations (handed back whole when outgrown) rather than in many small
+    ones that would pin the memory of the blocks' scratch arrays around them."""
+
+    def __init__(self, width: tuple[int, ...] = ()) -> None:
+        self._data = np.zeros((0, *width))
+        self._n = 0
+
+    def append(self, rows: np.ndarray) -> None:
+        """Add ``rows`` (the dtype widens as ``np.concatenate`` would widen it)."""
+        need = self._n + len(rows)
+        dtype = np.result_type(self._data, rows) if self._n else rows.dtype
+        if need > len(self._data) or dtype != self._data.dtype:
+            grown = np.empty((max(need, int(len(self._data) * GROWTH)), *rows.shape[1:]), dtype=dtype)
+            grown[:self._n] = self._data[:self._n]
+            self._data = grown
+        self._data[self._n:need] = rows
+        self._n = need
+
+    def array(self) -> np.ndarray:
+        """The rows appended so far (a view: no copy)."""
+        return self._data[:self._n]
 
 
 def _by_session(sess: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:

@@ -141,12 +141,20 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
     return rounded("cost_usd_per_message", usd / messages)
 
 
+#: per-session rows built from the matrix, and checked against their record type, at a time
+PER_SESSION_SLICE = 10_000
+_SESSION_LINES = TypeAdapter(list[SessionLine])
+
+
 def per_session_rows(session_ids: Sequence[str], langs: Sequence[str], matrix: np.ndarray) -> list[dict[str, Any]]:
     """One small record per scored session (the per-session table), from its row of ``matrix``."""
     names = ("messages", "strict", "strict_correct", "strict_cost", "outcome_wrong_existing", "outcome_merged_new",
              "outcome_error", "rows")
     out = []
-    for sid, lang, values in zip(session_ids, langs, matrix[:, [COL[c] for c in names]].tolist()):
+    columns = [COL[c] for c in names]
+    # a slice of the matrix as Python numbers at a time: never the whole of it twice
+    slices = (matrix[at:at + PER_SESSION_SLICE, columns].tolist() for at in range(0, len(matrix), PER_SESSION_SLICE))
+    for sid, lang, values in zip(session_ids, langs, (v for part in slices for v in part)):
         s = dict(zip(names, values))
         strict = int(s["strict"])
         out.append({
@@ -161,11 +169,6 @@ def per_session_rows(session_ids: Sequence[str], langs: Sequence[str], matrix: n
             "missing_rows": int(s["messages"] - s["rows"]),
         })
     return out
-
-
-#: per-session rows checked against their record type at a time
-PER_SESSION_SLICE = 10_000
-_SESSION_LINES = TypeAdapter(list[SessionLine])
 
 
 def score_document(
