@@ -7,6 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 import pytest
@@ -91,6 +92,7 @@ def test_many_sessions_over_many_blocks(tmp_path, monkeypatch):
     from interleave_bench.score import columnar
 
     monkeypatch.setattr(columnar, "BLOCK_BYTES", 4096)  # a few sessions a block: rows wait for theirs
+    monkeypatch.setattr(columnar, "CHUNK_VALUES", 7)  # latencies over many chunks
     ss = many_sessions(60, turns=14, split_every=3)
     labels = {s["session_id"]: [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]] for s in ss}
     for k, s in enumerate(ss):  # some wrong, some missing
@@ -304,3 +306,15 @@ def test_a_score_document_is_what_its_record_type_dumps(tmp_path):
     (doc,) = score_files(data, [pred], bootstrap=20, write=False)
     assert len(doc.result["per_session"]) == 5
     assert json.dumps(ScoreDocument.model_validate(doc.result).dump()) == json.dumps(doc.result)
+
+
+@SETTINGS
+@given(st.lists(st.one_of(st.lists(st.integers(0, 60), max_size=9).map(lambda v: np.array(v, dtype=np.int64)),
+                          st.lists(st.floats(0, 1e4, allow_subnormal=False), max_size=9).map(np.array)),
+                max_size=5))
+def test_chunked_latency_percentiles_are_those_of_the_joined_latencies(chunks):
+    from interleave_bench.score.routing import chunked_latency_percentiles, latency_percentiles
+
+    joined = np.concatenate(chunks) if chunks else np.zeros(0)
+    got, want = chunked_latency_percentiles(chunks), latency_percentiles(joined)
+    assert json.dumps(got) == json.dumps(want)

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from ..schema import ACTIONS, CLARIFY, ERROR, JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, STYLES, VERSIONS
 from ..schema import SPLITS as DATA_SPLITS
-from .routing import BREAKDOWN_DIMENSIONS, CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, latency_percentiles, pooled_prf
+from .routing import BREAKDOWN_DIMENSIONS, CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, chunked_latency_percentiles, pooled_prf
 
 #: bytes of whole lines pyarrow parses at a time (a block is checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat (measured
@@ -41,6 +41,8 @@ BLOCK_BYTES = 1 << 20
 BATCH_ROWS = 65_536
 #: more cells than this in the per-session B-cubed sum grid and the sums are taken session by session
 GRID_CELLS = 20_000_000
+#: values per chunk of the pooled latencies (8 MB of floats)
+CHUNK_VALUES = 1 << 20
 #: how much a pooled array grows when full (a quarter: little held unused, few copies)
 GROWTH = 1.25
 #: label codes beside thread numbers (0..k-1)
@@ -688,7 +690,7 @@ class ClosedRun:
         self.ids: list[str] = []
         self.langs: list[str] = []
         self.matrix = _Growing((len(COLUMNS),))
-        self.latencies = _Growing()
+        self.latencies = _Chunks()
         self.p_sum = self.r_sum = 0.0
         self.items = 0
         self.breakdown: dict[tuple[str, str], list[int]] = {}
@@ -718,15 +720,42 @@ class ClosedRun:
         breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
         for (dim, key), cell in sorted(self.breakdown.items()):
             breakdown[dim][key] = cell
-        latencies = self.latencies.array()
-        latency = latency_percentiles(latencies, reorder=True)  # the array goes: only these are kept
+        latency = chunked_latency_percentiles(self.latencies.arrays())  # only these are kept
         matrix = self.matrix.array()
         return ColumnarRun(
-            session_ids=self.ids, langs=self.langs, matrix=matrix, latency=latency, latency_rows=len(latencies),
+            session_ids=self.ids, langs=self.langs, matrix=matrix, latency=latency, latency_rows=len(self.latencies),
             bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=stream.rows, outside=self.outside, mode=stream.first["mode"], policy=stream.first["policy"],
             model=stream.first["model"],
         )
+
+
+class _Chunks:
+    """Values appended block by block into arrays of :data:`CHUNK_VALUES` (each one large
+    allocation, never regrown or joined); a block of another dtype starts a new one."""
+
+    def __init__(self) -> None:
+        self._chunks: list[np.ndarray] = []
+        self._used: list[int] = []
+
+    def append(self, values: np.ndarray) -> None:
+        """Add ``values`` after those appended so far."""
+        while len(values):
+            if not self._chunks or self._used[-1] == CHUNK_VALUES or self._chunks[-1].dtype != values.dtype:
+                self._chunks.append(np.empty(CHUNK_VALUES, dtype=values.dtype))
+                self._used.append(0)
+            at = self._used[-1]
+            take = min(CHUNK_VALUES - at, len(values))
+            self._chunks[-1][at:at + take] = values[:take]
+            self._used[-1] = at + take
+            values = values[take:]
+
+    def arrays(self) -> list[np.ndarray]:
+        """The values appended so far, chunk by chunk (views: no copy)."""
+        return [c[:n] for c, n in zip(self._chunks, self._used)]
+
+    def __len__(self) -> int:
+        return sum(self._used)
 
 
 class _Growing:

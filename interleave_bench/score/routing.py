@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -487,6 +487,42 @@ def pooled_prf(p_sum: float, r_sum: float, n: int) -> tuple[float, float, float]
     """B-cubed precision, recall, F1 from the pooled sums of ``n`` items; NaN (undefined, not 0)
     for all three when nothing was clustered."""
     return prf(p_sum, r_sum, n) if n else (np.nan, np.nan, np.nan)
+
+
+def chunked_latency_percentiles(chunks: Sequence[np.ndarray]) -> tuple[float | None, float | None]:
+    """:func:`latency_percentiles` of the latencies held in ``chunks`` (arrays of non-negative
+    numbers), the same elements as of ``np.concatenate(chunks)``, without joining them: each
+    order statistic is found by a search over the values that counts, chunk by chunk, the
+    latencies at or below a guess. Returns ``(p50, p90)``."""
+    if not sum(len(c) for c in chunks):
+        return None, None
+    dtype = np.result_type(*chunks)  # as np.concatenate would widen them (empty ones too)
+    chunks = [c for c in chunks if len(c)]
+    if dtype.kind == "f" and any(np.signbit(c).any() for c in chunks):  # -0.0: not ordered by its bits
+        return latency_percentiles(np.concatenate(chunks), reorder=True)
+    n = sum(len(c) for c in chunks)
+    return _kth(chunks, n // 2, dtype), _kth(chunks, int(n * 0.9), dtype)
+
+
+def _kth(chunks: Sequence[np.ndarray], k: int, dtype: np.dtype) -> float:
+    """The element ``k`` (from 0) of the sorted values of ``chunks``, as a Python number."""
+    floats = dtype.kind == "f"
+
+    def value(key: int) -> Any:  # non-negative floats order as their bits do
+        return np.array([key], dtype=np.int64).view(np.float64)[0] if floats else np.int64(key)
+
+    def key_of(x: Any) -> int:
+        return int(np.array([x], dtype=np.float64).view(np.int64)[0]) if floats else int(x)
+
+    lo = min(key_of(c.min()) for c in chunks)
+    hi = max(key_of(c.max()) for c in chunks)
+    while lo < hi:  # the least value with more than k values at or below it is element k
+        mid = (lo + hi) // 2
+        if sum(int(np.count_nonzero(c <= value(mid))) for c in chunks) > k:
+            hi = mid
+        else:
+            lo = mid + 1
+    return np.array([value(lo)]).astype(dtype)[0].item()
 
 
 def point_metrics(
