@@ -1,22 +1,25 @@
-"""How fast the scorer is: synthetic sessions and predictions, the real scorer end to end.
+"""How fast the scorer is, and how much memory it holds: synthetic data, the real command end to end.
 
-    python benchmarks/bench_score.py [--sessions 10000] [--turns 50] [--bootstrap 1000] [--mode closed]
+    python benchmarks/bench_score.py [--messages 500000 | --sessions 10000] [--turns 50] [--bootstrap 1000]
+                                     [--mode closed] [--compare-reference PATH] [--no-split]
 
 Writes its own synthetic data in a temporary folder (sessions with 3 to 5 threads, one-offs,
 ambiguous messages, refs; predictions from a noisy router with clarifications, errors, missing
-rows, usage and latency), then times ``interleave-bench score`` as a user runs it, and the two
-halves apart: reading and validating the files, and scoring (replay, pooling, bootstrap). Prints
-seconds (wall and CPU) and messages per second; the target is under 30 s for 10,000 sessions of 50 messages
-with 1,000 resamples on 2 cores.
+rows, usage and latency), then runs ``interleave-bench score`` in a child process as a user runs
+it and prints wall and CPU seconds, messages per second and peak resident set size.
+``--compare-reference PATH`` runs the scorer of another checkout (a worktree of an earlier commit)
+on the same files in the same run and prints the ratio. Unless ``--no-split``, it then times
+apart, in this process, reading and checking the files, scoring on the arrays, and building the
+document (pooling and bootstrap).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
+import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -109,60 +112,105 @@ def write_data(folder: Path, sessions: int, turns: int, mode: str, seed: int) ->
     return data, pred, messages
 
 
+def run_cli(root: Path, argv: list[str]) -> dict:
+    """Run ``interleave-bench`` from the code at ``root`` in a child process; wall and CPU seconds,
+    peak resident set size (MB) and exit code."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    t0 = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "interleave_bench", *argv], env=env, cwd=str(root),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = child.stderr.read() if child.stderr else b""
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t0
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+            "code": child.returncode, "stderr": stderr.decode("utf-8", "replace").strip().splitlines()[-1:]}
+
+
+def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
+    """Seconds spent on the data fingerprint (the data's full check, which the command runs in a
+    second process beside the rest), reading and checking the files as arrays, scoring on the
+    arrays, and building the document (pooling, bootstrap), each timed on its own in this process,
+    with the cyclic collector paused as the command pauses it."""
+    from interleave_bench.score.columnar import PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks
+    from interleave_bench.score.read import data_fingerprint, paused_gc
+    from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, score_document
+
+    with paused_gc():
+        t0 = time.perf_counter()
+        data_fingerprint(data)
+        fingerprint = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        stream = PredictionStream(pred)
+        for cols in iter_data_columns(data):
+            table = stream.take(cols.session_ids)
+            if table is not None:
+                _prediction_columns(table, cols)
+        stream.rest()
+        read = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        (run,) = score_run_blocks(data, [pred], "dev", None)
+        both = time.perf_counter() - t0
+        if run is None:
+            raise SystemExit("the columnar scorer declined these files")
+        t0 = time.perf_counter()
+        score_document(system="bench", mode="closed", split="dev", policy=run.policy, model=run.model,
+                       matrix=run.matrix, latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown,
+                       rows=run.rows, outside=run.outside, left_out=[LeftOut(NO_PREDICTIONS, s) for s in run.unscored],
+                       session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
+                       seed=0, price=None, provenance={})
+        document = time.perf_counter() - t0
+    return {"fingerprint": fingerprint, "read": read, "score": max(both - read, 0.0), "document": document}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=10_000)
+    ap.add_argument("--messages", type=int, help="about this many messages (sets --sessions from --turns)")
     ap.add_argument("--turns", type=int, default=50)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--mode", choices=("closed", "open"), default="closed")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compare-reference", metavar="PATH",
+                    help="also time the scorer of the checkout at PATH (say, a worktree of main) on the same files")
+    ap.add_argument("--no-split", action="store_true", help="skip timing reading and scoring apart")
     args = ap.parse_args(argv)
-
-    from interleave_bench.cli import main as cli_main
-    from interleave_bench.score.read import paused_gc, read_predictions_fast, read_sessions_fast
-    from interleave_bench.score.routing import derive, stats_matrix
-    from interleave_bench.score.run import score_predictions
-    from interleave_bench.score.stats import bootstrap_sums
+    if args.messages:
+        args.sessions = max(1, args.messages // args.turns)
+    root = Path(__file__).resolve().parent.parent
 
     with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
         t0 = time.perf_counter()
         data, pred, messages = write_data(Path(tmp), args.sessions, args.turns, args.mode, args.seed)
         made = time.perf_counter() - t0
-
-        t0, c0 = time.perf_counter(), time.process_time()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = cli_main(["score", str(data), str(pred), "--bootstrap", str(args.bootstrap)])
-        total, cpu = time.perf_counter() - t0, time.process_time() - c0
-        if code != 0:
-            print(f"score exited {code}", file=sys.stderr)
+        print(f"synthetic data: {args.sessions:,} sessions, {messages:,} messages ({args.mode} mode; "
+              f"made in {made:.1f}s, not counted)", flush=True)
+        cli = ["score", str(data), str(pred), "--bootstrap", str(args.bootstrap)]
+        ours = run_cli(root, cli)
+        if ours["code"] != 0:
+            print(f"score exited {ours['code']}: {ours['stderr']}", file=sys.stderr)
             return 1
-
-        # the halves as the command runs them: with the cyclic collector paused (the command's edge)
-        with paused_gc():
-            t0 = time.perf_counter()
-            sessions = read_sessions_fast(data)
-            read_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            rows, lines = read_predictions_fast(pred)
-            read_p = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            run = score_predictions(sessions, rows, lines=lines, bootstrap=0)
-            replay = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            derive(bootstrap_sums(stats_matrix(run.scores), args.bootstrap, 0))
-            resampled = time.perf_counter() - t0
-
-    print(f"synthetic data: {args.sessions:,} sessions, {messages:,} messages, {len(rows):,} rows "
-          f"({args.mode} mode; made in {made:.1f}s, not counted)")
-    print(f"score end to end (CLI, {args.bootstrap:,} resamples): {total:.2f}s wall, {cpu:.2f}s CPU, "
-          f"{messages / total:,.0f} messages/s")
-    print(f"  read + validate sessions:    {read_s:.2f}s ({read_s / total:.0%})")
-    print(f"  read + validate predictions: {read_p:.2f}s ({read_p / total:.0%})")
-    print(f"  index rows, replay and pool (no resampling): {replay:.2f}s, {messages / replay:,.0f} messages/s")
-    print(f"  bootstrap ({args.bootstrap:,} resamples of {args.sessions:,} sessions): {resampled:.2f}s")
-    print(f"target: under 30 s for 10,000 x 50 messages with 1,000 resamples; "
-          f"this run scaled to that size: {total * 500_000 / messages:.1f}s wall, {cpu * 500_000 / messages:.1f}s CPU "
-          f"(wall time grows when other work shares the machine; CPU time does not)")
+        print(f"score end to end (CLI, {args.bootstrap:,} resamples): {ours['wall']:.2f}s wall, {ours['cpu']:.2f}s CPU, "
+              f"{messages / ours['wall']:,.0f} messages/s, peak RSS {ours['rss_mb']:,.0f} MB", flush=True)
+        if args.compare_reference:
+            ref = run_cli(Path(args.compare_reference).resolve(), cli)
+            if ref["code"] != 0:
+                print(f"reference score exited {ref['code']}: {ref['stderr']}", file=sys.stderr)
+                return 1
+            print(f"reference ({args.compare_reference}): {ref['wall']:.2f}s wall, {ref['cpu']:.2f}s CPU, "
+                  f"{messages / ref['wall']:,.0f} messages/s, peak RSS {ref['rss_mb']:,.0f} MB")
+            print(f"ratio: {ref['wall'] / ours['wall']:.2f}x the reference's messages per second "
+                  f"({ref['cpu'] / ours['cpu']:.2f}x by CPU time), {ours['rss_mb'] / ref['rss_mb']:.2f}x its peak RSS",
+                  flush=True)
+        if not args.no_split:
+            sys.path.insert(0, str(root))
+            parts = split_timing(data, pred, args.bootstrap)
+            total = sum(parts.values())
+            print(f"  data fingerprint + full check (beside the rest in the command): {parts['fingerprint']:.2f}s "
+                  f"({parts['fingerprint'] / total:.0%})")
+            print(f"  read + check both files:      {parts['read']:.2f}s ({parts['read'] / total:.0%})")
+            print(f"  score on the arrays:          {parts['score']:.2f}s ({parts['score'] / total:.0%})")
+            print(f"  document ({args.bootstrap:,} resamples):  {parts['document']:.2f}s ({parts['document'] / total:.0%})")
     return 0
 
 

@@ -26,9 +26,22 @@ class InputError(InterleaveError):
         self.message = message
         super().__init__(self.format())
 
+    def __reduce__(self):
+        # rebuilt field by field (its constructor's arguments are not its ``args``), so an error
+        # raised in a worker process reaches the command as it was
+        return (_restore, (type(self), self.args, self.__dict__))
+
     def format(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+def _restore(cls: type, args: tuple, state: dict) -> InputError:
+    """An :class:`InputError` rebuilt from its ``args`` and attributes (unpickling)."""
+    err = cls.__new__(cls)
+    err.args = args
+    err.__dict__.update(state)
+    return err
 
 
 class InputErrors(InputError):

@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-session", action="store_true", help="also print one row per scored session")
     p.add_argument("--require-complete", action="store_true",
                    help="exit 1 when a run has no rows for some sessions or turns of the split (default: score the rest)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="score up to N prediction files at once in worker processes (same results; default 1)")
     p.set_defaults(func=run)
 
 
@@ -58,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
+            jobs=args.jobs,
         )
     results = [r.result for r in runs]
     if args.json:

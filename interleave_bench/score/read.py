@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import gc
 import os
+import re
+import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
 from pydantic import ValidationError
 
-from ..errors import InputError
-from ..io import iter_json_lines, needs_strict_parse, read_records_with_lines, read_sessions
+from ..errors import InputError, InputErrors
+from ..io import (
+    iter_json_lines, needs_strict_parse, parse_record, read_records_with_lines, read_sessions, records_fingerprint,
+    sorted_lines_fingerprint,
+)
 from ..progress import progress
 from ..schema import PredictionRow, Session, check_session
 
@@ -68,7 +73,8 @@ def _validate_all(path: str | os.PathLike, model: type) -> tuple[list[int], list
     return numbers, records
 
 
-def _nothing_to_score(path: str | os.PathLike, what: str) -> InputError:
+def nothing_to_score(path: str | os.PathLike, what: str) -> InputError:
+    """The error for a file that holds no ``what`` (no sessions, no prediction rows)."""
     return InputError(str(path), None, None, f"no {what} in this file: nothing to score")
 
 
@@ -77,7 +83,7 @@ def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     raises :class:`InputError` for a file without sessions (there is nothing to score)."""
     sessions = _read_sessions_fast(path)
     if not sessions:
-        raise _nothing_to_score(path, "sessions")
+        raise nothing_to_score(path, "sessions")
     return sessions
 
 
@@ -91,12 +97,96 @@ def _read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     return read_sessions(path)  # raises, naming every defect
 
 
+class _Refused(Exception):
+    """The quick pass over a sessions file met a line it cannot vouch for (the strict reader decides)."""
+
+
+#: the start of a session's JSON line as its record type dumps it, up to the end of its id: lines
+#: of distinct ids sort as these do (the id's closing quote is never inside an id's escaped text)
+_ID_PREFIX = re.compile(r'\{"session_id":"(?:[^"\\]|\\.)*"')
+
+
+def data_fingerprint(path: str | os.PathLike) -> str:
+    """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
+    which is also its full check: every line is validated by the record type and checked by
+    :func:`~interleave_bench.schema.check_session` (ids unique over the file), then dumped to a
+    temporary file and let go; the lines are hashed from there in order, so memory holds only
+    their ids and places. On the first defect the file is read by :func:`read_sessions_fast`,
+    which raises, naming every defect; a file without sessions raises :class:`InputError` (there is
+    nothing to score). Returns ``sha256:<hex>``.
+    """
+    seen: set[str] = set()
+    index: list[tuple[str, int, int]] = []  # (id prefix, offset, length) of each dumped line
+    with tempfile.TemporaryFile() as spool:
+        offset = 0
+        try:
+            parse = Session.model_validate_json
+            for _, text in iter_json_lines(path):
+                if needs_strict_parse(text):
+                    raise _Refused
+                s = parse(text)
+                if s.session_id in seen or check_session(s):
+                    raise _Refused
+                seen.add(s.session_id)
+                dumped = s.model_dump_json()
+                line = dumped.encode("utf-8")
+                index.append((_ID_PREFIX.match(dumped).group(), offset, len(line)))
+                spool.write(line)
+                offset += len(line)
+        except (ValidationError, _Refused):
+            return records_fingerprint(read_sessions_fast(path))
+        if not index:
+            raise nothing_to_score(path, "sessions")
+        index.sort()
+
+        def in_order() -> Iterator[str]:
+            for _, offset, length in index:
+                spool.seek(offset)
+                yield spool.read(length).decode("utf-8")
+
+        return sorted_lines_fingerprint(in_order())
+
+
+def _present(obj: dict) -> dict:
+    """A Parquet row without its nulls: a column holds every field in every row, so a field a row
+    does not have reads as null (inside a struct as well)."""
+    return {k: (_present(v) if isinstance(v, dict) else v) for k, v in obj.items() if v is not None}
+
+
+def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
+    """All rows of a Parquet predictions file and the number of each (1-based, as a line number);
+    every bad row is reported at once, naming its number and field."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = str(path)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(name, None, None, f"not a Parquet file ({exc})") from None
+    rows: list[PredictionRow] = []
+    errors: list[InputError] = []
+    for n, obj in enumerate(table.to_pylist(), start=1):
+        obj = _present(obj)
+        try:
+            rows.append(parse_record(name, n, obj, PredictionRow))
+        except InputErrors as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise InputErrors(errors)
+    return rows, list(range(1, len(rows) + 1))
+
+
 def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
-    """All rows of a predictions file and the line of each; every bad line is reported at once, and a
-    file without rows raises :class:`InputError` (there is nothing to score)."""
-    rows, numbers = _read_predictions_fast(path)
+    """All rows of a predictions file (JSONL, or Parquet by its ``.parquet`` name) and the line
+    of each; every bad line is reported at once, and a file without rows raises
+    :class:`InputError` (there is nothing to score)."""
+    if str(path).endswith(".parquet"):
+        rows, numbers = read_parquet_rows(path)
+    else:
+        rows, numbers = _read_predictions_fast(path)
     if not rows:
-        raise _nothing_to_score(path, "prediction rows")
+        raise nothing_to_score(path, "prediction rows")
     return rows, numbers
 
 

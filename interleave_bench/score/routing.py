@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -455,8 +455,20 @@ def derive(totals: np.ndarray, metrics: Sequence[Metric] = POOLED) -> dict[str, 
     return {m.key: m.formula(cols) for m in metrics}
 
 
-def latency_percentiles(latencies: Iterable[float]) -> tuple[float | None, float | None]:
-    """``(p50, p90)``: elements ``n // 2`` and ``int(0.9 * n)`` of the sorted latencies (None if none)."""
+def latency_percentiles(latencies: Iterable[float] | np.ndarray, *, reorder: bool = False) -> tuple[float | None, float | None]:
+    """``(p50, p90)``: elements ``n // 2`` and ``int(0.9 * n)`` of the sorted latencies (None if none).
+
+    A numpy array (integers or floats) is partitioned at those two places (the same elements as a
+    sort), in place when ``reorder`` (the caller's array is then left reordered, without a copy
+    of it); its elements come back as Python numbers.
+    """
+    if isinstance(latencies, np.ndarray):
+        n = len(latencies)
+        if not n:
+            return None, None
+        values = latencies if reorder else latencies.copy()
+        values.partition(sorted({n // 2, int(n * 0.9)}))
+        return values[n // 2].item(), values[int(n * 0.9)].item()
     values = sorted(latencies)
     n = len(values)
     if not n:
@@ -468,14 +480,56 @@ def pooled_bcubed(scores: Sequence[SessionScore]) -> tuple[float, float, float]:
     """B-cubed precision, recall, F1 over all sessions, adding the items' terms in order."""
     p = sequential_sum(x for sc in scores for x in sc.bcubed_precision)
     r = sequential_sum(x for sc in scores for x in sc.bcubed_recall)
-    n = sum(len(sc.bcubed_precision) for sc in scores)
-    return prf(p, r, n) if n else (np.nan, np.nan, np.nan)  # nothing clustered: undefined, not 0
+    return pooled_prf(p, r, sum(len(sc.bcubed_precision) for sc in scores))
+
+
+def pooled_prf(p_sum: float, r_sum: float, n: int) -> tuple[float, float, float]:
+    """B-cubed precision, recall, F1 from the pooled sums of ``n`` items; NaN (undefined, not 0)
+    for all three when nothing was clustered."""
+    return prf(p_sum, r_sum, n) if n else (np.nan, np.nan, np.nan)
+
+
+def chunked_latency_percentiles(chunks: Sequence[np.ndarray]) -> tuple[float | None, float | None]:
+    """:func:`latency_percentiles` of the latencies held in ``chunks`` (arrays of non-negative
+    numbers), the same elements as of ``np.concatenate(chunks)``, without joining them: each
+    order statistic is found by a search over the values that counts, chunk by chunk, the
+    latencies at or below a guess. Returns ``(p50, p90)``."""
+    if not sum(len(c) for c in chunks):
+        return None, None
+    dtype = np.result_type(*chunks)  # as np.concatenate would widen them (empty ones too)
+    chunks = [c for c in chunks if len(c)]
+    if dtype.kind == "f" and any(np.signbit(c).any() for c in chunks):  # -0.0: not ordered by its bits
+        return latency_percentiles(np.concatenate(chunks), reorder=True)
+    n = sum(len(c) for c in chunks)
+    return _kth(chunks, n // 2, dtype), _kth(chunks, int(n * 0.9), dtype)
+
+
+def _kth(chunks: Sequence[np.ndarray], k: int, dtype: np.dtype) -> float:
+    """The element ``k`` (from 0) of the sorted values of ``chunks``, as a Python number."""
+    floats = dtype.kind == "f"
+
+    def value(key: int) -> Any:  # non-negative floats order as their bits do
+        return np.array([key], dtype=np.int64).view(np.float64)[0] if floats else np.int64(key)
+
+    def key_of(x: Any) -> int:
+        return int(np.array([x], dtype=np.float64).view(np.int64)[0]) if floats else int(x)
+
+    lo = min(key_of(c.min()) for c in chunks)
+    hi = max(key_of(c.max()) for c in chunks)
+    while lo < hi:  # the least value with more than k values at or below it is element k
+        mid = (lo + hi) // 2
+        if sum(int(np.count_nonzero(c <= value(mid))) for c in chunks) > k:
+            hi = mid
+        else:
+            lo = mid + 1
+    return np.array([value(lo)]).astype(dtype)[0].item()
 
 
 def point_metrics(
-    totals: np.ndarray, latencies: Iterable[float], bcubed: tuple[float, float, float] | None = None
+    totals: np.ndarray, latency: tuple[float | None, float | None], bcubed: tuple[float, float, float] | None = None,
 ) -> dict[str, float | None]:
-    """Every metric of section 7, rounded as the JSON holds it, from column totals and latencies.
+    """Every metric of section 7, rounded as the JSON holds it, from column totals and the latency
+    percentiles (:func:`latency_percentiles`).
 
     ``bcubed`` (from :func:`pooled_bcubed`) replaces the B-cubed figures derived from the totals,
     which add per-session sums and can differ in the last bit.
@@ -484,7 +538,7 @@ def point_metrics(
     if bcubed is not None:
         values["bcubed_precision"], values["bcubed_recall"], values["bcubed_f1"] = bcubed
     out = {name: rounded(name, float(values[name])) for name in values}
-    p50, p90 = latency_percentiles(latencies)
+    p50, p90 = latency
     out["latency_p50_ms"] = p50
     out["latency_p90_ms"] = p90
     return out

@@ -9,15 +9,17 @@ leaderboard share (reads, fingerprints, writes ``<pred>.score.json``).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from ..errors import InputError, UsageError
 from ..io import sessions_file
-from ..documents import SCORE_FORMAT, ScoreDocument
+from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, table_price
 from ..schema import SCORE_SPLITS as SPLITS
 from ..schema import PredictionRow, Session
@@ -27,6 +29,7 @@ from .routing import (
     OUTCOMES,
     SessionScore,
     derive,
+    latency_percentiles,
     merge_breakdowns,
     point_metrics,
     pooled_bcubed,
@@ -35,8 +38,8 @@ from .routing import (
     stats_matrix,
 )
 from .cluster import cluster_section
-from .rows import NO_PREDICTIONS, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
-from .read import read_predictions_fast, read_sessions_fast
+from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
+from .read import data_fingerprint, read_predictions_fast, read_sessions_fast
 from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, rounded, rounded_interval, with_interval
@@ -138,24 +141,126 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
     return rounded("cost_usd_per_message", usd / messages)
 
 
-def per_session_rows(scores: Sequence[SessionScore]) -> list[dict[str, Any]]:
-    """One small record per scored session (the per-session table)."""
+#: per-session rows built from the matrix, and checked against their record type, at a time
+PER_SESSION_SLICE = 10_000
+_SESSION_LINES = TypeAdapter(list[SessionLine])
+
+
+def per_session_rows(session_ids: Sequence[str], langs: Sequence[str], matrix: np.ndarray) -> list[dict[str, Any]]:
+    """One small record per scored session (the per-session table), from its row of ``matrix``."""
+    names = ("messages", "strict", "strict_correct", "strict_cost", "outcome_wrong_existing", "outcome_merged_new",
+             "outcome_error", "rows")
     out = []
-    for sc in scores:
-        s = sc.stats
-        strict = int(s[COL["strict"]])
+    columns = [COL[c] for c in names]
+    # a slice of the matrix as Python numbers at a time: never the whole of it twice
+    slices = (matrix[at:at + PER_SESSION_SLICE, columns].tolist() for at in range(0, len(matrix), PER_SESSION_SLICE))
+    for sid, lang, values in zip(session_ids, langs, (v for part in slices for v in part)):
+        s = dict(zip(names, values))
+        strict = int(s["strict"])
         out.append({
-            "session_id": sc.session_id,
-            "lang": sc.lang,
-            "messages": int(s[COL["messages"]]),
+            "session_id": sid,
+            "lang": lang,
+            "messages": int(s["messages"]),
             "strict": strict,
-            "accuracy": share(int(s[COL["strict_correct"]]), strict),
-            "weighted_error": rounded("weighted_error", s[COL["strict_cost"]] / strict) if strict else None,
-            "polluting": int(s[COL["outcome_wrong_existing"]] + s[COL["outcome_merged_new"]]),
-            "errors": int(s[COL["outcome_error"]]),
-            "missing_rows": int(s[COL["messages"]] - s[COL["rows"]]),
+            "accuracy": share(int(s["strict_correct"]), strict),
+            "weighted_error": rounded("weighted_error", s["strict_cost"] / strict) if strict else None,
+            "polluting": int(s["outcome_wrong_existing"] + s["outcome_merged_new"]),
+            "errors": int(s["outcome_error"]),
+            "missing_rows": int(s["messages"] - s["rows"]),
         })
     return out
+
+
+def score_document(
+    *,
+    system: str,
+    mode: str,
+    split: str,
+    policy: str | None,
+    model: str | None,
+    matrix: np.ndarray,
+    latency: tuple[float | None, float | None],
+    latency_rows: int,
+    bcubed: tuple[float, float, float],
+    breakdown: Mapping[str, Mapping[str, Sequence[int]]],
+    rows: int,
+    outside: int,
+    left_out: Sequence[LeftOut],
+    session_ids: Sequence[str],
+    langs: Sequence[str],
+    bootstrap: int,
+    seed: int,
+    price: Price | None,
+    provenance: Mapping[str, Any] | None,
+    cluster: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The score document (as JSON data) of a run, from its per-session counts and pooled extras.
+
+    ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session (named by
+    ``session_ids``, in ``langs``), ``bcubed`` the B-cubed figures pooled in message order,
+    ``breakdown`` the pooled breakdown cells; both scorers (the replay and :mod:`.columnar`)
+    build their documents here. ``latency`` holds the latency percentiles
+    (:func:`~.routing.latency_percentiles`) of the ``latency_rows`` latencies that count. The
+    intervals are drawn before the per-session rows are built, and the rows (the one part that
+    grows with the sessions) are checked a slice at a time and put in the dumped document as
+    built, so that no second copy of them is held.
+    """
+    totals = matrix.sum(axis=0)
+    metrics = point_metrics(totals, latency, bcubed)
+    intervals = intervals_for(matrix, totals, metrics, bootstrap, seed)
+
+    def t(name: str) -> int:
+        return int(totals[COL[name]])
+
+    reasons = [x.reason for x in left_out]
+    not_scored = [x.to_json() for x in left_out]
+    price_used = None
+    if price is not None:
+        price_used = {"model": model, "input": price.input, "cached_input": price.cached_input,
+                      "output": price.output, "source": price.source}
+    payload = {
+        "format": SCORE_FORMAT,
+        "system": system,
+        "mode": mode,
+        "policy": policy,
+        "model": model,
+        "split": split,
+        "metrics": metrics,
+        "intervals": intervals,
+        "counts": {
+            "sessions": len(matrix),
+            "messages": t("messages"),
+            "thread_messages": t("thread_messages"),
+            "strict": t("strict"),
+            "ambiguous": t("thread_messages") - t("strict"),
+            "oneoffs": t("oneoffs"),
+            "refs_messages": t("refs_n"),
+            "rows": rows,
+            "rows_scored": t("rows"),
+            "missing_rows": t("messages") - t("rows"),
+            "model_calls": t("calls"),
+            "latency_rows": latency_rows,
+            "rows_outside_split": outside,
+            "sessions_without_rows": reasons.count(NO_PREDICTIONS),
+            "unknown_session_rows": reasons.count(UNKNOWN_SESSION),
+            "unknown_turn_rows": reasons.count(UNKNOWN_TURN),
+            "duplicate_rows": reasons.count(DUPLICATE),
+        },
+        "outcomes": {o: t("outcome_" + o) for o in OUTCOMES},
+        "breakdowns": {dim: {key: _bucket(k, n) for key, (k, n) in cells.items()} for dim, cells in breakdown.items()},
+        "burst": burst_summary(totals),
+        "cost_usd_per_message": cost_per_message(totals, price),
+        "cluster": cluster,
+        "not_scored": not_scored,
+        "not_scored_line": not_scored_line({"system": system, "not_scored": not_scored}),
+        "per_session": [],
+        "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
+    }
+    dumped = ScoreDocument.model_validate(payload).dump()
+    rows_ = per_session_rows(session_ids, langs, matrix)
+    for at in range(0, len(rows_), PER_SESSION_SLICE):  # plain JSON values: they dump as they are
+        _SESSION_LINES.validate_python(rows_[at:at + PER_SESSION_SLICE])
+    return {key: rows_ if key == "per_session" else value for key, value in dumped.items()}
 
 
 def score_predictions(
@@ -212,64 +317,18 @@ def score_predictions(
         scored.append(s)
         scores.append(score_session(s, by_i, run_mode))
     left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
-
-    matrix = stats_matrix(scores)
-    totals = matrix.sum(axis=0)
-    latencies = [x for sc in scores for x in sc.latencies]
-    metrics = point_metrics(totals, latencies, pooled_bcubed(scores))
     in_split = {s.session_id for s in chosen}
-    outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
-
-    def t(name: str) -> int:
-        return int(totals[COL[name]])
-
-    breakdowns = {
-        dim: {key: _bucket(k, n) for key, (k, n) in cells.items()}
-        for dim, cells in merge_breakdowns(scores).items()
-    }
-    price_used = None
-    if price is not None:
-        price_used = {"model": index.model, "input": price.input, "cached_input": price.cached_input,
-                      "output": price.output, "source": price.source}
-    document = ScoreDocument.model_validate({
-        "format": SCORE_FORMAT,
-        "system": system,
-        "mode": run_mode,
-        "policy": index.policy,
-        "model": index.model,
-        "split": split,
-        "metrics": metrics,
-        "intervals": intervals_for(matrix, totals, metrics, bootstrap, seed),
-        "counts": {
-            "sessions": len(scores),
-            "messages": t("messages"),
-            "thread_messages": t("thread_messages"),
-            "strict": t("strict"),
-            "ambiguous": t("thread_messages") - t("strict"),
-            "oneoffs": t("oneoffs"),
-            "refs_messages": t("refs_n"),
-            "rows": index.rows,
-            "rows_scored": t("rows"),
-            "missing_rows": t("messages") - t("rows"),
-            "model_calls": t("calls"),
-            "latency_rows": len(latencies),
-            "rows_outside_split": outside,
-            "sessions_without_rows": sum(1 for x in left_out if x.reason == NO_PREDICTIONS),
-            "unknown_session_rows": len(index.unknown_sessions),
-            "unknown_turn_rows": len(index.unknown_turns),
-            "duplicate_rows": len(index.duplicates),
-        },
-        "outcomes": {o: t("outcome_" + o) for o in OUTCOMES},
-        "breakdowns": breakdowns,
-        "burst": burst_summary(totals),
-        "cost_usd_per_message": cost_per_message(totals, price),
-        "cluster": cluster_section(scored, index.by_session) if run_mode == "open" else None,
-        "not_scored": [x.to_json() for x in left_out],
-        "not_scored_line": not_scored_line({"system": system, "not_scored": [x.to_json() for x in left_out]}),
-        "per_session": per_session_rows(scores),
-        "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
-    })
-    result = document.dump()
+    matrix = stats_matrix(scores)
+    latencies = [x for sc in scores for x in sc.latencies]
+    result = score_document(
+        system=system, mode=run_mode, split=split, policy=index.policy, model=index.model,
+        matrix=matrix, latency=latency_percentiles(latencies), latency_rows=len(latencies),
+        bcubed=pooled_bcubed(scores), breakdown=merge_breakdowns(scores), rows=index.rows,
+        outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
+        left_out=left_out, session_ids=[sc.session_id for sc in scores], langs=[sc.lang for sc in scores],
+        bootstrap=bootstrap, seed=seed, price=price, provenance=provenance,
+        cluster=cluster_section(scored, index.by_session) if run_mode == "open" else None,
+    )
     return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
 
 
@@ -307,16 +366,19 @@ def score_runs(
 
 # --- the file edge ---------------------------------------------------------------------------------
 
+#: what a predictions file may be: JSONL lines, or Parquet (what DuckDB, Spark and Ray write)
+PREDICTION_SUFFIXES = (".jsonl", ".parquet")
+
 
 def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Prediction files in the order given; a folder stands for its ``*.jsonl`` files, sorted."""
+    """Prediction files in the order given; a folder stands for its ``*.jsonl`` and ``*.parquet`` files, sorted."""
     out: list[Path] = []
     for path in paths:
         p = Path(path)
         if p.is_dir():
-            found = sorted(x for x in p.glob("*.jsonl") if x.is_file())
+            found = sorted(x for x in p.iterdir() if x.suffix in PREDICTION_SUFFIXES and x.is_file())
             if not found:
-                raise InputError(str(p), None, None, "no .jsonl prediction files in this folder")
+                raise InputError(str(p), None, None, "no .jsonl or .parquet prediction files in this folder")
             out.extend(found)
         else:
             out.append(p)
@@ -324,14 +386,71 @@ def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def system_name(pred_path: Path) -> str:
-    """A run's name: its predictions file name without ``.jsonl`` (``closed-bm25``)."""
+    """A run's name: its predictions file name without ``.jsonl`` or ``.parquet`` (``closed-bm25``)."""
     name = pred_path.name
-    return name[: -len(".jsonl")] if name.endswith(".jsonl") else pred_path.stem
+    for suffix in PREDICTION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return pred_path.stem
 
 
 def score_path(pred_path: Path) -> Path:
     """Where a run's score document goes: beside the predictions, ``<name>.score.json``."""
     return pred_path.with_name(system_name(pred_path) + ".score.json")
+
+
+@dataclass
+class ScoredFile:
+    """One predictions file scored: the run's name, its score document and where it was written."""
+
+    system: str
+    result: dict[str, Any]
+    score_file: Path | None = None
+
+
+def _document_of(
+    pred_path: Path, data_path: Path, fingerprint: Callable[[], str], fast: Any,
+    sessions_of: Callable[[], Sequence[Session]],
+    *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
+    price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
+) -> ScoredFile:
+    """One predictions file's document: from its :class:`~.columnar.ColumnarRun` when the
+    columnar scorer produced one (``fast``), else by the replay; written beside it when ``write``."""
+    from ..io import sha256_file, write_json
+    from ..provenance import provenance
+
+    facts = provenance(
+        data_file=str(data_path),
+        data_sha256=fingerprint(),  # first: the data file's defects are named before the predictions'
+        predictions_file=str(pred_path),
+        predictions_sha256=sha256_file(pred_path),
+        **data_source,
+    )
+    system = system_name(pred_path)
+    if fast is not None:
+        if bootstrap < 0:
+            raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
+        chosen_price = table_price if price is None else price
+        run_price = chosen_price(fast.model) if callable(chosen_price) else chosen_price
+        result = score_document(
+            system=system, mode="closed", split=split, policy=fast.policy, model=fast.model,
+            matrix=fast.matrix, latency=fast.latency, latency_rows=fast.latency_rows, bcubed=fast.bcubed, breakdown=fast.breakdown,
+            rows=fast.rows, outside=fast.outside, left_out=[LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored],
+            session_ids=fast.session_ids, langs=fast.langs,
+            bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts,
+        )
+    else:
+        rows, lines = read_predictions_fast(pred_path)
+        result = score_predictions(
+            sessions_of(), rows, system=system, mode=mode, split=split, bootstrap=bootstrap,
+            seed=seed, allow_duplicates=allow_duplicates, price=price, source=str(pred_path),
+            lines=lines, show_progress=True, provenance=facts,
+        ).result
+    out = ScoredFile(system, result)
+    if write:
+        out.score_file = score_path(pred_path)
+        write_json(out.score_file, result)
+    return out
 
 
 def score_files(
@@ -347,44 +466,104 @@ def score_files(
     sessions: Sequence[Session] | None = None,
     data_source: Mapping[str, Any] | None = None,
     price: Price | Callable[[str | None], Price | None] | None = None,
-) -> list[RunScore]:
+    jobs: int = 1,
+) -> list[ScoredFile]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
 
     ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
-    a folder of ``*.jsonl`` files. ``sessions`` skips reading the data again when already read.
-    ``price`` as for :func:`score_predictions`. Each document's provenance adds the data file and
-    the data fingerprint (on the records: :func:`~interleave_bench.io.records_fingerprint`), the
-    predictions file and its SHA-256, and ``data_source`` when given (where the data came from,
-    e.g. the Hub repo, revision and commit).
+    a folder of ``*.jsonl`` and ``*.parquet`` files. The data file is read and checked once for
+    all runs, a block of sessions at a time, each run scored on arrays in step with it
+    (:mod:`.columnar`); a run that scorer cannot vouch for, and every run when ``sessions`` are
+    given (already read), is scored by the replay (:func:`score_predictions`), which names every
+    bad line. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
+    that many worker processes (each reads the data once for its share); the documents are the
+    same. Each document's provenance adds the data file and the data fingerprint (on the records:
+    :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
+    ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
+    Returns one :class:`ScoredFile` per predictions file, in order.
     """
-    from ..io import records_fingerprint, sha256_file, write_json
-    from ..provenance import provenance
+    from ..io import records_fingerprint
 
+    if jobs < 1:
+        raise UsageError(f"--jobs must be 1 or more, got {jobs}")
+    if split not in SPLITS:
+        raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
     data_path = sessions_file(data)
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
         if not path.is_file():
             raise InputError(str(path), None, None, "no such file")
+    options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
+                   price=price, write=write, data_source=dict(data_source or {}))
+    jobs = min(jobs, len(pred_paths))
+    if sessions is not None:
+        data_sha = records_fingerprint(sessions)
+    elif jobs > 1:
+        data_sha = data_fingerprint(data_path)
+    else:  # the fingerprint (and full check) of the data on a second core while the first scores
+        with in_background(data_fingerprint, data_path) as fingerprint:
+            return _score_share(pred_paths, data_path, fingerprint, sessions, options)
+    if jobs <= 1:
+        return _score_share(pred_paths, data_path, lambda: data_sha, sessions, options)
+    import multiprocessing
+
+    shares = [pred_paths[k::jobs] for k in range(jobs)]
+    _SHARED.update(shares=shares, data_path=data_path, data_sha=data_sha, sessions=sessions, options=options)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            done = pool.map(_pool_task, range(jobs), chunksize=1)
+    finally:
+        _SHARED.clear()
+    by_path = {p: r for share, results in zip(shares, done) for p, r in zip(share, results)}
+    return [by_path[p] for p in pred_paths]
+
+
+def _score_share(pred_paths: Sequence[Path], data_path: Path, fingerprint: Callable[[], str],
+                 sessions: Sequence[Session] | None, options: dict[str, Any]) -> list[ScoredFile]:
+    """Score some of the files: the columnar scorer in one pass over the data, the replay for the rest."""
+    from .columnar import score_run_blocks
+
     if sessions is None:
-        sessions = read_sessions_fast(data_path)
-    data_sha = records_fingerprint(sessions)
-    runs: list[RunScore] = []
-    for pred_path in pred_paths:
-        rows, lines = read_predictions_fast(pred_path)
-        facts = provenance(
-            data_file=str(data_path),
-            data_sha256=data_sha,
-            predictions_file=str(pred_path),
-            predictions_sha256=sha256_file(pred_path),
-            **dict(data_source or {}),
-        )
-        run = score_predictions(
-            sessions, rows, system=system_name(pred_path), mode=mode, split=split, bootstrap=bootstrap,
-            seed=seed, allow_duplicates=allow_duplicates, price=price, source=str(pred_path),
-            lines=lines, show_progress=True, provenance=facts,
-        )
-        if write:
-            run.score_file = score_path(pred_path)
-            write_json(run.score_file, run.result)
-        runs.append(run)
-    return runs
+        fast = score_run_blocks(data_path, pred_paths, options["split"], options["mode"])
+    else:
+        fast = [None] * len(pred_paths)
+    read: list[Sequence[Session]] = [sessions] if sessions is not None else []
+
+    def sessions_of() -> Sequence[Session]:
+        if not read:
+            read.append(read_sessions_fast(data_path))  # raises, naming every defect
+        return read[0]
+
+    return [_document_of(p, data_path, fingerprint, f, sessions_of, **options) for p, f in zip(pred_paths, fast)]
+
+
+#: what the worker processes of :func:`score_files` share (set before the pool forks them)
+_SHARED: dict[str, Any] = {}
+
+
+def _pool_task(k: int) -> list[ScoredFile]:
+    s = _SHARED
+    data_sha = s["data_sha"]
+    return _score_share(s["shares"][k], s["data_path"], lambda: data_sha, s["sessions"], s["options"])
+
+
+@contextmanager
+def in_background(fn: Callable[..., Any], *args: Any) -> Iterator[Callable[[], Any]]:
+    """Run ``fn(*args)`` in a forked process while the caller works; yields a call that waits for
+    its result and returns it (or raises its error). The process is ended on leaving."""
+    import multiprocessing
+
+    pool = multiprocessing.get_context("fork").Pool(1)
+    try:
+        pending = pool.apply_async(fn, args)
+        got: list[Any] = []
+
+        def result() -> Any:
+            if not got:
+                got.append(pending.get())
+            return got[0]
+
+        yield result
+    finally:
+        pool.terminate()
+        pool.join()

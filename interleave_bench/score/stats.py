@@ -30,8 +30,14 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 # --- bootstrap over units (sessions) ---------------------------------------------------------------
 
-#: resamples per block: bounds memory (block x units counts) while keeping the matrix products large
+#: resamples per block: the blocks whose counts make one matrix product each (the product's
+#: grouping can move the last bit of a sum of fractions, so it is kept whenever memory allows)
 BOOTSTRAP_BLOCK = 100
+#: bytes of per-unit counts held at once: a block whose counts would take more (above some 21,000
+#: sessions) is multiplied a few resamples at a time, so memory stays flat in the number of units;
+#: sums of whole counts stay exact, a sum of fractions may move in its last bit, far below the
+#: decimals the documents keep
+BOOTSTRAP_WEIGHT_BYTES = 16 << 20
 #: two-sided confidence level of every interval the project prints
 CONFIDENCE = 0.95
 
@@ -41,8 +47,9 @@ def bootstrap_sums(stats: np.ndarray, resamples: int, seed: int) -> np.ndarray:
 
     Returns an array of shape ``(resamples, columns)``. Each resample draws as many units as there
     are, with replacement, uniformly; the draw is turned into per-unit counts (``bincount``) and
-    the sums into one matrix product, so a thousand resamples of ten thousand sessions cost a few
-    hundred milliseconds. The same ``seed`` gives the same resamples for the same number of units,
+    the sums into matrix products (:data:`BOOTSTRAP_BLOCK` resamples each, fewer when
+    :data:`BOOTSTRAP_WEIGHT_BYTES` asks), so a thousand resamples of ten thousand sessions cost a
+    few hundred milliseconds. The same ``seed`` gives the same resamples for the same number of units,
     whatever the columns are, so two runs scored on the same sessions share their resamples.
     """
     stats = np.asarray(stats, dtype=np.float64)
@@ -53,14 +60,27 @@ def bootstrap_sums(stats: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     if resamples <= 0 or n_units == 0:
         return out
     rng = np.random.default_rng(seed)
+    # 32-bit draws are the same numbers as 64-bit ones (ranges below 2**32 draw 32 bits either
+    # way), and a resample drawn on its own the same numbers as drawn with its block
+    draw_type = np.int32 if n_units < 2**31 else np.int64
+    step = max(2, BOOTSTRAP_WEIGHT_BYTES // (8 * n_units))  # rows of counts per product
+    weights = np.empty((min(step + 1, BOOTSTRAP_BLOCK, resamples), n_units), dtype=np.float64)
     for start in range(0, resamples, BOOTSTRAP_BLOCK):
         block = min(BOOTSTRAP_BLOCK, resamples - start)
-        draws = rng.integers(0, n_units, size=(block, n_units))
-        # offset each resample's draws into its own range, so one bincount counts them all
-        flat = (draws + (np.arange(block) * n_units)[:, None]).ravel()
-        weights = np.bincount(flat, minlength=block * n_units).reshape(block, n_units)
-        out[start:start + block] = weights.astype(np.float64) @ stats
+        for lo, hi in _product_rows(block, step):
+            for r in range(hi - lo):
+                weights[r] = np.bincount(rng.integers(0, n_units, size=n_units, dtype=draw_type), minlength=n_units)
+            out[start + lo:start + hi] = weights[:hi - lo] @ stats
     return out
+
+
+def _product_rows(block: int, step: int) -> list[tuple[int, int]]:
+    """Row ranges of a block of ``block`` resamples, ``step`` at a time; none of one row unless the
+    block is one row (a one-row product is a vector product, which adds in yet another order)."""
+    ranges = [(lo, min(lo + step, block)) for lo in range(0, block, step)]
+    if len(ranges) > 1 and ranges[-1][1] - ranges[-1][0] == 1:
+        ranges[-2:] = [(ranges[-2][0], block)]
+    return ranges
 
 
 def percentile_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
