@@ -127,6 +127,21 @@ def user_values(row: PlanRow) -> list[str]:
     return [row.fact.value]
 
 
+
+async def _without_leak(llm: LLM, session_id: str, lang: str, row: PlanRow, text: str,
+                        by_id: dict) -> tuple[str, bool]:
+    """``(text, leak)``: a vague message that names its subject is rewritten once (section 5.3);
+    ``leak`` says whether it still does."""
+    if row.thread is None or not is_vague(row):
+        return text, False
+    hits = leak_hits(text, row, by_id[row.thread], lang)
+    if not hits:
+        return text, False
+    fixed = await rewrite_leak(llm, session_id, lang, row, text, hits)
+    if fixed is not None:
+        text = fixed
+    return text, bool(leak_hits(text, row, by_id[row.thread], lang))
+
 async def rewrite_leak(llm: LLM, session_id: str, lang: str, row: PlanRow, text: str, forbidden: list[str]) -> str | None:
     """A rewritten vague message, or None when the model's rewrite is unusable."""
     keep = user_values(row)
@@ -163,14 +178,7 @@ async def write_with_model(llm: LLM, session_id: str, lang: str, threadset: Thre
             temperature=WRITE_TEMPERATURE, max_tokens=WRITE_MAX_TOKENS,
         )
         for row, text in zip(chunk, texts):
-            leak = False
-            if row.thread is not None and is_vague(row):
-                hits = leak_hits(text, row, by_id[row.thread], lang)
-                if hits:
-                    fixed = await rewrite_leak(llm, session_id, lang, row, text, hits)
-                    if fixed is not None:
-                        text = fixed
-                    leak = bool(leak_hits(text, row, by_id[row.thread], lang))
+            text, leak = await _without_leak(llm, session_id, lang, row, text, by_id)
             out.append(Written(text, leak))
     return out
 
@@ -314,14 +322,7 @@ async def write_v1_with_model(llm: LLM, session_id: str, lang: str, threadset: T
             temperature=WRITE_TEMPERATURE, max_tokens=WRITE_V1_MAX_TOKENS,
         )
         for row, (text, reply) in zip(chunk, pairs):
-            leak = False
-            if row.thread is not None and is_vague(row):
-                hits = leak_hits(text, row, by_id[row.thread], lang)
-                if hits:
-                    fixed = await rewrite_leak(llm, session_id, lang, row, text, hits)
-                    if fixed is not None:
-                        text = fixed
-                    leak = bool(leak_hits(text, row, by_id[row.thread], lang))
+            text, leak = await _without_leak(llm, session_id, lang, row, text, by_id)
             texts[row.i] = (text, reply)
             leaks[row.i] = leak
     missed: dict[int, str] = {i: why for i, why in (await check_steps(llm, session_id, lang, rows, texts, 1)).items() if why}
