@@ -34,7 +34,7 @@ from ..schema import (
     probe_question,
 )
 from . import packs
-from .plan import Detail, FactEvent, PlanRow
+from .plan import Detail, FactEvent, PlanRow, pick_weighted
 
 #: the steps that answer a proposal, at the thread's very next message
 ANSWER_STEPS = ("accept", "reject")
@@ -91,16 +91,6 @@ def episode_steps(fact_type: str, value: str, update: str | None, alternative: s
     raise ValueError(f"unknown fact type {fact_type!r}")
 
 
-def _pick(rng: random.Random, weights: tuple[tuple[str, float], ...]) -> str:
-    u = rng.random()
-    acc = 0.0
-    for name, w in weights:
-        acc += w
-        if u < acc:
-            return name
-    return weights[-1][0]
-
-
 def draw_fact_types(threads: Sequence[Thread], rng: random.Random, options: FactOptions | None = None) -> dict[str, dict[str, str]]:
     """``{thread id: {fact key: type}}``, one draw per fact in thread and fact order."""
     o = options or FactOptions()
@@ -108,7 +98,7 @@ def draw_fact_types(threads: Sequence[Thread], rng: random.Random, options: Fact
     for t in threads:
         out[t.id] = {}
         for f in t.facts:
-            kind = _pick(rng, o.type_weights)
+            kind = pick_weighted(rng, o.type_weights)
             if kind == "rejected" and not f.alternative:
                 kind = "stated"  # nothing to propose and turn down
             out[t.id][f.key] = kind

@@ -322,13 +322,15 @@ class PlanRow:
         )
 
 
-def _pick(rng: random.Random, weights: tuple[tuple[str, float], ...]) -> str:
+def pick_weighted(rng: random.Random, weights: tuple[tuple[str, float], ...]) -> str:
+    """One name of ``weights`` (``(name, probability)`` pairs), drawn with one ``rng.random()``;
+    the last name when rounding leaves the probabilities a little short of 1."""
     u = rng.random()
     acc = 0.0
-    for style, w in weights:
+    for name, w in weights:
         acc += w
         if u < acc:
-            return style
+            return name
     return weights[-1][0]
 
 
@@ -396,11 +398,11 @@ def plan_session(threads: Sequence[Thread], n_turns: int, seed: int, options: Pl
                 thread = recency_choice(others_by_recency(current))
                 gap = i - last_used[thread]
                 action = "return" if gap >= o.return_gap else "switch"
-                style = _pick(rng, o.move_styles)
+                style = pick_weighted(rng, o.move_styles)
             else:
                 assert current is not None
                 thread, action = current, "continue"
-                style = _pick(rng, o.continue_styles)
+                style = pick_weighted(rng, o.continue_styles)
         # a cross reference: this message also draws on another started thread
         refs: tuple[str, ...] = ()
         ref_details: tuple[Detail, ...] = ()
