@@ -184,13 +184,20 @@ class Templates:
     oneoff_frames: tuple[OneoffFrame, ...]
 
 
+def _lang_file(folder: str, lang: str, what: str) -> Path:
+    """``<offline data>/<folder>/<lang>.json``; raises :class:`InputError` naming the languages there
+    are when that language has none."""
+    path = OFFLINE_DIR / folder / f"{lang}.json"
+    if not path.exists():
+        have = ", ".join(sorted(p.stem for p in (OFFLINE_DIR / folder).glob("*.json")))
+        raise _fail(path, "lang", f"no {what} for language {lang!r} (have: {have})")
+    return path
+
+
 @lru_cache(maxsize=None)
 def templates(lang: str) -> Templates:
     """The phrasing templates of one language; raises :class:`InputError` when there are none."""
-    path = OFFLINE_DIR / "templates" / f"{lang}.json"
-    if not path.exists():
-        have = ", ".join(sorted(p.stem for p in (OFFLINE_DIR / "templates").glob("*.json")))
-        raise _fail(path, "lang", f"no offline templates for language {lang!r} (have: {have})")
+    path = _lang_file("templates", lang, "offline templates")
     d = read_json(path)
     r = d.get("reader") or {}
     fr = d.get("frames") or {}
@@ -286,10 +293,7 @@ MARKED_STEPS = ("accept", "reject", "retract")
 @lru_cache(maxsize=None)
 def fact_templates(lang: str) -> FactTemplates:
     """The v1 phrasings of one language; raises :class:`InputError` when there are none or they are broken."""
-    path = OFFLINE_DIR / "facts" / f"{lang}.json"
-    if not path.exists():
-        have = ", ".join(sorted(p.stem for p in (OFFLINE_DIR / "facts").glob("*.json")))
-        raise _fail(path, "lang", f"no v1 fact phrasings for language {lang!r} (have: {have})")
+    path = _lang_file("facts", lang, "v1 fact phrasings")
     d = read_json(path)
     user = d.get("user") or {}
     reply = d.get("reply") or {}
