@@ -104,6 +104,15 @@ def answer_threads(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     })
 
 
+def _with_planted_leak(text: str, row: PlanRow, threads: dict, lang: str, session: Any) -> str:
+    """Every LEAK_EVERY-th vague message (by a stable hash) names its thread's title, so the leak
+    check and its rewrite are exercised; other messages come back as they are."""
+    if row.thread is not None and is_vague(row) and stable_hash("leak", session, row.i) % LEAK_EVERY == 0:
+        sep = "，" if lang == "zh" else ": "
+        return threads[row.thread].title + sep + text
+    return text
+
+
 @fake_handler("write")
 def answer_write(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     p = extract_payload(messages)
@@ -119,9 +128,7 @@ def answer_write(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
             if text not in used:
                 break
         used.add(text)
-        if row.thread is not None and is_vague(row) and stable_hash("leak", p.get("session"), row.i) % LEAK_EVERY == 0:
-            sep = "，" if lang == "zh" else ": "
-            text = threads[row.thread].title + sep + text
+        text = _with_planted_leak(text, row, threads, lang, p.get("session"))
         out.append({"i": row.i, "text": text})
     return _answer({"messages": out})
 
@@ -200,9 +207,7 @@ def answer_write_v1(messages: list[dict[str, Any]], body: dict[str, Any]) -> str
                 if text not in used and ok:
                     break
         used.add(text)
-        if row.thread is not None and is_vague(row) and stable_hash("leak", p.get("session"), row.i) % LEAK_EVERY == 0:
-            sep = "，" if lang == "zh" else ": "
-            text = threads[row.thread].title + sep + text
+        text = _with_planted_leak(text, row, threads, lang, p.get("session"))
         out.append({"i": row.i, "text": text, "assistant": reply})
     return _answer({"messages": out})
 
