@@ -1,16 +1,18 @@
 """How fast the scorer is, and how much memory it holds: synthetic data, the real command end to end.
 
     python benchmarks/bench_score.py [--messages 500000 | --sessions 10000] [--turns 50] [--bootstrap 1000]
-                                     [--mode closed] [--compare-reference PATH] [--no-split]
+                                     [--mode closed] [--compare-reference PATH] [--repeat 3] [--no-split]
 
 Writes its own synthetic data in a temporary folder (sessions with 3 to 5 threads, one-offs,
 ambiguous messages, refs; predictions from a noisy router with clarifications, errors, missing
-rows, usage and latency), then runs ``interleave-bench score`` in a child process as a user runs
-it and prints wall and CPU seconds, messages per second and peak resident set size.
-``--compare-reference PATH`` runs the scorer of another checkout (a worktree of an earlier commit)
-on the same files in the same run and prints the ratio. Unless ``--no-split``, it then times
-apart, in this process, reading and checking the files, scoring on the arrays, and building the
-document (pooling and bootstrap).
+rows, usage and latency), byte-compiles the package (as installing it does), then runs
+``interleave-bench score`` in a child process as a user runs it and prints wall and CPU seconds,
+messages per second, the peak resident set size of its largest process and the peak of its
+processes' summed proportional set size. ``--compare-reference PATH`` runs the scorer of another
+checkout (a worktree of an earlier commit) on the same files in the same run, alternately with
+ours ``--repeat`` times, and prints the ratio of the medians. Unless ``--no-split``, it then times
+apart, in this process, the data file's pass, reading the predictions, scoring on the arrays, and
+building the document (pooling and bootstrap).
 """
 
 from __future__ import annotations
@@ -112,44 +114,89 @@ def write_data(folder: Path, sessions: int, turns: int, mode: str, seed: int) ->
     return data, pred, messages
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, as /proc lists them now."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _pss_mb(pids: list[int]) -> float:
+    """The summed proportional set size of ``pids`` (pages shared between them counted once), MB."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+                        break
+        except OSError:
+            pass
+    return total / 1024
+
+
 def run_cli(root: Path, argv: list[str]) -> dict:
     """Run ``interleave-bench`` from the code at ``root`` in a child process; wall and CPU seconds,
-    peak resident set size (MB) and exit code."""
+    peak resident set size (MB, the largest process of the command, as the kernel counts it),
+    the peak of the command's processes' summed proportional set size (MB, sampled every 10 ms)
+    and exit code."""
+    import threading
+
     env = dict(os.environ, PYTHONPATH=str(root))
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "interleave_bench", *argv], env=env, cwd=str(root),
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = [0.0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], _pss_mb(_tree(child.pid)))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     stderr = child.stderr.read() if child.stderr else b""
+    done.set()
+    sampler.join()
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - t0
     child.returncode = os.waitstatus_to_exitcode(status)
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024, "pss_mb": peak[0],
             "code": child.returncode, "stderr": stderr.decode("utf-8", "replace").strip().splitlines()[-1:]}
 
 
 def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
-    """Seconds spent on the data fingerprint (the data's full check, which the command runs in a
-    second process beside the rest), reading and checking the files as arrays, scoring on the
-    arrays, and building the document (pooling, bootstrap), each timed on its own in this process,
-    with the cyclic collector paused as the command pauses it."""
-    from interleave_bench.score.columnar import PredictionStream, _prediction_columns, iter_data_columns, score_run_blocks
-    from interleave_bench.score.read import data_fingerprint, paused_gc
+    """Seconds spent, each timed on its own in this process with the cyclic collector paused as
+    the command pauses it: the data file's pass (full check, fingerprint, arrays; the command runs
+    it in a second process beside the rest), reading the predictions into arrays, scoring on the
+    arrays, and building the document (pooling, bootstrap)."""
+    from interleave_bench.score.columnar import PredictionStream, score_run_blocks
+    from interleave_bench.score.datafile import DataPass
+    from interleave_bench.score.read import paused_gc
     from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, score_document
 
     with paused_gc():
         t0 = time.perf_counter()
-        data_fingerprint(data)
-        fingerprint = time.perf_counter() - t0
+        blocks = list(DataPass(data).blocks())
+        data_pass = time.perf_counter() - t0
         t0 = time.perf_counter()
         stream = PredictionStream(pred)
-        for cols in iter_data_columns(data):
-            table = stream.take(cols.session_ids)
-            if table is not None:
-                _prediction_columns(table, cols)
+        for cols in blocks:
+            stream.columns(stream.take(cols.session_ids), cols)
         stream.rest()
         read = time.perf_counter() - t0
+        del blocks
         t0 = time.perf_counter()
-        (run,) = score_run_blocks(data, [pred], "dev", None)
+        (run,), _ = score_run_blocks(data, [pred], "dev", None)
         both = time.perf_counter() - t0
         if run is None:
             raise SystemExit("the columnar scorer declined these files")
@@ -160,7 +207,18 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
                        session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
                        seed=0, price=None, provenance={})
         document = time.perf_counter() - t0
-    return {"fingerprint": fingerprint, "read": read, "score": max(both - read, 0.0), "document": document}
+    return {"data": data_pass, "read": read, "score": max(both - data_pass - read, 0.0), "document": document}
+
+
+def compile_tree(root: Path) -> None:
+    """Byte-compile a checkout's package, as installing it does (so neither side of a comparison
+    pays for compiling its sources on every run)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "interleave_bench")], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-reference", metavar="PATH",
                     help="also time the scorer of the checkout at PATH (say, a worktree of main) on the same files")
     ap.add_argument("--no-split", action="store_true", help="skip timing reading and scoring apart")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each scorer, alternately; medians are reported")
     args = ap.parse_args(argv)
     if args.messages:
         args.sessions = max(1, args.messages // args.turns)
@@ -186,19 +245,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"synthetic data: {args.sessions:,} sessions, {messages:,} messages ({args.mode} mode; "
               f"made in {made:.1f}s, not counted)", flush=True)
         cli = ["score", str(data), str(pred), "--bootstrap", str(args.bootstrap)]
-        ours = run_cli(root, cli)
-        if ours["code"] != 0:
-            print(f"score exited {ours['code']}: {ours['stderr']}", file=sys.stderr)
-            return 1
-        print(f"score end to end (CLI, {args.bootstrap:,} resamples): {ours['wall']:.2f}s wall, {ours['cpu']:.2f}s CPU, "
-              f"{messages / ours['wall']:,.0f} messages/s, peak RSS {ours['rss_mb']:,.0f} MB", flush=True)
+        roots = [root] + ([Path(args.compare_reference).resolve()] if args.compare_reference else [])
+        for r in roots:
+            compile_tree(r)
+        runs: list[list[dict]] = [[] for _ in roots]
+        for _ in range(args.repeat):  # alternately, so both meet the same machine
+            for k, r in enumerate(roots):
+                got = run_cli(r, cli)
+                if got["code"] != 0:
+                    print(f"{'reference ' if k else ''}score exited {got['code']}: {got['stderr']}", file=sys.stderr)
+                    return 1
+                runs[k].append(got)
+        summary = [{key: median([g[key] for g in rs]) for key in ("wall", "cpu", "rss_mb", "pss_mb")} for rs in runs]
+        ours = summary[0]
+        print(f"score end to end (CLI, {args.bootstrap:,} resamples; median of {args.repeat}): {ours['wall']:.2f}s wall, "
+              f"{ours['cpu']:.2f}s CPU, {messages / ours['wall']:,.0f} messages/s, peak RSS {ours['rss_mb']:,.0f} MB "
+              f"(largest process), peak PSS {ours['pss_mb']:,.0f} MB (all its processes)", flush=True)
         if args.compare_reference:
-            ref = run_cli(Path(args.compare_reference).resolve(), cli)
-            if ref["code"] != 0:
-                print(f"reference score exited {ref['code']}: {ref['stderr']}", file=sys.stderr)
-                return 1
+            ref = summary[1]
             print(f"reference ({args.compare_reference}): {ref['wall']:.2f}s wall, {ref['cpu']:.2f}s CPU, "
-                  f"{messages / ref['wall']:,.0f} messages/s, peak RSS {ref['rss_mb']:,.0f} MB")
+                  f"{messages / ref['wall']:,.0f} messages/s, peak RSS {ref['rss_mb']:,.0f} MB, peak PSS {ref['pss_mb']:,.0f} MB")
             print(f"ratio: {ref['wall'] / ours['wall']:.2f}x the reference's messages per second "
                   f"({ref['cpu'] / ours['cpu']:.2f}x by CPU time), {ours['rss_mb'] / ref['rss_mb']:.2f}x its peak RSS",
                   flush=True)
@@ -206,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(root))
             parts = split_timing(data, pred, args.bootstrap)
             total = sum(parts.values())
-            print(f"  data fingerprint + full check (beside the rest in the command): {parts['fingerprint']:.2f}s "
-                  f"({parts['fingerprint'] / total:.0%})")
-            print(f"  read + check both files:      {parts['read']:.2f}s ({parts['read'] / total:.0%})")
+            print(f"  data file: check, fingerprint, arrays (a second process in the command): {parts['data']:.2f}s "
+                  f"({parts['data'] / total:.0%})")
+            print(f"  read predictions into arrays: {parts['read']:.2f}s ({parts['read'] / total:.0%})")
             print(f"  score on the arrays:          {parts['score']:.2f}s ({parts['score'] / total:.0%})")
             print(f"  document ({args.bootstrap:,} resamples):  {parts['document']:.2f}s ({parts['document'] / total:.0%})")
     return 0

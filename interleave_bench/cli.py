@@ -48,21 +48,31 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(name: str) -> str | None:
+    """The module of command ``name`` (``mid-reply`` -> ``mid_reply``), ``None`` for no command."""
+    module = name.replace("-", "_")
+    return module if module in COMMAND_MODULES else None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; only of the command ``argv`` names when it names one (a
+    command's imports are paid by that command alone: ``score`` loads no model client)."""
+    first = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+    named = command_module(first) if first else None
     parser = OneLineParser(
         prog="interleave-bench",
         description="Benchmark and toolkit for routing an interleaved chat.",
     )
     parser.add_argument("--version", action="version", version=f"interleave-bench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for name in COMMAND_MODULES:
+    for name in (named,) if named else COMMAND_MODULES:
         # a command module that is missing is a broken install: fail loudly rather than drop the command
         importlib.import_module(f"interleave_bench.commands.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
+import msgspec
 from pydantic import ValidationError
 
 from .errors import InputError, InputErrors, UsageError
@@ -357,21 +358,59 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     atomic_write_parts(path, _json_parts(obj))
 
 
-#: pieces of encoded JSON written at a time: a document's text is never held whole (a score
-#: document's per-session rows run to millions of pieces)
-JSON_PIECES = 65_536
+#: items of a long list encoded at a time: a document's text is never held whole (a score
+#: document's per-session rows run to hundreds of thousands)
+JSON_ITEMS = 4096
 
 
 def _json_parts(obj: Any) -> Iterator[str]:
-    """The text ``json.dumps(obj, ensure_ascii=False, indent=2)`` and a newline, in parts."""
-    batch: list[str] = []
-    for piece in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(obj):
-        batch.append(piece)
-        if len(batch) >= JSON_PIECES:
-            yield "".join(batch)
-            batch.clear()
-    batch.append("\n")
-    yield "".join(batch)
+    """The text ``json.dumps(obj, ensure_ascii=False, indent=2)`` and a newline, in parts.
+
+    Each part is encoded by the standard library's C encoder, compact, then indented by
+    ``msgspec.json.format`` (which changes only the whitespace between tokens): the same text,
+    several times faster than the indenting encoder, which is pure Python. Lists longer than
+    :data:`JSON_ITEMS` (and the objects holding them) are written a slice at a time.
+    """
+    yield from _indented_parts(obj, 0)
+    yield "\n"
+
+
+def _indented(obj: Any, level: int) -> str:
+    """``obj`` as ``json.dumps(..., indent=2)`` writes it ``level`` levels deep."""
+    compact = json.dumps(obj, ensure_ascii=False)
+    try:
+        text = msgspec.json.format(compact, indent=2)
+    except msgspec.DecodeError:  # NaN and the like: the standard library's encoder decides
+        text = json.dumps(obj, ensure_ascii=False, indent=2)
+    return text.replace("\n", "\n" + "  " * level) if level else text
+
+
+def _long(obj: Any) -> bool:
+    """Whether ``obj`` is, or directly or deeper holds in objects, a list longer than :data:`JSON_ITEMS`."""
+    if isinstance(obj, list):
+        return len(obj) > JSON_ITEMS
+    return isinstance(obj, dict) and all(isinstance(k, str) for k in obj) and any(_long(v) for v in obj.values())
+
+
+def _indented_parts(obj: Any, level: int) -> Iterator[str]:
+    if not _long(obj):
+        yield _indented(obj, level)
+        return
+    pad, inner = "\n" + "  " * level, "\n" + "  " * (level + 1)
+    if isinstance(obj, dict):
+        sep = "{"
+        for key, value in obj.items():
+            yield sep + inner + json.dumps(key, ensure_ascii=False) + ": "
+            yield from _indented_parts(value, level + 1)
+            sep = ","
+        yield pad + "}"
+        return
+    sep = "["
+    for at in range(0, len(obj), JSON_ITEMS):
+        text = _indented(obj[at:at + JSON_ITEMS], level)  # "[<inner>item,<inner>item<pad>]"
+        yield sep + text[1:len(text) - len(pad) - 1]
+        sep = ","
+    yield pad + "]"
 
 
 class JsonlAppender:
@@ -494,11 +533,24 @@ def records_fingerprint(records: Iterable[Record]) -> str:
     return sorted_lines_fingerprint(sorted(r.model_dump_json() for r in records))
 
 
-def sorted_lines_fingerprint(lines: Iterable[str]) -> str:
+def sorted_lines_fingerprint(lines: Iterable[str | bytes]) -> str:
     """:func:`records_fingerprint` from the records' JSON lines, given already sorted (each hashed
     as it comes: a reader that meets them in order need not hold them); returns ``sha256:<hex>``."""
-    h = hashlib.sha256()
+    h = LinesHash()
     for line in lines:
-        h.update(line.encode("utf-8"))
-        h.update(b"\n")
-    return "sha256:" + h.hexdigest()
+        h.update(line)
+    return h.result()
+
+
+class LinesHash:
+    """The hash of :func:`records_fingerprint`, fed one record line at a time, in sorted order."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256()
+
+    def update(self, line: str | bytes) -> None:
+        self._h.update(line.encode("utf-8") if isinstance(line, str) else line)
+        self._h.update(b"\n")
+
+    def result(self) -> str:
+        return "sha256:" + self._h.hexdigest()

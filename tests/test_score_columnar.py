@@ -83,15 +83,15 @@ def test_columnar_documents_equal_the_replay(run, split):
             with pytest.raises(InputError, match="nothing to score"):
                 score_files(data, [pred], split=split, bootstrap=30, write=False)
             return
-        assert score_run_blocks(data, [pred], split, None)[0] is not None  # the columnar path scored it
+        assert score_run_blocks(data, [pred], split, None)[0][0] is not None  # the columnar path scored it
         (fast,) = score_files(data, [pred], split=split, bootstrap=30, write=False)
         assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 30))
 
 
 def test_many_sessions_over_many_blocks(tmp_path, monkeypatch):
-    from interleave_bench.score import columnar
+    from interleave_bench.score import columnar, datafile
 
-    monkeypatch.setattr(columnar, "BLOCK_BYTES", 4096)  # a few sessions a block: rows wait for theirs
+    monkeypatch.setattr(datafile, "BLOCK_BYTES", 4096)  # a few sessions a block: rows wait for theirs
     monkeypatch.setattr(columnar, "CHUNK_VALUES", 7)  # latencies over many chunks
     ss = many_sessions(60, turns=14, split_every=3)
     labels = {s["session_id"]: [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]] for s in ss}
@@ -101,7 +101,7 @@ def test_many_sessions_over_many_blocks(tmp_path, monkeypatch):
     pred = write_jsonl(tmp_path / "closed-many.jsonl",
                        [r for s in ss for r in rows(s["session_id"], labels[s["session_id"]], "closed",
                                                      elapsed_ms={i: 100 + i for i in range(14)})])
-    assert score_run_blocks(data, [pred], "dev", None)[0] is not None
+    assert score_run_blocks(data, [pred], "dev", None)[0][0] is not None
     (fast,) = score_files(data, [pred], split="dev", bootstrap=50, write=False)
     assert without_provenance(fast.result) == without_provenance(replay(data, pred, "dev", 50))
 
@@ -127,7 +127,7 @@ def test_what_the_replay_decides_scores_the_same(tmp_path, case):
         all_rows[0]["pred"] = 1  # a number as a label: the record type reads it as text
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
-    assert score_run_blocks(data, [pred], "dev", None)[0] is None
+    assert score_run_blocks(data, [pred], "dev", None)[0][0] is None
     (fast,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=allow)
     rows_, lines = read_predictions_fast(pred)
     old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=20,
@@ -259,10 +259,10 @@ def test_a_null_inside_usage_is_refused_as_the_strict_reader_refuses_it(tmp_path
     all_rows[5]["via"] = None
     pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
     if not refused:
-        assert score_run_blocks(data, [pred], "dev", None)[0] is not None
+        assert score_run_blocks(data, [pred], "dev", None)[0][0] is not None
         assert cli_main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
         return
-    assert score_run_blocks(data, [pred], "dev", None)[0] is None  # the columns alone cannot tell
+    assert score_run_blocks(data, [pred], "dev", None)[0][0] is None  # the columns alone cannot tell
     error = _one_line_error(capsys, data, pred, lambda: read_predictions_fast(pred))
     assert f"{pred}:6: usage." in error
 
@@ -273,14 +273,14 @@ def test_a_one_off_without_a_gold_thread_key_is_refused_as_the_strict_reader_ref
     del ss[1]["turns"][6]["gold"]["thread"]  # but the key is required
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "run.jsonl", rows(ss[0]["session_id"], ["t1"] * 8, "closed"))
-    assert score_run_blocks(data, [pred], "dev", None)[0] is not None  # the columns read the missing key as null
+    assert score_run_blocks(data, [pred], "dev", None) == ([None], None)  # the compiled reader refuses it too
     error = _one_line_error(capsys, data, pred, lambda: read_sessions_fast(data))
     assert f"{data}:2: turns[6].gold.thread:" in error
 
 
 def test_the_data_fingerprint_is_the_records_fingerprint_in_any_session_order(tmp_path):
     from interleave_bench.io import records_fingerprint
-    from interleave_bench.score.read import data_fingerprint
+    from interleave_bench.score.datafile import data_fingerprint
 
     ids = ["s-10", "s-9", 'q"x', "q", "q\\", "q\\x", "é", "q x"]  # escapes and prefixes sort as whole lines do
     ss = many_sessions(len(ids), turns=3)

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
-import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -25,8 +23,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError, InputErrors
 from ..io import (
-    iter_json_lines, needs_strict_parse, parse_record, read_records_with_lines, read_sessions, records_fingerprint,
-    sorted_lines_fingerprint,
+    iter_json_lines, needs_strict_parse, parse_record, read_records_with_lines, read_sessions,
 )
 from ..progress import progress
 from ..schema import PredictionRow, Session, check_session
@@ -95,56 +92,6 @@ def _read_sessions_fast(path: str | os.PathLike) -> list[Session]:
         if len(set(ids)) == len(ids) and not any(check_session(s) for s in sessions):
             return sessions
     return read_sessions(path)  # raises, naming every defect
-
-
-class _Refused(Exception):
-    """The quick pass over a sessions file met a line it cannot vouch for (the strict reader decides)."""
-
-
-#: the start of a session's JSON line as its record type dumps it, up to the end of its id: lines
-#: of distinct ids sort as these do (the id's closing quote is never inside an id's escaped text)
-_ID_PREFIX = re.compile(r'\{"session_id":"(?:[^"\\]|\\.)*"')
-
-
-def data_fingerprint(path: str | os.PathLike) -> str:
-    """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
-    which is also its full check: every line is validated by the record type and checked by
-    :func:`~interleave_bench.schema.check_session` (ids unique over the file), then dumped to a
-    temporary file and let go; the lines are hashed from there in order, so memory holds only
-    their ids and places. On the first defect the file is read by :func:`read_sessions_fast`,
-    which raises, naming every defect; a file without sessions raises :class:`InputError` (there is
-    nothing to score). Returns ``sha256:<hex>``.
-    """
-    seen: set[str] = set()
-    index: list[tuple[str, int, int]] = []  # (id prefix, offset, length) of each dumped line
-    with tempfile.TemporaryFile() as spool:
-        offset = 0
-        try:
-            parse = Session.model_validate_json
-            for _, text in iter_json_lines(path):
-                if needs_strict_parse(text):
-                    raise _Refused
-                s = parse(text)
-                if s.session_id in seen or check_session(s):
-                    raise _Refused
-                seen.add(s.session_id)
-                dumped = s.model_dump_json()
-                line = dumped.encode("utf-8")
-                index.append((_ID_PREFIX.match(dumped).group(), offset, len(line)))
-                spool.write(line)
-                offset += len(line)
-        except (ValidationError, _Refused):
-            return records_fingerprint(read_sessions_fast(path))
-        if not index:
-            raise nothing_to_score(path, "sessions")
-        index.sort()
-
-        def in_order() -> Iterator[str]:
-            for _, offset, length in index:
-                spool.seek(offset)
-                yield spool.read(length).decode("utf-8")
-
-        return sorted_lines_fingerprint(in_order())
 
 
 def _present(obj: dict) -> dict:

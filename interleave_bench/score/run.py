@@ -9,10 +9,9 @@ leaderboard share (reads, fingerprints, writes ``<pred>.score.json``).
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from pydantic import TypeAdapter
@@ -39,7 +38,8 @@ from .routing import (
 )
 from .cluster import cluster_section
 from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
-from .read import data_fingerprint, read_predictions_fast, read_sessions_fast
+from .datafile import data_fingerprint
+from .read import read_predictions_fast, read_sessions_fast
 from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, rounded, rounded_interval, with_interval
@@ -423,7 +423,8 @@ def _document_of(
         data_file=str(data_path),
         data_sha256=fingerprint(),  # first: the data file's defects are named before the predictions'
         predictions_file=str(pred_path),
-        predictions_sha256=sha256_file(pred_path),
+        # taken as the columnar scorer read the file, else read for it
+        predictions_sha256=(fast.predictions_sha256 if fast is not None else None) or sha256_file(pred_path),
         **data_source,
     )
     system = system_name(pred_path)
@@ -497,18 +498,14 @@ def score_files(
                    price=price, write=write, data_source=dict(data_source or {}))
     jobs = min(jobs, len(pred_paths))
     if sessions is not None:
-        data_sha = records_fingerprint(sessions)
-    elif jobs > 1:
-        data_sha = data_fingerprint(data_path)
-    else:  # the fingerprint (and full check) of the data on a second core while the first scores
-        with in_background(data_fingerprint, data_path) as fingerprint:
-            return _score_share(pred_paths, data_path, fingerprint, sessions, options)
-    if jobs <= 1:
-        return _score_share(pred_paths, data_path, lambda: data_sha, sessions, options)
+        return _score_share(pred_paths, data_path, records_fingerprint(sessions), sessions, options)
+    if jobs <= 1:  # the data file read on a second core while the first reads and scores the runs
+        return _score_share(pred_paths, data_path, None, sessions, options, background=True)
     import multiprocessing
 
+    data_sha = data_fingerprint(data_path)  # the data's defects named once, before any worker starts
     shares = [pred_paths[k::jobs] for k in range(jobs)]
-    _SHARED.update(shares=shares, data_path=data_path, data_sha=data_sha, sessions=sessions, options=options)
+    _SHARED.update(shares=shares, data_path=data_path, data_sha=data_sha, options=options)
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             done = pool.map(_pool_task, range(jobs), chunksize=1)
@@ -518,16 +515,23 @@ def score_files(
     return [by_path[p] for p in pred_paths]
 
 
-def _score_share(pred_paths: Sequence[Path], data_path: Path, fingerprint: Callable[[], str],
-                 sessions: Sequence[Session] | None, options: dict[str, Any]) -> list[ScoredFile]:
-    """Score some of the files: the columnar scorer in one pass over the data, the replay for the rest."""
+def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | None,
+                 sessions: Sequence[Session] | None, options: dict[str, Any], background: bool = False) -> list[ScoredFile]:
+    """Score some of the files: the columnar scorer in one pass over the data (which also gives
+    the data fingerprint when ``data_sha`` is not known yet), the replay for the rest."""
     from .columnar import score_run_blocks
 
     if sessions is None:
-        fast = score_run_blocks(data_path, pred_paths, options["split"], options["mode"])
+        fast, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], background)
     else:
-        fast = [None] * len(pred_paths)
+        fast, passed = [None] * len(pred_paths), None
+    known: list[str] = [sha for sha in (data_sha, passed) if sha is not None][:1]
     read: list[Sequence[Session]] = [sessions] if sessions is not None else []
+
+    def fingerprint() -> str:
+        if not known:
+            known.append(data_fingerprint(data_path))  # raises, naming every defect
+        return known[0]
 
     def sessions_of() -> Sequence[Session]:
         if not read:
@@ -543,27 +547,4 @@ _SHARED: dict[str, Any] = {}
 
 def _pool_task(k: int) -> list[ScoredFile]:
     s = _SHARED
-    data_sha = s["data_sha"]
-    return _score_share(s["shares"][k], s["data_path"], lambda: data_sha, s["sessions"], s["options"])
-
-
-@contextmanager
-def in_background(fn: Callable[..., Any], *args: Any) -> Iterator[Callable[[], Any]]:
-    """Run ``fn(*args)`` in a forked process while the caller works; yields a call that waits for
-    its result and returns it (or raises its error). The process is ended on leaving."""
-    import multiprocessing
-
-    pool = multiprocessing.get_context("fork").Pool(1)
-    try:
-        pending = pool.apply_async(fn, args)
-        got: list[Any] = []
-
-        def result() -> Any:
-            if not got:
-                got.append(pending.get())
-            return got[0]
-
-        yield result
-    finally:
-        pool.terminate()
-        pool.join()
+    return _score_share(s["shares"][k], s["data_path"], s["data_sha"], None, s["options"])

@@ -1,0 +1,514 @@
+"""One pass over a data file: its full check, its fingerprint and its sessions as arrays.
+
+Each line is read by the compiled reader of the session record type
+(:func:`~interleave_bench.compiled.decoder`: the same fields, types and bounds, checked in C, no
+pydantic objects); a line it does not take (an unknown field, a number beyond 64 bits) is read by
+the record type itself. Every check of :func:`~interleave_bench.schema.check_session` is made on
+the block's arrays (:func:`check_v1` by the record type, for the v1 sessions that need it), and
+session ids are checked unique over the file. Each session's fingerprint line
+(:func:`~interleave_bench.compiled.canonical_line`) is hashed in order as it comes while the ids
+ascend, and spooled to a temporary file in case they do not: :func:`data_fingerprint` is
+:func:`~interleave_bench.io.records_fingerprint` of the file's records, bit for bit.
+
+Anything the pass cannot vouch for raises :class:`Bad`; the caller then reads the file with the
+strict readers, which name every bad line, field and value (and take any valid file).
+
+:func:`data_pass` runs the pass in a forked process when asked, handing the blocks over a pipe
+while the caller scores the last one: the data file is read on one core while predictions are
+read and scored on the other.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import tempfile
+from itertools import chain, compress
+from operator import attrgetter
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+from pydantic import ValidationError
+
+from ..compiled import DecodeErrors, canonical_line, decoder, encode as _ENCODE
+from ..io import LinesHash, needs_strict_parse, records_fingerprint
+from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
+from .read import nothing_to_score, read_sessions_fast
+
+#: bytes of whole lines read at a time (a block is decoded, checked and scored at once): large
+#: enough for the array work to outweigh its overhead, small enough to keep memory flat
+BLOCK_BYTES = 1 << 20
+#: judge codes beside thread numbers
+J_NONE, J_AMBIGUOUS = -1, -2
+#: what no thread id may be
+_RESERVED = frozenset({*SPECIAL_LABELS, JUDGE_NONE, JUDGE_AMBIGUOUS})
+_ONEOFF_ACTION = ACTIONS.index("oneoff")
+_ONEOFF_STYLE = STYLES.index("oneoff")
+_ACTION_CODE = {a: k for k, a in enumerate(ACTIONS)}
+_STYLE_CODE = {s: k for k, s in enumerate(STYLES)}
+
+
+class Bad(Exception):
+    """Something the fast pass cannot vouch for (the strict readers decide)."""
+
+
+def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -> Iterator[bytes]:
+    """The file's bytes a block of whole lines at a time, each checked to be UTF-8 and to break
+    lines only where the strict readers do (``\\n``, or ``\\r\\n``; a lone ``\\r`` raises :class:`Bad`)."""
+    block_bytes = block_bytes or BLOCK_BYTES
+    try:
+        with open(path, "rb") as fh:
+            rest = b""
+            while True:
+                chunk = fh.read(block_bytes)
+                data = rest + chunk
+                cut = len(data) if not chunk else data.rfind(b"\n") + 1
+                rest = data[cut:]
+                if cut:
+                    block = data[:cut]
+                    block.decode("utf-8")
+                    if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
+                        raise Bad("a line broken by a lone carriage return")
+                    yield block
+                if not chunk:
+                    return
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Bad(str(exc)) from None
+
+
+def codes_in(keys: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """For each key, its position in ``pool`` (unique int64 keys), or -1."""
+    if not len(pool):
+        return np.full(len(keys), -1, dtype=np.int64)
+    order = np.argsort(pool, kind="stable")
+    sorted_pool = pool[order]
+    pos = np.searchsorted(sorted_pool, keys)
+    pos = np.minimum(pos, len(pool) - 1)
+    hit = sorted_pool[pos] == keys
+    return np.where(hit, order[pos], -1)
+
+
+class Vocab:
+    """One dictionary of strings for a block: strings -> int codes (thread ids, labels, tags...)."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+
+    def encode_words(self, words: list[str | None], nulls: bool = False) -> np.ndarray:
+        """Codes of a list of strings (``None`` -> -1 when ``nulls``), new ones numbered in order
+        of first use."""
+        code = self.code
+        new = set(words).difference(code)
+        new.discard(None)  # type: ignore[arg-type]
+        if new:
+            for w in dict.fromkeys(words):  # first use order
+                if w in new:
+                    code[w] = len(code)
+        lookup = {**code, None: -1} if nulls else code
+        return np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words))
+
+    def encode(self, col) -> np.ndarray:
+        """Codes of a pyarrow string column (nulls -> -1)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if col is None or len(col) == 0:
+            return np.zeros(0, dtype=np.int64)
+        enc = pc.dictionary_encode(col)
+        if isinstance(enc, pa.ChunkedArray):
+            enc = enc.combine_chunks()
+        local = enc.dictionary.to_pylist()
+        table = np.array([self.code.setdefault(w, len(self.code)) for w in local] + [-1], dtype=np.int64)
+        idx = enc.indices.fill_null(len(local)).to_numpy(zero_copy_only=False).astype(np.int64)
+        return table[idx]
+
+    def words(self) -> list[str]:
+        """Every string seen, by code."""
+        return list(self.code)
+
+
+@dataclass
+class DataColumns:
+    """A block of sessions as arrays; turn arrays run over every turn of every session.
+
+    Thread numbers are positions in a session's ``threads``; ``gold`` is -1 for a one-off;
+    ``judge`` a thread number, :data:`J_NONE` or :data:`J_AMBIGUOUS`.
+    """
+
+    session_ids: list[str]
+    splits: list[str]
+    langs: list[str]
+    thread_ids: list[list[str]]
+    thread_start: np.ndarray  # (sessions + 1) offsets into the flat thread list
+    turn_start: np.ndarray  # (sessions + 1) offsets into the turn arrays
+    thread_code: np.ndarray  # vocab code of every thread id (flat)
+    gold: np.ndarray
+    judge: np.ndarray
+    ambiguous: np.ndarray
+    action: np.ndarray  # index into ACTIONS
+    style: np.ndarray  # index into STYLES
+    tag_start: np.ndarray  # (turns + 1) offsets into tag_codes
+    tag_codes: np.ndarray
+    ref_turn: np.ndarray  # gold refs, exploded: turn of each, thread number of each
+    ref_thread: np.ndarray
+    vocab: Vocab
+    thread_key: np.ndarray  # session * width + vocab code, per flat thread
+    thread_pos: np.ndarray  # thread number of each flat thread
+    width: int  # codes at or above this are no thread id
+
+    def thread_number(self, sess: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Each (session, vocab code)'s thread number in its session, -1 where it names none."""
+        ok = (codes >= 0) & (codes < self.width)
+        pos = codes_in(sess * self.width + np.where(ok, codes, 0), self.thread_key)
+        return np.where(ok & (pos >= 0), self.thread_pos[np.maximum(pos, 0)], -1)
+
+    def __len__(self) -> int:
+        return len(self.session_ids)
+
+
+def _offsets(lengths: list[int]) -> np.ndarray:
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def columns_of(sessions: list[Any]) -> DataColumns:
+    """A block of decoded sessions (compiled structs: types and bounds already checked) as
+    :class:`DataColumns`, every check of :func:`~interleave_bench.schema.check_session` but
+    :func:`check_v1` made on the way; raises :class:`Bad` at the first defect. Fields are taken
+    with ``map`` and ``attrgetter`` and checked as arrays: no Python loop runs per turn."""
+    vocab = Vocab()
+    thread_lists = list(map(_THREADS, sessions))
+    threads = list(chain.from_iterable(thread_lists))
+    flat_ids = list(map(_ID, threads))
+    thread_code = vocab.encode_words(flat_ids)
+    width = max(len(vocab.code), 1) + 8
+    if not _RESERVED.isdisjoint(vocab.code):
+        raise Bad("reserved thread id")
+    thread_start = _offsets(list(map(len, thread_lists)))
+    n_sess = len(sessions)
+    th_sess = np.repeat(np.arange(n_sess), np.diff(thread_start))
+    thread_key = th_sess * width + thread_code
+    if len(np.unique(thread_key)) != len(thread_key):
+        raise Bad("duplicate thread id")
+    thread_pos = np.arange(len(flat_ids)) - thread_start[th_sess]
+
+    def number(sess: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Each (session, code)'s thread number in its session, -1 if none."""
+        ok = (codes >= 0) & (codes < width)
+        pos = codes_in(sess * width + np.where(ok, codes, 0), thread_key)
+        return np.where(ok & (pos >= 0), thread_pos[np.maximum(pos, 0)], -1)
+
+    twins = list(map(_TWIN, threads))
+    if any(w is not None for w in twins):
+        tw = vocab.encode_words(twins, nulls=True)
+        has = tw >= 0
+        if np.any(has & ((number(th_sess, tw) < 0) | (number(th_sess, tw) == thread_pos))):
+            raise Bad("twinOf")
+
+    turn_lists = list(map(_TURNS, sessions))
+    turn_start = _offsets(list(map(len, turn_lists)))
+    turns = list(chain.from_iterable(turn_lists))
+    tu_sess = np.repeat(np.arange(n_sess), np.diff(turn_start))
+    local = np.arange(len(turns)) - turn_start[tu_sess]
+    if not np.array_equal(np.fromiter(map(_I, turns), dtype=np.int64, count=len(turns)), local):
+        raise Bad("turn numbering")
+    golds = list(map(_GOLD, turns))
+    action = np.fromiter(map(_ACTION_CODE.__getitem__, map(_THREAD_ACTION, golds)), dtype=np.int8, count=len(turns))
+    style = np.fromiter(map(_STYLE_CODE.__getitem__, map(_STYLE, turns)), dtype=np.int8, count=len(turns))
+    oneoff = action == _ONEOFF_ACTION
+    if np.any(oneoff != (style == _ONEOFF_STYLE)):
+        raise Bad("style")
+    g_codes = vocab.encode_words(list(map(_THREAD, golds)), nulls=True)
+    gold = number(tu_sess, g_codes)
+    if np.any(oneoff & (g_codes >= 0)) or np.any(~oneoff & (gold < 0)):
+        raise Bad("gold.thread")
+    judges = list(map(_JUDGE, turns))
+    j_codes = vocab.encode_words(list(map(_THREAD, judges)))
+    judge = number(tu_sess, j_codes)
+    named = judge >= 0
+    for word, code in ((JUDGE_NONE, J_NONE), (JUDGE_AMBIGUOUS, J_AMBIGUOUS)):
+        if word in vocab.code:
+            said = j_codes == vocab.code[word]
+            judge[said] = code
+            named |= said
+    if not named.all():
+        raise Bad("judge.thread")
+    with_cands = list(compress(range(len(judges)), map(_CANDIDATES, judges)))
+    if with_cands:
+        c_turn = np.repeat(with_cands, [len(judges[k].candidates) for k in with_cands])
+        c_codes = vocab.encode_words([c for k in with_cands for c in judges[k].candidates])
+        if np.any(number(tu_sess[c_turn], c_codes) < 0):
+            raise Bad("judge.candidates")
+    ref_lists = list(map(_REFS, golds))
+    with_refs = list(compress(range(len(ref_lists)), ref_lists))
+    if with_refs:
+        ref_turn = np.repeat(np.array(with_refs, dtype=np.int64), [len(ref_lists[k]) for k in with_refs])
+        ref_thread = number(tu_sess[ref_turn], vocab.encode_words([r for k in with_refs for r in ref_lists[k]]))
+        if np.any(ref_thread < 0):
+            raise Bad("gold.refs")
+    else:
+        ref_turn = ref_thread = np.zeros(0, dtype=np.int64)
+    tag_lists = list(map(_TAGS, turns))
+    tag_codes = vocab.encode_words(list(chain.from_iterable(tag_lists)))
+    return DataColumns(
+        session_ids=list(map(_SESSION_ID, sessions)), splits=list(map(_SPLIT, sessions)),
+        langs=list(map(_LANG, sessions)),
+        thread_ids=[flat_ids[thread_start[k]:thread_start[k + 1]] for k in range(n_sess)],
+        thread_start=thread_start, turn_start=turn_start, thread_code=thread_code,
+        gold=gold.astype(np.int32), judge=judge.astype(np.int32),
+        ambiguous=np.fromiter(map(_AMBIGUOUS, turns), dtype=bool, count=len(turns)), action=action, style=style,
+        tag_start=_offsets(list(map(len, tag_lists))), tag_codes=tag_codes,
+        ref_turn=ref_turn, ref_thread=ref_thread.astype(np.int32), vocab=vocab,
+        thread_key=thread_key, thread_pos=thread_pos, width=width,
+    )
+
+
+_THREADS, _TURNS, _SESSION_ID, _SPLIT, _LANG = (attrgetter(a) for a in ("threads", "turns", "session_id", "split", "lang"))
+_ID, _TWIN = attrgetter("id"), attrgetter("twinOf")
+_I, _GOLD, _STYLE, _JUDGE, _TAGS, _AMBIGUOUS = (attrgetter(a) for a in ("i", "gold", "style", "judge", "tags", "ambiguous"))
+_THREAD, _THREAD_ACTION, _REFS, _CANDIDATES = (attrgetter(a) for a in ("thread", "action", "refs", "candidates"))
+
+
+def _is_v1(s: Any) -> bool:
+    """Whether :func:`check_session` runs :func:`check_v1` on this session."""
+    return s.version == "interleave-v1" or s.timeline is not None or s.probes is not None
+
+
+def _by_record_type(line: bytes) -> tuple[Any, bytes]:
+    """A line the compiled reader does not take, read by the record type: the session as the
+    compiled reader that passes over unknown fields reads it, and its fingerprint line."""
+    text = line.decode("utf-8")
+    if needs_strict_parse(text):
+        raise Bad("a value only the strict reader judges")
+    try:
+        record = Session.model_validate_json(text)
+    except ValidationError:
+        raise Bad("a defect") from None
+    if check_session(record):
+        raise Bad("a defect")
+    try:
+        session = decoder(Session, keep_unknown=True).decode(line)
+    except DecodeErrors:
+        raise Bad("a value the compiled reader cannot hold") from None
+    return session, record.model_dump_json().encode("utf-8")
+
+
+class _Fingerprint:
+    """Fingerprint lines hashed in order while their keys ascend (:attr:`ordered` turns false at
+    the first that does not, and the lines after it are let go); or, when ``spool``, every line
+    written to a temporary file (memory holds its key and place, never the line) and sorted by
+    :meth:`result`."""
+
+    def __init__(self, spool: bool = False) -> None:
+        self._hash = LinesHash()
+        self.ordered = True
+        self.count = 0
+        self._last: bytes | None = None
+        self._spool: Any = tempfile.TemporaryFile() if spool else None
+        self._offset = 0
+        self._index: list[tuple[bytes, int, int]] = []
+
+    def add(self, key: bytes, line: bytes) -> None:
+        self.count += 1
+        if self._spool is not None:
+            self._spool.write(line)
+            self._index.append((key, self._offset, len(line)))
+            self._offset += len(line)
+        elif self.ordered:
+            if self._last is None or key > self._last:
+                self._hash.update(line)
+                self._last = key
+            else:
+                self.ordered = False
+
+    def result(self) -> str:
+        """The fingerprint (of lines met in ascending order, or of the spooled lines)."""
+        if self._spool is not None:
+            self._index.sort()
+            self._spool.flush()
+            for _, offset, length in self._index:
+                self._spool.seek(offset)
+                self._hash.update(self._spool.read(length))
+            self._spool.close()
+        return self._hash.result()
+
+
+#: how every fingerprint line starts, before the session id's JSON text
+_LINE_START = b'{"session_id":'
+
+
+def _key(line: bytes, session_id: str) -> bytes:
+    """A fingerprint line's sort key: its start up to the end of the session id's JSON text (lines
+    of distinct ids sort as these do; the id is escaped as the line escapes it)."""
+    return line[:len(_LINE_START) + len(_ENCODE(session_id))]
+
+
+class DataPass:
+    """The pass itself, run where it is iterated: :meth:`blocks` yields :class:`DataColumns`
+    (when ``columns``), after which :attr:`fingerprint` holds the data fingerprint."""
+
+    def __init__(self, path: str | os.PathLike, columns: bool = True, block_bytes: int | None = None) -> None:
+        self.path = path
+        self.columns = columns
+        self.block_bytes = block_bytes
+        self.fingerprint: str | None = None
+
+    def blocks(self) -> Iterator[DataColumns]:
+        seen: set[str] = set()
+        prints = _Fingerprint()
+        for sessions in self._decoded(prints):
+            seen.update(map(_SESSION_ID, sessions))
+            if len(seen) != prints.count:
+                raise Bad("duplicate session id")
+            try:
+                cols = columns_of(sessions)  # the checks, and the arrays when asked for
+            except OverflowError:
+                raise Bad("an integer beyond 64 bits") from None
+            if self.columns:
+                yield cols
+        if not prints.count:
+            raise Bad("no sessions")
+        if not prints.ordered:  # the ids do not ascend: read again, every line spooled and sorted
+            prints = _Fingerprint(spool=True)
+            for _ in self._decoded(prints):
+                pass
+        self.fingerprint = prints.result()
+
+    def _decoded(self, prints: _Fingerprint) -> Iterator[list[Any]]:
+        """The file's sessions a block at a time, decoded and checked one by one; each one's
+        fingerprint line goes to ``prints``."""
+        decode = decoder(Session).decode
+        for block in whole_line_blocks(self.path, self.block_bytes):
+            sessions = []
+            for line in block.split(b"\n"):
+                if not line.strip():
+                    continue
+                try:
+                    s = decode(line)
+                    printed = canonical_line(s)
+                except DecodeErrors:
+                    s, printed = _by_record_type(line)
+                else:
+                    if _is_v1(s):
+                        self._check_v1(line)
+                sessions.append(s)
+                prints.add(_key(printed, s.session_id), printed)
+            if sessions:
+                yield sessions
+
+    @staticmethod
+    def _check_v1(line: bytes) -> None:
+        try:
+            record = Session.model_validate_json(line)
+        except ValidationError:
+            raise Bad("a defect") from None
+        if check_v1(record):
+            raise Bad("a v1 defect")
+
+
+def data_fingerprint(path: str | os.PathLike) -> str:
+    """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
+    which is also its full check. When the fast pass cannot vouch for the file, it is read by
+    :func:`~.read.read_sessions_fast`, which raises naming every defect (or reads a valid file the
+    fast pass does not take); a file without sessions raises :class:`InputError` (there is nothing
+    to score). Returns ``sha256:<hex>``."""
+    run = DataPass(path, columns=False)
+    try:
+        for _ in run.blocks():
+            pass
+    except Bad:
+        return records_fingerprint(read_sessions_fast(path))
+    assert run.fingerprint is not None
+    return run.fingerprint
+
+
+# --- the pass in a process of its own -------------------------------------------------------------
+
+
+class Forked:
+    """:meth:`DataPass.blocks` run in a forked process: iterate it for the blocks (in order,
+    read ahead by at most what the pipe holds), then read :attr:`fingerprint`. A :class:`Bad`
+    in the pass is raised here; the process is ended when the iteration ends or is left."""
+
+    def __init__(self, run: DataPass) -> None:
+        self.fingerprint: str | None = None
+        read_fd, write_fd = os.pipe()
+        _widen(write_fd)
+        pid = os.fork()
+        if pid == 0:  # the child: send every block, then the fingerprint; never return
+            os.close(read_fd)
+            code = 0
+            try:
+                with os.fdopen(write_fd, "wb") as out:
+                    try:
+                        for cols in run.blocks():
+                            pickle.dump(("block", cols), out, protocol=pickle.HIGHEST_PROTOCOL)
+                        pickle.dump(("done", run.fingerprint), out, protocol=pickle.HIGHEST_PROTOCOL)
+                    except Bad as exc:
+                        pickle.dump(("bad", str(exc)), out, protocol=pickle.HIGHEST_PROTOCOL)
+                    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+                        pickle.dump(("error", f"{type(exc).__name__}: {exc}"), out, protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException:  # noqa: BLE001 - the parent left: nothing to tell
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        self._pid = pid
+        self._in = os.fdopen(read_fd, "rb")
+
+    def __iter__(self) -> Iterator[DataColumns]:
+        try:
+            while True:
+                try:
+                    kind, value = pickle.load(self._in)
+                except EOFError:
+                    raise RuntimeError("the data file's reader ended without a word") from None
+                if kind == "block":
+                    yield value
+                elif kind == "done":
+                    self.fingerprint = value
+                    return
+                elif kind == "bad":
+                    raise Bad(value)
+                else:
+                    raise RuntimeError(f"the data file's reader failed: {value}")
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._pid:
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self._pid, 0)
+            self._pid = 0
+            self._in.close()
+
+
+#: how many bytes of blocks the reading process may be ahead of the scorer (the pipe's size)
+PIPE_BYTES = 1 << 20
+
+
+def _widen(fd: int) -> None:
+    """Let the pipe hold :data:`PIPE_BYTES` (a few blocks), so that neither process waits for
+    the other while both have work; the system's default and bound hold where it refuses."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
+
+
+def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataColumns], Any]:
+    """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
+    the data fingerprint once they are all taken; in a forked process when ``background``."""
+    run = DataPass(path)
+    if background:
+        forked = Forked(run)
+        return iter(forked), forked
+    return run.blocks(), run
