@@ -148,34 +148,3 @@ def canonical_line(record: msgspec.Struct) -> bytes:
     ``model_dump_json`` writes for it, UTF-8."""
     return _ENCODER.encode(record)
 
-
-def arrow_schema(model: type[BaseModel]):
-    """The pyarrow schema of ``model``'s declared fields as a JSON reader should parse them: each
-    field at the type the record type reads (text, 64-bit integers, floats, flags, lists and
-    nested records as structs); whatever a column of that type cannot hold is for the record
-    type to judge."""
-    import pyarrow as pa
-
-    def arrow(tp: Any) -> Any:
-        origin = typing.get_origin(tp)
-        if origin is typing.Annotated:
-            return arrow(typing.get_args(tp)[0])
-        if origin in (Union, types.UnionType):
-            inner = [a for a in typing.get_args(tp) if a is not type(None)]
-            if len(inner) != 1:
-                raise Unsupported(f"union {tp!r}")
-            return arrow(inner[0])
-        if origin is Literal:
-            if not all(isinstance(a, str) for a in typing.get_args(tp)):
-                raise Unsupported(f"literal {tp!r}")
-            return pa.string()
-        if origin is list:
-            return pa.list_(arrow(typing.get_args(tp)[0]))
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            return pa.struct([(name, arrow(info.annotation)) for name, info in tp.model_fields.items()])
-        simple = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
-        if tp in simple:
-            return simple[tp]
-        raise Unsupported(f"type {tp!r}")
-
-    return pa.schema([(name, arrow(info.annotation)) for name, info in model.model_fields.items()])

@@ -185,3 +185,18 @@ def test_json_documents_are_written_as_the_standard_library_indents_them(obj):
         assert "".join(_json_parts(obj)) == json.dumps(obj, ensure_ascii=False, indent=2) + "\n"
     finally:
         io.JSON_ITEMS = was
+
+
+def test_ids_that_stop_ascending_in_a_later_block_give_the_same_fingerprint(tmp_path, monkeypatch):
+    from interleave_bench.errors import InputError
+    from interleave_bench.score import datafile
+
+    monkeypatch.setattr(datafile, "BLOCK_BYTES", 2048)  # a few sessions a block
+    ids = [f"s-{k:03d}" for k in range(40)] + ["r-1", "s-100", "a"] + [f"t-{k}" for k in range(12)]
+    path = tmp_path / "sessions.jsonl"
+    path.write_text("".join(json.dumps(session(sid=sid)) + "\n" for sid in ids), encoding="utf-8")
+    assert data_fingerprint(path) == records_fingerprint(read_sessions_fast(path))
+    # one id twice, far apart and out of order: refused, as the strict reader refuses it
+    path.write_text("".join(json.dumps(session(sid=sid)) + "\n" for sid in [*ids, "s-005"]), encoding="utf-8")
+    with pytest.raises(InputError, match="duplicate"):
+        data_fingerprint(path)

@@ -24,13 +24,14 @@ import functools
 import hashlib
 import os
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 from msgspec import UNSET
 
+from .. import heap
 from ..compiled import DecodeErrors, decoder
 from ..schema import ACTIONS, CLARIFY, ERROR, STYLES, PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, codes_in, data_pass, whole_line_blocks
@@ -40,8 +41,6 @@ from .routing import BREAKDOWN_DIMENSIONS, CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_C
 GRID_CELLS = 20_000_000
 #: values per chunk of the pooled latencies (8 MB of floats)
 CHUNK_VALUES = 1 << 20
-#: how much a pooled array grows when full (a quarter: little held unused, few copies)
-GROWTH = 1.25
 #: label codes beside thread numbers (0..k-1)
 L_CLARIFY, L_ERROR = -2, -3
 
@@ -81,8 +80,9 @@ MODEL_FIELD = "model"
 
 @functools.lru_cache(maxsize=None)
 def _row_decoder() -> Any:
-    """The compiled reader of a prediction row: unknown fields passed over but ``model``; a usage
-    records which of its fields were given (``{}`` is no model call) and takes no unknown ones."""
+    """The compiled reader of a prediction row: unknown fields passed over but ``model``, and
+    refused in a usage (each usage field is a count the scorer adds up); a usage records which of
+    its fields were given (``{}`` is no model call)."""
     return decoder(PredictionRow, keep_unknown=True, presence=(RowUsage,), extra=((MODEL_FIELD, Optional[str]),))
 
 
@@ -90,21 +90,32 @@ def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
     """The rows of a JSONL predictions file, decoded by the compiled reader a block at a time;
     every byte of the file goes to ``digest`` (a hashlib object) as it is read. Raises
     :class:`Bad` for a line that reader does not take (the strict reader decides)."""
-    decode = _row_decoder().decode
+    decode = _row_decoder().decode_lines  # blank lines are passed over, as the strict reader does
     for block in whole_line_blocks(path):
         digest.update(block)
         try:
-            yield [decode(line) for line in block.split(b"\n") if line.strip()]
+            yield decode(block)
         except DecodeErrors as exc:
             raise Bad(str(exc)) from None
 
 
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
 _BURST, _MIXED, _WAITED = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited")
+_TOKENS = attrgetter("input", "output", "cache_hit")
 
 
-def _unset_to(value: Any, default: Any) -> Any:
-    return default if value is UNSET else value
+def _counts(values: list[int | None]) -> np.ndarray:
+    """Optional counts as integers, 0 where left out (most files leave them all out)."""
+    if values.count(None) == len(values):
+        return np.zeros(len(values), dtype=np.int64)
+    return np.fromiter((v or 0 for v in values), dtype=np.int64, count=len(values))
+
+
+def _flags(values: list[bool | None]) -> np.ndarray:
+    """Optional flags, false where left out."""
+    if values.count(None) == len(values):
+        return np.zeros(len(values), dtype=bool)
+    return np.fromiter((v is True for v in values), dtype=bool, count=len(values))
 
 
 def row_columns(rows: list[Any], data: DataColumns) -> PredictionColumns:
@@ -114,14 +125,22 @@ def row_columns(rows: list[Any], data: DataColumns) -> PredictionColumns:
     session = np.fromiter(map(where.get, map(_SID, rows), repeat(-1)), dtype=np.int64, count=n)
     label = data.vocab.encode_words(list(map(_PRED, rows)))
     usages = list(map(_USAGE_OF, rows))
-    called = [u is not None and (u.input is not UNSET or u.output is not UNSET or u.cache_hit is not UNSET) for u in usages]
-    tokens = {}
-    for name in ("input", "output", "cache_hit"):
-        get = attrgetter(name)
-        tokens[name] = np.fromiter((0 if u is None else _unset_to(get(u), 0) for u in usages), dtype=np.int64, count=n)
-    latency = np.fromiter(
-        (e if e is not None and (v is None or v == "llm") else np.nan for e, v in zip(map(_ELAPSED, rows), map(_VIA, rows))),
-        dtype=np.float64, count=n)
+    given = list(compress(range(n), usages))  # rows with a usage
+    call = np.zeros(n, dtype=bool)
+    tokens = np.zeros((n, 3), dtype=np.int64)
+    if given:
+        values = list(chain.from_iterable(map(_TOKENS, compress(usages, usages))))
+        if UNSET in values:  # read with presence: a field left out counts 0, a usage naming none is no call
+            named = np.array([v is not UNSET for v in values], dtype=bool).reshape(len(given), 3)
+            values = [0 if v is UNSET else v for v in values]
+            call[given] = named.any(axis=1)
+        else:
+            call[given] = True
+        tokens[given] = np.array(values, dtype=np.int64).reshape(len(given), 3)
+    latency = np.array(list(map(_ELAPSED, rows)), dtype=np.float64)  # None -> NaN
+    vias = list(map(_VIA, rows))
+    if vias.count(None) + vias.count("llm") != n:  # a latency counts for a row routed by the model (7.10)
+        latency[[v is not None and v != "llm" for v in vias]] = np.nan
     ref_lists = list(map(_REFS, rows))
     with_refs = list(compress(range(n), ref_lists))
     if with_refs:
@@ -131,11 +150,9 @@ def row_columns(rows: list[Any], data: DataColumns) -> PredictionColumns:
         ref_row = ref_code = np.zeros(0, dtype=np.int64)
     return PredictionColumns(
         rows=n, session=session, i=np.fromiter(map(_I, rows), dtype=np.int64, count=n), label=label,
-        call=np.array(called, dtype=bool), input_tokens=tokens["input"], output_tokens=tokens["output"],
-        cached_tokens=tokens["cache_hit"], latency=latency,
-        burst=np.fromiter((b or 0 for b in map(_BURST, rows)), dtype=np.int64, count=n),
-        mixed=np.fromiter((m is True for m in map(_MIXED, rows)), dtype=bool, count=n),
-        waited=np.fromiter((w is True for w in map(_WAITED, rows)), dtype=bool, count=n),
+        call=call, input_tokens=tokens[:, 0], output_tokens=tokens[:, 1], cached_tokens=tokens[:, 2], latency=latency,
+        burst=_counts(list(map(_BURST, rows))), mixed=_flags(list(map(_MIXED, rows))),
+        waited=_flags(list(map(_WAITED, rows))),
         ref_row=ref_row, ref_code=ref_code,
     )
 
@@ -219,9 +236,13 @@ class PredictionStream:
 
             taken, self._buffer = parquet.split(self._buffer, wanted)
             return taken
-        mine = [r.session_id in wanted for r in self._buffer]
-        taken = list(compress(self._buffer, mine))
-        self._buffer = [r for r, m in zip(self._buffer, mine) if not m]
+        mine = list(map(wanted.__contains__, map(_SID, self._buffer)))
+        cut = mine.index(False) if False in mine else len(mine)
+        if True not in mine[cut:]:  # in the data's order: the wanted rows come first
+            taken, self._buffer = self._buffer[:cut], self._buffer[cut:]
+        else:
+            taken = list(compress(self._buffer, mine))
+            self._buffer = list(compress(self._buffer, [not m for m in mine]))
         return taken
 
     def columns(self, rows: Any, data: DataColumns) -> PredictionColumns:
@@ -288,14 +309,34 @@ class _Block:
     outside: int
 
 
+#: what joins the strings of a block (a string that holds it is kept as it is)
+_SEP = "\x00"
+
+
+def _packed(strings: list[str]) -> str | list[str]:
+    """A block's strings as one text, or the list itself when one of them holds :data:`_SEP`."""
+    text = _SEP.join(strings)
+    return text if text.count(_SEP) == len(strings) - 1 else list(strings)
+
+
+def _joined(parts: list[str | list[str]]) -> list[str]:
+    """The strings :func:`_packed` a block at a time, one list again."""
+    out: list[str] = []
+    for part in parts:
+        out += part.split(_SEP) if isinstance(part, str) else part
+    return out
+
+
 class ClosedRun:
     """A closed-mode run pooled block by block; holds per-session counts, never per-message data
     beyond the latencies (whose percentiles need them all)."""
 
     def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.langs: list[str] = []
-        self.matrix = _Growing((len(COLUMNS),))
+        # ids and languages kept as one text per block (split when the run is finished): the
+        # strings of each block's records are let go with it rather than pinning its memory
+        self._ids: list[str | list[str]] = []
+        self._langs: list[str | list[str]] = []
+        self.matrix = _Chunks(len(COLUMNS))
         self.latencies = _Chunks()
         self.p_sum = self.r_sum = 0.0
         self.items = 0
@@ -304,8 +345,9 @@ class ClosedRun:
         self.outside = 0
 
     def add(self, block: _Block) -> None:
-        self.ids += block.session_ids
-        self.langs += block.langs
+        if block.session_ids:
+            self._ids.append(_packed(block.session_ids))
+            self._langs.append(_packed(block.langs))
         self.matrix.append(block.matrix)
         if len(block.latencies):
             self.latencies.append(block.latencies)
@@ -322,14 +364,18 @@ class ClosedRun:
         self.outside += block.outside
 
     def finish(self, stream: PredictionStream) -> ColumnarRun:
-
+        """The run's pooled counts; the run lets go of what it pooled (call once)."""
         breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
         for (dim, key), cell in sorted(self.breakdown.items()):
             breakdown[dim][key] = cell
         latency = chunked_latency_percentiles(self.latencies.arrays())  # only these are kept
-        matrix = self.matrix.array()
+        latency_rows = len(self.latencies)
+        self.latencies = _Chunks()  # let go before the matrix is joined
+        matrix, self.matrix = self.matrix.joined(), _Chunks(len(COLUMNS))
+        ids, langs = _joined(self._ids), _joined(self._langs)
+        self._ids, self._langs = [], []
         return ColumnarRun(
-            session_ids=self.ids, langs=self.langs, matrix=matrix, latency=latency, latency_rows=len(self.latencies),
+            session_ids=ids, langs=langs, matrix=matrix, latency=latency, latency_rows=latency_rows,
             bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=stream.rows, outside=self.outside, mode=stream.first["mode"], policy=stream.first["policy"],
             model=stream.first["model"],
@@ -338,21 +384,25 @@ class ClosedRun:
 
 
 class _Chunks:
-    """Values appended block by block into arrays of :data:`CHUNK_VALUES` (each one large
-    allocation, never regrown or joined); a block of another dtype starts a new one."""
+    """Values (or rows of ``width`` values) appended block by block into arrays of
+    :data:`CHUNK_VALUES` values each (large allocations, never regrown); a block of another dtype
+    starts a new one."""
 
-    def __init__(self) -> None:
+    def __init__(self, width: int = 0) -> None:
+        self._width = width
+        self._rows = max(CHUNK_VALUES // max(width, 1), 1)  # rows a chunk holds
         self._chunks: list[np.ndarray] = []
         self._used: list[int] = []
 
     def append(self, values: np.ndarray) -> None:
-        """Add ``values`` after those appended so far."""
+        """Add ``values`` (rows, when the chunks hold rows) after those appended so far."""
+        shape = (self._rows, self._width) if self._width else (self._rows,)
         while len(values):
-            if not self._chunks or self._used[-1] == CHUNK_VALUES or self._chunks[-1].dtype != values.dtype:
-                self._chunks.append(np.empty(CHUNK_VALUES, dtype=values.dtype))
+            if not self._chunks or self._used[-1] == self._rows or self._chunks[-1].dtype != values.dtype:
+                self._chunks.append(np.empty(shape, dtype=values.dtype))
                 self._used.append(0)
             at = self._used[-1]
-            take = min(CHUNK_VALUES - at, len(values))
+            take = min(self._rows - at, len(values))
             self._chunks[-1][at:at + take] = values[:take]
             self._used[-1] = at + take
             values = values[take:]
@@ -361,33 +411,15 @@ class _Chunks:
         """The values appended so far, chunk by chunk (views: no copy)."""
         return [c[:n] for c, n in zip(self._chunks, self._used)]
 
+    def joined(self) -> np.ndarray:
+        """The values appended so far as one array (a copy; the dtype widens as
+        ``np.concatenate`` widens it)."""
+        if not self._chunks:
+            return np.zeros((0, self._width) if self._width else (0,))
+        return np.concatenate(self.arrays())
+
     def __len__(self) -> int:
         return sum(self._used)
-
-
-class _Growing:
-    """Rows appended block by block into one array grown a quarter at a time: the pooled arrays
-    live in a few large allocations (handed back whole when outgrown) rather than in many small
-    ones that would pin the memory of the blocks' scratch arrays around them."""
-
-    def __init__(self, width: tuple[int, ...] = ()) -> None:
-        self._data = np.zeros((0, *width))
-        self._n = 0
-
-    def append(self, rows: np.ndarray) -> None:
-        """Add ``rows`` (the dtype widens as ``np.concatenate`` would widen it)."""
-        need = self._n + len(rows)
-        dtype = np.result_type(self._data, rows) if self._n else rows.dtype
-        if need > len(self._data) or dtype != self._data.dtype:
-            grown = np.empty((max(need, int(len(self._data) * GROWTH)), *rows.shape[1:]), dtype=dtype)
-            grown[:self._n] = self._data[:self._n]
-            self._data = grown
-        self._data[self._n:need] = rows
-        self._n = need
-
-    def array(self) -> np.ndarray:
-        """The rows appended so far (a view: no copy)."""
-        return self._data[:self._n]
 
 
 def _by_session(sess: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -622,8 +654,10 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
     runs: list[ClosedRun | None] = [ClosedRun() for _ in pred_paths]
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
-        for data in blocks:
+        for n_block, data in enumerate(blocks, start=1):
             bar.update(len(data))
+            if n_block % heap.EVERY == 0:
+                heap.release()
             for k, stream in enumerate(streams):
                 if stream is None:
                     continue
@@ -652,7 +686,10 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
             out.append(None)
         else:
             out.append(run.finish(stream))
-    return out, reader.fingerprint
+    fingerprint = reader.fingerprint
+    del streams, runs, blocks, reader
+    heap.release()  # what the pass and the pooling let go
+    return out, fingerprint
 
 
 def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str | None) -> _Block | None:

@@ -24,6 +24,7 @@ import os
 import pickle
 import signal
 import tempfile
+from array import array
 from itertools import chain, compress
 from operator import attrgetter
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 from pydantic import ValidationError
 
+from .. import heap
 from ..compiled import DecodeErrors, canonical_line, decoder, encode as _ENCODE
 from ..io import LinesHash, needs_strict_parse, records_fingerprint
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
@@ -297,43 +299,65 @@ def _by_record_type(line: bytes) -> tuple[Any, bytes]:
 
 
 class _Fingerprint:
-    """Fingerprint lines hashed in order while their keys ascend (:attr:`ordered` turns false at
-    the first that does not, and the lines after it are let go); or, when ``spool``, every line
-    written to a temporary file (memory holds its key and place, never the line) and sorted by
-    :meth:`result`."""
+    """The data fingerprint, fed a block of lines at a time in file order.
 
-    def __init__(self, spool: bool = False) -> None:
+    While the keys ascend, the lines are hashed as they come (ascending ids are unique). At the
+    first block where they do not, that block and every later one is spooled to a temporary file
+    (memory holds each line's key, place and length in compact arrays, never the line);
+    :attr:`prefix` then says how many bytes of the file came before that block, whose lines the
+    caller hands to :meth:`spool` again at the end; :meth:`result` sorts the spooled lines, checks
+    their ids unique and hashes them.
+    """
+
+    def __init__(self) -> None:
         self._hash = LinesHash()
-        self.ordered = True
-        self.count = 0
         self._last: bytes | None = None
-        self._spool: Any = tempfile.TemporaryFile() if spool else None
+        self.count = 0
+        self.prefix: int | None = None  # bytes before the first block spooled
+        self._spool: Any = None
+        self._keys: list[bytes] = []
+        self._places = array("q")
+        self._lengths = array("q")
         self._offset = 0
-        self._index: list[tuple[bytes, int, int]] = []
 
-    def add(self, key: bytes, line: bytes) -> None:
-        self.count += 1
-        if self._spool is not None:
-            self._spool.write(line)
-            self._index.append((key, self._offset, len(line)))
+    def add(self, keys: list[bytes], lines: list[bytes], at: int) -> None:
+        """A block's keys and lines, the block starting ``at`` bytes into the file."""
+        self.count += len(lines)
+        if self._spool is None:
+            last = self._last
+            if all(k > p for k, p in zip(keys, [last, *keys[:-1]]) if p is not None):
+                for line in lines:
+                    self._hash.update(line)
+                self._last = keys[-1] if keys else last
+                return
+            self.prefix = at
+            self._spool = tempfile.TemporaryFile()
+        self.spool(keys, lines)
+
+    def spool(self, keys: list[bytes], lines: list[bytes]) -> None:
+        """Lines to sort before hashing."""
+        self._keys += keys
+        for line in lines:
+            self._places.append(self._offset)
+            self._lengths.append(len(line))
             self._offset += len(line)
-        elif self.ordered:
-            if self._last is None or key > self._last:
-                self._hash.update(line)
-                self._last = key
-            else:
-                self.ordered = False
+        self._spool.write(b"".join(lines))
 
     def result(self) -> str:
-        """The fingerprint (of lines met in ascending order, or of the spooled lines)."""
-        if self._spool is not None:
-            self._index.sort()
-            self._spool.flush()
-            for _, offset, length in self._index:
-                self._spool.seek(offset)
-                self._hash.update(self._spool.read(length))
-            self._spool.close()
-        return self._hash.result()
+        """The fingerprint; raises :class:`Bad` when two lines have one id."""
+        if self._spool is None:
+            return self._hash.result()
+        keys = self._keys
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        if any(keys[a] == keys[b] for a, b in zip(order, order[1:])):
+            raise Bad("duplicate session id")
+        digest = LinesHash()
+        self._spool.flush()
+        for k in order:
+            self._spool.seek(self._places[k])
+            digest.update(self._spool.read(self._lengths[k]))
+        self._spool.close()
+        return digest.result()
 
 
 #: how every fingerprint line starts, before the session id's JSON text
@@ -357,12 +381,10 @@ class DataPass:
         self.fingerprint: str | None = None
 
     def blocks(self) -> Iterator[DataColumns]:
-        seen: set[str] = set()
         prints = _Fingerprint()
-        for sessions in self._decoded(prints):
-            seen.update(map(_SESSION_ID, sessions))
-            if len(seen) != prints.count:
-                raise Bad("duplicate session id")
+        for n_block, sessions in enumerate(self._decoded(prints), start=1):
+            if n_block % heap.EVERY == 0:
+                heap.release()
             try:
                 cols = columns_of(sessions)  # the checks, and the arrays when asked for
             except OverflowError:
@@ -371,33 +393,53 @@ class DataPass:
                 yield cols
         if not prints.count:
             raise Bad("no sessions")
-        if not prints.ordered:  # the ids do not ascend: read again, every line spooled and sorted
-            prints = _Fingerprint(spool=True)
-            for _ in self._decoded(prints):
+        if prints.prefix is not None:  # the ids stopped ascending: the lines before are spooled too
+            for _ in self._decoded(prints, until=prints.prefix):
                 pass
         self.fingerprint = prints.result()
 
-    def _decoded(self, prints: _Fingerprint) -> Iterator[list[Any]]:
-        """The file's sessions a block at a time, decoded and checked one by one; each one's
-        fingerprint line goes to ``prints``."""
-        decode = decoder(Session).decode
+    def _decoded(self, prints: _Fingerprint, until: int | None = None) -> Iterator[list[Any]]:
+        """The file's sessions a block at a time, decoded and checked one by one; each block's
+        fingerprint lines go to ``prints`` (to its spool, for the blocks before byte ``until``)."""
+        strict = decoder(Session)
+        at = 0
         for block in whole_line_blocks(self.path, self.block_bytes):
-            sessions = []
-            for line in block.split(b"\n"):
-                if not line.strip():
-                    continue
-                try:
-                    s = decode(line)
-                    printed = canonical_line(s)
-                except DecodeErrors:
-                    s, printed = _by_record_type(line)
-                else:
-                    if _is_v1(s):
-                        self._check_v1(line)
-                sessions.append(s)
-                prints.add(_key(printed, s.session_id), printed)
+            if until is not None and at >= until:
+                return
+            try:  # the whole block at once; line by line only when some line needs the record type
+                sessions = strict.decode_lines(block)
+                printed = list(map(canonical_line, sessions))
+            except DecodeErrors:
+                sessions, printed = self._line_by_line(block)
+            for s, line in zip(sessions, printed):
+                if _is_v1(s):
+                    self._check_v1(line)
+            keys = list(map(_key, printed, map(_SESSION_ID, sessions)))
+            if until is None:
+                prints.add(keys, printed, at)
+            else:
+                prints.spool(keys, printed)
+            at += len(block)
             if sessions:
                 yield sessions
+
+    @staticmethod
+    def _line_by_line(block: bytes) -> tuple[list[Any], list[bytes]]:
+        """A block's sessions and fingerprint lines, each line read by the compiled reader or, when
+        it does not take it, by the record type."""
+        decode = decoder(Session).decode
+        sessions, printed = [], []
+        for line in block.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                s = decode(line)
+                p = canonical_line(s)
+            except DecodeErrors:
+                s, p = _by_record_type(line)
+            sessions.append(s)
+            printed.append(p)
+        return sessions, printed
 
     @staticmethod
     def _check_v1(line: bytes) -> None:
