@@ -33,7 +33,7 @@ MID_REPLY_FORMAT = "interleave-mid-reply-v1"
 class Document(BaseModel):
     """Base of every result document: unknown fields are kept; :meth:`dump` gives plain JSON data."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     def dump(self) -> dict[str, Any]:
         """The document as plain JSON data, fields in declaration order, unknown fields last."""

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -356,6 +357,13 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     if isinstance(obj, Record):
         obj = obj.dump()
     atomic_write_parts(path, _json_parts(obj))
+
+
+def print_json(obj: Any, file: Any = None) -> None:
+    """Print a JSON document as :func:`write_json` writes it (to stdout by default), a part at a time."""
+    out = sys.stdout if file is None else file
+    for part in _json_parts(obj):
+        out.write(part)
 
 
 #: items of a long list encoded at a time: a document's text is never held whole (a score

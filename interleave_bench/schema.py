@@ -59,7 +59,7 @@ MID_REPLY_TAGS = (
 class Record(BaseModel):
     """Base of every record: unknown fields are kept, never dropped."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
     def dump(self) -> dict[str, Any]:
         """The record as plain JSON data, declared fields first, unknown fields kept.

@@ -281,3 +281,22 @@ def test_bad_data_file_names_line_and_field(tmp_path, capsys):
     assert code == 2 and out == ""
     assert err.strip() == (f"error: {data}:2: turns[0].gold.action: 'swich' is not one of new, continue, switch, "
                            "return, oneoff")
+
+
+def test_scoring_many_runs_keeps_their_per_session_rows_only_in_the_files(tmp_path, capsys, data):
+    from interleave_bench.score import score_files
+
+    path, ss = data
+    preds = [write_jsonl(tmp_path / "data" / "predictions" / f"closed-{k}.jsonl", oracle_rows(ss, "closed")) for k in range(3)]
+    kept = score_files(path, preds, bootstrap=0)
+    lean = score_files(path, preds, bootstrap=0, keep_per_session=False)
+    for full, small in zip(kept, lean):
+        assert len(full.result["per_session"]) == 8 and "per_session" not in small.result
+        on_disk = json.loads(small.score_file.read_text())
+        assert on_disk["per_session"] == full.result["per_session"]
+        assert {k: v for k, v in full.result.items() if k not in ("per_session", "provenance")} == \
+            {k: v for k, v in small.result.items() if k != "provenance"}
+    # --json prints every row (the same text as the file), --per-session prints them
+    code, out, err = run_cli(capsys, "score", path, preds[0], "--bootstrap", 0, "--json")
+    assert code == 0 and json.loads(out)["per_session"] == kept[0].result["per_session"]
+    assert out == preds[0].with_suffix(".score.json").read_text()

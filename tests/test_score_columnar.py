@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interleave_bench.cli import main as cli_main
-from interleave_bench.errors import InputError
+from interleave_bench.errors import InputError, InputErrors
 from interleave_bench.score.columnar import score_run_blocks
 from interleave_bench.score.read import read_predictions_fast, read_sessions_fast
 from interleave_bench.score.run import score_files, score_predictions, system_name
@@ -318,3 +318,55 @@ def test_chunked_latency_percentiles_are_those_of_the_joined_latencies(chunks):
     joined = np.concatenate(chunks) if chunks else np.zeros(0)
     got, want = chunked_latency_percentiles(chunks), latency_percentiles(joined)
     assert json.dumps(got) == json.dumps(want)
+
+
+@pytest.mark.parametrize("case", ["open", "open labels numbered per session", "closed unknown label", "rows out of order",
+                                  "unknown session", "duplicate"])
+def test_the_replay_a_block_at_a_time_scores_as_the_whole_file_replay(tmp_path, monkeypatch, case):
+    """Open-mode runs (and closed ones the arrays decline) are replayed a block of sessions at a
+    time, over many blocks, to the same document; what only the whole-file replay can list falls
+    back to it, with the same document or the same error."""
+    from interleave_bench.score import datafile, stream
+
+    monkeypatch.setattr(datafile, "BLOCK_BYTES", 4096)  # a few sessions a block
+    ss = many_sessions(40, turns=9, split_every=4)
+    mode = "closed" if case == "closed unknown label" else "open"
+    all_rows = []
+    for k, s in enumerate(ss):
+        labels = [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]]
+        if mode == "open":
+            labels = [f"topic-{x}" if x != "CLARIFY" else x for x in labels]
+            if case == "open labels numbered per session":
+                labels = [str(len(x)) if x != "CLARIFY" else x for x in labels]
+            labels[k % 9] = labels[(k + 3) % 9]  # some merged, some split
+        elif k % 5 == 0:
+            labels[2] = "nowhere"
+        all_rows += rows(s["session_id"], labels, mode, elapsed_ms={i: 50 + 7 * i for i in range(9)})
+    if case == "rows out of order":
+        all_rows.append(all_rows.pop(0))
+    elif case == "unknown session":
+        all_rows.insert(30, {"session_id": "elsewhere", "i": 0, "pred": "t1"})
+    elif case == "duplicate":
+        all_rows.insert(40, dict(all_rows[12]))
+    data = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
+    streamed = case not in ("rows out of order", "unknown session", "duplicate")
+    if streamed:
+        run = stream.stream_run(data, pred, "dev", None, False)
+        assert run.scored_mode == mode and len(run.session_ids) == 30
+    else:
+        with pytest.raises(datafile.Bad):
+            stream.stream_run(data, pred, "dev", None, False)
+    rows_, lines = read_predictions_fast(pred)
+    try:
+        old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=40,
+                                source=str(pred), lines=lines).result
+    except InputErrors as exc:  # duplicates: the same error either way
+        with pytest.raises(InputErrors) as got:
+            score_files(data, [pred], split="dev", bootstrap=40, write=False)
+        assert [str(e) for e in got.value.errors] == [str(e) for e in exc.errors]
+        return
+    (new,) = score_files(data, [pred], split="dev", bootstrap=40, write=False)
+    assert without_provenance(new.result) == without_provenance(old)
+    if mode == "open":
+        assert new.result["cluster"]["counts"]["messages"] == 30 * 9

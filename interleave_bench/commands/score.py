@@ -8,10 +8,10 @@ score document(s) instead of the tables. Re-scoring never calls a model.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
+from ..io import print_json
 from ..llm.prices import prices_from
 from ..progress import Timer, summary_line
 from ..schema import MODES
@@ -60,12 +60,11 @@ def run(args: argparse.Namespace) -> int:
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
-            jobs=args.jobs,
+            jobs=args.jobs, keep_per_session=args.per_session or args.json,
         )
     results = [r.result for r in runs]
     if args.json:
-        doc = results[0] if len(results) == 1 else results
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print_json(results[0] if len(results) == 1 else results)
         for r in results:
             print(not_scored_line(r), file=sys.stderr)
     else:

@@ -6,14 +6,18 @@ the fake model on loopback for ``--dry-run``) and call ``await llm.complete(kind
 
 from __future__ import annotations
 
-import argparse
-import os
-from contextlib import contextmanager
-from typing import Iterator
+from typing import Any
 
-from .cache import DEFAULT_CACHE_DIR, ResponseCache
-from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, ModelCallError, Reply, RunStats, Usage
-from .provider import Provider, fake_provider, resolve_provider
+#: what the package offers, and the module of each (loaded when first asked for: a command that
+#: only reads prices, such as ``score``, loads neither the client nor its event loop)
+_WHERE = {
+    "LLM": "client", "ModelCallError": "client", "Reply": "client", "RunStats": "client", "Usage": "client",
+    "DEFAULT_CONCURRENCY": "client", "DEFAULT_MAX_RETRIES": "client", "DEFAULT_TIMEOUT_S": "client",
+    "Provider": "provider", "fake_provider": "provider", "resolve_provider": "provider",
+    "ResponseCache": "cache", "DEFAULT_CACHE_DIR": "cache",
+    "model_session": "session", "add_model_arguments": "session", "model_session_from_args": "session",
+    "cache_dir_from": "session",
+}
 
 __all__ = [
     "LLM", "ModelCallError", "Reply", "RunStats", "Usage", "Provider", "ResponseCache",
@@ -21,66 +25,13 @@ __all__ = [
 ]
 
 
-def cache_dir_from(value: str | None) -> str:
-    """The cache folder: ``--cache``, else ``INTERLEAVE_CACHE``, else ``.cache/``."""
-    return value or os.environ.get("INTERLEAVE_CACHE") or DEFAULT_CACHE_DIR
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
 
 
-@contextmanager
-def model_session(
-    *,
-    model: str | None = None,
-    dry_run: bool = False,
-    cache_dir: str | None = None,
-    use_cache: bool = True,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-) -> Iterator[LLM]:
-    """An :class:`LLM` for one run. ``dry_run`` serves the fake model on loopback for the run's length."""
-    server = None
-    if dry_run:
-        from .server import FakeServer
-
-        server = FakeServer().start()
-        provider = fake_provider(server.url, model)
-    else:
-        provider = resolve_provider(model)
-    cache = ResponseCache(cache_dir_from(cache_dir)) if use_cache else None
-    try:
-        yield LLM(provider, cache=cache, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
-    finally:
-        if cache is not None:
-            cache.close()
-        if server is not None:
-            server.stop()
-
-
-def add_model_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -> None:
-    """The options every model-calling command shares."""
-    g = p.add_argument_group("model")
-    g.add_argument("--model", help="model name (default: deepseek-chat with DEEPSEEK_API_KEY; required with OPENAI_BASE_URL)")
-    if dry_run:
-        g.add_argument("--dry-run", action="store_true", help="answer with the fake model on loopback: nothing is spent")
-    g.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
-    g.add_argument("--cache", metavar="DIR", help="response cache folder (default: $INTERLEAVE_CACHE or .cache/)")
-    g.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    g.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
-    g.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
-
-
-def model_session_from_args(args: argparse.Namespace):
-    """:func:`model_session` configured from :func:`add_model_arguments` options."""
-    from ..errors import UsageError
-
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
-    return model_session(
-        model=args.model,
-        dry_run=getattr(args, "dry_run", False),
-        cache_dir=args.cache,
-        use_cache=not args.no_cache,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-    )
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

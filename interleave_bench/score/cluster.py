@@ -326,7 +326,11 @@ def cluster_section(
     sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
 ) -> dict[str, Any]:
     """The ``cluster`` section of a score document: ``{"metrics": {...}, "counts": {...}}``."""
-    c = contingency_of_codes(*run_clusterings(sessions, by_session))
+    return cluster_section_of(contingency_of_codes(*run_clusterings(sessions, by_session)))
+
+
+def cluster_section_of(c: Contingency) -> dict[str, Any]:
+    """:func:`cluster_section` from the run's contingency."""
     return {
         "metrics": metrics_of(c),
         "counts": {

@@ -292,6 +292,9 @@ class ColumnarRun:
     model: str | None
     #: the predictions file's SHA-256 (``sha256:<hex>``) when taken as it was read
     predictions_sha256: str | None = None
+    #: the mode the run was scored in, and its cluster section (open mode)
+    scored_mode: str = "closed"
+    cluster: dict[str, Any] | None = None
 
 
 @dataclass

@@ -413,15 +413,27 @@ def _document_of(
     sessions_of: Callable[[], Sequence[Session]],
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
     price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
+    keep_per_session: bool = True, stream: bool = False,
 ) -> ScoredFile:
     """One predictions file's document: from its :class:`~.columnar.ColumnarRun` when the
-    columnar scorer produced one (``fast``), else by the replay; written beside it when ``write``."""
+    columnar scorer produced one (``fast``), else (when ``stream``) from the replay a block of
+    sessions at a time (:mod:`.stream`), else by the whole-file replay; written beside it when
+    ``write``."""
     from ..io import sha256_file, write_json
     from ..provenance import provenance
 
+    data_sha = fingerprint()  # first: the data file's defects are named before the predictions'
+    if fast is None and stream:
+        from .datafile import Bad
+        from .stream import stream_run
+
+        try:
+            fast = stream_run(data_path, pred_path, split, mode, allow_duplicates)
+        except Bad:
+            fast = None
     facts = provenance(
         data_file=str(data_path),
-        data_sha256=fingerprint(),  # first: the data file's defects are named before the predictions'
+        data_sha256=data_sha,
         predictions_file=str(pred_path),
         # taken as the columnar scorer read the file, else read for it
         predictions_sha256=(fast.predictions_sha256 if fast is not None else None) or sha256_file(pred_path),
@@ -434,11 +446,11 @@ def _document_of(
         chosen_price = table_price if price is None else price
         run_price = chosen_price(fast.model) if callable(chosen_price) else chosen_price
         result = score_document(
-            system=system, mode="closed", split=split, policy=fast.policy, model=fast.model,
+            system=system, mode=fast.scored_mode, split=split, policy=fast.policy, model=fast.model,
             matrix=fast.matrix, latency=fast.latency, latency_rows=fast.latency_rows, bcubed=fast.bcubed, breakdown=fast.breakdown,
             rows=fast.rows, outside=fast.outside, left_out=[LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored],
             session_ids=fast.session_ids, langs=fast.langs,
-            bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts,
+            bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts, cluster=fast.cluster,
         )
     else:
         rows, lines = read_predictions_fast(pred_path)
@@ -451,6 +463,8 @@ def _document_of(
     if write:
         out.score_file = score_path(pred_path)
         write_json(out.score_file, result)
+        if not keep_per_session:  # written whole; what is kept of many large runs stays small
+            out.result = {key: value for key, value in result.items() if key != "per_session"}
     return out
 
 
@@ -468,6 +482,7 @@ def score_files(
     data_source: Mapping[str, Any] | None = None,
     price: Price | Callable[[str | None], Price | None] | None = None,
     jobs: int = 1,
+    keep_per_session: bool = True,
 ) -> list[ScoredFile]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
 
@@ -481,7 +496,9 @@ def score_files(
     same. Each document's provenance adds the data file and the data fingerprint (on the records:
     :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
     ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
-    Returns one :class:`ScoredFile` per predictions file, in order.
+    Returns one :class:`ScoredFile` per predictions file, in order; unless ``keep_per_session``,
+    a document written to its score file is returned without its ``per_session`` rows (the file
+    holds them), so that scoring many large runs holds little.
     """
     from ..io import records_fingerprint
 
@@ -495,7 +512,7 @@ def score_files(
         if not path.is_file():
             raise InputError(str(path), None, None, "no such file")
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
-                   price=price, write=write, data_source=dict(data_source or {}))
+                   price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write)
     jobs = min(jobs, len(pred_paths))
     if sessions is not None:
         return _score_share(pred_paths, data_path, records_fingerprint(sessions), sessions, options)
@@ -538,7 +555,8 @@ def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | No
             read.append(read_sessions_fast(data_path))  # raises, naming every defect
         return read[0]
 
-    return [_document_of(p, data_path, fingerprint, f, sessions_of, **options) for p, f in zip(pred_paths, fast)]
+    return [_document_of(p, data_path, fingerprint, f, sessions_of, stream=sessions is None, **options)
+            for p, f in zip(pred_paths, fast)]
 
 
 #: what the worker processes of :func:`score_files` share (set before the pool forks them)
