@@ -28,7 +28,7 @@ from array import array
 from itertools import chain, compress
 from operator import attrgetter
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from pydantic import ValidationError
@@ -279,18 +279,24 @@ def _is_v1(s: Any) -> bool:
     return s.version == "interleave-v1" or s.timeline is not None or s.probes is not None
 
 
+def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]]) -> Session:
+    """A session line read by the record type and checked by ``check``; raises :class:`Bad` at a defect."""
+    try:
+        record = Session.model_validate_json(text)
+    except ValidationError:
+        raise Bad("a defect") from None
+    if check(record):
+        raise Bad("a defect")
+    return record
+
+
 def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     """A line the compiled reader does not take, read by the record type: the session as the
     compiled reader that passes over unknown fields reads it, and its fingerprint line."""
     text = line.decode("utf-8")
     if needs_strict_parse(text):
         raise Bad("a value only the strict reader judges")
-    try:
-        record = Session.model_validate_json(text)
-    except ValidationError:
-        raise Bad("a defect") from None
-    if check_session(record):
-        raise Bad("a defect")
+    record = _checked(text, check_session)
     try:
         session = decoder(Session, keep_unknown=True).decode(line)
     except DecodeErrors:
@@ -443,12 +449,7 @@ class DataPass:
 
     @staticmethod
     def _check_v1(line: bytes) -> None:
-        try:
-            record = Session.model_validate_json(line)
-        except ValidationError:
-            raise Bad("a defect") from None
-        if check_v1(record):
-            raise Bad("a v1 defect")
+        _checked(line, check_v1)
 
 
 def data_fingerprint(path: str | os.PathLike) -> str:
