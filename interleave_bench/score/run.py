@@ -8,6 +8,7 @@ leaderboard share (reads, fingerprints, writes ``<pred>.score.json``).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,7 @@ from .datafile import data_fingerprint
 from .read import read_predictions_fast, read_sessions_fast
 from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
-from .table import RATE, family, rounded, rounded_interval, with_interval
+from .table import RATE, family, metric, rounded, rounded_interval, with_interval
 
 #: tune on dev, report test once: scoring defaults to the split people iterate on
 DEFAULT_SPLIT = "dev"
@@ -147,27 +148,33 @@ _SESSION_LINES = TypeAdapter(list[SessionLine])
 
 
 def per_session_rows(session_ids: Sequence[str], langs: Sequence[str], matrix: np.ndarray) -> list[dict[str, Any]]:
-    """One small record per scored session (the per-session table), from its row of ``matrix``."""
-    names = ("messages", "strict", "strict_correct", "strict_cost", "outcome_wrong_existing", "outcome_merged_new",
-             "outcome_error", "rows")
-    out = []
-    columns = [COL[c] for c in names]
-    # a slice of the matrix as Python numbers at a time: never the whole of it twice
-    slices = (matrix[at:at + PER_SESSION_SLICE, columns].tolist() for at in range(0, len(matrix), PER_SESSION_SLICE))
-    for sid, lang, values in zip(session_ids, langs, (v for part in slices for v in part)):
-        s = dict(zip(names, values))
-        strict = int(s["strict"])
-        out.append({
-            "session_id": sid,
-            "lang": lang,
-            "messages": int(s["messages"]),
-            "strict": strict,
-            "accuracy": share(int(s["strict_correct"]), strict),
-            "weighted_error": rounded("weighted_error", s["strict_cost"] / strict) if strict else None,
-            "polluting": int(s["outcome_wrong_existing"] + s["outcome_merged_new"]),
-            "errors": int(s["outcome_error"]),
-            "missing_rows": int(s["messages"] - s["rows"]),
-        })
+    """One small record per scored session (the per-session table), from its row of ``matrix``;
+    built a column at a time (the same values as :func:`~.routing.share` and
+    :func:`~.table.rounded` give each session), a slice of sessions at a time."""
+    out: list[dict[str, Any]] = []
+    decimals = metric("weighted_error").decimals
+    for at in range(0, len(matrix), PER_SESSION_SLICE):
+        part = matrix[at:at + PER_SESSION_SLICE]
+
+        def col(name: str) -> np.ndarray:
+            return part[:, COL[name]]
+
+        strict = col("strict").astype(np.int64)
+        has = strict > 0
+        safe = np.where(has, strict, 1)
+        accuracy = [round(x, RATE) if h else None for x, h in zip((col("strict_correct").astype(np.int64) / safe).tolist(), has.tolist())]
+        error = (col("strict_cost") / safe).tolist()
+        weighted = [None if not h or not math.isfinite(x) else (round(x, decimals) if decimals is not None else x)
+                    for x, h in zip(error, has.tolist())]
+        columns = zip(
+            session_ids[at:at + PER_SESSION_SLICE], langs[at:at + PER_SESSION_SLICE],
+            col("messages").astype(np.int64).tolist(), strict.tolist(), accuracy, weighted,
+            (col("outcome_wrong_existing") + col("outcome_merged_new")).astype(np.int64).tolist(),
+            col("outcome_error").astype(np.int64).tolist(), (col("messages") - col("rows")).astype(np.int64).tolist(),
+        )
+        out += [{"session_id": sid, "lang": lang, "messages": m, "strict": n, "accuracy": acc, "weighted_error": w,
+                 "polluting": pol, "errors": err, "missing_rows": miss}
+                for sid, lang, m, n, acc, w, pol, err, miss in columns]
     return out
 
 
