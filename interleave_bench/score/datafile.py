@@ -37,7 +37,7 @@ from .. import heap
 from ..compiled import DecodeErrors, canonical_line, decoder, encode as _ENCODE
 from ..io import LinesHash, needs_strict_parse, records_fingerprint
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
-from .read import nothing_to_score, read_sessions_fast
+from .read import read_sessions_fast
 
 #: bytes of whole lines read at a time (a block is decoded, checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat
