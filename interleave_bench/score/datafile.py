@@ -551,7 +551,7 @@ def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataC
     """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
     the data fingerprint once they are all taken; in a forked process when ``background``."""
     run = DataPass(path)
-    if background:
+    if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
         forked = Forked(run)
         return iter(forked), forked
     return run.blocks(), run
