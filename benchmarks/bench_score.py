@@ -181,7 +181,7 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
     the command pauses it: the data file's pass (full check, fingerprint, arrays; the command runs
     it in a second process beside the rest), reading the predictions into arrays, scoring on the
     arrays, and building the document (pooling, bootstrap)."""
-    from interleave_bench.score.columnar import ClosedRun, PredictionStream, score_closed
+    from interleave_bench.score.columnar import PooledRun, PredictionStream, score_closed
     from interleave_bench.score.datafile import DataPass
     from interleave_bench.score.read import paused_gc
     from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, score_document
@@ -196,13 +196,13 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
         stream.rest()
         read = time.perf_counter() - t0
         t0 = time.perf_counter()
-        pooled = ClosedRun()
+        pooled = PooledRun()
         for cols, preds in pairs:
             block = score_closed(cols, preds, "dev")
             if block is None:
                 raise SystemExit("the columnar scorer declined these files")
             pooled.add(block)
-        run = pooled.finish(stream)
+        run = pooled.finish(rows=stream.rows, predictions_sha256=stream.sha256(), **stream.first)
         score = time.perf_counter() - t0
         del blocks, pairs
         t0 = time.perf_counter()

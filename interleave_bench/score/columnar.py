@@ -35,7 +35,7 @@ from .. import heap
 from ..compiled import DecodeErrors, decoder
 from ..schema import ACTIONS, CLARIFY, ERROR, STYLES, PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, codes_in, data_pass, whole_line_blocks
-from .routing import BREAKDOWN_DIMENSIONS, CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, chunked_latency_percentiles, pooled_prf
+from .routing import CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns, pooled_prf
 
 #: more cells than this in the per-session B-cubed sum grid and the sums are taken session by session
 GRID_CELLS = 20_000_000
@@ -213,6 +213,10 @@ class PredictionStream:
                 self.first[key] = value
         return True
 
+    def sha256(self) -> str | None:
+        """The file's SHA-256 (``sha256:<hex>``) once read to the end; ``None`` for Parquet."""
+        return None if self.digest is None else "sha256:" + self.digest.hexdigest()
+
     def _last_session(self) -> str | None:
         if self._buffer is None or not len(self._buffer):
             return None
@@ -298,8 +302,8 @@ class ColumnarRun:
 
 
 @dataclass
-class _Block:
-    """One block of sessions scored: what :class:`ClosedRun` pools."""
+class Block:
+    """One block of sessions scored: what :class:`PooledRun` pools."""
 
     session_ids: list[str]
     langs: list[str]
@@ -330,9 +334,10 @@ def _joined(parts: list[str | list[str]]) -> list[str]:
     return out
 
 
-class ClosedRun:
-    """A closed-mode run pooled block by block; holds per-session counts, never per-message data
-    beyond the latencies (whose percentiles need them all)."""
+class PooledRun:
+    """A run pooled block by block (the columnar scorer's, and the replay's a block at a time);
+    holds per-session counts, never per-message data beyond the latencies (whose percentiles need
+    them all)."""
 
     def __init__(self) -> None:
         # ids and languages kept as one text per block (split when the run is finished): the
@@ -347,7 +352,7 @@ class ClosedRun:
         self.unscored: list[str] = []
         self.outside = 0
 
-    def add(self, block: _Block) -> None:
+    def add(self, block: Block) -> None:
         if block.session_ids:
             self._ids.append(_packed(block.session_ids))
             self._langs.append(_packed(block.langs))
@@ -359,18 +364,16 @@ class ClosedRun:
             self.p_sum = float(np.cumsum(np.concatenate([[self.p_sum], block.p_terms]))[-1])
             self.r_sum = float(np.cumsum(np.concatenate([[self.r_sum], block.r_terms]))[-1])
             self.items += len(block.p_terms)
-        for key, (k, n) in block.breakdown.items():
-            cell = self.breakdown.setdefault(key, [0, 0])
-            cell[0] += k
-            cell[1] += n
+        pool_breakdowns([block.breakdown], into=self.breakdown)
         self.unscored += block.unscored
         self.outside += block.outside
 
-    def finish(self, stream: PredictionStream) -> ColumnarRun:
-        """The run's pooled counts; the run lets go of what it pooled (call once)."""
-        breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
-        for (dim, key), cell in sorted(self.breakdown.items()):
-            breakdown[dim][key] = cell
+    def finish(self, *, rows: int, mode: str | None, policy: str | None, model: str | None,
+               predictions_sha256: str | None, scored_mode: str = "closed",
+               cluster: dict[str, Any] | None = None) -> ColumnarRun:
+        """The run's pooled counts, with what its predictions file says of itself; the run lets
+        go of what it pooled (call once)."""
+        breakdown = grouped_breakdowns(self.breakdown)
         latency = chunked_latency_percentiles(self.latencies.arrays())  # only these are kept
         latency_rows = len(self.latencies)
         self.latencies = _Chunks()  # let go before the matrix is joined
@@ -380,9 +383,8 @@ class ClosedRun:
         return ColumnarRun(
             session_ids=ids, langs=langs, matrix=matrix, latency=latency, latency_rows=latency_rows,
             bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
-            rows=stream.rows, outside=self.outside, mode=stream.first["mode"], policy=stream.first["policy"],
-            model=stream.first["model"],
-            predictions_sha256=None if stream.digest is None else "sha256:" + stream.digest.hexdigest(),
+            rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
+            predictions_sha256=predictions_sha256, scored_mode=scored_mode, cluster=cluster,
         )
 
 
@@ -461,7 +463,7 @@ def _count_distinct(sess: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
     return _by_session(np.unique(sess * w + key) // w, n)
 
 
-def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> _Block | None:
+def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Block | None:
     """Score a block of sessions of a closed-mode run on the arrays, exactly as the replay does
     (``preds`` holds the rows of these sessions); ``None`` when the replay must decide (rows of unknown sessions or turns, duplicate rows, a label that is no
     thread of its session, a session of ``CLOSED_TOPIC_SEED`` turns or more)."""
@@ -604,7 +606,7 @@ def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> _Bl
 
     scored_pairs = scored_mask[ps]
     lat_rows = scored_mask[row_sess] & ~np.isnan(preds.latency)
-    return _Block(
+    return Block(
         session_ids=[data.session_ids[k] for k in scored],
         langs=[data.langs[k] for k in scored],
         matrix=matrix,
@@ -654,7 +656,7 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
 
     blocks, reader = data_pass(data_path, background)
     streams: list[PredictionStream | None] = [PredictionStream(p) for p in pred_paths]
-    runs: list[ClosedRun | None] = [ClosedRun() for _ in pred_paths]
+    runs: list[PooledRun | None] = [PooledRun() for _ in pred_paths]
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
         for n_block, data in enumerate(blocks, start=1):
@@ -688,14 +690,14 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
         if left or run is None or not stream.rows or (mode is None and stream.first["mode"] not in (None, "closed")):
             out.append(None)
         else:
-            out.append(run.finish(stream))
+            out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), **stream.first))
     fingerprint = reader.fingerprint
     del streams, runs, blocks, reader
     heap.release()  # what the pass and the pooling let go
     return out, fingerprint
 
 
-def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str | None) -> _Block | None:
+def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str | None) -> Block | None:
     rows = stream.take(data.session_ids)
     if mode is None and stream.first["mode"] not in (None, "closed"):
         return None  # an open-mode run

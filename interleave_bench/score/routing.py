@@ -549,18 +549,30 @@ def share(correct: int, n: int) -> float | None:
     return round(correct / n, RATE) if n else None
 
 
-def merge_breakdowns(scores: Iterable[SessionScore]) -> dict[str, dict[str, list[int]]]:
-    """``{dimension: {key: [correct, n]}}`` over strict messages of all sessions, keys sorted."""
-    pooled: dict[tuple[str, str], list[int]] = {}
-    for sc in scores:
-        for key, (k, n) in sc.breakdown.items():
+def pool_breakdowns(cells: Iterable[dict[tuple[str, str], list[int]]],
+                    into: dict[tuple[str, str], list[int]] | None = None) -> dict[tuple[str, str], list[int]]:
+    """``{(dimension, key): [correct, n]}`` summed over ``cells`` (per-session or per-block
+    breakdowns), added to ``into`` when given."""
+    pooled: dict[tuple[str, str], list[int]] = {} if into is None else into
+    for breakdown in cells:
+        for key, (k, n) in breakdown.items():
             cell = pooled.get(key)
             if cell is None:
                 pooled[key] = [k, n]
             else:
                 cell[0] += k
                 cell[1] += n
+    return pooled
+
+
+def grouped_breakdowns(pooled: dict[tuple[str, str], list[int]]) -> dict[str, dict[str, list[int]]]:
+    """Pooled cells as the document holds them: ``{dimension: {key: [correct, n]}}``, keys sorted."""
     out: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
     for (dim, key), cell in sorted(pooled.items()):
         out[dim][key] = cell
     return out
+
+
+def merge_breakdowns(scores: Iterable[SessionScore]) -> dict[str, dict[str, list[int]]]:
+    """``{dimension: {key: [correct, n]}}`` over strict messages of all sessions, keys sorted."""
+    return grouped_breakdowns(pool_breakdowns(sc.breakdown for sc in scores))

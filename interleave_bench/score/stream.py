@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
@@ -28,9 +27,9 @@ from .. import heap
 from ..io import needs_strict_parse
 from ..schema import PredictionRow, Session
 from .cluster import Contingency, cluster_section_of, run_clusterings
-from .columnar import ColumnarRun, _Chunks
+from .columnar import Block, ColumnarRun, PooledRun
 from .datafile import Bad, whole_line_blocks
-from .routing import BREAKDOWN_DIMENSIONS, COLUMNS, chunked_latency_percentiles, pooled_prf, score_session
+from .routing import COLUMNS, pool_breakdowns, score_session
 from .rows import DEFAULT_MODE, index_rows
 
 
@@ -65,26 +64,28 @@ def _first_mode(path: str | os.PathLike) -> str:
     return DEFAULT_MODE
 
 
-@dataclass
-class _Pooled:
-    """What the document is built from, pooled block by block in data order."""
+class _Clusters:
+    """The run's cluster contingency pooled block by block: codes numbered after the earlier
+    blocks' (clusters never span sessions, so cells of two blocks never meet)."""
 
-    ids: list[str] = field(default_factory=list)
-    langs: list[str] = field(default_factory=list)
-    matrix: _Chunks = field(default_factory=lambda: _Chunks(len(COLUMNS)))
-    latencies: _Chunks = field(default_factory=_Chunks)
-    p_sum: float = 0.0
-    r_sum: float = 0.0
-    items: int = 0
-    breakdown: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    unscored: list[str] = field(default_factory=list)
-    rows: int = 0
-    outside: int = 0
-    policy: str | None = None
-    model: str | None = None
-    cells: list[tuple[np.ndarray, ...]] = field(default_factory=list)  # contingency pieces
-    n_gold: int = 0
-    n_pred: int = 0
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, ...]] = []
+        self.n_gold = self.n_pred = 0
+
+    def add(self, gold: np.ndarray, pred: np.ndarray) -> None:
+        if not len(gold):
+            return
+        n_pred = int(pred.max()) + 1
+        cells, counts = np.unique(gold * n_pred + pred, return_counts=True)
+        self.parts.append((cells // n_pred + self.n_gold, cells % n_pred + self.n_pred, counts,
+                           np.bincount(gold), np.bincount(pred)))
+        self.n_gold += int(gold.max()) + 1
+        self.n_pred += n_pred
+
+    def section(self) -> dict[str, Any]:
+        parts = list(zip(*self.parts)) if self.parts else [[np.zeros(0, dtype=np.int64)]] * 5
+        rows, cols, counts, gold_sizes, pred_sizes = (np.concatenate(p) for p in parts)
+        return cluster_section_of(Contingency(rows, cols, counts, gold_sizes, pred_sizes, int(counts.sum())))
 
 
 def stream_run(data_path: str | os.PathLike, pred_path: str | os.PathLike, split: str, mode: str | None,
@@ -97,7 +98,9 @@ def stream_run(data_path: str | os.PathLike, pred_path: str | os.PathLike, split
     blocks = _rows(pred_path, digest)
     pending: list[tuple[int, PredictionRow]] = []
     done = False
-    pool = _Pooled()
+    pool, clusters = PooledRun(), _Clusters()
+    named: dict[str, str | None] = {"policy": None, "model": None}
+    rows = 0
     for n_block, block in enumerate(whole_line_blocks(data_path), start=1):
         sessions = _sessions(block)
         wanted = {s.session_id for s in sessions}
@@ -109,14 +112,15 @@ def stream_run(data_path: str | os.PathLike, pred_path: str | os.PathLike, split
                 pending += more
         mine = [p for p in pending if p[1].session_id in wanted]
         pending = [p for p in pending if p[1].session_id not in wanted]
-        _score_block(pool, sessions, mine, str(pred_path), split, run_mode)
+        rows += _score_block(pool, clusters, named, sessions, mine, str(pred_path), split, run_mode)
         if n_block % heap.EVERY == 0:
             heap.release()
     if pending or next(blocks, None):
         raise Bad("rows of sessions the data does not hold, or out of its order")
-    if not pool.rows:
+    if not rows:
         raise Bad("no rows")
-    return _finish(pool, run_mode, "sha256:" + digest.hexdigest())
+    return pool.finish(rows=rows, mode=run_mode, predictions_sha256="sha256:" + digest.hexdigest(),
+                       scored_mode=run_mode, cluster=clusters.section() if run_mode == "open" else None, **named)
 
 
 def _sessions(block: bytes) -> list[Session]:
@@ -130,68 +134,36 @@ def _sessions(block: bytes) -> list[Session]:
     return out
 
 
-def _score_block(pool: _Pooled, sessions: list[Session], mine: list[tuple[int, PredictionRow]], source: str,
-                 split: str, run_mode: str) -> None:
+def _score_block(pool: PooledRun, clusters: _Clusters, named: dict[str, str | None], sessions: list[Session],
+                 mine: list[tuple[int, PredictionRow]], source: str, split: str, run_mode: str) -> int:
+    """Score a block of sessions with their rows into ``pool`` (and ``clusters``, open mode);
+    ``named`` keeps the first policy and model the rows name. Returns the block's row count."""
     by_id = {s.session_id: s for s in sessions}
     index = index_rows([r for _, r in mine], by_id, source=source, lines=[n for n, _ in mine], allow_duplicates=True)
     if index.duplicates or index.unknown_turns or index.unknown_sessions:
         raise Bad("rows the whole-file replay lists")
-    pool.rows += index.rows
-    pool.policy = pool.policy if pool.policy is not None else index.policy
-    pool.model = pool.model if pool.model is not None else index.model
+    for key in named:
+        if named[key] is None:
+            named[key] = getattr(index, key)
     chosen = [s for s in sessions if split == "all" or s.split == split]
     in_split = {s.session_id for s in chosen}
-    pool.outside += sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
-    scored, scores = [], []
+    scored, scores, unscored = [], [], []
     for s in chosen:
         by_i = index.by_session.get(s.session_id)
         if not by_i:
-            pool.unscored.append(s.session_id)
+            unscored.append(s.session_id)
             continue
         scored.append(s)
         scores.append(score_session(s, by_i, run_mode))
-    if not scores:
-        return
-    pool.ids += [sc.session_id for sc in scores]
-    pool.langs += [sc.lang for sc in scores]
-    pool.matrix.append(np.array([sc.stats for sc in scores], dtype=np.float64))
-    latencies = [x for sc in scores for x in sc.latencies]
-    if latencies:
-        pool.latencies.append(np.array(latencies, dtype=np.float64))
-    for sc in scores:  # the pooled B-cubed sums go on adding the items' terms in order
-        for x in sc.bcubed_precision:
-            pool.p_sum += x
-        for x in sc.bcubed_recall:
-            pool.r_sum += x
-        pool.items += len(sc.bcubed_precision)
-        for key, (k, n) in sc.breakdown.items():
-            cell = pool.breakdown.setdefault(key, [0, 0])
-            cell[0] += k
-            cell[1] += n
+    pool.add(Block(
+        session_ids=[sc.session_id for sc in scores], langs=[sc.lang for sc in scores],
+        matrix=np.array([sc.stats for sc in scores], dtype=np.float64).reshape(len(scores), len(COLUMNS)),
+        latencies=np.array([x for sc in scores for x in sc.latencies], dtype=np.float64),
+        p_terms=np.array([x for sc in scores for x in sc.bcubed_precision], dtype=np.float64),
+        r_terms=np.array([x for sc in scores for x in sc.bcubed_recall], dtype=np.float64),
+        breakdown=pool_breakdowns(sc.breakdown for sc in scores), unscored=unscored,
+        outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
+    ))
     if run_mode == "open":
-        gold, pred = run_clusterings(scored, index.by_session)
-        if len(gold):  # codes numbered after the earlier blocks' (clusters never span sessions)
-            n_pred = int(pred.max()) + 1
-            cells, counts = np.unique(gold * n_pred + pred, return_counts=True)
-            pool.cells.append((cells // n_pred + pool.n_gold, cells % n_pred + pool.n_pred, counts,
-                               np.bincount(gold), np.bincount(pred)))
-            pool.n_gold += int(gold.max()) + 1
-            pool.n_pred += n_pred
-
-
-def _finish(pool: _Pooled, run_mode: str, predictions_sha256: str) -> ColumnarRun:
-    breakdown: dict[str, dict[str, list[int]]] = {dim: {} for dim in BREAKDOWN_DIMENSIONS}
-    for (dim, key), cell in sorted(pool.breakdown.items()):
-        breakdown[dim][key] = cell
-    cluster = None
-    if run_mode == "open":
-        parts = list(zip(*pool.cells)) if pool.cells else [[np.zeros(0, dtype=np.int64)]] * 5
-        rows, cols, counts, gold_sizes, pred_sizes = (np.concatenate(p) for p in parts)
-        cluster = cluster_section_of(Contingency(rows, cols, counts, gold_sizes, pred_sizes, int(counts.sum())))
-    return ColumnarRun(
-        session_ids=pool.ids, langs=pool.langs, matrix=pool.matrix.joined(),
-        latency=chunked_latency_percentiles(pool.latencies.arrays()), latency_rows=len(pool.latencies),
-        bcubed=pooled_prf(pool.p_sum, pool.r_sum, pool.items), breakdown=breakdown, unscored=pool.unscored,
-        rows=pool.rows, outside=pool.outside, mode=run_mode, policy=pool.policy, model=pool.model,
-        predictions_sha256=predictions_sha256, scored_mode=run_mode, cluster=cluster,
-    )
+        clusters.add(*run_clusterings(scored, index.by_session))
+    return index.rows
