@@ -192,7 +192,7 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
         data_pass = time.perf_counter() - t0
         t0 = time.perf_counter()
         stream = PredictionStream(pred)
-        pairs = [(cols, stream.columns(stream.take(cols.session_ids), cols)) for cols in blocks]
+        pairs = [(cols, stream.columns(stream.take(cols), cols)) for cols in blocks]
         stream.rest()
         read = time.perf_counter() - t0
         t0 = time.perf_counter()

@@ -560,5 +560,9 @@ class LinesHash:
         self._h.update(line.encode("utf-8") if isinstance(line, str) else line)
         self._h.update(b"\n")
 
+    def update_lines(self, lines: bytes) -> None:
+        """Lines already joined, each followed by ``\\n`` (UTF-8), in sorted order."""
+        self._h.update(lines)
+
     def result(self) -> str:
         return "sha256:" + self._h.hexdigest()

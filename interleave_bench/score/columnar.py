@@ -25,7 +25,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
-from operator import attrgetter
+from operator import attrgetter, is_not
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -102,6 +102,8 @@ def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
 _BURST, _MIXED, _WAITED = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited")
 _TOKENS = attrgetter("input", "output", "cache_hit")
+_TOKEN_FIELDS = tuple(attrgetter(a) for a in ("input", "output", "cache_hit"))
+_NAMED = functools.partial(is_not, None)
 
 
 def _counts(values: list[int | None]) -> np.ndarray:
@@ -118,29 +120,53 @@ def _flags(values: list[bool | None]) -> np.ndarray:
     return np.fromiter((v is True for v in values), dtype=bool, count=len(values))
 
 
-def row_columns(rows: list[Any], data: DataColumns) -> PredictionColumns:
-    """Decoded prediction rows (:func:`row_blocks`) as arrays against a block of sessions."""
-    n = len(rows)
-    where = {sid: k for k, sid in enumerate(data.session_ids)}
-    session = np.fromiter(map(where.get, map(_SID, rows), repeat(-1)), dtype=np.int64, count=n)
-    label = data.vocab.encode_words(list(map(_PRED, rows)))
-    usages = list(map(_USAGE_OF, rows))
-    given = list(compress(range(n), usages))  # rows with a usage
+def _usage_columns(usages: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each row is a model call, and its (input, output, cached) token counts."""
+    n = len(usages)
     call = np.zeros(n, dtype=bool)
     tokens = np.zeros((n, 3), dtype=np.int64)
-    if given:
-        values = list(chain.from_iterable(map(_TOKENS, compress(usages, usages))))
-        if UNSET in values:  # read with presence: a field left out counts 0, a usage naming none is no call
-            named = np.array([v is not UNSET for v in values], dtype=bool).reshape(len(given), 3)
-            values = [0 if v is UNSET else v for v in values]
-            call[given] = named.any(axis=1)
-        else:
-            call[given] = True
-        tokens[given] = np.array(values, dtype=np.int64).reshape(len(given), 3)
-    latency = np.array(list(map(_ELAPSED, rows)), dtype=np.float64)  # None -> NaN
+    if usages.count(None) == n:
+        return call, tokens
+    every = not usages.count(None)
+    given = slice(None) if every else np.array(list(compress(range(n), usages)), dtype=np.int64)  # rows with a usage
+    used = usages if every else list(compress(usages, usages))
+    try:  # a field at a time; a field left out (``UNSET``) is no integer, and takes the path below
+        for k, field in enumerate(_TOKEN_FIELDS):
+            tokens[given, k] = np.fromiter(map(field, used), dtype=np.int64, count=len(used))
+        call[given] = True
+        return call, tokens
+    except TypeError:
+        pass
+    values = list(chain.from_iterable(map(_TOKENS, used)))
+    # read with presence: a field left out counts 0, a usage naming none is no call
+    named = np.array([v is not UNSET for v in values], dtype=bool).reshape(len(used), 3)
+    call[given] = named.any(axis=1)
+    tokens[given] = np.array([0 if v is UNSET else v for v in values], dtype=np.int64).reshape(len(used), 3)
+    return call, tokens
+
+
+def _latencies(rows: list[Any]) -> np.ndarray:
+    """Each row's latency in milliseconds, NaN where it has none that counts (7.10)."""
+    values = list(map(_ELAPSED, rows))
+    try:
+        latency = np.fromiter(values, dtype=np.float64, count=len(values))
+    except TypeError:  # some left out
+        latency = np.array(values, dtype=np.float64)  # None -> NaN
     vias = list(map(_VIA, rows))
-    if vias.count(None) + vias.count("llm") != n:  # a latency counts for a row routed by the model (7.10)
+    if vias.count(None) + vias.count("llm") != len(vias):  # a latency counts for a row routed by the model
         latency[[v is not None and v != "llm" for v in vias]] = np.nan
+    return latency
+
+
+def row_columns(rows: list[Any], data: DataColumns, session: list[int] | None = None) -> PredictionColumns:
+    """Decoded prediction rows (:func:`row_blocks`) as arrays against a block of sessions;
+    ``session`` is each row's session position in the block when the caller has it (-1: none)."""
+    n = len(rows)
+    if session is None:
+        where = data.session_index
+        session = list(map(where.get, map(_SID, rows), repeat(-1)))
+    label = data.vocab.encode_words(list(map(_PRED, rows)))
+    call, tokens = _usage_columns(list(map(_USAGE_OF, rows)))
     ref_lists = list(map(_REFS, rows))
     with_refs = list(compress(range(n), ref_lists))
     if with_refs:
@@ -149,20 +175,19 @@ def row_columns(rows: list[Any], data: DataColumns) -> PredictionColumns:
     else:
         ref_row = ref_code = np.zeros(0, dtype=np.int64)
     return PredictionColumns(
-        rows=n, session=session, i=np.fromiter(map(_I, rows), dtype=np.int64, count=n), label=label,
-        call=call, input_tokens=tokens[:, 0], output_tokens=tokens[:, 1], cached_tokens=tokens[:, 2], latency=latency,
-        burst=_counts(list(map(_BURST, rows))), mixed=_flags(list(map(_MIXED, rows))),
-        waited=_flags(list(map(_WAITED, rows))),
-        ref_row=ref_row, ref_code=ref_code,
+        rows=n, session=np.array(session, dtype=np.int64), i=np.fromiter(map(_I, rows), dtype=np.int64, count=n),
+        label=label, call=call, input_tokens=tokens[:, 0], output_tokens=tokens[:, 1], cached_tokens=tokens[:, 2],
+        latency=_latencies(rows), burst=_counts(list(map(_BURST, rows))), mixed=_flags(list(map(_MIXED, rows))),
+        waited=_flags(list(map(_WAITED, rows))), ref_row=ref_row, ref_code=ref_code,
     )
 
 
 def first_named(rows: list[Any]) -> dict[str, str | None]:
     """The first ``mode``, ``policy`` and non-empty ``model`` a block of decoded rows names."""
     return {
-        "mode": next((m for m in map(attrgetter("mode"), rows) if m is not None), None),
-        "policy": next((p for p in map(attrgetter("policy"), rows) if p is not None), None),
-        "model": next((m for m in map(attrgetter(MODEL_FIELD), rows) if m), None),
+        "mode": next(filter(_NAMED, map(attrgetter("mode"), rows)), None),
+        "policy": next(filter(_NAMED, map(attrgetter("policy"), rows)), None),
+        "model": next(filter(None, map(attrgetter(MODEL_FIELD), rows)), None),
     }
 
 
@@ -187,6 +212,7 @@ class PredictionStream:
         else:
             self._blocks = row_blocks(path, self.digest)
         self._buffer: Any = None
+        self._sids: list[str] = []  # the session id of each buffered JSONL row
         self._done = False
         self.rows = 0
         self.first: dict[str, str | None] = {"mode": None, "policy": None, "model": None}
@@ -207,7 +233,11 @@ class PredictionStream:
         else:
             found = first_named(block)
             self.rows += len(block)
-            self._buffer = block if self._buffer is None else self._buffer + block
+            sids = list(map(_SID, block))
+            if self._buffer is None:
+                self._buffer, self._sids = block, sids
+            else:
+                self._buffer, self._sids = self._buffer + block, self._sids + sids
         for key, value in found.items():
             if self.first[key] is None:
                 self.first[key] = value
@@ -222,15 +252,16 @@ class PredictionStream:
             return None
         if self.parquet:
             return self._buffer.column("session_id")[-1].as_py()
-        return self._buffer[-1].session_id
+        return self._sids[-1]
 
-    def take(self, session_ids: Sequence[str]) -> Any:
-        """The buffered rows of ``session_ids`` (in file order), reading on as needed: a list of
-        structs, or a pyarrow table for a Parquet file; ``None`` when the file has no rows."""
-        wanted = set(session_ids)
+    def take(self, data: DataColumns) -> Any:
+        """The buffered rows of the sessions of ``data`` (in file order), reading on as needed:
+        for a JSONL file the rows (compiled structs) and each one's session position in ``data``,
+        for a Parquet file a pyarrow table; ``None`` when the file has no rows."""
+        where = data.session_index
         while not self._done:
             last = self._last_session()
-            if last is not None and last not in wanted:
+            if last is not None and last not in where:
                 break
             self._pull()
         if self._buffer is None:
@@ -238,26 +269,30 @@ class PredictionStream:
         if self.parquet:
             from . import parquet
 
-            taken, self._buffer = parquet.split(self._buffer, wanted)
+            taken, self._buffer = parquet.split(self._buffer, set(where))
             return taken
-        mine = list(map(wanted.__contains__, map(_SID, self._buffer)))
-        cut = mine.index(False) if False in mine else len(mine)
-        if True not in mine[cut:]:  # in the data's order: the wanted rows come first
-            taken, self._buffer = self._buffer[:cut], self._buffer[cut:]
-        else:
-            taken = list(compress(self._buffer, mine))
-            self._buffer = list(compress(self._buffer, [not m for m in mine]))
-        return taken
+        rows, sids = self._buffer, self._sids
+        pos = list(map(where.get, sids))
+        left = pos.count(None)
+        cut = pos.index(None) if left else len(pos)
+        if left == len(pos) - cut:  # in the data's order: the wanted rows come first
+            self._buffer, self._sids = rows[cut:], sids[cut:]
+            return rows[:cut], pos[:cut]
+        mine = [p is not None for p in pos]
+        other = [not m for m in mine]
+        self._buffer, self._sids = list(compress(rows, other)), list(compress(sids, other))
+        return list(compress(rows, mine)), list(compress(pos, mine))
 
-    def columns(self, rows: Any, data: DataColumns) -> PredictionColumns:
-        """Rows :meth:`take` returned, as arrays against a block of sessions."""
-        if rows is None:
+    def columns(self, taken: Any, data: DataColumns) -> PredictionColumns:
+        """What :meth:`take` returned, as arrays against a block of sessions."""
+        if taken is None:
             return row_columns([], data)
         if self.parquet:
             from . import parquet
 
-            return parquet.prediction_columns(rows, data)
-        return row_columns(rows, data)
+            return parquet.prediction_columns(taken, data)
+        rows, session = taken
+        return row_columns(rows, data, session)
 
     def rest(self) -> bool:
         """Whether any row is left over once every session block has been taken (read to the end)."""
@@ -428,7 +463,7 @@ class _Chunks:
 
 
 def _by_session(sess: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
-    return np.bincount(sess, weights=weights, minlength=n).astype(np.float64)
+    return np.bincount(sess, weights=weights, minlength=n).astype(np.float64, copy=False)
 
 
 def _sequential_sums(sess: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -455,12 +490,32 @@ def _sequential_sums(sess: np.ndarray, values: np.ndarray, n: int) -> np.ndarray
     return out
 
 
-def _count_distinct(sess: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
-    """Per session: how many distinct ``key`` values its items hold."""
-    if not len(key):
-        return np.zeros(n)
-    w = int(key.max()) + 1
-    return _by_session(np.unique(sess * w + key) // w, n)
+#: at most this many (session, gold thread, label) cells and the contingency is counted in a dense grid
+DENSE_CELLS = 1 << 22
+
+
+def _contingency(ps: np.ndarray, pg: np.ndarray, pl: np.ndarray, w: int, n: int) -> tuple[np.ndarray, ...]:
+    """The (gold thread, label) contingency of the items of ``n`` sessions (``ps`` the session of
+    each item, ``pg`` and ``pl`` its thread and label, both in ``[0, w)``): each item's B-cubed
+    precision and recall terms, and per session the non-empty cells, the threads and the labels."""
+    pred_key = ps * w + pl
+    ref_key = ps * w + pg
+    cell_key = ref_key * w + pl
+    if n * w * w <= DENSE_CELLS:
+        cell_count = np.bincount(cell_key, minlength=n * w * w)
+        pred_count = np.bincount(pred_key, minlength=n * w)
+        ref_count = np.bincount(ref_key, minlength=n * w)
+        per_cell = cell_count[cell_key]
+        return (per_cell / pred_count[pred_key], per_cell / ref_count[ref_key],
+                np.count_nonzero(cell_count.reshape(n, w * w), axis=1).astype(np.float64),
+                np.count_nonzero(ref_count.reshape(n, w), axis=1).astype(np.float64),
+                np.count_nonzero(pred_count.reshape(n, w), axis=1).astype(np.float64))
+    cells, cell_inv, cell_n = np.unique(cell_key, return_inverse=True, return_counts=True)
+    preds, pred_inv, pred_n = np.unique(pred_key, return_inverse=True, return_counts=True)
+    refs, ref_inv, ref_n = np.unique(ref_key, return_inverse=True, return_counts=True)
+    per_cell = cell_n[cell_inv]
+    return (per_cell / pred_n[pred_inv], per_cell / ref_n[ref_inv], _by_session(cells // (w * w), n),
+            _by_session(refs // w, n), _by_session(preds // w, n))
 
 
 def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Block | None:
@@ -487,7 +542,7 @@ def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Blo
                        np.where(preds.label == words.get(ERROR, -9), L_ERROR, row_num))
     if np.any(row_lab == -1):
         return None  # a label that names no thread of its session: the replay follows such topics
-    sess = np.repeat(np.arange(n_sess), n_turns)
+    sess = data.turn_session
     lab = np.full(total, L_ERROR, dtype=np.int64)
     lab[row_turn] = row_lab
     g = data.gold.astype(np.int64)
@@ -498,12 +553,8 @@ def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Blo
 
     # outcomes (7.2): a thread's first message sent elsewhere is merged into a topic, later ones are wrong
     tt = np.flatnonzero(thread)
-    key = sess[tt] * (int(g.max()) + 2) + g[tt]
-    _, first = np.unique(key, return_index=True)
-    seen_before = np.ones(total, dtype=bool)
-    seen_before[tt[first]] = False
     kind = np.full(total, OUTCOMES.index("wrong_existing"), dtype=np.int64)
-    kind[thread & ~seen_before] = OUTCOMES.index("merged_new")
+    kind[data.first_of_thread] = OUTCOMES.index("merged_new")
     kind[thread & (lab == g)] = OUTCOMES.index("correct")
     kind[thread & (lab == L_CLARIFY)] = OUTCOMES.index("clarify")
     kind[thread & (lab == L_ERROR)] = OUTCOMES.index("error")
@@ -549,16 +600,10 @@ def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Blo
     pt = tt[valid]
     ps, pg, pl = sess[pt], g[pt], lab[pt]
     w = int(max(g.max(), lab.max())) + 2
-    cell_key = (ps * w + pg) * w + pl
-    cells, cell_inv, cell_n = np.unique(cell_key, return_inverse=True, return_counts=True)
-    _, pred_inv, pred_n = np.unique(ps * w + pl, return_inverse=True, return_counts=True)
-    _, ref_inv, ref_n = np.unique(ps * w + pg, return_inverse=True, return_counts=True)
-    p_terms = cell_n[cell_inv] / pred_n[pred_inv]
-    r_terms = cell_n[cell_inv] / ref_n[ref_inv]
-    cols["thread_labels_sum"] = _by_session(cells // (w * w), n_sess)
-    cols["label_threads_sum"] = cols["thread_labels_sum"]
-    cols["thread_labels_n"] = _count_distinct(ps, pg, n_sess)
-    cols["label_threads_n"] = _count_distinct(ps, pl, n_sess)
+    p_terms, r_terms, cells_n, threads_n, labels_n = _contingency(ps, pg, pl, w, n_sess)
+    cols["thread_labels_sum"] = cols["label_threads_sum"] = cells_n
+    cols["thread_labels_n"] = threads_n
+    cols["label_threads_n"] = labels_n
     cols["bcubed_p_sum"] = _sequential_sums(ps, p_terms, n_sess)
     cols["bcubed_r_sum"] = _sequential_sums(ps, r_terms, n_sess)
     cols["bcubed_n"] = _by_session(ps, n_sess)
@@ -613,13 +658,13 @@ def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Blo
         latencies=preds.latency[lat_rows],
         p_terms=p_terms[scored_pairs],
         r_terms=r_terms[scored_pairs],
-        breakdown=_breakdown(data, sess, strict & scored_mask[sess], ok),
+        breakdown=_breakdown(data, strict & scored_mask[sess], ok),
         unscored=[data.session_ids[k] for k in np.flatnonzero(in_split & ~scored_mask)],
         outside=int((~in_split[row_sess]).sum()),
     )
 
 
-def _breakdown(data: DataColumns, sess: np.ndarray, strict: np.ndarray, ok: np.ndarray) -> dict[tuple[str, str], list[int]]:
+def _breakdown(data: DataColumns, strict: np.ndarray, ok: np.ndarray) -> dict[tuple[str, str], list[int]]:
     """``{(dimension, key): [correct, n]}`` over the strict messages of a block (7.11)."""
     pooled: dict[tuple[str, str], list[int]] = {}
 
@@ -631,12 +676,9 @@ def _breakdown(data: DataColumns, sess: np.ndarray, strict: np.ndarray, ok: np.n
 
     add("action", data.action.astype(np.int64), ACTIONS, strict, ok)
     add("style", data.style.astype(np.int64), STYLES, strict, ok)
-    tag_turn = np.repeat(np.arange(len(strict)), np.diff(data.tag_start))
+    tag_turn = data.tag_turn
     add("tag", data.tag_codes, data.vocab.words(), strict[tag_turn], ok[tag_turn])
-    langs = sorted(set(data.langs))
-    number = {x: k for k, x in enumerate(langs)}
-    lang_code = np.array([number[x] for x in data.langs], dtype=np.int64)[sess]
-    add("lang", lang_code, langs, strict, ok)
+    add("lang", data.turn_lang, data.lang_names, strict, ok)
     return pooled
 
 
@@ -698,7 +740,7 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
 
 
 def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str | None) -> Block | None:
-    rows = stream.take(data.session_ids)
+    rows = stream.take(data)
     if mode is None and stream.first["mode"] not in (None, "closed"):
         return None  # an open-mode run
     try:

@@ -20,6 +20,7 @@ read and scored on the other.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import signal
@@ -34,7 +35,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .. import heap
-from ..compiled import DecodeErrors, canonical_line, decoder, encode as _ENCODE
+from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..io import LinesHash, needs_strict_parse, records_fingerprint
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
 from .read import read_sessions_fast
@@ -65,12 +66,13 @@ def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -
             rest = b""
             while True:
                 chunk = fh.read(block_bytes)
-                data = rest + chunk
+                data = rest + chunk if rest else chunk
                 cut = len(data) if not chunk else data.rfind(b"\n") + 1
                 rest = data[cut:]
                 if cut:
-                    block = data[:cut]
-                    block.decode("utf-8")
+                    block = data[:cut] if cut < len(data) else data
+                    if not block.isascii():  # ASCII is UTF-8
+                        block.decode("utf-8")
                     if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
                         raise Bad("a line broken by a lone carriage return")
                     yield block
@@ -102,12 +104,15 @@ class Vocab:
         """Codes of a list of strings (``None`` -> -1 when ``nulls``), new ones numbered in order
         of first use."""
         code = self.code
+        lookup = {**code, None: -1} if nulls else code
+        try:  # most often every word is known already: one pass
+            return np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words))
+        except KeyError:
+            pass
         new = set(words).difference(code)
         new.discard(None)  # type: ignore[arg-type]
-        if new:
-            for w in dict.fromkeys(words):  # first use order
-                if w in new:
-                    code[w] = len(code)
+        for w in sorted(new, key=words.index):  # in order of first use
+            code[w] = len(code)
         lookup = {**code, None: -1} if nulls else code
         return np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words))
 
@@ -159,6 +164,7 @@ class DataColumns:
     thread_key: np.ndarray  # session * width + vocab code, per flat thread
     thread_pos: np.ndarray  # thread number of each flat thread
     width: int  # codes at or above this are no thread id
+    first_of_thread: np.ndarray  # whether a turn is its gold thread's first message in the session
 
     def thread_number(self, sess: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Each (session, vocab code)'s thread number in its session, -1 where it names none."""
@@ -166,11 +172,40 @@ class DataColumns:
         pos = codes_in(sess * self.width + np.where(ok, codes, 0), self.thread_key)
         return np.where(ok & (pos >= 0), self.thread_pos[np.maximum(pos, 0)], -1)
 
+    # what every run scored against the block reads, taken once (here, not where the block is read:
+    # cheaper to take again than to hand over)
+
+    @functools.cached_property
+    def turn_session(self) -> np.ndarray:
+        """The session of each turn."""
+        return np.repeat(np.arange(len(self.session_ids)), np.diff(self.turn_start))
+
+    @functools.cached_property
+    def tag_turn(self) -> np.ndarray:
+        """The turn of each tag code."""
+        return np.repeat(np.arange(len(self.tag_start) - 1), np.diff(self.tag_start))
+
+    @functools.cached_property
+    def lang_names(self) -> list[str]:
+        """The block's languages, sorted."""
+        return sorted(set(self.langs))
+
+    @functools.cached_property
+    def turn_lang(self) -> np.ndarray:
+        """Each turn's session language, as its position in :attr:`lang_names`."""
+        number = {x: k for k, x in enumerate(self.lang_names)}
+        return np.array([number[x] for x in self.langs], dtype=np.int64)[self.turn_session]
+
+    @functools.cached_property
+    def session_index(self) -> dict[str, int]:
+        """Each session id's position in the block."""
+        return {sid: k for k, sid in enumerate(self.session_ids)}
+
     def __len__(self) -> int:
         return len(self.session_ids)
 
 
-def _offsets(lengths: list[int]) -> np.ndarray:
+def _offsets(lengths: list[int] | np.ndarray) -> np.ndarray:
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
     return out
@@ -204,7 +239,7 @@ def columns_of(sessions: list[Any]) -> DataColumns:
         return np.where(ok & (pos >= 0), thread_pos[np.maximum(pos, 0)], -1)
 
     twins = list(map(_TWIN, threads))
-    if any(w is not None for w in twins):
+    if twins.count(None) != len(twins):
         tw = vocab.encode_words(twins, nulls=True)
         has = tw >= 0
         if np.any(has & ((number(th_sess, tw) < 0) | (number(th_sess, tw) == thread_pos))):
@@ -255,6 +290,11 @@ def columns_of(sessions: list[Any]) -> DataColumns:
         ref_turn = ref_thread = np.zeros(0, dtype=np.int64)
     tag_lists = list(map(_TAGS, turns))
     tag_codes = vocab.encode_words(list(chain.from_iterable(tag_lists)))
+    tag_start = _offsets(np.fromiter(map(len, tag_lists), dtype=np.int64, count=len(tag_lists)))
+    thread_turns = np.flatnonzero(gold >= 0)
+    first_of_thread = np.zeros(len(turns), dtype=bool)
+    _, first = np.unique(tu_sess[thread_turns] * width + gold[thread_turns], return_index=True)
+    first_of_thread[thread_turns[first]] = True
     return DataColumns(
         session_ids=list(map(_SESSION_ID, sessions)), splits=list(map(_SPLIT, sessions)),
         langs=list(map(_LANG, sessions)),
@@ -262,9 +302,10 @@ def columns_of(sessions: list[Any]) -> DataColumns:
         thread_start=thread_start, turn_start=turn_start, thread_code=thread_code,
         gold=gold.astype(np.int32), judge=judge.astype(np.int32),
         ambiguous=np.fromiter(map(_AMBIGUOUS, turns), dtype=bool, count=len(turns)), action=action, style=style,
-        tag_start=_offsets(list(map(len, tag_lists))), tag_codes=tag_codes,
+        tag_start=tag_start, tag_codes=tag_codes,
         ref_turn=ref_turn, ref_thread=ref_thread.astype(np.int32), vocab=vocab,
         thread_key=thread_key, thread_pos=thread_pos, width=width,
+        first_of_thread=first_of_thread,
     )
 
 
@@ -304,8 +345,19 @@ def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     return session, record.model_dump_json().encode("utf-8")
 
 
+@dataclass
+class Printed:
+    """A block's fingerprint lines, in file order: ``lines`` holds each followed by ``\n`` (no
+    fingerprint line holds a line break: JSON escapes it), ``keys`` the sort key of each
+    (:func:`_key`), ``at`` the block's first byte in the file."""
+
+    at: int
+    keys: list[bytes]
+    lines: bytes
+
+
 class _Fingerprint:
-    """The data fingerprint, fed a block of lines at a time in file order.
+    """The data fingerprint, fed each block's :class:`Printed` lines in file order.
 
     While the keys ascend, the lines are hashed as they come (ascending ids are unique). At the
     first block where they do not, that block and every later one is spooled to a temporary file
@@ -326,28 +378,27 @@ class _Fingerprint:
         self._lengths = array("q")
         self._offset = 0
 
-    def add(self, keys: list[bytes], lines: list[bytes], at: int) -> None:
-        """A block's keys and lines, the block starting ``at`` bytes into the file."""
-        self.count += len(lines)
+    def add(self, printed: Printed) -> None:
+        keys = printed.keys
+        self.count += len(keys)
         if self._spool is None:
             last = self._last
             if all(k > p for k, p in zip(keys, [last, *keys[:-1]]) if p is not None):
-                for line in lines:
-                    self._hash.update(line)
+                self._hash.update_lines(printed.lines)
                 self._last = keys[-1] if keys else last
                 return
-            self.prefix = at
+            self.prefix = printed.at
             self._spool = tempfile.TemporaryFile()
-        self.spool(keys, lines)
+        self.spool(printed)
 
-    def spool(self, keys: list[bytes], lines: list[bytes]) -> None:
+    def spool(self, printed: Printed) -> None:
         """Lines to sort before hashing."""
-        self._keys += keys
-        for line in lines:
+        self._keys += printed.keys
+        for line in printed.lines.split(b"\n")[:-1]:
             self._places.append(self._offset)
-            self._lengths.append(len(line))
-            self._offset += len(line)
-        self._spool.write(b"".join(lines))
+            self._lengths.append(len(line) + 1)
+            self._offset += len(line) + 1
+        self._spool.write(printed.lines)
 
     def result(self) -> str:
         """The fingerprint; raises :class:`Bad` when two lines have one id."""
@@ -361,7 +412,7 @@ class _Fingerprint:
         self._spool.flush()
         for k in order:
             self._spool.seek(self._places[k])
-            digest.update(self._spool.read(self._lengths[k]))
+            digest.update_lines(self._spool.read(self._lengths[k]))
         self._spool.close()
         return digest.result()
 
@@ -370,10 +421,10 @@ class _Fingerprint:
 _LINE_START = b'{"session_id":'
 
 
-def _key(line: bytes, session_id: str) -> bytes:
+def _key(session_id: str) -> bytes:
     """A fingerprint line's sort key: its start up to the end of the session id's JSON text (lines
     of distinct ids sort as these do; the id is escaped as the line escapes it)."""
-    return line[:len(_LINE_START) + len(_ENCODE(session_id))]
+    return _LINE_START + _ENCODE(session_id)
 
 
 class DataPass:
@@ -388,49 +439,48 @@ class DataPass:
 
     def blocks(self) -> Iterator[DataColumns]:
         prints = _Fingerprint()
-        for n_block, sessions in enumerate(self._decoded(prints), start=1):
-            if n_block % heap.EVERY == 0:
-                heap.release()
-            try:
-                cols = columns_of(sessions)  # the checks, and the arrays when asked for
-            except OverflowError:
-                raise Bad("an integer beyond 64 bits") from None
-            if self.columns:
+        for cols, printed in self._printed_blocks():
+            prints.add(printed)
+            if cols is not None:
                 yield cols
         if not prints.count:
             raise Bad("no sessions")
         if prints.prefix is not None:  # the ids stopped ascending: the lines before are spooled too
-            for _ in self._decoded(prints, until=prints.prefix):
-                pass
+            for _, printed in self._printed_blocks(until=prints.prefix):
+                prints.spool(printed)
         self.fingerprint = prints.result()
 
-    def _decoded(self, prints: _Fingerprint, until: int | None = None) -> Iterator[list[Any]]:
-        """The file's sessions a block at a time, decoded and checked one by one; each block's
-        fingerprint lines go to ``prints`` (to its spool, for the blocks before byte ``until``)."""
+    def _printed_blocks(self, until: int | None = None) -> Iterator[tuple[DataColumns | None, Printed]]:
+        """The file's blocks (``until``: those before that byte), each decoded and checked: its
+        sessions' arrays (``None`` without sessions or unless ``columns``) and fingerprint lines."""
         strict = decoder(Session)
         at = 0
-        for block in whole_line_blocks(self.path, self.block_bytes):
-            if until is not None and at >= until:
+        for n_block, block in enumerate(whole_line_blocks(self.path, self.block_bytes), start=1):
+            start, at = at, at + len(block)
+            if until is not None and start >= until:
                 return
+            if n_block % heap.EVERY == 0:
+                heap.release()
             try:  # the whole block at once; line by line only when some line needs the record type
                 sessions = strict.decode_lines(block)
-                printed = list(map(canonical_line, sessions))
+                lines = canonical_lines(sessions)
             except DecodeErrors:
-                sessions, printed = self._line_by_line(block)
-            for s, line in zip(sessions, printed):
+                sessions, lines = self._line_by_line(block)
+            for s in sessions:
                 if _is_v1(s):
-                    self._check_v1(line)
-            keys = list(map(_key, printed, map(_SESSION_ID, sessions)))
-            if until is None:
-                prints.add(keys, printed, at)
-            else:
-                prints.spool(keys, printed)
-            at += len(block)
-            if sessions:
-                yield sessions
+                    self._check_v1(canonical_line(s))
+            printed = Printed(at=start, keys=list(map(_key, map(_SESSION_ID, sessions))), lines=lines)
+            cols = None
+            if sessions and until is None:  # (blocks read again were checked the first time)
+                try:
+                    cols = columns_of(sessions)  # the checks, and the arrays
+                except OverflowError:
+                    raise Bad("an integer beyond 64 bits") from None
+            del sessions
+            yield (cols if self.columns else None), printed
 
     @staticmethod
-    def _line_by_line(block: bytes) -> tuple[list[Any], list[bytes]]:
+    def _line_by_line(block: bytes) -> tuple[list[Any], bytes]:
         """A block's sessions and fingerprint lines, each line read by the compiled reader or, when
         it does not take it, by the record type."""
         decode = decoder(Session).decode
@@ -444,8 +494,8 @@ class DataPass:
             except DecodeErrors:
                 s, p = _by_record_type(line)
             sessions.append(s)
-            printed.append(p)
-        return sessions, printed
+            printed.append(p + b"\n")
+        return sessions, b"".join(printed)
 
     @staticmethod
     def _check_v1(line: bytes) -> None:
