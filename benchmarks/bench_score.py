@@ -183,7 +183,7 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
     arrays, and building the document (pooling, bootstrap)."""
     from interleave_bench.score.columnar import PooledRun, PredictionStream, score_closed
     from interleave_bench.score.datafile import DataPass
-    from interleave_bench.score.read import paused_gc
+    from interleave_bench.heap import paused_gc
     from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, score_document
 
     with paused_gc():

@@ -96,7 +96,7 @@ def _type(tp: Any, keep_unknown: bool, presence: tuple[type[BaseModel], ...] = (
 
 @functools.lru_cache(maxsize=None)
 def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple[type[BaseModel], ...] = (),
-             extra: tuple[tuple[str, Any], ...] = ()) -> type[msgspec.Struct]:
+             extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = ()) -> type[msgspec.Struct]:
     """The msgspec struct type that reads what ``model`` reads (see the module's text).
 
     Unknown fields are refused unless ``keep_unknown`` (then passed over: the struct does not hold
@@ -105,11 +105,20 @@ def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple
     ``msgspec.UNSET`` rather than its default, and unknown fields are refused, so a reader can tell
     ``{}`` from ``{"input": 0}`` or ``{"other": 1}``;
     ``extra`` adds ``(name, type)`` fields the record type keeps as unknown ones (default ``None``).
+    ``leave_out`` names fields of ``model`` (which must have defaults) the struct does not hold:
+    its unknown fields are then refused, so a record it reads names none of them (each holds its
+    default), and a record that names one is for another reader.
     """
     fields: list[tuple[Any, ...]] = []
     unset = model in presence
     keep_unknown = keep_unknown and not unset
+    if leave_out:
+        keep_unknown = False
     for name, info in model.model_fields.items():
+        if name in leave_out:
+            if info.is_required():
+                raise Unsupported(f"{model.__name__}.{name}: a required field left out")
+            continue
         if info.alias not in (None, name) or info.validation_alias is not None:
             raise Unsupported(f"{model.__name__}.{name}: an alias")
         meta = _meta(info)
@@ -127,17 +136,17 @@ def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple
     # gc=False: a decoded record holds text, numbers, lists and other records, never itself, so
     # the collector need not track the millions a large file decodes to
     return msgspec.defstruct(
-        f"Compiled{model.__name__}", fields, kw_only=True, forbid_unknown_fields=not keep_unknown,
+        f"Compiled{model.__name__}{'Lean' if leave_out else ''}", fields, kw_only=True, forbid_unknown_fields=not keep_unknown,
         module=__name__, gc=False,
     )
 
 
 @functools.lru_cache(maxsize=None)
 def decoder(model: type[BaseModel], keep_unknown: bool = False, presence: tuple[type[BaseModel], ...] = (),
-            extra: tuple[tuple[str, Any], ...] = ()) -> msgspec.json.Decoder:
+            extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = ()) -> msgspec.json.Decoder:
     """A JSON decoder of one ``model`` record a call (bytes or str in, struct out); the options
     are :func:`compiled`'s."""
-    return msgspec.json.Decoder(compiled(model, keep_unknown, presence, extra))
+    return msgspec.json.Decoder(compiled(model, keep_unknown, presence, extra, leave_out))
 
 
 _ENCODER = msgspec.json.Encoder()

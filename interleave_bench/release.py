@@ -31,7 +31,8 @@ from .route.runner import SPLITS as ROUTE_SPLITS
 from .route.standard import write_baselines
 from .schema import CatalogTopic, Manifest, MidReplyCase, MidReplyCaseFile, Session
 from .score.report import main_table
-from .score.run import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, score_files
+from .score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
+from .score.run import score_files
 from .vet import VetReport, vet_paths
 
 #: the session configs a release can carry; each comes from a data folder or is generated

@@ -106,6 +106,38 @@ def test_many_sessions_over_many_blocks(tmp_path, monkeypatch):
     assert without_provenance(fast.result) == without_provenance(replay(data, pred, "dev", 50))
 
 
+def test_rows_that_name_rare_fields_from_some_block_on_score_as_the_replay(tmp_path, monkeypatch):
+    """The lean reader takes the blocks before the first row naming ``burst``, ``mixed``,
+    ``waited`` or an unknown field; the full reader the rest, rows of both in one take included."""
+    import hashlib
+
+    from interleave_bench.score import columnar, datafile
+
+    monkeypatch.setattr(datafile, "BLOCK_BYTES", 2048)
+    ss = many_sessions(40, turns=10, split_every=4)
+    data = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    all_rows = []
+    for k, s in enumerate(ss):
+        labels = [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]]
+        labels[k % 10] = s["threads"][0]["id"]
+        extra = {}
+        if k >= 25:  # later sessions' rows name rare fields, one of them the model too
+            extra = {"burst": {i: 1 + i % 3 for i in range(10)}, "mixed": {i: i % 2 == 0 for i in range(0, 10, 3)},
+                     "waited": {4: True}}
+        made = rows(s["session_id"], labels, "closed", elapsed_ms={i: 50 + i for i in range(10)}, **extra)
+        if k == 30:
+            made[0]["model"] = "some-model"
+        all_rows += made
+    pred = write_jsonl(tmp_path / "closed-rare.jsonl", all_rows)
+    kinds = [columnar._is_lean(b[0]) for b in columnar.row_blocks(pred, hashlib.sha256()) if b]
+    assert kinds[0] and not kinds[-1] and kinds == sorted(kinds, reverse=True)  # lean, then full to the end
+    assert score_run_blocks(data, [pred], "all", None)[0][0] is not None
+    for split in ("dev", "all"):
+        (fast,) = score_files(data, [pred], split=split, bootstrap=40, write=False)
+        assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 40))
+        assert fast.result["model"] == "some-model"
+
+
 @pytest.mark.parametrize("case", ["unknown label", "duplicate", "unknown session", "unknown turn", "open", "numbered"])
 def test_what_the_replay_decides_scores_the_same(tmp_path, case):
     ss = many_sessions(3, turns=6)

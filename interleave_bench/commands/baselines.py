@@ -14,7 +14,8 @@ from ..progress import Timer, summary_line
 from ..route.runner import DEFAULT_SPLIT, SPLITS
 from ..route.standard import STANDARD_BASELINES, write_baselines
 from ..schema import MODES
-from ..score.read import paused_gc, read_sessions_fast
+from ..heap import paused_gc
+from ..score.read import read_sessions_fast
 
 __all__ = ["STANDARD_BASELINES", "register", "run", "write_baselines"]
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..progress import Timer, summary_line
 from ..score.compare import compare_predictions
-from ..score.read import paused_gc, read_predictions_fast, read_sessions_fast
+from ..heap import paused_gc
+from ..score.read import read_predictions_fast, read_sessions_fast
 from ..score.report import compare_report
 from ..score.run import system_name
 from .score import add_scoring_arguments

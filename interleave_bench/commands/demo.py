@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     from ..commands.baselines import write_baselines
     from ..io import sessions_file
     from ..llm.prices import prices_from
-    from ..score.read import paused_gc, read_sessions_fast
+    from ..heap import paused_gc
+    from ..score.read import read_sessions_fast
     from ..score.report import main_table, not_scored_line
     from ..score.run import score_files
 

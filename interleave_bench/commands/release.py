@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ..llm import add_model_arguments
     from ..release import RELEASES_DIR, SESSION_CONFIGS
     from ..route.runner import SPLITS
-    from ..score.run import DEFAULT_BOOTSTRAP, DEFAULT_SPLIT
+    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SPLIT
 
     p = sub.add_parser("release", help="generate, vet, export and publish a data revision",
                        description=" ".join(__doc__.split("\n\n")[:2]))

@@ -8,17 +8,16 @@ score document(s) instead of the tables. Re-scoring never calls a model.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from typing import Any
 
-from ..io import print_json
-from ..llm.prices import prices_from
+from ..errors import InterleaveError
+from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
-from ..score.cluster import cluster_table
-from ..score.read import paused_gc
-from ..score.report import burst_table, main_table, not_scored_line, per_session_table
-from ..score.run import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, score_files
+from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
 
 
 def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,18 +49,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hub.source import local_data
-
     timer = Timer()
-    data, source = local_data(args.data)
-    price = prices_from(os.environ)
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
-    with paused_gc():
+    with paused_gc(), _data_pass_started(args):
+        # loaded once the data file is being read (beside this process), not before
+        from ..hub.source import local_data
+        from ..llm.prices import prices_from
+        from ..score.run import score_files
+
+        data, source = local_data(args.data)
+        price = prices_from(os.environ)
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
             jobs=args.jobs, keep_per_session=args.per_session or args.json,
         )
+    from ..io import print_json
+    from ..score.cluster import cluster_table
+    from ..score.report import burst_table, main_table, not_scored_line, per_session_table
+
     results = [r.result for r in runs]
     if args.json:
         print_json(results[0] if len(results) == 1 else results)
@@ -96,3 +102,18 @@ def run(args: argparse.Namespace) -> int:
         return 1
     return 0
 
+
+def _data_pass_started(args: argparse.Namespace) -> Any:
+    """The pass over a local data file started in a second process (when the runs are scored in
+    this one), so that it reads while the scorer loads; see :func:`~..score.datafile.started_pass`."""
+    from ..hub.source import is_hub
+    from ..io import sessions_file
+    from ..score.datafile import started_pass
+
+    if args.jobs != 1 or is_hub(args.data):
+        return contextlib.nullcontext()
+    try:
+        path = sessions_file(args.data)
+    except InterleaveError:
+        return contextlib.nullcontext()  # said where the data is read
+    return started_pass(path)

@@ -10,18 +10,7 @@ The plain Python API (the CLI, the evaluate modules, the demo and the leaderboar
 - :func:`bcubed` general B-cubed precision/recall/F1 with optional group ids
 """
 
-from .bcubed import bcubed
-from .compare import compare_predictions
-from .run import (
-    DEFAULT_BOOTSTRAP,
-    DEFAULT_SEED,
-    DEFAULT_SPLIT,
-    SCORE_FORMAT,
-    RunScore,
-    score_files,
-    score_predictions,
-    score_runs,
-)
+from .bcubed import bcubed  # (the function, not its module: the name is both)
 
 __all__ = [
     "DEFAULT_BOOTSTRAP",
@@ -35,3 +24,22 @@ __all__ = [
     "score_predictions",
     "score_runs",
 ]
+
+
+#: where each name of the API lives (imported on first use: ``score`` itself stays light, so that a
+#: command can start reading its data file before the scorer's modules are loaded)
+_HOMES = {
+    "DEFAULT_BOOTSTRAP": ".defaults", "DEFAULT_SEED": ".defaults", "DEFAULT_SPLIT": ".defaults",
+    "SCORE_FORMAT": ".run", "RunScore": ".run", "score_files": ".run", "score_predictions": ".run",
+    "score_runs": ".run", "compare_predictions": ".compare",
+}
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value

@@ -86,17 +86,50 @@ def _row_decoder() -> Any:
     return decoder(PredictionRow, keep_unknown=True, presence=(RowUsage,), extra=((MODEL_FIELD, Optional[str]),))
 
 
+#: optional fields of a prediction row most files leave out: a block none of whose rows names one
+#: (nor any field the row type does not know) is read by a reader without them, and their columns
+#: hold their defaults
+RARE_FIELDS = ("burst", "mixed", "waited")
+
+
+@functools.lru_cache(maxsize=None)
+def _lean_decoder() -> Any:
+    """The compiled reader of a prediction row that names none of :data:`RARE_FIELDS` nor any
+    unknown field (it refuses one)."""
+    return decoder(PredictionRow, presence=(RowUsage,), leave_out=RARE_FIELDS)
+
+
+def _is_lean(row: Any) -> bool:
+    return type(row) is _lean_decoder().type
+
+
+def _field_or_none(row: Any, name: str) -> Any:
+    """A row's field, ``None`` for a lean row (which names none of :data:`RARE_FIELDS`)."""
+    return getattr(row, name, None)
+
+
 def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
-    """The rows of a JSONL predictions file, decoded by the compiled reader a block at a time;
-    every byte of the file goes to ``digest`` (a hashlib object) as it is read. Raises
-    :class:`Bad` for a line that reader does not take (the strict reader decides)."""
-    decode = _row_decoder().decode_lines  # blank lines are passed over, as the strict reader does
+    """The rows of a JSONL predictions file, decoded by the compiled reader a block at a time
+    (by the lean one while every block it meets fits it); every byte of the file goes to
+    ``digest`` (a hashlib object) as it is read. Raises :class:`Bad` for a line that reader does
+    not take (the strict reader decides)."""
+    # blank lines are passed over, as the strict reader does
+    lean: Any = _lean_decoder().decode_lines
+    full = _row_decoder().decode_lines
     for block in whole_line_blocks(path):
         digest.update(block)
-        try:
-            yield decode(block)
-        except DecodeErrors as exc:
-            raise Bad(str(exc)) from None
+        rows = None
+        if lean is not None:
+            try:
+                rows = lean(block)
+            except DecodeErrors:
+                lean = None  # a row names a rare or unknown field: the full reader from here on
+        if rows is None:
+            try:
+                rows = full(block)
+            except DecodeErrors as exc:
+                raise Bad(str(exc)) from None
+        yield rows
 
 
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
@@ -174,11 +207,19 @@ def row_columns(rows: list[Any], data: DataColumns, session: list[int] | None = 
         ref_code = data.vocab.encode_words([r for k in with_refs for r in ref_lists[k]])
     else:
         ref_row = ref_code = np.zeros(0, dtype=np.int64)
+    if rows and _is_lean(rows[-1]):  # (a lean row never follows a full one) none names a rare field
+        burst, mixed, waited = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    else:
+        if rows and _is_lean(rows[0]):  # the rows of the block where the lean reader stopped, and some before
+            burst_of, mixed_of, waited_of = (functools.partial(_field_or_none, name=a) for a in RARE_FIELDS)
+        else:
+            burst_of, mixed_of, waited_of = _BURST, _MIXED, _WAITED
+        burst = _counts(list(map(burst_of, rows)))
+        mixed, waited = _flags(list(map(mixed_of, rows))), _flags(list(map(waited_of, rows)))
     return PredictionColumns(
         rows=n, session=np.array(session, dtype=np.int64), i=np.fromiter(map(_I, rows), dtype=np.int64, count=n),
         label=label, call=call, input_tokens=tokens[:, 0], output_tokens=tokens[:, 1], cached_tokens=tokens[:, 2],
-        latency=_latencies(rows), burst=_counts(list(map(_BURST, rows))), mixed=_flags(list(map(_MIXED, rows))),
-        waited=_flags(list(map(_WAITED, rows))), ref_row=ref_row, ref_code=ref_code,
+        latency=_latencies(rows), burst=burst, mixed=mixed, waited=waited, ref_row=ref_row, ref_code=ref_code,
     )
 
 
@@ -187,7 +228,8 @@ def first_named(rows: list[Any]) -> dict[str, str | None]:
     return {
         "mode": next(filter(_NAMED, map(attrgetter("mode"), rows)), None),
         "policy": next(filter(_NAMED, map(attrgetter("policy"), rows)), None),
-        "model": next(filter(None, map(attrgetter(MODEL_FIELD), rows)), None),
+        # a lean row names no unknown field
+        "model": None if rows and _is_lean(rows[0]) else next(filter(None, map(attrgetter(MODEL_FIELD), rows)), None),
     }
 
 

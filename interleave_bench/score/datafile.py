@@ -20,12 +20,16 @@ read and scored on the other.
 
 from __future__ import annotations
 
+import collections
 import functools
+import io
 import os
 import pickle
 import signal
 import tempfile
+import threading
 from array import array
+from contextlib import contextmanager
 from itertools import chain, compress
 from operator import attrgetter
 from dataclasses import dataclass
@@ -147,10 +151,7 @@ class DataColumns:
     session_ids: list[str]
     splits: list[str]
     langs: list[str]
-    thread_ids: list[list[str]]
-    thread_start: np.ndarray  # (sessions + 1) offsets into the flat thread list
     turn_start: np.ndarray  # (sessions + 1) offsets into the turn arrays
-    thread_code: np.ndarray  # vocab code of every thread id (flat)
     gold: np.ndarray
     judge: np.ndarray
     ambiguous: np.ndarray
@@ -209,6 +210,13 @@ def _offsets(lengths: list[int] | np.ndarray) -> np.ndarray:
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
     return out
+
+
+#: the tags of the blocks read so far by this process, in order of first use, which each block's
+#: vocabulary takes before its own (files use a few tags: a block's are then looked up in one pass)
+_TAGS_SEEN: dict[str, None] = {}
+#: at most this many are kept
+TAGS_SEEN_MAX = 256
 
 
 def columns_of(sessions: list[Any]) -> DataColumns:
@@ -289,7 +297,13 @@ def columns_of(sessions: list[Any]) -> DataColumns:
     else:
         ref_turn = ref_thread = np.zeros(0, dtype=np.int64)
     tag_lists = list(map(_TAGS, turns))
+    code = vocab.code
+    for tag in _TAGS_SEEN:  # those of earlier blocks first: most blocks then add none
+        code.setdefault(tag, len(code))
+    before = len(code)
     tag_codes = vocab.encode_words(list(chain.from_iterable(tag_lists)))
+    if len(code) > before and len(_TAGS_SEEN) < TAGS_SEEN_MAX:
+        _TAGS_SEEN.update(dict.fromkeys(list(code)[before:before + TAGS_SEEN_MAX - len(_TAGS_SEEN)]))
     tag_start = _offsets(np.fromiter(map(len, tag_lists), dtype=np.int64, count=len(tag_lists)))
     thread_turns = np.flatnonzero(gold >= 0)
     first_of_thread = np.zeros(len(turns), dtype=bool)
@@ -298,8 +312,7 @@ def columns_of(sessions: list[Any]) -> DataColumns:
     return DataColumns(
         session_ids=list(map(_SESSION_ID, sessions)), splits=list(map(_SPLIT, sessions)),
         langs=list(map(_LANG, sessions)),
-        thread_ids=[flat_ids[thread_start[k]:thread_start[k + 1]] for k in range(n_sess)],
-        thread_start=thread_start, turn_start=turn_start, thread_code=thread_code,
+        turn_start=turn_start,
         gold=gold.astype(np.int32), judge=judge.astype(np.int32),
         ambiguous=np.fromiter(map(_AMBIGUOUS, turns), dtype=bool, count=len(turns)), action=action, style=style,
         tag_start=tag_start, tag_codes=tag_codes,
@@ -550,7 +563,7 @@ class Forked:
                 os._exit(code)
         os.close(write_fd)
         self._pid = pid
-        self._in = os.fdopen(read_fd, "rb")
+        self._in = io.BufferedReader(_Drained(read_fd), PIPE_BYTES)
 
     def __iter__(self) -> Iterator[DataColumns]:
         try:
@@ -584,6 +597,75 @@ class Forked:
 
 #: how many bytes of blocks the reading process may be ahead of the scorer (the pipe's size)
 PIPE_BYTES = 1 << 20
+#: how many bytes of blocks a drained pipe may hold beside it
+DRAINED_BYTES = 16 << 20
+
+
+class _Drained(io.RawIOBase):
+    """The read end of a pipe, drained by a thread as fast as the writer fills it (up to
+    :data:`DRAINED_BYTES` held), so that the writer never waits on a reader busy elsewhere; read
+    as a file. The thread spends its time in ``os.read``, which lets go of the interpreter."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._held = 0
+        self._view = memoryview(b"")
+        self._ended = False
+        self._stop = False
+        self._room = threading.Condition()
+        self._thread = threading.Thread(target=self._drain, name="data-pass-pipe", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while True:
+                with self._room:
+                    while self._held >= DRAINED_BYTES and not self._stop:
+                        self._room.wait()
+                    if self._stop:
+                        return
+                try:
+                    chunk = os.read(self._fd, PIPE_BYTES)
+                except OSError:
+                    chunk = b""
+                with self._room:
+                    if chunk:
+                        self._chunks.append(chunk)
+                        self._held += len(chunk)
+                    else:
+                        self._ended = True
+                    self._room.notify_all()
+                if not chunk:
+                    return
+        finally:
+            os.close(self._fd)
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        """Stop draining (the writer is gone or no longer heard)."""
+        with self._room:
+            self._stop = True
+            self._room.notify_all()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        if not len(self._view):
+            with self._room:
+                while not self._chunks and not self._ended:
+                    self._room.wait()
+                if not self._chunks:
+                    return 0
+                chunk = self._chunks.popleft()
+                self._held -= len(chunk)
+                self._room.notify_all()
+            self._view = memoryview(chunk)
+        n = min(len(buffer), len(self._view))
+        buffer[:n] = self._view[:n]
+        self._view = self._view[n:]
+        return n
 
 
 def _widen(fd: int) -> None:
@@ -597,11 +679,51 @@ def _widen(fd: int) -> None:
         pass
 
 
+#: passes started ahead (:func:`started_pass`), by the identity of their file
+_STARTED: dict[tuple[Any, ...], Forked] = {}
+
+
+def _identity(path: str | os.PathLike) -> tuple[Any, ...]:
+    """What tells one file's content from another's: where it is and its size and time."""
+    st = os.stat(path)
+    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@contextmanager
+def started_pass(path: str | os.PathLike) -> Iterator[None]:
+    """Start the pass over the data file ``path`` in a forked process now, so that it reads while
+    the caller goes on (loading the scorer, opening the predictions); :func:`data_pass` of the
+    same, unchanged file in the block takes it over. A pass not taken over is ended on leaving.
+    Where the system does not fork, or ``path`` is no file, nothing starts."""
+    key = None
+    if hasattr(os, "fork"):
+        try:
+            key = _identity(path)
+        except OSError:
+            key = None
+        if key is not None and key not in _STARTED:
+            _STARTED[key] = Forked(DataPass(path))
+        else:
+            key = None
+    try:
+        yield
+    finally:
+        left = _STARTED.pop(key, None) if key is not None else None
+        if left is not None:
+            left.close()
+
+
 def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataColumns], Any]:
     """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
-    the data fingerprint once they are all taken; in a forked process when ``background``."""
-    run = DataPass(path)
+    the data fingerprint once they are all taken; in a forked process when ``background`` (the
+    one :func:`started_pass` started, if any)."""
     if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
-        forked = Forked(run)
+        try:
+            forked = _STARTED.pop(_identity(path), None)
+        except OSError:
+            forked = None
+        if forked is None:
+            forked = Forked(DataPass(path))
         return iter(forked), forked
+    run = DataPass(path)
     return run.blocks(), run

@@ -4,7 +4,7 @@ Same records, same checks, same errors as ``interleave_bench.io``; only faster o
 Each line is validated straight from its JSON text (pydantic parses it in Rust instead of
 ``json.loads`` building Python objects first), with the cyclic garbage collector paused while
 hundreds of thousands of small records are built when the command that reads them pauses it
-(:func:`paused_gc`: none of them forms a cycle, and the collector's repeated passes over a growing
+(:func:`~interleave_bench.heap.paused_gc`: none of them forms a cycle, and the collector's repeated passes over a growing
 heap otherwise cost more than the parsing), and frozen afterwards so that later collections leave
 them alone. Only commands (the process edge) pause the collector; library functions never touch
 it. When
@@ -14,10 +14,7 @@ line, field and value, so a user sees exactly the errors ``interleave-bench vali
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
-from typing import Iterator
 
 from pydantic import ValidationError
 
@@ -27,30 +24,6 @@ from ..io import (
 )
 from ..progress import progress
 from ..schema import PredictionRow, Session, check_session
-
-
-#: objects created while paused above which they are frozen (``gc.freeze``) rather than handed back
-#: to the collector: walking half a million fresh records on the next collection costs seconds
-FREEZE_ABOVE = 100_000
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector for a block that builds many acyclic objects.
-
-    On leaving, if the block created many objects, they are moved to the collector's permanent
-    generation (``gc.freeze``) so later collections do not walk them again; reference counting
-    still frees them when they are dropped. Nested uses leave the work to the outermost.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if gc.get_count()[0] > FREEZE_ABOVE:
-                gc.freeze()
-            gc.enable()
 
 
 def _validate_all(path: str | os.PathLike, model: type) -> tuple[list[int], list] | None:

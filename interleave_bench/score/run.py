@@ -21,7 +21,6 @@ from ..errors import InputError, UsageError
 from ..io import sessions_file
 from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, table_price
-from ..schema import SCORE_SPLITS as SPLITS
 from ..schema import PredictionRow, Session
 from ..progress import progress
 from .routing import (
@@ -40,18 +39,12 @@ from .routing import (
 from .cluster import cluster_section
 from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
 from .datafile import data_fingerprint
+from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
 from .read import read_predictions_fast, read_sessions_fast
 from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
 
-#: tune on dev, report test once: scoring defaults to the split people iterate on
-DEFAULT_SPLIT = "dev"
-#: resamples for the bootstrap intervals: enough for the 2.5% and 97.5% percentiles to settle
-#: to about two decimals, and fast (well under a second for ten thousand sessions)
-DEFAULT_BOOTSTRAP = 1000
-#: fixed seed, so the same inputs print the same intervals
-DEFAULT_SEED = 0
 
 
 @dataclass
