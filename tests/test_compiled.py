@@ -7,6 +7,7 @@ fingerprint line, byte for byte; for prediction rows, the same values.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 from interleave_bench.compiled import DecodeErrors, canonical_line, decoder
 from interleave_bench.io import _json_parts, records_fingerprint
 from interleave_bench.schema import PredictionRow, RowUsage, Session
-from interleave_bench.score.columnar import _row_decoder
+from interleave_bench.score.columnar import RARE_FIELDS, _lean_decoder, _row_decoder
 from interleave_bench.score.datafile import data_fingerprint
 from interleave_bench.score.read import read_sessions_fast
 
@@ -67,11 +68,11 @@ def mutate(obj, rng: random.Random, times: int):
         last = path[-1]
         kind = rng.random()
         if kind < 0.6:
-            parent[last] = rng.choice(ODD_VALUES)
+            parent[last] = copy.deepcopy(rng.choice(ODD_VALUES))  # a copy: later edits stay in obj
         elif kind < 0.8 and isinstance(parent, dict):
             del parent[last]
         elif isinstance(parent, dict):
-            parent[rng.choice(["extra", "note", "goal", "refs", "tags", "candidates", "fact", "timeline"])] = rng.choice(ODD_VALUES)
+            parent[rng.choice(["extra", "note", "goal", "refs", "tags", "candidates", "fact", "timeline"])] = copy.deepcopy(rng.choice(ODD_VALUES))
     return obj
 
 
@@ -101,12 +102,23 @@ def test_the_prediction_row_reader_accepts_only_what_the_record_type_accepts(see
     row = {"session_id": "s-000", "i": 2, "pred": "t1", "mode": "closed", "policy": "llm", "refs": ["t2"],
            "usage": {"input": 900, "output": 20}, "elapsed_ms": 312, "via": "llm", "burst": 2, "mixed": False,
            "model": "m-1"}
+    if seed % 2:  # half of the rows start without the rare fields and the unknown one, as most files' rows
+        row = {k: v for k, v in row.items() if k not in (*RARE_FIELDS, "model")}
     line = json.dumps(mutate(row, random.Random(seed), times)).encode()
+    try:
+        lean = _lean_decoder().decode(line)
+    except DecodeErrors:
+        lean = None
     try:
         got = _row_decoder().decode(line)
     except DecodeErrors:
+        assert lean is None, line  # the lean reader takes no more than the full one
         return
     record = record_reading(PredictionRow, line)
+    if lean is not None:  # a row naming none of the rare fields nor an unknown one, read the same
+        assert not record.model_extra and all(getattr(record, n) is None for n in RARE_FIELDS), line
+        for name in lean.__struct_fields__:  # (as JSON: the two readers' usage types are distinct)
+            assert msgspec.json.encode(getattr(lean, name)) == msgspec.json.encode(getattr(got, name)), name
     assert record is not None, line
     for name in ("session_id", "i", "pred", "mode", "policy", "refs", "elapsed_ms", "via", "burst", "mixed", "waited"):
         assert getattr(got, name) == getattr(record, name), name

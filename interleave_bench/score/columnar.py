@@ -158,9 +158,10 @@ def _usage_columns(usages: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     n = len(usages)
     call = np.zeros(n, dtype=bool)
     tokens = np.zeros((n, 3), dtype=np.int64)
-    if usages.count(None) == n:
+    left_out = usages.count(None)
+    if left_out == n:
         return call, tokens
-    every = not usages.count(None)
+    every = not left_out
     given = slice(None) if every else np.array(list(compress(range(n), usages)), dtype=np.int64)  # rows with a usage
     used = usages if every else list(compress(usages, usages))
     try:  # a field at a time; a field left out (``UNSET``) is no integer, and takes the path below

@@ -67,14 +67,17 @@ def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -
     block_bytes = block_bytes or BLOCK_BYTES
     try:
         with open(path, "rb") as fh:
-            rest = b""
+            rest = b""  # the start of a line the last chunk did not end
             while True:
                 chunk = fh.read(block_bytes)
-                data = rest + chunk if rest else chunk
-                cut = len(data) if not chunk else data.rfind(b"\n") + 1
-                rest = data[cut:]
-                if cut:
-                    block = data[:cut] if cut < len(data) else data
+                cut = chunk.rfind(b"\n") + 1 if chunk else len(chunk)
+                if chunk and not cut:  # no line ends in it
+                    rest += chunk
+                    continue
+                # one copy at most: the chunk itself when it is the block
+                block = b"".join((rest, memoryview(chunk)[:cut])) if rest or cut < len(chunk) else chunk
+                rest = chunk[cut:]
+                if block:
                     if not block.isascii():  # ASCII is UTF-8
                         block.decode("utf-8")
                     if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
@@ -162,16 +165,14 @@ class DataColumns:
     ref_turn: np.ndarray  # gold refs, exploded: turn of each, thread number of each
     ref_thread: np.ndarray
     vocab: Vocab
-    thread_key: np.ndarray  # session * width + vocab code, per flat thread
-    thread_pos: np.ndarray  # thread number of each flat thread
+    thread_key: np.ndarray  # session * width + vocab code of every thread of the block, ascending
+    thread_pos: np.ndarray  # the thread number of each
     width: int  # codes at or above this are no thread id
     first_of_thread: np.ndarray  # whether a turn is its gold thread's first message in the session
 
     def thread_number(self, sess: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Each (session, vocab code)'s thread number in its session, -1 where it names none."""
-        ok = (codes >= 0) & (codes < self.width)
-        pos = codes_in(sess * self.width + np.where(ok, codes, 0), self.thread_key)
-        return np.where(ok & (pos >= 0), self.thread_pos[np.maximum(pos, 0)], -1)
+        return _thread_numbers(self.thread_key, self.thread_pos, self.width, sess, codes)
 
     # what every run scored against the block reads, taken once (here, not where the block is read:
     # cheaper to take again than to hand over)
@@ -206,6 +207,18 @@ class DataColumns:
         return len(self.session_ids)
 
 
+def _thread_numbers(keys: np.ndarray, numbers: np.ndarray, width: int, sess: np.ndarray,
+                    codes: np.ndarray) -> np.ndarray:
+    """Each (session, vocab code)'s thread number in its session, -1 where it names none, given
+    the block's thread keys (``session * width + code``, ascending) and each one's number."""
+    ok = (codes >= 0) & (codes < width)
+    if not len(keys):
+        return np.full(len(codes), -1, dtype=np.int64)
+    wanted = sess * width + np.where(ok, codes, 0)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(ok & (keys[at] == wanted), numbers[at], -1)
+
+
 def _offsets(lengths: list[int] | np.ndarray) -> np.ndarray:
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
@@ -236,15 +249,15 @@ def columns_of(sessions: list[Any]) -> DataColumns:
     n_sess = len(sessions)
     th_sess = np.repeat(np.arange(n_sess), np.diff(thread_start))
     thread_key = th_sess * width + thread_code
-    if len(np.unique(thread_key)) != len(thread_key):
-        raise Bad("duplicate thread id")
     thread_pos = np.arange(len(flat_ids)) - thread_start[th_sess]
+    order = np.argsort(thread_key, kind="stable")
+    key_sorted, pos_sorted = thread_key[order], thread_pos[order]
+    if np.any(key_sorted[1:] == key_sorted[:-1]):
+        raise Bad("duplicate thread id")
 
     def number(sess: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Each (session, code)'s thread number in its session, -1 if none."""
-        ok = (codes >= 0) & (codes < width)
-        pos = codes_in(sess * width + np.where(ok, codes, 0), thread_key)
-        return np.where(ok & (pos >= 0), thread_pos[np.maximum(pos, 0)], -1)
+        return _thread_numbers(key_sorted, pos_sorted, width, sess, codes)
 
     twins = list(map(_TWIN, threads))
     if twins.count(None) != len(twins):
@@ -317,7 +330,7 @@ def columns_of(sessions: list[Any]) -> DataColumns:
         ambiguous=np.fromiter(map(_AMBIGUOUS, turns), dtype=bool, count=len(turns)), action=action, style=style,
         tag_start=tag_start, tag_codes=tag_codes,
         ref_turn=ref_turn, ref_thread=ref_thread.astype(np.int32), vocab=vocab,
-        thread_key=thread_key, thread_pos=thread_pos, width=width,
+        thread_key=key_sorted, thread_pos=pos_sorted, width=width,
         first_of_thread=first_of_thread,
     )
 
