@@ -373,7 +373,7 @@ def _by_record_type(line: bytes) -> tuple[Any, bytes]:
 
 @dataclass
 class Printed:
-    """A block's fingerprint lines, in file order: ``lines`` holds each followed by ``\n`` (no
+    """A block's fingerprint lines, in file order: ``lines`` holds each followed by ``\\n`` (no
     fingerprint line holds a line break: JSON escapes it), ``keys`` the sort key of each
     (:func:`_key`), ``at`` the block's first byte in the file."""
 
