@@ -24,7 +24,7 @@ import functools
 import hashlib
 import os
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import chain, compress
 from operator import attrgetter, is_not
 from typing import Any, Iterator, Optional, Sequence
 
@@ -192,13 +192,10 @@ def _latencies(rows: list[Any]) -> np.ndarray:
     return latency
 
 
-def row_columns(rows: list[Any], data: DataColumns, session: list[int] | None = None) -> PredictionColumns:
+def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> PredictionColumns:
     """Decoded prediction rows (:func:`row_blocks`) as arrays against a block of sessions;
-    ``session`` is each row's session position in the block when the caller has it (-1: none)."""
+    ``session`` is each row's session position in the block."""
     n = len(rows)
-    if session is None:
-        where = data.session_index
-        session = list(map(where.get, map(_SID, rows), repeat(-1)))
     label = data.vocab.encode_words(list(map(_PRED, rows)))
     call, tokens = _usage_columns(list(map(_USAGE_OF, rows)))
     ref_lists = list(map(_REFS, rows))
@@ -312,7 +309,7 @@ class PredictionStream:
         if self.parquet:
             from . import parquet
 
-            taken, self._buffer = parquet.split(self._buffer, set(where))
+            taken, self._buffer = parquet.split(self._buffer, where)
             return taken
         rows, sids = self._buffer, self._sids
         pos = list(map(where.get, sids))
@@ -329,7 +326,7 @@ class PredictionStream:
     def columns(self, taken: Any, data: DataColumns) -> PredictionColumns:
         """What :meth:`take` returned, as arrays against a block of sessions."""
         if taken is None:
-            return row_columns([], data)
+            return row_columns([], data, [])
         if self.parquet:
             from . import parquet
 

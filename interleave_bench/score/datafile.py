@@ -492,9 +492,11 @@ class DataPass:
                 lines = canonical_lines(sessions)
             except DecodeErrors:
                 sessions, lines = self._line_by_line(block)
-            for s in sessions:
-                if _is_v1(s):
-                    self._check_v1(canonical_line(s))
+            v1 = [k for k, s in enumerate(sessions) if _is_v1(s)]
+            if v1:  # their fingerprint lines are what the record type reads
+                each = lines.split(b"\n")
+                for k in v1:
+                    self._check_v1(each[k])
             printed = Printed(at=start, keys=list(map(_key, map(_SESSION_ID, sessions))), lines=lines)
             cols = None
             if sessions and until is None:  # (blocks read again were checked the first time)

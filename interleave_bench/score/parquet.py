@@ -77,14 +77,6 @@ def _in(col, allowed: Sequence[str]) -> None:
         raise Bad("choice")
 
 
-def _min_len(col, n: int = 1) -> None:
-    """Raise when a non-null string is shorter than ``n`` characters."""
-    if col is not None and len(col):
-        shortest = pc.min(pc.utf8_length(col.drop_null())).as_py()
-        if shortest is not None and shortest < n:
-            raise Bad("length")
-
-
 def _nonneg(col) -> None:
     if col is not None:
         lo = pc.min(col).as_py()
@@ -194,7 +186,7 @@ def prediction_columns(table, data: DataColumns) -> PredictionColumns:
     """Rows already checked (:func:`_check_predictions`) as arrays against a block of sessions."""
     n = table.num_rows
     col = {name: _field(table, name, False, _ANY, True) for name in table.column_names}
-    session = positions(col["session_id"], {sid: k for k, sid in enumerate(data.session_ids)})
+    session = positions(col["session_id"], data.session_index)
     label = data.vocab.encode(col["pred"])
     zeros = np.zeros(n, dtype=np.int64)
     call = np.zeros(n, dtype=bool)
@@ -243,7 +235,7 @@ def joined(buffer: Any, table: Any) -> Any:
         raise Bad(str(exc)) from None
 
 
-def split(table: Any, wanted: set[str]) -> tuple[Any, Any]:
-    """``(rows of the sessions in wanted, the others)``, each in file order."""
-    mine = positions(table.column("session_id"), dict.fromkeys(wanted, 0)) == 0
+def split(table: Any, where: dict[str, int]) -> tuple[Any, Any]:
+    """``(rows of the sessions ``where`` numbers, the others)``, each in file order."""
+    mine = positions(table.column("session_id"), where) >= 0
     return table.filter(mine), table.filter(~mine)
