@@ -1,7 +1,7 @@
 """InterleaveBench: a benchmark and toolkit for routing an interleaved chat.
 
 One person uses one chat for several pieces of work at once; every message must reach the right
-one. See README.md for the quick start and DESIGN-level reference.
+one. See README.md for the quick start and docs/ for the reference.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Typed records for every file format the project reads or writes (DESIGN.md section 3).
+"""Typed records for every file format the project reads or writes (README.md#file-formats).
 
 Readers validate once at the edge (``interleave_bench.io``) and the rest of the code trusts these
 types. Every model keeps unknown fields (``extra="allow"``), so a file from elsewhere round-trips
@@ -73,7 +73,7 @@ class Record(BaseModel):
 # --- sessions ---------------------------------------------------------------------------------------
 
 
-# --- v1 vocabularies (DESIGN.md section 7a; names fixed by the reference format) ---------------------
+# --- v1 vocabularies (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes; names fixed by the reference format) ---------------------
 
 #: what a fact's lifecycle is: stated (and maybe updated), proposed then accepted or rejected, or
 #: stated then withdrawn

@@ -1,4 +1,4 @@
-"""``interleave-bench generate``: write a data set of interleaved sessions (DESIGN.md section 5).
+"""``interleave-bench generate``: write a data set of interleaved sessions (docs/generate.md#the-plan-interleave_benchgenerateplanpy).
 
 With a model (``--model``, or ``--dry-run`` for the fake model) every step asks it: threads, the
 messages eight plan rows at a time with a leak rewrite, and the independent reading. ``--offline``

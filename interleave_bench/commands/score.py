@@ -1,4 +1,4 @@
-"""``interleave-bench score DATA PRED.jsonl...``: score routing runs (DESIGN.md section 7).
+"""``interleave-bench score DATA PRED.jsonl...``: score routing runs (docs/score.md#the-metrics-exactly).
 
 Prints one markdown table comparing the runs (a second one for burst runs) and a ``not scored:``
 line per run, and writes ``<pred>.score.json`` beside each predictions file. ``--json`` prints the

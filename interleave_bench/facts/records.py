@@ -2,7 +2,7 @@
 facts run writes (``answer``, ``delivery``, ``route``, ``session``, ``error``).
 
 Every record keeps unknown fields, so files from elsewhere (the reference's result files) read
-unchanged. Field names follow DESIGN section 7a.
+unchanged. Field names follow docs/generate.md#v1-replies-fact-episodes-timeline-and-probes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Data generation (DESIGN.md section 5): threads, the seeded plan, writers, leak check, reading, runs.
+"""Data generation (docs/generate.md#the-plan-interleave_benchgenerateplanpy): threads, the seeded plan, writers, leak check, reading, runs.
 
 The plan is the ground truth, drawn first from a seed; messages are written from it (by a model, or
 offline from templates) and then read independently. Entry points:
@@ -7,7 +7,7 @@ offline from templates) and then read independently. Entry points:
 - :func:`generate` -- either path, with resume; the ``interleave-bench generate`` command uses it
 - :func:`plan_session`, :func:`draw_shape`, :class:`PlanOptions` -- the plan as pure functions
 - :func:`~interleave_bench.generate.facts.lay_facts`, ``build_timeline``, ``build_probes`` -- v1's
-  fact episodes, timeline and probes (DESIGN.md section 7a), pure and seeded
+  fact episodes, timeline and probes (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes), pure and seeded
 """
 
 from __future__ import annotations

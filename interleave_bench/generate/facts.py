@@ -1,4 +1,4 @@
-"""Shared facts, part 1 (DESIGN.md section 7a): fact episodes laid over the plan, timeline, probes.
+"""Shared facts, part 1 (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes): fact episodes laid over the plan, timeline, probes.
 
 Three pure, seeded functions, each a step of a v1 session:
 
@@ -52,7 +52,7 @@ CROSS_DELAY = (1, 5)
 ANSWER_DELAY = 1
 @dataclass(frozen=True)
 class FactOptions:
-    """Every parameter of the fact episodes, at its DESIGN.md section 7a default."""
+    """Every parameter of the fact episodes, at its documented default (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes)."""
 
     #: chance of each episode type (a ``rejected`` fact without an alternative becomes ``stated``)
     type_weights: tuple[tuple[str, float], ...] = (

@@ -22,7 +22,7 @@ from .prompts import check_facts_messages, fact_rewrite_messages, rewrite_messag
 from .text import AnswerError, contains, language_problem
 from .threads import ThreadSet, thread_data
 
-#: plan rows written per request (DESIGN.md section 5: "eight at a time")
+#: plan rows written per request ("eight at a time")
 WRITE_CHUNK = 8
 #: earlier messages shown for continuity (older ones rarely change how the next ones read)
 EARLIER_CONTEXT = 12

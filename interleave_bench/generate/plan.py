@@ -3,7 +3,7 @@
 Two pure functions of a seed: :func:`draw_shape` (how many turns and threads, which domains, whether
 there is a twin, which facts will change) and :func:`plan_session` (what every turn does: which
 thread, which action and style, which fact it states or changes, which other thread it draws on).
-Every parameter is a field of :class:`PlanOptions` at its DESIGN.md section 5 default, so a run can
+Every parameter is a field of :class:`PlanOptions` at its documented default, so a run can
 change one and record it in its manifest. Nothing here reads a file, the clock or the network.
 """
 
@@ -35,7 +35,7 @@ TWIN_OF_INDEX = 1
 
 @dataclass(frozen=True)
 class PlanOptions:
-    """Every parameter of the session shape and the plan, at its DESIGN.md default."""
+    """Every parameter of the session shape and the plan, at its documented default (docs/generate.md)."""
 
     #: shortest session, in turns: long enough for returns after a gap of ``return_gap`` turns
     min_turns: int = 40
@@ -50,7 +50,7 @@ class PlanOptions:
     twin_p: float = 0.5
     #: concrete facts per thread
     facts_per_thread: int = 3
-    #: chance that a fact has a later value (``update``); "for some" facts, per DESIGN.md
+    #: chance that a fact has a later value (``update``); "for some" facts, as documented
     fact_update_share: float = 0.4
     #: threads after the first start within this share of the session
     start_window: float = 0.6
@@ -349,7 +349,7 @@ def _start_turns(rng: random.Random, n_turns: int, n_later: int, o: PlanOptions)
 
 
 def plan_session(threads: Sequence[Thread], n_turns: int, seed: int, options: PlanOptions | None = None) -> list[PlanRow]:
-    """The plan rows of one session (DESIGN.md section 5, step 2).
+    """The plan rows of one session (docs/generate.md#the-plan-interleave_benchgenerateplanpy).
 
     ``threads`` are in start order (the first starts at turn 0); their facts, in order, are the ones
     the plan states, and a fact's ``update`` is the value it may later change to. Returns

@@ -204,7 +204,7 @@ def correction(lang: str, problems: list[str]) -> str:
     return CORRECT[lang].format(problems=shown)
 
 
-# --- v1: alternatives, replies and fact steps (DESIGN.md section 7a) ------------------------------------
+# --- v1: alternatives, replies and fact steps (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes) ------------------------------------
 
 THREADS_V1 = {
     "en": """

@@ -54,7 +54,7 @@ DATASETS = tuple(VERSIONS)
 DEFAULT_SEED = 0
 #: languages of a run that names none: sessions alternate between them by index
 DEFAULT_LANGS = ("en", "zh")
-#: sessions of a run that names no count (the size DESIGN.md's acceptance run uses)
+#: sessions of a run that names no count (the size of a full benchmark run)
 DEFAULT_SESSIONS = 50
 #: bump when the same options would produce different sessions, so old work is not resumed into new;
 #: the manifest names it (``generator``). 2: 3 to 5 threads in all with the twin third; v1 data

@@ -1,4 +1,4 @@
-"""The offline rule check of v1 fact steps: does an exchange do its step (DESIGN.md section 7a)?
+"""The offline rule check of v1 fact steps: does an exchange do its step (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes)?
 
 The offline writer's phrasings are known, so a rule can confirm each of them: an ``intro`` or
 ``update`` states the value (not as a question); a ``propose`` has the reply carry the value and the

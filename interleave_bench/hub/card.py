@@ -131,7 +131,7 @@ class SessionFigures:
 
     @property
     def ambiguous_share(self) -> Optional[float]:
-        """DESIGN 7.3: 1 - strict / thread messages (None without thread messages)."""
+        """1 - strict / thread messages (None without thread messages)."""
         return 1 - self.strict / self.thread_messages if self.thread_messages else None
 
 

@@ -17,7 +17,7 @@ How a record maps to a row (docs/hub.md, "Round trip"):
   that default when the source omits them, so the columns never hold a null the schema forbids.
 - Unknown fields (the schema keeps them, ``extra="allow"``) are kept at every level in a
   nullable ``extra`` column holding a JSON object as text, ``None`` when there are none.
-- v1 (DESIGN.md section 7a) is typed too: ``facts[].alternative``, ``turns[].assistant``,
+- v1 (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes) is typed too: ``facts[].alternative``, ``turns[].assistant``,
   ``turns[].fact.value``, ``timeline`` as a list of events and ``probes`` as a list of probes,
   nulls kept (an undecided ``gold``, a retraction's ``value``). Only ``fact_types``
   (``{thread id: {fact key: type}}``, keyed by the session's own ids) is one JSON text. JSON text

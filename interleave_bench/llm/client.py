@@ -64,7 +64,7 @@ class Usage:
         self.output += other.output
 
     def as_row(self) -> dict[str, int]:
-        """The prediction-row form (DESIGN.md section 3): ``{input, output, cache_hit}``."""
+        """The prediction-row form (README.md#file-formats): ``{input, output, cache_hit}``."""
         return {"input": self.input, "output": self.output, "cache_hit": self.cached_input}
 
 

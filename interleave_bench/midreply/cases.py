@@ -1,6 +1,6 @@
 """Mid-reply case files: the packaged set, reading any file in the same format, and case lookups.
 
-The format is DESIGN.md section 7b (records in :mod:`interleave_bench.schema`); reading and
+The format is docs/mid_reply.md#case-file-format (records in :mod:`interleave_bench.schema`); reading and
 validation are :func:`interleave_bench.io.read_case_file`, so a malformed file gets one error per
 defect naming the case (index and id) and the field. Other people's case sets in this format run
 unchanged: languages, catalogs and topic ids are whatever the file says.

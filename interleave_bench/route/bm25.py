@@ -1,6 +1,6 @@
 """The ``bm25`` baseline: keyword match of each message against each topic's text (no model).
 
-Exactly as DESIGN.md section 6 ("bm25, exactly") states it, so the reference's published figures
+Exactly as docs/route.md#policies states it, so the reference's published figures
 reproduce message for message: tokens are the matches of :data:`WORD` in the lowercased text
 (two characters or more; "c++", "v1.2", "e-mail" are one token each), then the overlapping pairs
 of each run of :data:`CJK_RUN` (a one-character run gives itself) (:func:`bm25_tokens`, kept apart

@@ -1,4 +1,4 @@
-"""Scoring: the routing metrics of DESIGN.md section 7, intervals, paired comparisons, reports.
+"""Scoring: the routing metrics of docs/score.md#the-metrics-exactly, intervals, paired comparisons, reports.
 
 The plain Python API (the CLI, the evaluate modules, the demo and the leaderboard call these):
 

@@ -1,4 +1,4 @@
-"""A paired comparison of two runs on the same data (DESIGN.md 7.12).
+"""A paired comparison of two runs on the same data (docs/score.md#interleave-bench-compare-data-ajsonl-bjsonl).
 
 Both runs are scored on the sessions both cover, message by message, so the test can use the
 pairing: on strict messages, *wins* are messages B routes right and A wrong, *losses* the other

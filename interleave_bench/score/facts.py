@@ -1,6 +1,6 @@
 """Shared facts (v1): judging answers, delivery verdicts, per-strategy scoring, routing and gates.
 
-Exact definitions of DESIGN section 7a. Pure functions over plain records: no files, no model, no
+Exact definitions of docs/facts.md#metrics. Pure functions over plain records: no files, no model, no
 clock, so re-scoring a results file never calls anything and always gives the same numbers.
 """
 

@@ -1,4 +1,4 @@
-"""One-to-one matching of a system's own topic labels to gold threads (open mode, DESIGN.md 7.1).
+"""One-to-one matching of a system's own topic labels to gold threads (open mode, docs/score.md#one-to-one).
 
 Labels are matched to threads so that they agree on as many thread messages as possible (the
 Hungarian method, ``scipy.optimize.linear_sum_assignment``). Which of several equally good

@@ -1,4 +1,4 @@
-"""The routing metrics of DESIGN.md section 7, exactly as defined there.
+"""The routing metrics of docs/score.md#the-metrics-exactly, exactly as defined there.
 
 Two steps. :func:`score_session` replays one session message by message (what each chosen topic
 held before the message decides its outcome) and returns a :class:`SessionScore`: per-message
@@ -279,7 +279,7 @@ def _breakdown_counts(session: Session, strict_turns: Sequence[int], correct: Se
 
 
 def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str) -> SessionScore:
-    """Replay one session under DESIGN.md 7.1 to 7.11; ``rows`` maps turn index to its row.
+    """Replay one session under docs/score.md#the-metrics-exactly; ``rows`` maps turn index to its row.
 
     Assumes a validated session (turn ``i`` runs 0..n-1, gold threads name its threads) and that
     ``rows`` holds only rows of this session. A turn without a row counts as ``ERROR``. The replay

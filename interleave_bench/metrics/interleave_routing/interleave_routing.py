@@ -99,7 +99,7 @@ def _turn_features():
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class InterleaveRouting(evaluate.Metric):
-    """Routing metrics of InterleaveBench (DESIGN.md section 7)."""
+    """Routing metrics of InterleaveBench (docs/score.md#the-metrics-exactly)."""
 
     def _info(self):
         return evaluate.MetricInfo(
