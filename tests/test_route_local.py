@@ -70,6 +70,72 @@ def closed_topics(msgs: dict[str, list[tuple[int, str]]]) -> list[TopicView]:
     return [TopicView(c.id, c.title, c, tuple(Message(i, t) for i, t in msgs.get(c.id, []))) for c in CARDS]
 
 
+# --- what a router sees: replies and speakers ------------------------------------------------------------------
+
+
+def v1_session(replies: list[str | None], speakers: list[str | None] | None = None):
+    from interleave_bench.schema import Session
+
+    turns = []
+    for i, reply in enumerate(replies):
+        t = {"i": i, "text": f"message {i}", "gold": {"thread": "t1", "action": "new" if i == 0 else "continue"},
+             "style": "explicit", "judge": {"thread": "t1"}, "ambiguous": False}
+        if reply is not None:
+            t["assistant"] = reply
+        if speakers is not None and speakers[i] is not None:
+            t["speaker"] = speakers[i]
+        turns.append(t)
+    return Session.model_validate({"session_id": "s", "version": "interleave-v1", "split": "dev", "lang": "en",
+                                   "threads": [{"id": "t1", "title": "Kitchen", "domain": "home"}], "turns": turns})
+
+
+def test_views_carry_earlier_replies_but_never_the_pending_messages_own():
+    from interleave_bench.route.base import conversation_of
+    from interleave_bench.route.runner import TopicState
+
+    conv = conversation_of(v1_session(["reply 0", None, "reply 2 " + "x" * 400]))
+    assert [m.reply for m in conv.messages] == ["reply 0", None, "reply 2 " + "x" * 400]
+    state = TopicState(conv, "closed")
+    seen = []
+    for m in conv.messages:
+        view = state.view([m])
+        assert view.pending[0].reply is None  # not answered yet
+        seen.append([h.reply for h in view.history])
+        state.record(m, "t1")
+    assert seen == [[], ["reply 0"], ["reply 0", None]]
+    assert state.view([]).topics[0].messages[0].reply == "reply 0"
+
+
+def test_payload_shows_replies_and_speakers_bounded_like_the_recent_window():
+    from interleave_bench.route.base import conversation_of
+    from interleave_bench.route.payload import MAX_TEXT_CHARS, RECENT_MESSAGES, build_payload
+    from interleave_bench.route.runner import TopicState
+
+    n = RECENT_MESSAGES + 3
+    conv = conversation_of(v1_session([f"reply {i} " + "y" * 400 for i in range(n)], [f"nick{i}" for i in range(n)]))
+    state = TopicState(conv, "closed")
+    for m in conv.messages[:-1]:
+        state.record(m, "t1")
+    payload = build_payload(state.view([conv.messages[-1]]))
+    shown = payload["conversation"]
+    assert len(shown) == RECENT_MESSAGES
+    assert [e["speaker"] for e in shown] == [f"nick{i}" for i in range(n - 1 - RECENT_MESSAGES, n - 1)]
+    assert all(e["reply"].startswith("reply ") and len(e["reply"]) == MAX_TEXT_CHARS for e in shown)
+    assert "reply" not in payload["new"][0]
+    plain = build_payload(TopicState(conversation_of(v1_session([None, None])), "closed").view([conv.messages[0]]))
+    assert plain["conversation"] == []
+
+
+def test_irc_import_keeps_the_speaker(tmp_path):
+    from interleave_bench.irc import import_irc
+
+    import_irc(Path(__file__).parent / "data" / "irc", tmp_path / "irc")
+    [s] = iter_sessions(tmp_path / "irc" / "sessions.jsonl")
+    # lines 3..9 of the hand-written log; line 5 is a system line (nobody wrote it)
+    assert [t.speaker for t in s.turns] == ["dave", "bob", None, "alice", "frank", "gina", "alice"]
+    assert "speaker" not in s.turns[2].dump()
+
+
 # --- the signals -------------------------------------------------------------------------------------------
 
 
