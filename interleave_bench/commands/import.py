@@ -14,6 +14,14 @@ from ..progress import Timer, summary_line
 
 #: where ``import irc`` writes by default (relative to the current folder)
 DEFAULT_IRC_OUT = "data/irc-ubuntu"
+#: where ``import sgd`` writes by default (relative to the current folder)
+DEFAULT_SGD_OUT = "data/sgd"
+#: what ``import sgd`` does, for its help (docs/sgd.md)
+SGD_DESCRIPTION = (
+    "Reads the Schema-Guided Dialogue corpus (Rastogi et al., 2020; CC BY-SA 4.0) in its own layout "
+    "(schema.json and dialogues_*.json per split folder): one session per dialogue that uses more than one "
+    "service, one thread per service, one turn per user turn with the system's reply. Both routing modes apply."
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     irc.add_argument("--out", default=DEFAULT_IRC_OUT, metavar="DIR",
                      help=f"data folder to write sessions.jsonl and manifest.json into (default {DEFAULT_IRC_OUT})")
     irc.set_defaults(func=run_irc)
+    sgd = kinds.add_parser("sgd", help="the Schema-Guided Dialogue corpus (multi-service dialogues, Rastogi et al. 2020)",
+                           description=SGD_DESCRIPTION)
+    sgd.add_argument("corpus", metavar="DIR", help="the corpus folder (holding train/, dev/ and/or test/), or one split folder")
+    sgd.add_argument("--out", default=DEFAULT_SGD_OUT, metavar="DIR",
+                     help=f"data folder to write sessions.jsonl and manifest.json into (default {DEFAULT_SGD_OUT})")
+    sgd.set_defaults(func=run_sgd)
 
 
 def run_irc(args: argparse.Namespace) -> int:
@@ -36,5 +50,18 @@ def run_irc(args: argparse.Namespace) -> int:
     print(f"next: interleave-bench baselines {result.out} --mode open")
     print(summary_line("import irc", {"sessions": result.sessions, "messages": result.messages,
                                       "conversations": result.conversations, "context lines": result.context_lines},
+                       timer.seconds))
+    return 0
+
+
+def run_sgd(args: argparse.Namespace) -> int:
+    from ..sgd import import_sgd
+
+    timer = Timer()
+    result = import_sgd(args.corpus, args.out)
+    print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
+    print(f"next: interleave-bench baselines {result.out} --mode closed (or --mode open)")
+    print(summary_line("import sgd", {"sessions": result.sessions, "messages": result.messages,
+                                      "threads": result.threads, "single-service dialogues skipped": result.skipped},
                        timer.seconds))
     return 0
