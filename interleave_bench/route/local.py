@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import json
 import math
-from bisect import bisect_right
-import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,7 +45,8 @@ import numpy as np
 
 from .base import Decision, RouterView, TopicView
 from .bm25 import B, K1, idf
-from ..text import is_bare_ack, normalize
+from ..text import is_bare_ack
+from .local_text import asks, body, char_grams, names_in, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
 POLICY = "local"
@@ -57,158 +57,31 @@ ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
-WEIGHTS_FORMAT = "interleave-local-1"
-#: character n-gram length: three characters catch word stems and most Chinese words
-CHAR_N = 3
+WEIGHTS_FORMAT = "interleave-local-2"
 #: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
 #: at a time, so a few hundred topics are plenty)
 PROFILE_CACHE_MAX = 2048
+#: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
+SHORT_ANSWER_TOKENS = 6
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
 #: a one-off (one such word can be chance; two are a subject)
 WORK_TERMS = 2
-
-# --- dialogue signals --------------------------------------------------------------------------------
-# English entries match as whole words of the lowercased text, Chinese ones anywhere.
-
-#: words that point back at what is being discussed: the message continues the current topic
-ANAPHORA = (
-    "it", "that", "this", "those", "these", "them", "same", "again", "that one", "this one",
-    "what we were just doing", "as discussed",
-    "它", "这个", "那个", "这件事", "那件事", "这边", "那边", "刚才", "这部分", "那部分", "这块", "那块",
-)
-#: phrases that point at another, earlier topic ("back to the other one")
-OTHER_TOPIC = (
-    "the other", "other one", "earlier one", "from before", "previous one", "what we had before",
-    "other thing", "other matter", "other plan",
-    "另一个", "另一件", "之前那", "前面那", "先前那", "早先那", "另外那件", "换回",
-)
-#: openers that acknowledge or carry on ("ok,", "thanks!", "好的，")
-LEADS = (
-    "ok", "okay", "alright", "all right", "great", "thanks", "thank you", "sure", "good", "got it", "fine",
-    "yep", "yes", "yeah", "cool", "nice", "noted", "understood", "agreed", "makes sense", "mhm", "next",
-    "go on", "carry on", "keep going", "continue", "and then", "right", "perfect", "sounds good",
-    "好", "行", "嗯", "可以", "收到", "明白", "谢谢", "不错", "没问题", "了解", "对", "很好", "太好了",
-    "懂了", "清楚了", "继续", "接着", "然后", "下一步", "往下", "再补",
-)
-#: phrases that open a new piece of work
-NEW_SUBJECT = (
-    "new", "start", "starting", "begin", "another one", "also need", "adding", "tackle", "bring in",
-    "separate matter", "get going", "need a hand", "help with", "juggling", "my list",
-    "新", "开始", "再加一件", "还在弄", "还得处理", "着手", "筹备", "搞定", "帮我看看", "还有个事",
-)
-#: phrases that announce a question outside every piece of work
-ONEOFF_OPENERS = (
-    "random question", "off topic", "unrelated", "side question", "different question", "quick question",
-    "by the way", "general knowledge",
-    "随便问", "题外话", "不相关", "插一句", "常识", "岔开", "顺便问",
-)
-#: phrases that draw on another topic: a sentence holding one speaks of that topic, not to it
-REFERENCES = (
-    "consistent with", "as in", "against", "around", "factor in", "bear in mind", "alongside",
-    "clash with", "line up with", "coordinate", "together with", "compared with", "other side",
-    "elsewhere", "same as",
-    "参照", "参考", "对照", "考虑到", "避开", "配合", "沿用", "结合", "冲突", "撞上", "保持一致", "那边的",
-)
-
-#: a sentence ends after one of these (a full stop inside "v1.2" or "$1.5" does not end one)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
-_WORD_RUN = re.compile(r"[a-z0-9]+")
-_LEADING_JUNK = re.compile(r"^[\W_]+")
-
-
-def _lexicon(phrases: Sequence[str]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """English phrases (words joined by single spaces) and Chinese ones of a lexicon."""
-    words = frozenset(" ".join(p.split()) for p in phrases if not _CJK.search(p))
-    return words, tuple(p for p in phrases if _CJK.search(p))
-
-
-_LEXICONS = {name: _lexicon(v) for name, v in (
-    ("anaphora", ANAPHORA), ("other", OTHER_TOPIC), ("new", NEW_SUBJECT), ("oneoff", ONEOFF_OPENERS),
-    ("ref", REFERENCES),
-)}
-_LEAD_WORDS, _LEAD_CHINESE = _lexicon(LEADS)
-#: the longest English phrase of any lexicon, in words
-MAX_PHRASE_WORDS = max(len(p.split()) for words, _ in [*_LEXICONS.values(), (_LEAD_WORDS, ())] for p in words)
-
-
-@lru_cache(maxsize=1 << 14)
-def word_phrases(lowered: str) -> frozenset[str]:
-    """Every run of 1 to :data:`MAX_PHRASE_WORDS` consecutive English words of ``lowered``, each
-    joined by single spaces (words are ASCII letter and digit runs, as in the bm25 tokens)."""
-    words = _WORD_RUN.findall(lowered)
-    return frozenset(" ".join(words[i : i + n]) for n in range(1, MAX_PHRASE_WORDS + 1) for i in range(len(words) - n + 1))
-
-
-def says(kind: str, lowered: str) -> bool:
-    """True when lowercased text ``lowered`` holds a phrase of lexicon ``kind`` (English ones as
-    whole words, Chinese ones anywhere)."""
-    words, chinese = _LEXICONS[kind]
-    return not words.isdisjoint(word_phrases(lowered)) or any(c in lowered for c in chinese)
-
-
-def starts_with_lead(lowered: str) -> bool:
-    """True when lowercased text ``lowered`` opens (after any punctuation) with an acknowledgement
-    or carry-on word."""
-    text = _LEADING_JUNK.sub("", lowered, count=1)
-    if text.startswith(_LEAD_CHINESE):
-        return True
-    if not text[:1].isascii() or not text[:1].isalnum():
-        return False
-    words = _WORD_RUN.findall(text[:60])
-    return any(" ".join(words[:n]) in _LEAD_WORDS for n in range(1, min(len(words), MAX_PHRASE_WORDS) + 1))
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, in order (never empty: a text without an end is one sentence)."""
-    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
-    return [p for p in parts if p] or [text]
-
-
-@lru_cache(maxsize=1 << 16)
-def char_grams(text: str) -> frozenset[str]:
-    """The distinct character 3-grams of normalised ``text`` (spaces kept, so word edges count)."""
-    norm = normalize(text)
-    if len(norm) < CHAR_N:
-        return frozenset((norm,)) if norm else frozenset()
-    return frozenset(norm[k : k + CHAR_N] for k in range(len(norm) - CHAR_N + 1))
-
-
-@dataclass(frozen=True)
-class MessageParts:
-    """A message split the way the signals read it: first sentence, pointing sentences, the rest."""
-
-    head: str
-    refs: str
-    rest: str
-    lowered: str
-    lowered_head: str
-
-
-@lru_cache(maxsize=1 << 14)
-def split_message(text: str) -> MessageParts:
-    """The :class:`MessageParts` of ``text``: sentence one, later sentences that draw on another
-    topic (:data:`REFERENCES`), and the other later sentences."""
-    sents = sentences(text)
-    refs, rest = [], []
-    for s in sents[1:]:
-        (refs if says("ref", s.lower()) else rest).append(s)
-    return MessageParts(sents[0], " ".join(refs), " ".join(rest), text.lower(), sents[0].lower())
-
 
 # --- topic profiles ------------------------------------------------------------------------------------
 
 
 class TopicProfile:
-    """A topic's text as counts: token frequencies, length and character n-grams (grown in place)."""
+    """A topic's text as counts: token frequencies, length and character n-grams (grown in place).
 
-    __slots__ = ("count", "last", "tf", "length", "grams")
+    It holds the card, the messages routed to the topic (without their speakers' names) and the
+    assistant's replies to them."""
+
+    __slots__ = ("count", "last", "tf", "length", "grams", "replied")
 
     def __init__(self) -> None:
         self.count = 0  # messages taken in
         self.last = -1  # turn of the latest one
+        self.replied = False  # whether the latest one's reply is in (it comes after the message)
         self.tf: dict[str, int] = {}
         self.length = 0
         self.grams: set[str] = set()
@@ -229,21 +102,29 @@ class ProfileCache:
         self._store: dict[tuple[str, str, str, str], TopicProfile] = {}
 
     def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
-        """The profile of ``topic`` as the view shows it (card text, then its messages)."""
+        """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
         card = topic.card
         key = (view.session_id, view.mode, topic.label, card.title if card is not None else "")
         msgs = topic.messages
         prof = self._store.get(key)
-        # a session's topics only grow, so a profile whose latest message is still in place is a prefix
-        if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last):
+        # a session's topics only grow, so a profile whose latest message is still in place is a
+        # prefix; a reply arrives after its message, so the latest one is taken in when it shows
+        if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
+                or (prof.replied and msgs[prof.count - 1].reply is None):
             if len(self._store) >= PROFILE_CACHE_MAX:
                 self._store.clear()
             prof = TopicProfile()
             if card is not None:
                 prof.add(f"{card.title}\n{card.description}\n{card.goal}")
             self._store[key] = prof
+        if prof.count and not prof.replied and prof.count <= len(msgs) and msgs[prof.count - 1].reply is not None:
+            prof.add(msgs[prof.count - 1].reply)
+            prof.replied = True
         for m in msgs[prof.count:]:
-            prof.add(m.text)
+            prof.add(body(m.text, m.speaker))
+            prof.replied = m.reply is not None
+            if prof.replied:
+                prof.add(m.reply)
             prof.last = m.i
         prof.count = len(msgs)
         return prof
@@ -258,16 +139,18 @@ TOPIC_FEATURES = (
     "topic.ref_bm25", "topic.ref_title", "topic.ref_only_here",
     "topic.rest_bm25", "topic.rest_title", "topic.rest_only_here",
     "topic.current", "topic.current_ack", "topic.current_short", "topic.current_anaphora",
-    "topic.current_lead", "topic.current_other", "topic.current_unnamed",
-    "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.unseen",
+    "topic.current_lead", "topic.current_other", "topic.current_unnamed", "topic.current_request",
+    "topic.current_asked", "topic.current_answer",
+    "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.rank", "topic.unseen",
+    "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
 )
 NEW_FEATURES = (
-    "new.bias", "new.opener", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
-    "new.oneoff_opener",
+    "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
+    "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses",
 )
 ONEOFF_FEATURES = (
     "oneoff.bias", "oneoff.opener", "oneoff.head_bm25_max", "oneoff.tail_bm25_max", "oneoff.vague",
-    "oneoff.new_opener", "oneoff.length", "oneoff.head_chars_max",
+    "oneoff.new_opener", "oneoff.length", "oneoff.head_chars_max", "oneoff.request",
 )
 FEATURES = TOPIC_FEATURES + NEW_FEATURES + ONEOFF_FEATURES
 _TOPIC_PAD = [0.0] * (len(NEW_FEATURES) + len(ONEOFF_FEATURES))
@@ -357,9 +240,62 @@ def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Option
     return current, previous
 
 
+@dataclass(frozen=True)
+class People:
+    """Who is who in multi-party chat, as the view shows it, for the pending message's speaker.
+
+    ``mine``: topic of the speaker's latest message (None if they have not spoken); ``spoke``:
+    how many messages the speaker has in each topic; ``addressed``: the topics of the latest
+    messages of the participants the message names; ``named_in``: participants named, per topic
+    they spoke in; ``named_me``: topic of the latest message that named the speaker."""
+
+    multi: bool
+    speaker: Optional[str]
+    mine: Optional[str]
+    spoke: dict[str, int]
+    addressed: frozenset[str]
+    named_in: dict[str, int]
+    named_me: Optional[str]
+    names_someone: bool
+
+
+NOBODY = People(False, None, None, {}, frozenset(), {}, None, False)
+
+
+def people(view: RouterView, said: str, allowed: set[str]) -> People:
+    """The :class:`People` of ``view``'s pending message, whose words are ``said``."""
+    me = view.pending[0].speaker
+    if me is None and not any(r.speaker for r in view.history):
+        return NOBODY
+    latest: dict[str, str] = {}
+    topics_of: dict[str, set[str]] = {}
+    spoke: dict[str, int] = {}
+    named_me = None
+    me_lower = me.lower() if me else None
+    for r in view.history:
+        if r.speaker is None or r.label not in allowed:
+            continue
+        who = r.speaker.lower()
+        latest[who] = r.label
+        topics_of.setdefault(who, set()).add(r.label)
+        if who == me_lower:
+            spoke[r.label] = spoke.get(r.label, 0) + 1
+        elif me_lower is not None and me_lower in names_in(r.text):
+            named_me = r.label
+    if me is None:
+        return People(True, None, None, {}, frozenset(), {}, None, False)
+    named = [n for n in names_in(said) if n in latest and n != me_lower]
+    named_in: dict[str, int] = {}
+    for n in named:
+        for label in topics_of[n]:
+            named_in[label] = named_in.get(label, 0) + 1
+    return People(True, me, latest.get(me_lower), spoke, frozenset(latest[n] for n in named), named_in,
+                  named_me, bool(named))
+
+
 def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     """The candidates of ``view``'s pending unit with their feature rows (see :data:`FEATURES`)."""
-    text = view.pending_text()
+    text = "\n".join(body(m.text, m.speaker) for m in view.pending)
     parts = split_message(text)
     topics = [t for t in view.topics if not is_oneoff_topic(t)]
     labels = [t.label for t in topics]
@@ -374,14 +310,18 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     lead = float(starts_with_lead(parts.lowered))
     other = float(says("other", parts.lowered_head))
     new_opener = float(says("new", parts.lowered_head))
+    request = float(says("request", parts.lowered_head))
     oneoff_opener = float(says("oneoff", parts.lowered_head))
     vague = max(ack, short, anaphora, lead)
     length = math.log1p(len(all_q))
+    brief = float(len(all_q) <= SHORT_ANSWER_TOKENS)
+    last = view.history[-1] if view.history else None
 
     rows: list[list[float]] = []
     current = previous = None
     work_terms = 0
     head_bm_max = tail_bm_max = head_chars_max = 0.0
+    who = NOBODY
     if n:
         ov = overlap(all_q, profs)
         df, weights = ov.df, ov.weights
@@ -411,8 +351,13 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         tail_bm_max = math.log1p(max(x[1] + x[2] for x in sums))
         head_chars_max = max(head_chars)
         work_terms = max(x[3] for x in sums)
-        current, previous = _recency(view, set(labels))
+        allowed = set(labels)
+        current, previous = _recency(view, allowed)
+        who = people(view, text, allowed)
+        # the assistant's latest reply asked something: a short message answers it
+        asked = float(last is not None and last.label == current and asks(last.reply))
         at = view.pending[0].i
+        later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
         for k, (t, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, sums)):
             title = t.card.title if t.card is not None else ""
@@ -420,27 +365,37 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
             ref_title = float(bool(title and ref_q) and _title_in(title, parts.refs, ref_q))
             rest_title = float(bool(title and rest_q) and _title_in(title, parts.rest, rest_q))
             named = head_title or ho > 0
-            gap = log1p(at - t.messages[-1].i) if t.messages else 0.0  # unseen: its own feature
+            if t.messages:
+                gap = log1p(at - t.messages[-1].i)
+                rank = log1p(bisect_left(later, -t.messages[-1].i))
+            else:
+                gap = rank = 0.0  # unseen: its own feature
             cur = float(t.label == current)
             prev = float(t.label == previous)
+            lab = t.label
             rows.append([  # in TOPIC_FEATURES order
                 log1p(hb), float(k == best and hb > 0), head_chars[k], head_title, log1p(ho),
                 log1p(rb), ref_title, log1p(ro),
                 log1p(tb), rest_title, log1p(to),
                 cur, cur * ack, cur * short, cur * anaphora, cur * lead, cur * other, cur * float(not named),
-                prev, prev * other, gap, gap * other, float(not t.messages),
+                cur * request, cur * asked, cur * asked * brief,
+                prev, prev * other, gap, gap * other, rank, float(not t.messages),
+                float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
+                log1p(who.named_in.get(lab, 0)), float(lab == who.named_me),
             ] + _TOPIC_PAD)
     out_labels = list(labels)
     if view.mode == "open":
         rows.append(_NEW_LEFT + [  # in NEW_FEATURES order
-            1.0, new_opener, head_bm_max, head_chars_max, vague, length, oneoff_opener,
+            1.0, new_opener, request, head_bm_max, head_chars_max, vague, length, oneoff_opener,
+            float(who.multi and who.speaker is not None and who.mine is None),
+            float(who.multi and who.speaker is None), float(who.names_someone),
         ] + _NEW_RIGHT)
         out_labels.append(NEW)
     # a one-off is a question off the work in progress: with no current topic there is nothing to
     # be off from, and a first sentence sharing several words with one topic alone is that work
     if current is not None and work_terms < WORK_TERMS:
         rows.append(_ONEOFF_LEFT + [  # in ONEOFF_FEATURES order
-            1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max,
+            1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max, request,
         ])
         out_labels.append(ONEOFF)
     return Candidates(tuple(out_labels), rows)

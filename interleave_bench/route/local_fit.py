@@ -25,9 +25,10 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from scipy.optimize import minimize
 
-from ..schema import PredictionRow, Session
+from ..schema import PredictionRow, Session, is_open_only
+from ..score.cluster import contingency_of_codes, one_to_one_overlap, run_clusterings
 from ..score.routing import score_session
-from .base import Message, conversation_of
+from .base import conversation_of
 from .local import (
     FEATURES,
     NEW,
@@ -74,6 +75,29 @@ class Examples:
     rows: np.ndarray
     group: np.ndarray
     target: np.ndarray
+    #: per message: its weight in the loss (1 unless corpora are balanced, see :func:`pooled`)
+    weight: Optional[np.ndarray] = None
+
+    def weighted(self, w: float) -> "Examples":
+        """The same examples, each message weighing ``w``."""
+        return Examples(self.rows, self.group, self.target, np.full(len(self.target), w))
+
+
+def pooled(parts: Sequence[Examples]) -> Examples:
+    """The examples of several corpora as one set, each corpus weighing the same in total (so a
+    large corpus does not drown a small one) and the whole weighing as many messages as it has."""
+    parts = [p for p in parts if len(p.target)]
+    total = sum(len(p.target) for p in parts)
+    rows, group, target, weight = [], [], [], []
+    offset = msgs = 0
+    for p in parts:
+        rows.append(p.rows)
+        group.append(p.group + msgs)
+        target.append(p.target + offset)
+        weight.append(np.full(len(p.target), total / (len(parts) * len(p.target))))
+        offset += len(p.rows)
+        msgs += len(p.target)
+    return Examples(np.vstack(rows), np.concatenate(group), np.concatenate(target), np.concatenate(weight))
 
 
 def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
@@ -110,7 +134,9 @@ def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
                 label = topic_of[thread] = state.open_topic(short_title(m.text))  # type: ignore[index]
             else:
                 label = want
-            state.record(Message(m.i, m.text), label)
+            state.record(m, label)
+    if not rows:
+        return Examples(np.zeros((0, len(FEATURES))), np.zeros(0, dtype=int), np.zeros(0, dtype=int))
     return Examples(np.vstack(rows), np.asarray(group), np.asarray(target))
 
 
@@ -121,8 +147,9 @@ def _loss_and_grad(w: np.ndarray, ex: Examples, starts: np.ndarray, l2: float) -
     z = np.exp(scores - peak[ex.group])
     norm = np.add.reduceat(z, starts)
     p = z / norm[ex.group]
-    loss = float(np.sum(np.log(norm) + peak) - scores[ex.target].sum()) + l2 * float(w @ w)
-    grad = ex.rows.T @ p - ex.rows[ex.target].sum(axis=0) + 2 * l2 * w
+    mw = np.ones(len(ex.target)) if ex.weight is None else ex.weight
+    loss = float(mw @ (np.log(norm) + peak) - mw @ scores[ex.target]) + l2 * float(w @ w)
+    grad = ex.rows.T @ (p * mw[ex.group]) - mw @ ex.rows[ex.target] + 2 * l2 * w
     return loss, grad
 
 
@@ -207,8 +234,10 @@ class Judged:
     style: str
 
 
-def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter) -> list[Judged]:
-    """Route ``sessions`` in ``mode`` with ``router`` and judge every strict message's decision."""
+def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
+              rows_out: Optional[dict[str, dict[int, PredictionRow]]] = None) -> list[Judged]:
+    """Route ``sessions`` in ``mode`` with ``router`` and judge every strict message's decision
+    (and keep each session's prediction rows in ``rows_out``, when given)."""
     opts = RouteOptions(mode=mode, policy="local")
     probability: dict[tuple[str, int], float] = {}
 
@@ -228,6 +257,8 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter) -> li
         for s in sessions:
             rows, _ = await route_session(s, rec, opts)
             by_i = {r["i"]: PredictionRow.model_validate(r) for r in rows}
+            if rows_out is not None:
+                rows_out[s.session_id] = by_i
             scored = score_session(s, by_i, mode)
             conf = {r["i"]: r["confidence"] for r in rows}
             for t, ok in zip(s.turns, scored.correct):
@@ -263,33 +294,139 @@ def reliability_holds(table: Sequence[dict[str, Any]], *, min_n: int = RELIABILI
     return all(row["gap"] <= tolerance for row in table if row["n"] >= min_n)
 
 
-def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
-    """Fit weights and calibration for both modes on ``sessions`` (which must all be ``dev``).
+def calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = RELIABILITY_BINS) -> Optional[float]:
+    """Expected calibration error: over ``bins`` equal-width bins of ``confidence`` (a confidence of
+    exactly 1 in the top bin), the gap between mean confidence and accuracy, weighted by the
+    bin's share of the messages (None for no messages)."""
+    c = np.asarray(confidence, dtype=float)
+    if not len(c):
+        return None
+    ok = np.asarray(correct, dtype=float)
+    idx = np.minimum((c * bins).astype(int), bins - 1)
+    gap = 0.0
+    for b in range(bins):
+        sel = idx == b
+        if sel.any():
+            gap += sel.sum() * abs(float(c[sel].mean()) - float(ok[sel].mean()))
+    return gap / len(c)
 
-    Returns the weights and a report ``{mode: {examples, accuracy, reliability}}`` measured on the
-    calibrated router's own run over the same sessions. ``source`` describes the data (stored in
-    the weights file's ``fit`` block). Raises ValueError when a session is not from ``dev``.
+
+@dataclass(frozen=True)
+class Corpus:
+    """Dev sessions of one corpus to fit on, and what they are (stored in the weights file)."""
+
+    name: str
+    sessions: Sequence[Session]
+    source: dict[str, Any]
+
+    def modes(self) -> tuple[str, ...]:
+        """The modes its sessions can be routed in (real chat logs: open only)."""
+        return ("open",) if any(is_open_only(s) for s in self.sessions) else MODES
+
+
+def _one_to_one(sessions: Sequence[Session], rows: dict[str, dict[int, PredictionRow]]) -> Optional[float]:
+    gold, pred = run_clusterings(sessions, rows)
+    return round(one_to_one_overlap(contingency_of_codes(gold, pred)) / len(gold), 4) if len(gold) else None
+
+
+def _raw_router(w: np.ndarray) -> LocalRouter:
+    return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
+
+
+def _measure(c: Corpus, mode: str, judged: list[Judged], cal: Calibration, rows: dict) -> dict[str, Any]:
+    conf = [cal(j.probability) for j in judged]
+    ok = [j.correct for j in judged]
+    ece = calibration_error(conf, ok)
+    out = {"strict_messages": len(judged),
+           "accuracy": round(float(np.mean(ok)), 4) if judged else None,
+           "ece": None if ece is None else round(ece, 4)}
+    if mode == "open":
+        out["one_to_one"] = _one_to_one(c.sessions, rows)
+    return out
+
+
+def router_scores(sessions: Sequence[Session], mode: str, router: Any) -> dict[str, Any]:
+    """Strict accuracy of any router over ``sessions`` in ``mode`` (and 1-1 in open mode), as the
+    scorer judges it: the comparison row of the held-out table."""
+    opts = RouteOptions(mode=mode, policy=router.policy)
+    rows: dict[str, dict[int, PredictionRow]] = {}
+    ok: list[bool] = []
+
+    async def main() -> None:
+        for s in sessions:
+            out, _ = await route_session(s, router, opts)
+            by_i = rows[s.session_id] = {r["i"]: PredictionRow.model_validate(r) for r in out}
+            scored = score_session(s, by_i, mode)
+            ok.extend(bool(c) for t, c in zip(s.turns, scored.correct) if t.gold.thread is not None and not t.ambiguous)
+
+    asyncio.run(main())
+    out: dict[str, Any] = {"accuracy": round(float(np.mean(ok)), 4) if ok else None}
+    if mode == "open":
+        out["one_to_one"] = _one_to_one(sessions, rows)
+    return out
+
+
+def fit_corpora(corpora: Sequence[Corpus], l2: float = L2) -> tuple[LocalWeights, dict[str, Any]]:
+    """Weights and calibration for both modes, fitted across ``corpora`` (dev sessions only).
+
+    Per mode, over the corpora that can be routed in it: the weights are fitted on all of them
+    pooled (each corpus weighing the same, :func:`pooled`). The calibration is cross-fitted: for
+    each corpus, weights fitted on the others route it, and the map from winning probability to
+    being right is fitted on those held-out runs pooled, so confidence is learnt out of domain.
+    With a single corpus there is nothing held out, and the calibration comes from the router's
+    own run over it.
+
+    Returns the weights and the report ``{"held_out": {corpus: {mode: {...}}}, "fit": {mode:
+    {...}}}``: for each corpus, fitted on the others and measured on it (accuracy, expected
+    calibration error with a calibration fitted on the others' held-out runs, 1-1 in open mode);
+    and per mode the corpora, the examples and the reliability table of the pooled held-out runs.
+    Raises ValueError when a session is not from ``dev``.
     """
-    for s in sessions:
-        if s.split != "dev":
-            raise ValueError(f"session {s.session_id} is from split {s.split!r}: the local router fits on dev only")
+    for c in corpora:
+        for s in c.sessions:
+            if s.split != "dev":
+                raise ValueError(f"{c.name}: session {s.session_id} is from split {s.split!r}: "
+                                 f"the local router fits on dev only")
     modes: dict[str, ModeWeights] = {}
-    report: dict[str, Any] = {}
+    held_out: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
+    per_mode: dict[str, Any] = {}
     for mode in MODES:
-        ex = gold_examples(sessions, mode)
-        w = fit_weights(ex)
-        raw = LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
-        judged = judge_run(sessions, mode, raw)
-        cal = fit_calibration([j.probability for j in judged], [j.correct for j in judged])
+        these = [c for c in corpora if mode in c.modes()]
+        if not these:
+            raise ValueError(f"no corpus can be routed in {mode} mode")
+        examples = {c.name: gold_examples(c.sessions, mode) for c in these}
+        w = fit_weights(pooled(list(examples.values())), l2)
+        runs: dict[str, tuple[list[Judged], dict]] = {}
+        if len(these) > 1:
+            for c in these:
+                rest = pooled([examples[d.name] for d in these if d is not c])
+                rows: dict[str, dict[int, PredictionRow]] = {}
+                runs[c.name] = (judge_run(c.sessions, mode, _raw_router(fit_weights(rest, l2)), rows), rows)
+            pool = [j for judged, _ in runs.values() for j in judged]
+        else:
+            pool = judge_run(these[0].sessions, mode, _raw_router(w))
+        cal = fit_calibration([j.probability for j in pool], [j.correct for j in pool])
         modes[mode] = ModeWeights(w, cal)
-        calibrated = [cal(j.probability) for j in judged]
-        report[mode] = {
-            "examples": int(len(ex.target)),
-            "strict_messages": len(judged),
-            "accuracy": round(float(np.mean([j.correct for j in judged])), 4) if judged else None,
-            "reliability": reliability_table(calibrated, [j.correct for j in judged]),
+        for c in these:
+            if c.name not in runs:
+                continue
+            judged, rows = runs[c.name]
+            others = [j for d, (jd, _) in runs.items() if d != c.name for j in jd]
+            cal_c = fit_calibration([j.probability for j in others], [j.correct for j in others])
+            held_out[c.name][mode] = _measure(c, mode, judged, cal_c, rows)
+        per_mode[mode] = {
+            "corpora": [c.name for c in these],
+            "examples": {c.name: int(len(examples[c.name].target)) for c in these},
+            "calibrated_on": "held-out runs" if len(these) > 1 else "own run",
+            "reliability": reliability_table([cal(j.probability) for j in pool], [j.correct for j in pool]),
         }
-    fit = {"split": "dev", "sessions": len(sessions), "l2": L2, **(source or {}),
-           "dev_accuracy": {m: report[m]["accuracy"] for m in MODES},
-           "reliability": {m: report[m]["reliability"] for m in MODES}}
-    return LocalWeights(modes, fit), report
+    fit = {"split": "dev", "l2": l2,
+           "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
+           "held_out": held_out,
+           "reliability": {m: per_mode[m]["reliability"] for m in MODES}}
+    return LocalWeights(modes, fit), {"held_out": held_out, "fit": per_mode}
+
+
+def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
+    """Fit on the ``dev`` sessions of one corpus (:func:`fit_corpora` with that corpus alone)."""
+    return fit_corpora([Corpus("data", sessions, dict(source or {}))])
