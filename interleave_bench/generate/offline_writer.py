@@ -29,6 +29,7 @@ from . import packs
 from .leak import is_vague, leak_hits
 from .plan import FACT_UPDATE, PlanRow
 from .stepcheck import step_problem
+from .reader import content_words, generic_words
 from .text import UNSPACED_LANGS, normalize
 from .threads import ThreadSet
 
@@ -141,8 +142,10 @@ def subject_ref(thread: Thread, lang: str, rng: random.Random) -> str:
         return thread.title
     T = packs.templates(lang)
     v = packs.variant_of(thread.domain, thread.title, lang)
+    card = set(content_words(f"{thread.title} {thread.goal} {thread.description}", lang)) - generic_words(lang)
     ways = {
-        "keyword": v.keywords if v else (),
+        # a word the card does not hold would name the work to no reader who has only the card
+        "keyword": tuple(k for k in (v.keywords if v else ()) if card & set(content_words(k, lang))),
         "part": title_parts(thread.title, lang),
         "nickname": v.nicknames if v else (),
         "detail": description_details(thread.description, lang),
@@ -188,12 +191,13 @@ def habitual(filler: str, lang: str, rng: random.Random) -> str:
     return filler.strip() or filler
 
 
-def _finish(body: str, lang: str, rng: random.Random, *, closes: bool) -> str:
-    """The message body with an opener, its case and, where nothing follows (``closes``), its end
+def _finish(body: str, lang: str, rng: random.Random, *, closes: bool, opener: bool = True) -> str:
+    """The message body with an opener (unless ``opener`` is false: "ok" before a one-off would
+    tie it to the work at hand), its case and, where nothing follows (``closes``), its end
     punctuation as people type them."""
     T = packs.templates(lang)
     H = T.habits
-    if rng.random() < H.opener_p:
+    if opener and rng.random() < H.opener_p:
         opener = rng.choice(T.openers)
         body = opener + ("" if opener.endswith(" ") or not _spaced(lang) else " ") + body
     if _spaced(lang):
@@ -219,7 +223,7 @@ def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: rand
         k = rng.randrange(len(T.oneoff_frames))
         frame = T.oneoff_frames[k]
         fill = {name: rng.choice(vals) for name, vals in frame.slots}
-        text = _finish(rng.choice(T.oneoff_prefixes) + frame.text.format(**fill), lang, rng, closes=True)
+        text = _finish(rng.choice(T.oneoff_prefixes) + frame.text.format(**fill), lang, rng, closes=True, opener=False)
         return Rendered(text, f"oneoff:{k}")
     if takes_short_form(row) and rng.random() < SHORT_FORM_P:
         forms = T.short[row.style]

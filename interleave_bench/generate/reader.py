@@ -82,12 +82,11 @@ class RuleReader:
         self._work = work_words(lang)
         self.current: str | None = None
         self.recent: list[str] = []  # threads labelled so far, most recent first
-        self.switched = False  # whether the last label moved the conversation to another thread
+        self.vague_move = False  # whether the last message moved to another thread by "the other one" alone
 
     def observe(self, label: Label | str) -> None:
         """Take a label (this reader's or one given earlier) as the state of the conversation."""
         tid = label.thread if isinstance(label, Label) else label
-        self.switched = tid in self.ids and self.current is not None and tid != self.current
         if tid in self.ids:
             self.current = tid
             self.recent = [tid] + [t for t in self.recent if t != tid]
@@ -115,15 +114,18 @@ class RuleReader:
         """The label of one message given the state so far (the state is not changed)."""
         norm = normalize(text)
         first: dict[str, int] = {}
+        referenced: set[str] = set()  # words of mentions the message only draws on
         for tid, phrase in self._anchors:
             pos = find(norm, phrase, self.lang)
             if pos >= 0 and not self._is_reference(norm, pos):
                 first[tid] = min(pos, first.get(tid, pos))
+            elif pos >= 0:
+                referenced.update(content_words(phrase, self.lang))
         if first:
             best = min(first.values())
             tied = [t for t in self.ids if first.get(t) == best]
             return Label(tied[0]) if len(tied) == 1 else Label(JUDGE_AMBIGUOUS, tuple(tied))
-        words = set(content_words(text, self.lang))
+        words = set(content_words(text, self.lang)) - referenced
         own: dict[str, int] = {}
         shared: set[str] = set()
         for w in words:
@@ -147,8 +149,9 @@ class RuleReader:
                 return Label(JUDGE_AMBIGUOUS, tuple(others))
             return self._continuing()
         pointing = any(find(norm, m, self.lang) >= 0 for m in self._cont)
-        if pointing and self.switched and len(self.recent) > 1:
-            # "that one" right after a move: the thread just left is as likely a referent
+        if pointing and self.vague_move and len(self.recent) > 1:
+            # "that" right after a move made by "the other one" alone: the thread just left is as
+            # likely what it points to
             return Label(JUDGE_AMBIGUOUS, tuple(t for t in self.ids if t in self.recent[:2]))
         if pointing or self._starts_with_lead(norm) or words & self._work:
             return self._continuing()
@@ -164,8 +167,22 @@ class RuleReader:
     def read(self, text: str) -> Label:
         """Label the next message and move the state on."""
         label = self.classify(text)
+        before = self.current
         self.observe(label)
+        self.vague_move = self._moved_vaguely(text, before, label)
         return label
+
+    def _moved_vaguely(self, text: str, before: str | None, label: Label) -> bool:
+        """Whether ``text`` moved the conversation from ``before`` by a switch phrase alone (no
+        title, value or card word of any thread)."""
+        if before is None or label.thread in (before, JUDGE_NONE):
+            return False
+        norm = normalize(text)
+        if any(find(norm, p, self.lang) >= 0 for _, p in self._anchors):
+            return False
+        if any(w in self._owners for w in content_words(text, self.lang)):
+            return False
+        return any(find(norm, m, self.lang) >= 0 for m in self._switch)
 
     def read_all(self, texts: Iterable[str]) -> list[Label]:
         return [self.read(t) for t in texts]
@@ -186,12 +203,10 @@ def content_words(text: str, lang: str) -> list[str]:
         w = m.group(0)
         cjk = [ch for ch in w if is_cjk(ch)]
         if cjk and lang in UNSPACED_LANGS:
-            run = "".join(ch if is_cjk(ch) else " " for ch in w).split()
-            for r in run:
+            for r in "".join(ch if is_cjk(ch) else " " for ch in w).split():
                 out += [r[k : k + 2] for k in range(len(r) - 1)]
-            w = "".join(ch for ch in w if not is_cjk(ch))
-            if not w:
-                continue
+            out += [x for x in "".join(" " if is_cjk(ch) else ch for ch in w).split() if len(x) >= MIN_WORD_CHARS]
+            continue
         w = re.sub(r"['’]s$", "", w)
         if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
@@ -214,11 +229,12 @@ def generic_words(lang: str) -> frozenset[str]:
 @lru_cache(maxsize=None)
 def work_words(lang: str) -> frozenset[str]:
     """Words of the templates' generic requests about work ("step", "checklist") that no one-off
-    question uses: a message with one of them continues the work at hand."""
+    question or its lead-in uses: a message with one of them continues the work at hand."""
     T = packs.templates(lang)
     work = {w for t in [*T.vague, *T.pronoun_requests] for w in content_words(t, lang)}
     oneoff = {w for f in T.oneoff_frames for t in [f.text, *(x for _, vals in f.slots for x in vals)]
               for w in content_words(t.replace("{", " ").replace("}", " "), lang)}
+    oneoff |= {w for t in T.oneoff_prefixes for w in content_words(t, lang)}
     return frozenset(work - oneoff - set(content_words(" ".join(T.lexicon.stopwords), lang)))
 
 
