@@ -38,7 +38,7 @@ MAX_RENDER_TRIES = 6
 #: chance a fact-free, reference-free implicit or pronoun ``continue`` row is written in a short
 #: form: users often send "ok next" or "also…" and go on in the next message; kept modest so whole
 #: fixed messages stay rare enough for over 90% of texts to be distinct
-SHORT_FORM_P = 0.15
+SHORT_FORM_P = 0.25
 #: the styles that may take a short form (both say nothing of their subject)
 SHORT_STYLES = ("implicit", "pronoun")
 
@@ -91,8 +91,10 @@ TITLE_P = 0.04
 #: weights of the other ways of naming a subject: a distinctive word in a wrapper ("the dashboard
 #: thing"), part of the title ("dashboard migration"), a nickname of the pack
 SUBJECT_WEIGHTS = {"keyword": 3, "part": 2, "nickname": 2, "detail": 3}
+#: how much more often a thread's first message brings up a detail of the description
+FIRST_DETAIL_FACTOR = 4
 #: a detail of the description is brought up when it is this long (characters, en / unspaced)
-DETAIL_CHARS = {"spaced": (12, 45), "unspaced": (4, 14)}
+DETAIL_CHARS = {"spaced": (12, 40), "unspaced": (4, 14)}
 #: what ends a clause of a description
 _CLAUSE_END = re.compile(r"[;,.:!?，。；：！？]|\s[-–—]\s")
 #: a word a typo may fall on: letters only, this long at least
@@ -135,9 +137,11 @@ def description_details(description: str, lang: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def subject_ref(thread: Thread, lang: str, rng: random.Random) -> str:
+def subject_ref(thread: Thread, lang: str, rng: random.Random, *, first: bool = False) -> str:
     """How a message names its thread: rarely the title, mostly a wrapped distinctive word, part of
-    the title or a nickname (see :data:`SUBJECT_WEIGHTS`)."""
+    the title, a nickname or a detail of the description (see :data:`SUBJECT_WEIGHTS`); the
+    ``first`` message of a thread brings up a detail :data:`FIRST_DETAIL_FACTOR` times as often
+    (one says what the work is when one first raises it)."""
     if rng.random() < TITLE_P:
         return thread.title
     T = packs.templates(lang)
@@ -154,7 +158,8 @@ def subject_ref(thread: Thread, lang: str, rng: random.Random) -> str:
     if not ways:
         return thread.title
     kinds = sorted(ways)
-    kind = rng.choices(kinds, weights=[SUBJECT_WEIGHTS[k] for k in kinds])[0]
+    weights = [SUBJECT_WEIGHTS[k] * (FIRST_DETAIL_FACTOR if first and k == "detail" else 1) for k in kinds]
+    kind = rng.choices(kinds, weights=weights)[0]
     word = rng.choice(ways[kind])
     if kind != "keyword":
         return word
@@ -253,12 +258,16 @@ def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: rand
         slots["request"] = habitual(rng.choice(_requests(thread, lang)), lang, rng)
     if "{topic}" in frame:  # a request of the thread's own domain, its subject unsaid
         slots["topic"] = habitual(rng.choice(_requests(thread, lang)), lang, rng)
+    if "{about}" in frame:  # a question on one of the thread's facts, by its label alone
+        labels = [packs.label_for(f.key, lang) for f in thread.facts] if thread is not None else []
+        slots["about"] = (habitual(rng.choice(T.about).format(label=rng.choice(labels)), lang, rng) if labels
+                          else habitual(rng.choice(T.vague), lang, rng))
     if "{vague}" in frame:
         slots["vague"] = habitual(rng.choice(T.vague), lang, rng)
     if "{pron}" in frame:
         slots["pron"] = habitual(rng.choice(T.pronoun_requests), lang, rng)
     if "{ref}" in frame:
-        slots["ref"] = subject_ref(thread, lang, rng)
+        slots["ref"] = subject_ref(thread, lang, rng, first=row.action == "new")
     if "{detail}" in frame:
         details = description_details(thread.description, lang)
         slots["detail"] = (rng.choice(T.detail).format(detail=rng.choice(details)) if details

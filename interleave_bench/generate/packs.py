@@ -203,6 +203,7 @@ class Templates:
     detail: tuple[str, ...] = ()  # how a detail of the description is brought up
     pronoun_requests: tuple[str, ...] = ()  # whole vague requests that point with a pronoun
     openers: tuple[str, ...] = ()  # words a message may open with ("hey", "btw", "对了，")
+    about: tuple[str, ...] = ()  # vague questions on one fact of the thread, by its label: "and the {label}?"
     habits: Habits = None  # type: ignore[assignment]
 
 
@@ -306,6 +307,7 @@ def templates(lang: str) -> Templates:
         detail=_slotted(path, "pools.detail", s("pools.detail", pools.get("detail")), "{detail}"),
         pronoun_requests=s("pools.pronoun", pools.get("pronoun"), 20),
         openers=s("pools.opener", pools.get("opener"), MIN_OPENERS),
+        about=_slotted(path, "pools.about", s("pools.about", pools.get("about"), MIN_SUBJECT_FORMS), "{label}"),
         habits=_habits(path, d.get("habits")),
     )
 
