@@ -1,11 +1,14 @@
 """The offline writer: turns plan rows into messages with phrasing templates, no model needed.
 
 Each row is rendered from the templates of its language, style and action
-(``data/offline/templates/<lang>.json``): an explicit message names the thread's title, a cue
-carries one concrete fact value of the thread, pronoun and implicit messages are built from generic
-phrases only, one-offs are general questions. A row's fact statement and cross reference are
-clauses added to the message. Frames, requests, generic phrases and tails multiply, so no single
-phrasing covers more than a few percent of its style and almost every message is distinct.
+(``data/offline/templates/<lang>.json``). An explicit message names its thread as people do: by a
+distinctive word in a wrapper ("the dashboard thing"), part of the title, a nickname or a detail of
+the description, and only rarely (:data:`TITLE_P`) by the full title; a cue carries one concrete
+fact value of the thread; pronoun and implicit messages are built from generic phrases and
+requests of the thread's own domain, naming nothing; one-offs are general questions. A row's fact
+statement and cross reference are clauses added to the message. The language's typing habits
+(an opener, a lower-case start, no end punctuation, a fragment rule, a typo, a word of another
+language) touch the generic words only, never a subject, a value or a clause.
 
 Some vague ``continue`` rows get a short form instead (:data:`SHORT_FORM_P`): a whole message from
 ``frames.short``, either very short ("ok next", "继续") or a lead-in left open ("One more thing:",
@@ -36,8 +39,8 @@ from .threads import ThreadSet
 #: renders tried for one row before accepting a repeat or a leak (each try draws fresh phrasing)
 MAX_RENDER_TRIES = 6
 #: chance a fact-free, reference-free implicit or pronoun ``continue`` row is written in a short
-#: form: users often send "ok next" or "also…" and go on in the next message; kept modest so whole
-#: fixed messages stay rare enough for over 90% of texts to be distinct
+#: form: users often send "ok next" or "also…" and go on in the next message; a quarter keeps vague
+#: messages as short as model-written ones while over 90% of texts stay distinct
 SHORT_FORM_P = 0.25
 #: the styles that may take a short form (both say nothing of their subject)
 SHORT_STYLES = ("implicit", "pronoun")
