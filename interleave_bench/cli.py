@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "release",
     "leaderboard",
     "report",
+    "stats",
 )
 
 
