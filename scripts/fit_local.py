@@ -4,8 +4,8 @@
     python scripts/fit_local.py --sgd DIR --irc DIR            # offline data generated here, seed 0
     python scripts/fit_local.py --offline data/interleave-v1-offline --sgd DIR --irc DIR --out /tmp/w.json
 
-Corpora (dev sessions only: ``test`` is never read): offline data (generated here with the
-offline writer, ``--sessions`` and ``--seed``, unless ``--offline DIR`` names a data folder), the
+Corpora (dev sessions only: ``test`` is never read): offline data (v0 sessions generated here with
+the offline writer, ``--sessions`` and ``--seed``, unless ``--offline DIR`` names a data folder), the
 Schema-Guided Dialogue dev split (``--sgd``) and the IRC disentanglement dev logs (``--irc``),
 each given as the corpus's own folder (imported here) or as a data folder written by ``import sgd``
 / ``import irc``. Each corpus weighs the same in the fit, whatever its size; IRC, a real chat log,
@@ -13,8 +13,8 @@ fits the open mode only.
 
 Prints the leave-one-corpus-out table (fitted on the others, measured on the one left out:
 accuracy in both modes, 1-1 in open mode, expected calibration error, and bm25 on the same
-sessions for comparison), then the reliability table of the shipped calibration (cross-fitted on
-the held-out runs). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
+sessions for comparison), then the reliability table of the shipped calibration (cross-fitted:
+each session routed by weights fitted without it). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
 corpora give a byte-identical file. Exit codes: 0 written, 2 bad input (one line on stderr).
 """
 
@@ -46,8 +46,8 @@ DEFAULT_OUT = ROOT / "interleave_bench" / "data" / "local" / "weights.json"
 #: many as the other corpora hold, so no corpus's calibration steps rest on a handful
 DEFAULT_SESSIONS = 300
 DEFAULT_SEED = 0
-#: the offline data set generated: the one whose sessions carry the assistant's replies
-DEFAULT_DATASET = "v1"
+#: the offline data set generated: v0, the format routing is measured on (SGD brings the replies)
+DEFAULT_DATASET = "v0"
 
 
 #: the importer of each corpus whose own folder may be given instead of a data folder
@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(held_out_table(corpora, report["held_out"], bm25)))
     for mode, r in report["fit"].items():
         print(f"{mode}: fitted on {', '.join(f'{c} ({n:,} examples)' for c, n in r['examples'].items())}; "
-              f"confidence calibrated on {r['calibrated_on']}")
+              f"cross-fitted confidence (each session routed by weights fitted without it): ECE {_cell(r['ece'])}")
         print("  bin        n  confidence  accuracy    gap")
         for row in r["reliability"]:
             flag = "" if row["n"] < RELIABILITY_MIN_N or row["gap"] <= RELIABILITY_TOLERANCE else \

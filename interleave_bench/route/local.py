@@ -1,29 +1,31 @@
 """The ``local`` policy: a model-free router with a calibrated confidence for every decision.
 
 For each message it scores every candidate (each topic it may go to, a new topic in open mode, and
-a one-off in both modes) with a few signals a message really carries, weighs them with weights
-fitted on the offline ``dev`` split (``interleave_bench/data/local/weights.json``, written by
+a one-off in both modes) with signals that carry from one chat to another, weighs them with
+weights fitted across corpora (``interleave_bench/data/local/weights.json``, written by
 ``scripts/fit_local.py``), and picks the best candidate. The signals:
 
-- lexical overlap of the message with each topic's card and routed messages: BM25 over the bm25
-  baseline's tokens (:func:`~.text.tokens`), and character 3-grams, which match Chinese without a
-  word segmenter and English word forms ("bike" in "bikes"); the first sentence (where people
-  name what they are talking about) is scored apart from the rest, and sentences that point
-  elsewhere ("keep it consistent with ...", "结合...") apart again;
+- lexical overlap of the message with each topic's card, routed messages and the assistant's
+  replies to them: BM25 over the bm25 baseline's tokens (:func:`~.text.tokens`), character
+  3-grams (Chinese without a segmenter, English word forms), the share of a card's title and
+  words the message has; the first sentence (where people name what they are talking about) is
+  scored apart from the rest, and sentences that point elsewhere apart again;
 - tokens that only one topic has seen (the values of its facts: a date, an amount, a name);
-- a topic's title named in the message;
-- recency: the current topic, the one before it, how long since a topic last had a message,
-  whether it has had one at all;
-- the dialogue signals of the message itself: a bare acknowledgement, a short lead-in, a vague
-  follow-up ("that one", "这个"), a pointer back ("the other one", "之前那个"), a new-subject or
-  one-off opener.
+- recency and gaps: the current topic, the one before it, turns since a topic's last message,
+  how many topics have been heard from since;
+- dialogue acts (:mod:`.local_text`): an acknowledgement, a short carry-on, a vague follow-up, a
+  pointer back, a request or a new-subject opener, a one-off opener; a short answer right after the
+  assistant asked something, or a message after a reply that asked nothing;
+- in multi-party chat (messages with a ``speaker``): the topic of the speaker's latest message, of
+  the latest messages of the participants the message names, and of the latest message that named
+  the speaker; a first message of a new speaker; a system line (nobody wrote it).
 
-The winning candidate's probability (a softmax over the candidates) is mapped through a
-monotone calibration fitted on the router's own dev-split runs, so ``confidence`` reads as the
-chance the decision is right. A one-off is offered only when there is a current topic and no topic
-alone shares :data:`WORK_TERMS` words with the first sentence. One-off topics are titled with
-:data:`ONEOFF_TITLE_PREFIX`; they are never offered as a place for a later message and never count
-as the current topic.
+The winning candidate's probability (a softmax over the candidates) is mapped through a monotone
+calibration cross-fitted on the fit's corpora (each session judged by weights fitted without
+it), so ``confidence`` reads as the chance the decision is right. A one-off is offered only when
+there is a current topic and no topic alone shares :data:`WORK_TERMS` words with the first
+sentence. One-off topics are titled with :data:`ONEOFF_TITLE_PREFIX`; they are never offered as a
+place for a later message and never count as the current topic.
 
 The router sees only the :class:`~.base.RouterView` (gold-blind, like every router here).
 """
@@ -43,7 +45,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .base import Decision, RouterView, TopicView
+from .base import Decision, RouterView, ThreadCard, TopicView
 from .bm25 import B, K1, idf
 from ..text import is_bare_ack
 from .local_text import asks, body, char_grams, names_in, says, split_message, starts_with_lead
@@ -140,13 +142,14 @@ TOPIC_FEATURES = (
     "topic.rest_bm25", "topic.rest_title", "topic.rest_only_here",
     "topic.current", "topic.current_ack", "topic.current_short", "topic.current_anaphora",
     "topic.current_lead", "topic.current_other", "topic.current_unnamed", "topic.current_request",
-    "topic.current_asked", "topic.current_answer",
+    "topic.current_asked", "topic.current_answer", "topic.current_done", "topic.title_share", "topic.card_share",
     "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.rank", "topic.unseen",
     "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
+    "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
 )
 NEW_FEATURES = (
     "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
-    "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses",
+    "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses", "new.multi",
 )
 ONEOFF_FEATURES = (
     "oneoff.bias", "oneoff.opener", "oneoff.head_bm25_max", "oneoff.tail_bm25_max", "oneoff.vague",
@@ -217,6 +220,16 @@ def _gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[
 @lru_cache(maxsize=1 << 12)
 def _title_terms(title: str) -> frozenset[str]:
     return frozenset(tokens(title))
+
+
+@lru_cache(maxsize=1 << 12)
+def _card_terms(card: ThreadCard) -> frozenset[str]:
+    return frozenset(tokens(f"{card.title}\n{card.description}\n{card.goal}"))
+
+
+def _share(part: frozenset[str], whole: frozenset[str]) -> float:
+    """The share of ``whole`` found in ``part`` (0 for an empty ``whole``)."""
+    return len(part & whole) / len(whole) if whole else 0.0
 
 
 def _title_in(title: str, text: str, terms: set[str]) -> bool:
@@ -354,8 +367,12 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         allowed = set(labels)
         current, previous = _recency(view, allowed)
         who = people(view, text, allowed)
-        # the assistant's latest reply asked something: a short message answers it
+        multi = float(who.multi)  # many people in one chat: conversations run side by side        # the assistant's latest reply asked something: a short message answers it
         asked = float(last is not None and last.label == current and asks(last.reply))
+        # ... or it answered without asking anything: that piece of work may be done
+        done = float(last is not None and last.label == current and bool(last.reply) and not asked)
+        grams = char_grams(parts.head)
+        head_terms = frozenset(head_q)
         at = view.pending[0].i
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
@@ -378,17 +395,20 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
                 log1p(rb), ref_title, log1p(ro),
                 log1p(tb), rest_title, log1p(to),
                 cur, cur * ack, cur * short, cur * anaphora, cur * lead, cur * other, cur * float(not named),
-                cur * request, cur * asked, cur * asked * brief,
+                cur * request, cur * asked, cur * asked * brief, cur * done,
+                _share(grams, char_grams(title)) if title else 0.0,
+                _share(_card_terms(t.card), head_terms) if t.card is not None else 0.0,
                 prev, prev * other, gap, gap * other, rank, float(not t.messages),
                 float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
                 log1p(who.named_in.get(lab, 0)), float(lab == who.named_me),
+                multi * gap, multi * rank, multi * log1p(hb),
             ] + _TOPIC_PAD)
     out_labels = list(labels)
     if view.mode == "open":
         rows.append(_NEW_LEFT + [  # in NEW_FEATURES order
             1.0, new_opener, request, head_bm_max, head_chars_max, vague, length, oneoff_opener,
             float(who.multi and who.speaker is not None and who.mine is None),
-            float(who.multi and who.speaker is None), float(who.names_someone),
+            float(who.multi and who.speaker is None), float(who.names_someone), float(who.multi),
         ] + _NEW_RIGHT)
         out_labels.append(NEW)
     # a one-off is a question off the work in progress: with no current topic there is nothing to

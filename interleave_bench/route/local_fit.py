@@ -45,9 +45,13 @@ from .runner import RouteOptions, TopicState, route_session
 from .text import short_title
 
 MODES = ("closed", "open")
-#: L2 penalty on the weights (the loss is summed over messages): the template data are nearly
+#: L2 penalty on the weights per mode (the loss is summed over messages; chosen on halves of the dev
+#: corpora, fitted on one half and measured on the other): the template data are nearly
 #: separable, and without it weights grow until every decision is certain and brittle off them
-L2 = 1.0
+L2 = {"closed": 5.0, "open": 1.0}
+#: session folds of the cross-fitted calibration: each session is routed by weights fitted on the
+#: other folds, so its confidence is judged on sessions the weights never saw
+FOLDS = 3
 #: L-BFGS iterations: the problem is small and smooth; it converges well before this
 MAX_ITER = 500
 #: steps kept in the calibration map: enough for a smooth curve, small enough to read
@@ -83,10 +87,26 @@ class Examples:
         return Examples(self.rows, self.group, self.target, np.full(len(self.target), w))
 
 
+def concat(parts: Sequence[Examples]) -> Examples:
+    """The examples of ``parts`` as one set (weights dropped: one corpus's pieces weigh alike)."""
+    parts = [p for p in parts if len(p.target)]
+    if not parts:
+        return Examples(np.zeros((0, len(FEATURES))), np.zeros(0, dtype=int), np.zeros(0, dtype=int))
+    groups, targets, offset, msgs = [], [], 0, 0
+    for p in parts:
+        groups.append(p.group + msgs)
+        targets.append(p.target + offset)
+        offset += len(p.rows)
+        msgs += len(p.target)
+    return Examples(np.vstack([p.rows for p in parts]), np.concatenate(groups), np.concatenate(targets))
+
+
 def pooled(parts: Sequence[Examples]) -> Examples:
     """The examples of several corpora as one set, each corpus weighing the same in total (so a
     large corpus does not drown a small one) and the whole weighing as many messages as it has."""
     parts = [p for p in parts if len(p.target)]
+    if not parts:
+        return concat(parts)
     total = sum(len(p.target) for p in parts)
     rows, group, target, weight = [], [], [], []
     offset = msgs = 0
@@ -153,8 +173,11 @@ def _loss_and_grad(w: np.ndarray, ex: Examples, starts: np.ndarray, l2: float) -
     return loss, grad
 
 
-def fit_weights(ex: Examples, l2: float = L2) -> np.ndarray:
-    """The weights (one per :data:`~.local.FEATURES` entry) that best predict ``ex``'s targets."""
+def fit_weights(ex: Examples, l2: float = L2["open"]) -> np.ndarray:
+    """The weights (one per :data:`~.local.FEATURES` entry) that best predict ``ex``'s targets
+    (all zero when there is nothing to learn from)."""
+    if not len(ex.target):
+        return np.zeros(len(FEATURES))
     starts = np.flatnonzero(np.r_[True, ex.group[1:] != ex.group[:-1]])
     res = minimize(_loss_and_grad, np.zeros(len(FEATURES)), args=(ex, starts, l2), jac=True, method="L-BFGS-B",
                    options={"maxiter": MAX_ITER})
@@ -366,22 +389,39 @@ def router_scores(sessions: Sequence[Session], mode: str, router: Any) -> dict[s
     return out
 
 
-def fit_corpora(corpora: Sequence[Corpus], l2: float = L2) -> tuple[LocalWeights, dict[str, Any]]:
+def _folds(sessions: Sequence[Session]) -> list[Sequence[Session]]:
+    return [sessions[k::FOLDS] for k in range(FOLDS)]
+
+
+def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: dict[str, list[Examples]], l2: float) -> list[Judged]:
+    """Every strict message of ``corpora`` routed by weights fitted without its session: the
+    sessions of each corpus fall in :data:`FOLDS` folds, and fold k of every corpus is routed by
+    weights fitted on the other folds of all of them."""
+    out: list[Judged] = []
+    for k in range(FOLDS):
+        w = fit_weights(pooled([concat([e for j, e in enumerate(examples[c.name]) if j != k]) for c in corpora]), l2)
+        router = _raw_router(w)
+        for c in corpora:
+            out.extend(judge_run(_folds(c.sessions)[k], mode, router))
+    return out
+
+
+def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None) -> tuple[LocalWeights, dict[str, Any]]:
     """Weights and calibration for both modes, fitted across ``corpora`` (dev sessions only).
 
-    Per mode, over the corpora that can be routed in it: the weights are fitted on all of them
-    pooled (each corpus weighing the same, :func:`pooled`). The calibration is cross-fitted: for
-    each corpus, weights fitted on the others route it, and the map from winning probability to
-    being right is fitted on those held-out runs pooled, so confidence is learnt out of domain.
-    With a single corpus there is nothing held out, and the calibration comes from the router's
-    own run over it.
+    Per mode, over the corpora that can be routed in it (real chat logs: open mode only): the
+    weights are fitted on all of them pooled, each corpus weighing the same (:func:`pooled`). The
+    calibration is cross-fitted: every session is routed by weights fitted without it
+    (:func:`_cross_fitted`), and the map from winning probability to being right is fitted on
+    those runs, so no confidence is learnt from the sessions it is judged on.
 
-    Returns the weights and the report ``{"held_out": {corpus: {mode: {...}}}, "fit": {mode:
-    {...}}}``: for each corpus, fitted on the others and measured on it (accuracy, expected
-    calibration error with a calibration fitted on the others' held-out runs, 1-1 in open mode);
-    and per mode the corpora, the examples and the reliability table of the pooled held-out runs.
+    The report's ``held_out`` table leaves each corpus out in turn: weights and calibration are
+    fitted on the others exactly as above, then measured on it (accuracy, expected calibration
+    error, 1-1 in open mode): how the router and its confidence do on a corpus they never saw.
+    Returns the weights and the report ``{"held_out": {corpus: {mode: {...}}}, "fit": {mode: {...}}}``.
     Raises ValueError when a session is not from ``dev``.
     """
+    l2 = dict(L2) if l2 is None else l2
     for c in corpora:
         for s in c.sessions:
             if s.split != "dev":
@@ -394,36 +434,32 @@ def fit_corpora(corpora: Sequence[Corpus], l2: float = L2) -> tuple[LocalWeights
         these = [c for c in corpora if mode in c.modes()]
         if not these:
             raise ValueError(f"no corpus can be routed in {mode} mode")
-        examples = {c.name: gold_examples(c.sessions, mode) for c in these}
-        w = fit_weights(pooled(list(examples.values())), l2)
-        runs: dict[str, tuple[list[Judged], dict]] = {}
-        if len(these) > 1:
-            for c in these:
-                rest = pooled([examples[d.name] for d in these if d is not c])
-                rows: dict[str, dict[int, PredictionRow]] = {}
-                runs[c.name] = (judge_run(c.sessions, mode, _raw_router(fit_weights(rest, l2)), rows), rows)
-            pool = [j for judged, _ in runs.values() for j in judged]
-        else:
-            pool = judge_run(these[0].sessions, mode, _raw_router(w))
-        cal = fit_calibration([j.probability for j in pool], [j.correct for j in pool])
+        examples = {c.name: [gold_examples(f, mode) for f in _folds(c.sessions)] for c in these}
+        w = fit_weights(pooled([concat(examples[c.name]) for c in these]), l2[mode])
+        runs = _cross_fitted(these, mode, examples, l2[mode])
+        cal = fit_calibration([j.probability for j in runs], [j.correct for j in runs])
         modes[mode] = ModeWeights(w, cal)
-        for c in these:
-            if c.name not in runs:
-                continue
-            judged, rows = runs[c.name]
-            others = [j for d, (jd, _) in runs.items() if d != c.name for j in jd]
+        for c in these if len(these) > 1 else ():
+            rest = [d for d in these if d is not c]
+            w_c = fit_weights(pooled([concat(examples[d.name]) for d in rest]), l2[mode])
+            others = _cross_fitted(rest, mode, examples, l2[mode])
             cal_c = fit_calibration([j.probability for j in others], [j.correct for j in others])
+            rows: dict[str, dict[int, PredictionRow]] = {}
+            judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)
             held_out[c.name][mode] = _measure(c, mode, judged, cal_c, rows)
+        calibrated = [cal(j.probability) for j in runs]
+        ok = [j.correct for j in runs]
+        ece = calibration_error(calibrated, ok)
         per_mode[mode] = {
             "corpora": [c.name for c in these],
-            "examples": {c.name: int(len(examples[c.name].target)) for c in these},
-            "calibrated_on": "held-out runs" if len(these) > 1 else "own run",
-            "reliability": reliability_table([cal(j.probability) for j in pool], [j.correct for j in pool]),
+            "examples": {c.name: sum(len(e.target) for e in examples[c.name]) for c in these},
+            "ece": None if ece is None else round(ece, 4),
+            "reliability": reliability_table(calibrated, ok),
         }
-    fit = {"split": "dev", "l2": l2,
+    fit = {"split": "dev", "l2": l2, "folds": FOLDS,
            "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
            "held_out": held_out,
-           "reliability": {m: per_mode[m]["reliability"] for m in MODES}}
+           "cross_fitted": {m: {"ece": per_mode[m]["ece"], "reliability": per_mode[m]["reliability"]} for m in MODES}}
     return LocalWeights(modes, fit), {"held_out": held_out, "fit": per_mode}
 
 
