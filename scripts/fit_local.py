@@ -13,7 +13,8 @@ fits the open mode only.
 
 Prints the leave-one-corpus-out table (fitted on the others, measured on the one left out:
 accuracy in both modes, 1-1 in open mode, expected calibration error, and bm25 on the same
-sessions for comparison), then the reliability table of the shipped calibration (cross-fitted:
+sessions for comparison), the same in domain (each session routed by weights fitted on the
+other folds of every corpus), then the reliability table of the shipped calibration (cross-fitted:
 each session routed by weights fitted without it). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
 corpora give a byte-identical file. Exit codes: 0 written, 2 bad input (one line on stderr).
 """
@@ -83,9 +84,9 @@ def _cell(x: Optional[float]) -> str:
     return "–" if x is None else f"{x:.3f}"
 
 
-def held_out_table(corpora: Sequence[Corpus], held: dict[str, Any], bm25: dict[str, Any]) -> list[str]:
-    """The leave-one-corpus-out table as Markdown lines."""
-    out = ["| left out | mode | messages | local | bm25 | local 1-1 | bm25 1-1 | ECE |",
+def held_out_table(corpora: Sequence[Corpus], held: dict[str, Any], bm25: dict[str, Any], first: str = "left out") -> list[str]:
+    """A per-corpus table (left out, or in domain) as Markdown lines."""
+    out = [f"| {first} | mode | messages | local | bm25 | local 1-1 | bm25 1-1 | ECE |",
            "|---|---|---|---|---|---|---|---|"]
     for c in corpora:
         for mode in MODES:
@@ -127,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     atomic_write_text(out, json.dumps(weights.to_json(), ensure_ascii=False, indent=1) + "\n")
     print("fitted on the other corpora, measured on the one left out (dev sessions):")
     print("\n".join(held_out_table(corpora, report["held_out"], bm25)))
+    print("in domain: each session routed by weights fitted on the other folds of every corpus, with the shipped calibration:")
+    print("\n".join(held_out_table(corpora, report["in_domain"], bm25, "corpus")))
     for mode, r in report["fit"].items():
         print(f"{mode}: fitted on {', '.join(f'{c} ({n:,} examples)' for c, n in r['examples'].items())}; "
               f"cross-fitted confidence (each session routed by weights fitted without it): ECE {_cell(r['ece'])}")

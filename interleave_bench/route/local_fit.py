@@ -393,16 +393,28 @@ def _folds(sessions: Sequence[Session]) -> list[Sequence[Session]]:
     return [sessions[k::FOLDS] for k in range(FOLDS)]
 
 
-def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: dict[str, list[Examples]], l2: float) -> list[Judged]:
+@dataclass
+class CrossFitted:
+    """Per corpus, its strict messages judged when every session was routed by weights fitted
+    without it, and the prediction rows of those runs."""
+
+    judged: dict[str, list[Judged]]
+    rows: dict[str, dict[str, dict[int, PredictionRow]]]
+
+    def pooled(self) -> list[Judged]:
+        return [j for judged in self.judged.values() for j in judged]
+
+
+def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: dict[str, list[Examples]], l2: float) -> CrossFitted:
     """Every strict message of ``corpora`` routed by weights fitted without its session: the
     sessions of each corpus fall in :data:`FOLDS` folds, and fold k of every corpus is routed by
     weights fitted on the other folds of all of them."""
-    out: list[Judged] = []
+    out = CrossFitted({c.name: [] for c in corpora}, {c.name: {} for c in corpora})
     for k in range(FOLDS):
         w = fit_weights(pooled([concat([e for j, e in enumerate(examples[c.name]) if j != k]) for c in corpora]), l2)
         router = _raw_router(w)
         for c in corpora:
-            out.extend(judge_run(_folds(c.sessions)[k], mode, router))
+            out.judged[c.name].extend(judge_run(_folds(c.sessions)[k], mode, router, out.rows[c.name]))
     return out
 
 
@@ -418,7 +430,9 @@ def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None
     The report's ``held_out`` table leaves each corpus out in turn: weights and calibration are
     fitted on the others exactly as above, then measured on it (accuracy, expected calibration
     error, 1-1 in open mode): how the router and its confidence do on a corpus they never saw.
-    Returns the weights and the report ``{"held_out": {corpus: {mode: {...}}}, "fit": {mode: {...}}}``.
+    Its ``in_domain`` table measures the same on each corpus's cross-fitted runs, with the shipped
+    calibration: how they do on new sessions of a corpus like those fitted on. Returns the weights
+    and the report ``{"held_out": {corpus: {mode: {...}}}, "in_domain": {...}, "fit": {mode: {...}}}``.
     Raises ValueError when a session is not from ``dev``.
     """
     l2 = dict(L2) if l2 is None else l2
@@ -429,6 +443,7 @@ def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None
                                  f"the local router fits on dev only")
     modes: dict[str, ModeWeights] = {}
     held_out: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
+    in_domain: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
     per_mode: dict[str, Any] = {}
     for mode in MODES:
         these = [c for c in corpora if mode in c.modes()]
@@ -436,13 +451,16 @@ def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None
             raise ValueError(f"no corpus can be routed in {mode} mode")
         examples = {c.name: [gold_examples(f, mode) for f in _folds(c.sessions)] for c in these}
         w = fit_weights(pooled([concat(examples[c.name]) for c in these]), l2[mode])
-        runs = _cross_fitted(these, mode, examples, l2[mode])
+        cross = _cross_fitted(these, mode, examples, l2[mode])
+        runs = cross.pooled()
         cal = fit_calibration([j.probability for j in runs], [j.correct for j in runs])
         modes[mode] = ModeWeights(w, cal)
+        for c in these:
+            in_domain[c.name][mode] = _measure(c, mode, cross.judged[c.name], cal, cross.rows[c.name])
         for c in these if len(these) > 1 else ():
             rest = [d for d in these if d is not c]
             w_c = fit_weights(pooled([concat(examples[d.name]) for d in rest]), l2[mode])
-            others = _cross_fitted(rest, mode, examples, l2[mode])
+            others = _cross_fitted(rest, mode, examples, l2[mode]).pooled()
             cal_c = fit_calibration([j.probability for j in others], [j.correct for j in others])
             rows: dict[str, dict[int, PredictionRow]] = {}
             judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)
@@ -458,9 +476,9 @@ def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None
         }
     fit = {"split": "dev", "l2": l2, "folds": FOLDS,
            "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
-           "held_out": held_out,
+           "held_out": held_out, "in_domain": in_domain,
            "cross_fitted": {m: {"ece": per_mode[m]["ece"], "reliability": per_mode[m]["reliability"]} for m in MODES}}
-    return LocalWeights(modes, fit), {"held_out": held_out, "fit": per_mode}
+    return LocalWeights(modes, fit), {"held_out": held_out, "in_domain": in_domain, "fit": per_mode}
 
 
 def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
