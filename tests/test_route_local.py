@@ -276,6 +276,34 @@ def test_reliability_table_hand_computed():
     assert not reliability_holds(table, min_n=2)
 
 
+def test_confidence_is_calibrated_per_kind_of_chat():
+    import numpy as np
+    from interleave_bench.route.local import ModeWeights, chat_kind
+    from interleave_bench.route.local_fit import MIN_STEP_MESSAGES, Judged, fit_calibrations
+
+    assert chat_kind(irc_view(IRC_HISTORY, "carol", "hello")) == "multi"
+    plain = view_of("closed", closed_topics({}), [(0, "kitchen first", "t1")], "ok", 1)
+    assert chat_kind(plain) == "plain"
+    assert chat_kind(replace_history(plain, [RoutedMessageOf(0, "kitchen first", "t1", "Oak or pine?")])) == "replies"
+    # replies right half the time, plain chat always; too few multi-party messages for a map of their own
+    judged = ([Judged(0.7, 0, k % 2 == 0, "en", "explicit", "replies") for k in range(MIN_STEP_MESSAGES)]
+              + [Judged(0.7, 0, True, "en", "explicit", "plain") for _ in range(MIN_STEP_MESSAGES)]
+              + [Judged(0.7, 0, False, "en", "explicit", "multi") for _ in range(10)])
+    mw = fit_calibrations(judged, np.zeros(len(FEATURES)))
+    assert set(mw.by_kind) == {"replies", "plain"}
+    assert mw.confidence(0.7, "replies") == pytest.approx(0.5) and mw.confidence(0.7, "plain") == 1.0
+    assert mw.confidence(0.7, "multi") == mw.calibration(0.7)  # the map over every message
+    doc = LocalWeights({"closed": mw, "open": mw}, {}).to_json()
+    back = LocalWeights.from_json(doc).modes["open"]
+    assert back.confidence(0.7, "replies") == pytest.approx(0.5) and isinstance(back, ModeWeights)
+
+
+def RoutedMessageOf(*args):
+    from interleave_bench.route.base import RoutedMessage
+
+    return RoutedMessage(*args)
+
+
 def test_calibration_error_hand_computed():
     # bin 0.9-1.0: confidence 0.95, accuracy 0.5 (gap 0.45, 2 messages); bin 0.1-0.2: 0.15 vs 0 (gap
     # 0.15, 2 messages); a confidence of exactly 1 falls in the top bin

@@ -36,7 +36,7 @@ import json
 import math
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
 from operator import mul
@@ -454,12 +454,43 @@ class Calibration:
         return y0 + (y1 - y0) * (p - x0) / (x1 - x0)
 
 
+#: the kinds of chat a confidence is calibrated for apart: one person, no replies shown; one
+#: person with the assistant's replies; several people (messages with speakers). Their accuracy
+#: levels differ, so one map for all would be off for each
+CHAT_KINDS = ("plain", "replies", "multi")
+#: latest messages that say what kind of chat a view is
+KIND_WINDOW = 8
+
+
+def chat_kind(view: RouterView) -> str:
+    """The :data:`CHAT_KINDS` entry of ``view``, read from its pending and latest messages."""
+    recent = view.history[-KIND_WINDOW:]
+    if any(m.speaker for m in view.pending) or any(r.speaker for r in recent):
+        return "multi"
+    return "replies" if any(r.reply for r in recent) else "plain"
+
+
 @dataclass(frozen=True)
 class ModeWeights:
-    """The fitted weights of one mode (one per :data:`FEATURES` entry) and its calibration."""
+    """The fitted weights of one mode (one per :data:`FEATURES` entry) and its calibration: one
+    map per kind of chat the fit saw enough of (:data:`CHAT_KINDS`), ``calibration`` for the rest."""
 
     weights: np.ndarray
     calibration: Calibration
+    by_kind: dict[str, Calibration] = field(default_factory=dict)
+
+    def confidence(self, probability: float, kind: str) -> float:
+        """The calibrated chance that a decision of winning ``probability`` in a ``kind`` chat is right."""
+        return self.by_kind.get(kind, self.calibration)(probability)
+
+
+def _cal_json(c: Calibration) -> dict[str, list[float]]:
+    return {"x": [round(v, 6) for v in c.x], "y": [round(v, 6) for v in c.y]}
+
+
+def _cal_of(doc: Optional[dict[str, Any]]) -> Calibration:
+    doc = doc or {}
+    return Calibration(tuple(doc.get("x", ())), tuple(doc.get("y", ())))
 
 
 @dataclass(frozen=True)
@@ -477,8 +508,8 @@ class LocalWeights:
             "modes": {
                 mode: {
                     "weights": {name: round(float(w), 6) for name, w in zip(FEATURES, mw.weights)},
-                    "calibration": {"x": [round(v, 6) for v in mw.calibration.x],
-                                    "y": [round(v, 6) for v in mw.calibration.y]},
+                    "calibration": _cal_json(mw.calibration),
+                    "calibration_by_chat": {k: _cal_json(c) for k, c in sorted(mw.by_kind.items())},
                 }
                 for mode, mw in self.modes.items()
             },
@@ -496,9 +527,12 @@ class LocalWeights:
             missing = [f for f in FEATURES if f not in w]
             if missing:
                 raise ValueError(f"{source}: field 'modes.{mode}.weights' lacks {missing[0]!r}")
-            cal = m.get("calibration") or {}
-            modes[mode] = ModeWeights(np.array([float(w[f]) for f in FEATURES]),
-                                      Calibration(tuple(cal.get("x", ())), tuple(cal.get("y", ()))))
+            kinds = m.get("calibration_by_chat") or {}
+            unknown = [k for k in kinds if k not in CHAT_KINDS]
+            if unknown:
+                raise ValueError(f"{source}: field 'modes.{mode}.calibration_by_chat' has unknown kind {unknown[0]!r}")
+            modes[mode] = ModeWeights(np.array([float(w[f]) for f in FEATURES]), _cal_of(m.get("calibration")),
+                                      {k: _cal_of(c) for k, c in kinds.items()})
         for mode in ("closed", "open"):
             if mode not in modes:
                 raise ValueError(f"{source}: field 'modes.{mode}' is missing")
@@ -545,7 +579,7 @@ class LocalRouter:
         cands = candidates(view, self.cache)
         # the first on a tie: topics in creation order, then new, then one-off
         k, p = best_of(cands.features, self._weights[view.mode])
-        return Scored(cands.labels[k], p, self.weights.modes[view.mode].calibration(p))
+        return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, chat_kind(view)))
 
     def decide_scored(self, view: RouterView) -> tuple[Decision, Scored]:
         """The decision for ``view``'s pending unit (``via: local``, with its confidence rounded to

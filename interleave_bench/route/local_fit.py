@@ -34,12 +34,14 @@ from .local import (
     NEW,
     ONEOFF,
     ONEOFF_TITLE_PREFIX,
+    CHAT_KINDS,
     Calibration,
     LocalRouter,
     LocalWeights,
     ModeWeights,
     ProfileCache,
     candidates,
+    chat_kind,
 )
 from .runner import RouteOptions, TopicState, route_session
 from .text import short_title
@@ -245,6 +247,16 @@ def fit_calibration(probability: Sequence[float], correct: Sequence[bool]) -> Ca
     return Calibration(tuple(float(v) for v in bx), tuple(float(v) for v in by))
 
 
+def fit_calibrations(judged: Sequence["Judged"], w: np.ndarray) -> ModeWeights:
+    """``w`` with the calibrations fitted on ``judged``: one over all of them, and one per kind of
+    chat with at least :data:`MIN_STEP_MESSAGES` messages."""
+    def fit(js: Sequence[Judged]) -> Calibration:
+        return fit_calibration([j.probability for j in js], [j.correct for j in js])
+
+    by_kind = {k: [j for j in judged if j.kind == k] for k in CHAT_KINDS}
+    return ModeWeights(w, fit(judged), {k: fit(js) for k, js in by_kind.items() if len(js) >= MIN_STEP_MESSAGES})
+
+
 @dataclass(frozen=True)
 class Judged:
     """A strict message routed by ``local``: its winning probability, confidence and whether the
@@ -255,6 +267,8 @@ class Judged:
     correct: bool
     lang: str
     style: str
+    #: the kind of chat it was routed in (:data:`~.local.CHAT_KINDS`)
+    kind: str = "plain"
 
 
 def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
@@ -263,6 +277,7 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
     (and keep each session's prediction rows in ``rows_out``, when given)."""
     opts = RouteOptions(mode=mode, policy="local")
     probability: dict[tuple[str, int], float] = {}
+    kind: dict[tuple[str, int], str] = {}
 
     class Recording:
         policy = router.policy
@@ -271,6 +286,7 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
         async def route(self, view):  # noqa: ANN001 - the Router protocol
             decision, scored = router.decide_scored(view)
             probability[(view.session_id, view.pending[0].i)] = scored.probability
+            kind[(view.session_id, view.pending[0].i)] = chat_kind(view)
             return decision
 
     rec = Recording()
@@ -287,7 +303,8 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
             for t, ok in zip(s.turns, scored.correct):
                 if t.gold.thread is None or t.ambiguous:
                     continue
-                out.append(Judged(probability[(s.session_id, t.i)], conf[t.i], bool(ok), s.lang, t.style))
+                key = (s.session_id, t.i)
+                out.append(Judged(probability[key], conf[t.i], bool(ok), s.lang, t.style, kind[key]))
 
     asyncio.run(main())
     return out
@@ -356,8 +373,8 @@ def _raw_router(w: np.ndarray) -> LocalRouter:
     return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
 
 
-def _measure(c: Corpus, mode: str, judged: list[Judged], cal: Calibration, rows: dict) -> dict[str, Any]:
-    conf = [cal(j.probability) for j in judged]
+def _measure(c: Corpus, mode: str, judged: list[Judged], cal: ModeWeights, rows: dict) -> dict[str, Any]:
+    conf = [cal.confidence(j.probability, j.kind) for j in judged]
     ok = [j.correct for j in judged]
     ece = calibration_error(conf, ok)
     out = {"strict_messages": len(judged),
@@ -453,19 +470,18 @@ def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None
         w = fit_weights(pooled([concat(examples[c.name]) for c in these]), l2[mode])
         cross = _cross_fitted(these, mode, examples, l2[mode])
         runs = cross.pooled()
-        cal = fit_calibration([j.probability for j in runs], [j.correct for j in runs])
-        modes[mode] = ModeWeights(w, cal)
+        modes[mode] = cal = fit_calibrations(runs, w)
         for c in these:
             in_domain[c.name][mode] = _measure(c, mode, cross.judged[c.name], cal, cross.rows[c.name])
         for c in these if len(these) > 1 else ():
             rest = [d for d in these if d is not c]
             w_c = fit_weights(pooled([concat(examples[d.name]) for d in rest]), l2[mode])
             others = _cross_fitted(rest, mode, examples, l2[mode]).pooled()
-            cal_c = fit_calibration([j.probability for j in others], [j.correct for j in others])
+            cal_c = fit_calibrations(others, w_c)
             rows: dict[str, dict[int, PredictionRow]] = {}
             judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)
             held_out[c.name][mode] = _measure(c, mode, judged, cal_c, rows)
-        calibrated = [cal(j.probability) for j in runs]
+        calibrated = [cal.confidence(j.probability, j.kind) for j in runs]
         ok = [j.correct for j in runs]
         ece = calibration_error(calibrated, ok)
         per_mode[mode] = {
