@@ -42,7 +42,7 @@ from ..score.bcubed import sequential_sum
 from ..score.defaults import DEFAULT_SPLIT
 from ..score.routing import COL, POOLED, point_metrics, pooled_prf, score_session
 from .data import load
-from .names import POSITION_KEY, PREDICTIONS_KEY, SESSION_KEY
+from .names import POSITION_KEY, PREDICTIONS_KEY, SESSION_KEY, TASK
 
 #: the policy the solver runs: every message goes to the model
 POLICY = "llm"
@@ -176,4 +176,4 @@ def routing_task(data: str, mode: str = "closed", split: str = DEFAULT_SPLIT) ->
     meta: dict[str, Any] = {"data": got.source, "split": split, "mode": mode, "policy": POLICY,
                             "data_fingerprint": got.fingerprint, "prompt": prompt_fingerprint()}
     return Task(dataset=dataset, solver=route_messages(mode), scorer=routing_scorer(mode),
-                config=GenerateConfig(temperature=ROUTE_TEMPERATURE), metadata=meta)
+                config=GenerateConfig(temperature=ROUTE_TEMPERATURE), metadata=meta, name=TASK)

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-#: the namespace of the task in inspect's registry: the import package ``interleavebench``
+#: the namespace of the task in inspect's registry (the ``inspect_ai`` entry point's name)
 NAMESPACE = "interleavebench"
 #: the task's name after its namespace
 TASK_NAME = "routing"
