@@ -15,7 +15,8 @@ from typing import Optional
 
 from ..io import SESSIONS_FILE, iter_sessions, records_fingerprint, sessions_file
 from ..route.runner import check_mode_applies, select_sessions
-from ..schema import Session
+from ..errors import UsageError
+from ..schema import SCORE_SPLITS, Session
 
 #: what marks a folder as ``export``'s output rather than a data folder
 EXPORT_MARK = "README.md"
@@ -57,6 +58,8 @@ def load(data: str | os.PathLike, split: str, mode: Optional[str] = None) -> Har
 
     Raises the project's :class:`~interleave_bench.errors.UsageError` / ``InputError`` on bad input.
     """
+    if split not in SCORE_SPLITS:
+        raise UsageError(f"split must be one of {', '.join(SCORE_SPLITS)}, got {split!r}")
     every = read_all(data)
     where = Path(str(data))
     sessions = select_sessions(where, split, every)
