@@ -42,6 +42,10 @@ def run(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> su
 
 def inspect_eval(cwd: Path, data: Path, mode: str, model: str, *extra: str, env: dict[str, str] | None = None) -> Path:
     """``inspect eval interleavebench/routing`` on ``data``; returns the one log it wrote."""
+    from importlib.metadata import entry_points
+
+    assert any(ep.value == "interleave_bench.harness.inspect_registry" for ep in entry_points(group="inspect_ai")), \
+        "the inspect_ai entry point is not registered: reinstall the package (pip install -e '.[test]')"
     logs = cwd / f"logs-{mode}-{model.replace('/', '_')}"
     done = run([sys.executable, INSPECT, "eval", "interleavebench/routing", "-T", f"data={data}", "-T", f"mode={mode}",
                 "--model", model, "--log-dir", logs, "--display", "none", *extra], cwd, env)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -80,9 +81,14 @@ def test_against_the_fake_server_it_routes_as_route_dry_run(tmp_path, capsys, fa
     assert code == 0, err
     want = read_rows(tmp_path / "route.jsonl")
 
-    env = {"FAKE_BASE_URL": fake_server.url, "FAKE_API_KEY": "sk-fake-not-a-secret"}
+    key = "sk-test-SECRET-harness-0123456789"
+    env = {"FAKE_BASE_URL": fake_server.url, "FAKE_API_KEY": key}
     log = inspect_eval(tmp_path, data, mode, "openai-api/fake/fake-model", env=env)
     got = import_log(capsys, log, tmp_path / "inspect.jsonl")
+    with zipfile.ZipFile(log) as z:  # the key reached the server and nothing the run wrote
+        assert all(key.encode() not in z.read(name) for name in z.namelist())
+    assert key not in (tmp_path / "inspect.jsonl").read_text()
+    assert all(entry.headers.get("authorization") == f"Bearer {key}" for entry in fake_server.log)
 
     assert decisions(got) == decisions(want)
     # every routing request carried the project's prompt and kind header

@@ -1,8 +1,8 @@
 """InterleaveBench inside the evaluation harnesses people already run (docs/harness.md).
 
 - :mod:`.inspect_task`: the inspect_ai task ``interleavebench/routing`` (the whole sequential task,
-  either mode), registered through the ``inspect_ai`` entry point; :mod:`.inspect_log` reads its
-  logs back as predictions files.
+  either mode), registered by :mod:`.inspect_registry` through the ``inspect_ai`` entry point;
+  :mod:`.inspect_log` reads its logs back as predictions files.
 - :mod:`.lmeval` and the task folder ``lm_eval_tasks/``: the lm-evaluation-harness task
   ``interleavebench_closed`` (closed mode, message by message on the true history, :mod:`.closed`).
 
