@@ -14,6 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("inspect_ai")
 
@@ -135,3 +137,30 @@ def test_bad_task_arguments_stop_before_any_call(tmp_path):
                 "--model", "mockllm/model", "--log-dir", tmp_path / "logs", "--display", "none"], tmp_path)
     assert done.returncode != 0
     assert "mode must be one of closed, open, got 'sideways'" in done.stderr
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_the_task_s_metrics_pool_as_score_does_on_any_predictions(data):
+    """Whatever the decisions, the inspect metrics over per-session scores equal ``score``'s figures."""
+    from inspect_ai.scorer import SampleScore
+
+    from interleave_bench.harness.inspect_task import METRICS, session_score
+    from interleave_bench.schema import Session
+    from interleave_bench.score.run import score_predictions
+
+    from _route_util import standard_sessions
+
+    mode = data.draw(st.sampled_from(["closed", "open"]))
+    sessions = [Session.model_validate(s) for s in standard_sessions() if s["split"] == "dev"]
+    labels = st.sampled_from(["A", "B", "C", "D", "t1", "t2", "t3", "x1", "CLARIFY", "ERROR"])
+    rows = [{"session_id": s.session_id, "i": t.i, "pred": data.draw(labels), "mode": mode, "policy": "llm",
+             "refs": data.draw(st.lists(labels, max_size=1))}
+            for s in sessions for t in s.turns]
+    by_session = [[r for r in rows if r["session_id"] == s.session_id] for s in sessions]
+    samples = [SampleScore(score=session_score(s, got, mode), sample_id=s.session_id)
+               for s, got in zip(sessions, by_session)]
+    want = score_predictions(sessions, rows, mode=mode, bootstrap=0).result["metrics"]
+    for key, make in METRICS.items():
+        value = make()(samples)
+        assert (None if math.isnan(value) else value) == want[key], key

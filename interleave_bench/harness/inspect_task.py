@@ -147,17 +147,20 @@ def routing_scorer(mode: str):
     strict messages), the metadata its statistics for pooling."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        session = _session(state)
-        rows = {r["i"]: PredictionRow(**r) for r in state.store.get(PREDICTIONS_KEY, [])}
-        scored = score_session(session, rows, mode)
-        strict = scored.stats[COL["strict"]]
-        value = scored.stats[COL["strict_correct"]] / strict if strict else float("nan")
-        return Score(value=value, answer=" ".join(scored.labels),
-                     explanation=", ".join(f"turn {t.i}: {o}" for t, o in zip(session.turns, scored.outcomes)),
-                     metadata={STATS: list(scored.stats), BCUBED_P: scored.bcubed_precision,
-                               BCUBED_R: scored.bcubed_recall})
+        return session_score(_session(state), state.store.get(PREDICTIONS_KEY, []), mode)
 
     return score
+
+
+def session_score(session: Session, rows: list[dict[str, Any]], mode: str) -> Score:
+    """The score of one session's prediction rows: the scorer's replay, its counts kept for pooling."""
+    scored = score_session(session, {r["i"]: PredictionRow(**r) for r in rows}, mode)
+    strict = scored.stats[COL["strict"]]
+    value = scored.stats[COL["strict_correct"]] / strict if strict else float("nan")
+    return Score(value=value, answer=" ".join(scored.labels),
+                 explanation=", ".join(f"turn {t.i}: {o}" for t, o in zip(session.turns, scored.outcomes)),
+                 metadata={STATS: list(scored.stats), BCUBED_P: scored.bcubed_precision,
+                           BCUBED_R: scored.bcubed_recall})
 
 
 def _sample(session: Session, position: int) -> Sample:
