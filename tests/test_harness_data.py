@@ -29,13 +29,13 @@ def test_folder_export_and_hub_revision_give_the_same_sessions(hub, tmp_path, ca
     for split in ("dev", "test", "all"):
         want = [s for s in every if split == "all" or s.split == split]
         got = [load(src, split) for src in (data, data / "sessions.jsonl", tmp_path / "exported",
-                                            "hub:org/interleavebench@v0.1")]
+                                            f"{tmp_path / 'exported'}#v0", "hub:org/interleavebench@v0.1")]
         assert {g.fingerprint for g in got} == {load(data, split).fingerprint}
         for g in got:
             assert sorted(s.session_id for s in g.sessions) == sorted(s.session_id for s in want)
 
 
-def test_bad_data_is_the_project_s_error(tmp_path):
+def test_bad_data_is_the_project_s_error(tmp_path, capsys):
     with pytest.raises(Exception) as missing:
         load(tmp_path / "nowhere", "dev")
     assert "no such file or folder" in str(missing.value)
@@ -50,6 +50,10 @@ def test_bad_data_is_the_project_s_error(tmp_path):
         load(only_dev, "test")
     text = (data / "sessions.jsonl").read_text().splitlines()
     (data / "sessions.jsonl").write_text("\n".join([text[0].replace('"lang": "en"', '"lang": 5'), *text[1:]]) + "\n")
+    code, _, err = u.cli(["export", "--v0", str(small_data(tmp_path / "good")), "--out", str(tmp_path / "exp")], capsys)
+    assert code == 0, err
+    with pytest.raises(UsageError, match="no Parquet files of config 'v1'"):
+        load(f"{tmp_path / 'exp'}#v1", "dev")
     with pytest.raises(InputErrors) as bad:
         load(data, "dev")
     assert "sessions.jsonl:1: lang" in str(bad.value.errors[0].format())

@@ -128,15 +128,21 @@ def test_import_of_what_is_not_a_log_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "p.jsonl").exists()
 
 
-def test_bad_task_arguments_stop_before_any_call(tmp_path):
+@pytest.mark.parametrize("arg, message", [
+    ("mode=sideways", "error: mode must be one of closed, open, got 'sideways'"),
+    ("split=train", "error: split must be one of dev, test, all, got 'train'"),
+    ("data=nowhere", "error: nowhere: no such file or folder"),
+])
+def test_bad_task_arguments_are_one_line_before_any_call(tmp_path, arg, message):
     from _harness_util import INSPECT, run
     import sys
 
     data = small_data(tmp_path / "data")
-    done = run([sys.executable, INSPECT, "eval", "interleavebench/routing", "-T", f"data={data}", "-T", "mode=sideways",
-                "--model", "mockllm/model", "--log-dir", tmp_path / "logs", "--display", "none"], tmp_path)
+    done = run([sys.executable, INSPECT, "eval", "interleavebench/routing", "-T", f"data={data}", "-T", arg,
+                "--model", "mockllm/model", "--log-dir", tmp_path / "logs"], tmp_path)
     assert done.returncode != 0
-    assert "mode must be one of closed, open, got 'sideways'" in done.stderr
+    assert [line for line in done.stdout.splitlines() if line.strip()] == [message]
+    assert "Traceback" not in done.stderr and not (tmp_path / "logs").exists()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

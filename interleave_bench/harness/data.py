@@ -46,8 +46,9 @@ def read_all(data: str | os.PathLike) -> list[Session]:
     if is_hub(text):
         folder, _ = local_data(text)
         return list(iter_sessions(sessions_file(folder)))
-    path_text, _, config = text.partition("#")
-    path = Path(path_text)
+    # DIR#CONFIG picks an exported folder's config (a path that exists as given is taken whole)
+    path_text, _, config = ("", "", "") if Path(text).exists() else text.partition("#")
+    path = Path(path_text or text)
     if _is_export(path):
         return read_exported(path, config or EXPORT_CONFIG)
     return list(iter_sessions(sessions_file(path)))

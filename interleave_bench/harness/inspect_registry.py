@@ -9,8 +9,10 @@ that defines it (here ``interleave_bench/routing``), so the task is registered u
 from __future__ import annotations
 
 from inspect_ai import Task, task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai._util.registry import RegistryInfo, registry_add, registry_info
 
+from ..errors import InputErrors, InterleaveError
 from ..score.defaults import DEFAULT_SPLIT
 from .inspect_task import routing_task
 from .names import TASK, TASK_NAME
@@ -25,7 +27,13 @@ def routing(data: str, mode: str = "closed", split: str = DEFAULT_SPLIT) -> Task
         mode: ``closed`` (thread cards given) or ``open`` (topics made on the way).
         split: ``dev``, ``test`` or ``all``.
     """
-    return routing_task(data, mode=mode, split=split)
+    try:
+        return routing_task(data, mode=mode, split=split)
+    except InterleaveError as exc:
+        # bad data or options: the project's one line per problem, as inspect shows a task that
+        # cannot start (no traceback)
+        problems = [e.format() for e in exc.errors] if isinstance(exc, InputErrors) else [str(exc)]
+        raise PrerequisiteError("\n".join(f"error: {p}" for p in problems)) from None
 
 
 registry_add(routing, RegistryInfo(type="task", name=TASK, metadata=registry_info(routing).metadata))
