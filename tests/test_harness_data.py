@@ -57,3 +57,21 @@ def test_bad_data_is_the_project_s_error(tmp_path, capsys):
     with pytest.raises(InputErrors) as bad:
         load(data, "dev")
     assert "sessions.jsonl:1: lang" in str(bad.value.errors[0].format())
+
+
+def test_import_inspect_without_the_extra_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "inspect_ai" else real(name, *a))
+    code, out, err = u.cli(["import", "inspect", str(tmp_path / "x.eval"), "--out", str(tmp_path / "p.jsonl")], capsys)
+    assert code == 2 and out == ""
+    assert err == "error: import inspect needs inspect-ai: pip install 'interleave-bench[harness]'\n"
+
+
+def test_lm_eval_tasks_prints_the_shipped_folder(capsys):
+    from interleave_bench.harness.names import TASKS_DIR
+
+    code, out, _ = u.cli(["lm-eval-tasks"], capsys)
+    assert code == 0 and out == f"{TASKS_DIR}\n"
+    assert (TASKS_DIR / "interleavebench" / "interleavebench_closed.yaml").is_file()
