@@ -37,7 +37,7 @@ from ..llm.client import KIND_HEADER, ModelCallError, Reply, Usage
 from ..route.model import ModelRouter
 from ..route.prompt import prompt_fingerprint
 from ..route.runner import RouteOptions, route_session
-from ..schema import MODES, PredictionRow, Session
+from ..schema import JUDGE_NONE, MODES, PredictionRow, Session
 from ..score.bcubed import sequential_sum
 from ..score.defaults import DEFAULT_SPLIT
 from ..score.routing import COL, POOLED, point_metrics, pooled_prf, score_session
@@ -164,7 +164,7 @@ def session_score(session: Session, rows: list[dict[str, Any]], mode: str) -> Sc
 
 
 def _sample(session: Session, position: int) -> Sample:
-    gold = [t.gold.thread or "(one-off)" for t in session.turns]
+    gold = [t.gold.thread or JUDGE_NONE for t in session.turns]  # a one-off belongs to no thread
     text = "\n".join(f"turn {t.i}: {t.text}" for t in session.turns)
     return Sample(id=session.session_id, input=text, target=gold,
                   metadata={SESSION_KEY: session.dump(), POSITION_KEY: position})
