@@ -62,6 +62,6 @@ def run_sgd(args: argparse.Namespace) -> int:
     print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
     print(f"next: interleave-bench baselines {result.out} --mode closed (or --mode open)")
     print(summary_line("import sgd", {"sessions": result.sessions, "messages": result.messages,
-                                      "threads": result.threads, "single-service dialogues skipped": result.skipped},
+                                      "threads": result.threads, "dialogues of one service skipped": result.skipped},
                        timer.seconds))
     return 0

@@ -221,7 +221,7 @@ def _turn(i: int, raw: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
     tags = [raw["style"]] + ([MULTI_SERVICE_TAG] if multi else []) + ([CROSS_TAG] if raw["refs"] else [])
     judge: dict[str, Any] = {"thread": thread if raw["settled"] else AMBIGUOUS}
     if multi:
-        judge["candidates"] = [ids[s] for s in raw["touched"]]
+        judge["candidates"] = sorted((ids[s] for s in raw["touched"]), key=list(ids.values()).index)
     out: dict[str, Any] = {
         "i": i,
         "text": raw["text"],
