@@ -201,7 +201,8 @@ def dialogue_session(d: Located, corpus_split: str, schema: dict[str, Service]) 
         # two versions of one domain in a dialogue (Hotels_1, Hotels_4) keep their names apart
         title = titles[k] if titles.count(titles[k]) == 1 else service.replace("_", " ")
         threads.append({"id": ids[service], "title": title, "domain": service,
-                        "goal": ", ".join(goals.get(service, [])), "description": description_of(schema[service])})
+                        "goal": ", ".join(goals.get(service, [])), "description": description_of(schema[service]),
+                        "facts": [], "constraints": []})
     return {
         "session_id": session_id(dialogue.dialogue_id, corpus_split),
         "version": VERSION,
