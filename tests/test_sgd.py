@@ -67,13 +67,14 @@ def assert_user_turns_and_single_service_gold(sessions, dialogues) -> int:
 def test_fixture_sessions_follow_the_raw_files(imported):
     sessions = read_sessions(imported / "sessions.jsonl")
     dialogues = raw_dialogues(FIXTURE / "dev")
-    assert [s.session_id for s in sessions] == ["sgd-8_00005", "sgd-8_00114", "sgd-14_00035", "sgd-20_00037"]
+    assert [s.session_id for s in sessions] == ["sgd-8_00005", "sgd-8_00114", "sgd-11_00064", "sgd-14_00035",
+                                                "sgd-20_00037"]
     assert all(s.split == "dev" and s.lang == "en" and s.model_extra["corpus_split"] == "dev" for s in sessions)
-    # 31 user turns in the four dialogues, 27 of them on one service
-    assert sum(len(s.turns) for s in sessions) == 31
-    assert assert_user_turns_and_single_service_gold(sessions, dialogues) == 27
+    # 38 user turns in the five dialogues, 32 of them on one service
+    assert sum(len(s.turns) for s in sessions) == 38
+    assert assert_user_turns_and_single_service_gold(sessions, dialogues) == 32
     m = read_manifest(imported / "manifest.json")
-    assert m.writer == "schema-guided-dialogue" and m.counts.sessions == 4 and m.counts.messages == 31
+    assert m.writer == "schema-guided-dialogue" and m.counts.sessions == 5 and m.counts.messages == 38
     assert m.options["license"] == "cc-by-sa-4.0"
 
 
@@ -166,7 +167,7 @@ def test_single_service_dialogues_are_skipped_and_counted(tmp_path, capsys):
     path.write_text(json.dumps(dialogues + [one]))
     code, out, err = run_cli(capsys, "import", "sgd", corpus, "--out", tmp_path / "out")
     assert code == 0, err
-    assert "4 sessions" in out and "1 dialogue of one service skipped" in out
+    assert "5 sessions" in out and "1 dialogue of one service skipped" in out
     assert read_manifest(tmp_path / "out" / "manifest.json").counts.model_extra["single_service_skipped"] == 1
 
 
@@ -176,7 +177,7 @@ def test_test_split_is_test_data_and_keeps_its_split_in_the_id(tmp_path):
     shutil.copytree(FIXTURE / "dev", corpus / "test")
     result = import_sgd(corpus, tmp_path / "out")
     sessions = read_sessions(tmp_path / "out" / "sessions.jsonl")
-    assert result.splits == {"dev": 4, "test": 4}
+    assert result.splits == {"dev": 5, "test": 5}
     test = [s for s in sessions if s.split == "test"]
     assert [s.session_id for s in test][0] == "sgd-test-8_00005"
     assert {s.model_extra["corpus_split"] for s in test} == {"test"}

@@ -8,6 +8,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+from _hub_util import hub  # noqa: F401  (the fixture)
 from interleave_bench.cli import main
 from interleave_bench.hub.builder import load
 from interleave_bench.hub.features import features_for, row_to_session
@@ -39,7 +40,7 @@ def test_export_then_load_dataset_gives_the_import_back(tmp_path, capsys, import
     out = tmp_path / "interleavebench"
     code, stdout, err = run_cli(capsys, "export", "--sgd", imported, "--out", out)
     assert code == 0, err
-    assert "sgd: dev 4" in stdout
+    assert "sgd: dev 5" in stdout
     ds = datasets.load_dataset(str(out), "sgd", cache_dir=str(tmp_path / "cache"))
     assert set(ds) == {"dev"} and ds["dev"].features == features_for("sgd")
     # the corpus's id and split are columns of their own, the reply a typed turn column
@@ -91,3 +92,32 @@ def test_session_records_round_trip_through_rows(imported):
         row = session_row(s, "sgd")
         assert row["extra"] is None  # every session-level field has its column
         assert Session.model_validate(row_to_session(row, "sgd")) == s
+
+
+#: the corpus's replies quote the phone numbers of the businesses in its service results; a release
+#: of the corpus allows them (docs/sgd.md#releasing-it)
+CORPUS_PHONES = r"phone:\+?[0-9][0-9 ()-]{7,}  # business numbers the corpus's own replies quote"
+
+
+def test_a_release_carries_the_sgd_config_and_it_loads_back(hub, tmp_path, capsys, imported):  # noqa: F811
+    import _hub_util as u
+
+    allow = tmp_path / "vet-allow.txt"
+    allow.write_text(CORPUS_PHONES + "\n", encoding="utf-8")
+    code, out, err = u.cli(["release", "--repo", "org/interleavebench", "--revision", "v0.1", "--sgd", str(imported),
+                            "--no-mid-reply", "--allow", str(allow), "--work", str(tmp_path / "rel"),
+                            "--bootstrap", "20"], capsys)
+    assert code == 0, err
+    assert "[4/7] baselines: sgd 7 runs scored on 5 dev sessions" in out
+    assert "[6/7] load: sgd dev 5: every record equals its source" in out
+    card = hub.files("org/interleavebench", "v0.1")["README.md"].decode()
+    assert "- cc-by-sa-4.0" in card and "@inproceedings{rastogi2020towards" in card
+    assert "| closed-oracle | closed | 1.000 [1.000, 1.000]" in card
+
+    # without the allowance the corpus's phone numbers stop the release before anything is pushed
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    code, out, err = u.cli(["release", "--repo", "org/interleavebench", "--revision", "v0.2", "--sgd", str(imported),
+                            "--no-mid-reply", "--allow", str(tmp_path / "empty.txt"), "--work", str(tmp_path / "rel2"),
+                            "--bootstrap", "20"], capsys)
+    assert code == 1 and "step 3/7 (vet)" in err and "phone" in out
+    assert "v0.2" not in hub.tags("org/interleavebench")

@@ -60,8 +60,11 @@ def test_baselines_score_and_compare_run_in_both_modes(tmp_path, capsys, importe
     assert not any(t.ambiguous for t in turns)
     assert scores["closed-stay"]["metrics"]["accuracy"] == round(right / len(turns), 4)
     # the returns and the cross references are there to break down by
-    assert scores["closed-bm25"]["breakdowns"]["action"]["return"]["n"] == 2
-    assert scores["closed-bm25"]["breakdowns"]["tag"]["cross"]["n"] == 2
+    returns = sum(t.gold.action == "return" for t in turns)
+    cross = sum("cross" in t.tags for t in turns)
+    assert returns and cross
+    assert scores["closed-bm25"]["breakdowns"]["action"]["return"]["n"] == returns
+    assert scores["closed-bm25"]["breakdowns"]["tag"]["cross"]["n"] == cross
     assert scores["closed-oracle"]["metrics"]["refs_recall"] == 1.0
 
     for mode, a, b in (("closed", "closed-stay", "closed-bm25"), ("open", "open-single", "open-local")):
