@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.cli import main
+from _sgd_util import FIXTURE, imported, run_cli  # noqa: F401  (imported: the fixture)
 from interleave_bench.io import read_manifest, read_sessions
 from interleave_bench.sgd import import_sgd
-from interleave_bench.sgd.corpus import Frame, State
+from interleave_bench.sgd.corpus import Frame
 from interleave_bench.sgd.session import gold_service, readable, style_of
 
-FIXTURE = Path(__file__).parent / "data" / "sgd"
 #: the corpus's development split, where the project keeps it beside its checkouts
 #: (``INTERLEAVE_SGD_DEV`` points elsewhere); the test that reads it is skipped without it
 SGD_DEV = Path(os.environ.get("INTERLEAVE_SGD_DEV") or Path(__file__).resolve().parents[2] / "shared" / "data" / "sgd" / "dev")
@@ -24,17 +23,6 @@ SGD_DEV = Path(os.environ.get("INTERLEAVE_SGD_DEV") or Path(__file__).resolve().
 DEV_MULTI_SERVICE_DIALOGUES = 1262
 
 
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def imported(tmp_path):
-    out = tmp_path / "sgd"
-    import_sgd(FIXTURE, out)
-    return out
 
 
 def raw_dialogues(folder: Path) -> dict[str, dict]:

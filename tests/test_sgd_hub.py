@@ -6,29 +6,15 @@ import json
 from pathlib import Path
 
 import datasets
-import pytest
 
 from _hub_util import hub  # noqa: F401  (the fixture)
-from interleave_bench.cli import main
+from _sgd_util import imported, run_cli  # noqa: F401  (imported: the fixture)
 from interleave_bench.hub.builder import load
 from interleave_bench.hub.features import features_for, row_to_session
 from interleave_bench.schema import Session
-from interleave_bench.sgd import import_sgd
-
-FIXTURE = Path(__file__).parent / "data" / "sgd"
 
 
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
-
-@pytest.fixture
-def imported(tmp_path):
-    out = tmp_path / "data" / "sgd"
-    import_sgd(FIXTURE, out)
-    return out
 
 
 def source_lines(folder: Path) -> dict[str, dict]:

@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import pytest
 
 import _hub_util as u
 from _hub_util import hub  # noqa: F401  (the fixture)
-from interleave_bench.cli import main
+from _sgd_util import imported, run_cli  # noqa: F401  (imported: the fixture)
 from interleave_bench.io import read_sessions, records_fingerprint
-from interleave_bench.sgd import import_sgd
 
-FIXTURE = Path(__file__).parent / "data" / "sgd"
 BOARD = "org/interleavebench-leaderboard"
 DATA_REPO = "org/interleavebench"
 
 
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def imported(tmp_path):
-    out = tmp_path / "sgd"
-    import_sgd(FIXTURE, out)
-    return out
 
 
 def test_baselines_score_and_compare_run_in_both_modes(tmp_path, capsys, imported):

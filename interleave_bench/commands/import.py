@@ -9,6 +9,7 @@ components of the reply links). The sessions are open-only: ``route`` and ``base
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..progress import Timer, summary_line
 
@@ -46,12 +47,8 @@ def run_irc(args: argparse.Namespace) -> int:
 
     timer = Timer()
     result = import_irc(args.corpus, args.out)
-    print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
-    print(f"next: interleave-bench baselines {result.out} --mode open")
-    print(summary_line("import irc", {"sessions": result.sessions, "messages": result.messages,
-                                      "conversations": result.conversations, "context lines": result.context_lines},
-                       timer.seconds))
-    return 0
+    return _report("irc", result, "--mode open", {"sessions": result.sessions, "messages": result.messages,
+                   "conversations": result.conversations, "context lines": result.context_lines}, timer)
 
 
 def run_sgd(args: argparse.Namespace) -> int:
@@ -59,9 +56,14 @@ def run_sgd(args: argparse.Namespace) -> int:
 
     timer = Timer()
     result = import_sgd(args.corpus, args.out)
+    return _report("sgd", result, "--mode closed (or --mode open)", {
+        "sessions": result.sessions, "messages": result.messages, "threads": result.threads,
+        "dialogues of one service skipped": result.skipped}, timer)
+
+
+def _report(kind: str, result: Any, modes: str, counts: dict[str, int], timer: Timer) -> int:
+    """The lines every import ends with: the file written per split, the next command, the summary."""
     print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
-    print(f"next: interleave-bench baselines {result.out} --mode closed (or --mode open)")
-    print(summary_line("import sgd", {"sessions": result.sessions, "messages": result.messages,
-                                      "threads": result.threads, "dialogues of one service skipped": result.skipped},
-                       timer.seconds))
+    print(f"next: interleave-bench baselines {result.out} {modes}")
+    print(summary_line(f"import {kind}", counts, timer.seconds))
     return 0

@@ -128,6 +128,17 @@ def session_config(config: str, path: str | os.PathLike) -> tuple[ConfigExport, 
     return ConfigExport(config, src, rows, sessions=sessions), warnings
 
 
+def imported_config(config: str, path: str | os.PathLike, marker: str, command: str) -> tuple[ConfigExport, list[str]]:
+    """:func:`session_config` for a config of imported corpus data: every session must carry the
+    field ``marker`` that the importer (``interleave-bench <command>``) writes, else :class:`InputError`."""
+    cfg, warnings = session_config(config, path)
+    for s in cfg.sessions:
+        if not (s.model_extra or {}).get(marker):
+            raise InputError(cfg.source.path, None, f"{s.session_id}: {marker}",
+                             f"config {config!r} holds sessions written by `interleave-bench {command}`")
+    return cfg, warnings
+
+
 def mid_reply_config(path: str | os.PathLike) -> tuple[ConfigExport, list[str]]:
     """Read and validate a mid-reply case file; one row per case with its language's catalog."""
     f = read_case_file(path)

@@ -11,28 +11,17 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from ..errors import InputError
 from ..sgd.importer import CITATION, LICENSE, LICENSE_NAME, SOURCE_URL
 from . import irc
 
 SGD_CONFIG = "sgd"
 
 
-def check_sgd_sessions(config: Any) -> None:
-    """Raise :class:`InputError` unless every session of ``config`` was written by ``import sgd``."""
-    for s in config.sessions:
-        if not (s.model_extra or {}).get("dialogue_id"):
-            raise InputError(config.source.path, None, f"{s.session_id}: dialogue_id",
-                             f"config {SGD_CONFIG!r} holds sessions written by `interleave-bench import sgd`")
-
-
 def sgd_config(path: str | os.PathLike) -> tuple[Any, list[str]]:
     """Read and validate imported SGD sessions as the ``sgd`` config; returns it and warnings."""
-    from .export import session_config  # the export module builds every session config the same way
+    from .export import imported_config  # the export module builds every session config the same way
 
-    config, warnings = session_config(SGD_CONFIG, path)
-    check_sgd_sessions(config)
-    return config, warnings
+    return imported_config(SGD_CONFIG, path, "dialogue_id", "import sgd")
 
 
 def licenses(config_names: Sequence[str]) -> str | list[str]:
