@@ -61,7 +61,7 @@ def test_baselines_score_and_compare_run_in_both_modes(tmp_path, capsys, importe
 
 
 def test_the_leaderboard_takes_an_sgd_run_on_its_release_and_never_ranks_it_with_v0(hub, tmp_path, capsys,  # noqa: F811
-                                                                                       imported):
+                                                                                       imported, monkeypatch):
     v0_rows = u.sessions(6)
     v0 = u.write_data(tmp_path / "v0", v0_rows, u.manifest(n=6))
     out = tmp_path / "export"
@@ -69,6 +69,12 @@ def test_the_leaderboard_takes_an_sgd_run_on_its_release_and_never_ranks_it_with
     code, _, err = run_cli(capsys, "push", out, "--repo", DATA_REPO, "--revision", "v0.1")
     assert code == 0, err
     sgd_fp = records_fingerprint(read_sessions(imported / "sessions.jsonl"))
+    # the published config routes straight from the Hub, and comes back as the import wrote it
+    monkeypatch.setenv("INTERLEAVE_HUB_DATA", str(tmp_path / "hub-data"))
+    code, out, err = run_cli(capsys, "baselines", f"hub:{DATA_REPO}@v0.1#sgd", "--mode", "closed")
+    assert code == 0, err
+    [folder] = (tmp_path / "hub-data").glob("*/sgd@*")
+    assert read_sessions(folder / "sessions.jsonl") == read_sessions(imported / "sessions.jsonl")
     run = u.write_json(tmp_path / "s" / "sgd-bm25.score.json", u.score("closed-bm25", 0.58, 1.25, data_sha=sgd_fp))
     code, out, err = run_cli(capsys, "leaderboard", "add", run, "--repo", BOARD, "--data-repo", DATA_REPO,
                              "--data-revision", "v0.1")
