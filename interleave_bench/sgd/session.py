@@ -1,7 +1,7 @@
 """One SGD dialogue as one session: threads, turns and the gold rules (docs/sgd.md#what-a-session-holds).
 
-- **Threads**: one per service of the dialogue, in order of first use (the first user turn whose
-  frames name it; a service the dialogue lists but no user turn touches comes last).
+- **Threads**: one per service of the dialogue, in order of first use (the first turn whose gold
+  thread it is; a service a turn only touches beside another, or one no turn touches, comes after).
 - **Turns**: the user turns in order; ``assistant`` is the system turn that follows.
 - **Gold thread** (:func:`gold_service`): the service of the one frame with actions; when several
   frames have actions, the service whose intent starts or changes at that turn, else the current
