@@ -1,4 +1,4 @@
-"""``interleave-bench import irc DIR --out data/irc-ubuntu``: real interleaved chat as a data set.
+"""``interleave-bench import irc|sgd DIR --out DATA``: a real corpus as a data set, in its own layout.
 
 Reads the IRC disentanglement corpus (Kummerfeld et al., 2019; CC BY 4.0): one session per
 annotated log, one turn per annotated message, one thread per conversation (the connected
