@@ -242,6 +242,13 @@ def test_bad_dialogue_fields_are_one_line(tmp_path, capsys, edit, field):
     assert f"{path}: {field}" in err
 
 
+def test_a_dialogue_twice_is_one_line(tmp_path, capsys):
+    corpus = bad_corpus(tmp_path)
+    (corpus / "dialogues_099.json").write_text((corpus / "dialogues_014.json").read_text())
+    err = one_line_error(capsys, corpus, tmp_path / "out")
+    assert "dialogues_099.json: [0].dialogue_id: dialogue 14_00035 appears twice (first in dialogues_014.json [0])" in err
+
+
 def test_folder_without_dialogues_or_named_for_no_split_is_refused(tmp_path, capsys):
     err = one_line_error(capsys, tmp_path, tmp_path / "out")
     assert "no dialogues_*.json files" in err

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..errors import InputError
 from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_parts, dumps_line, parse_record, sha256_file, write_json
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import Manifest, Session, check_session
 from .corpus import read_dialogues, read_schema, split_folders
-from .session import VERSION, dialogue_session
+from .session import VERSION, dialogue_session, session_id
 
 #: the manifest's ``writer`` for imported data: says where the messages came from
 WRITER = "schema-guided-dialogue"
@@ -77,9 +78,15 @@ def import_sgd(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
 
     def lines() -> Iterator[str]:
         schemas = {folder.split: read_schema(folder.schema_file) for folder in folders}
+        seen: dict[str, str] = {}  # session id -> where its dialogue is
         for folder, path in progress(files, total=len(files), desc="import sgd", unit="file"):
             schema = schemas[folder.split]
             for located in read_dialogues(path, schema, folder.schema_file):
+                sid = session_id(located.dialogue.dialogue_id, folder.split)
+                if sid in seen:
+                    raise InputError(str(path), None, located.where("dialogue_id"),
+                                     f"dialogue {located.dialogue.dialogue_id} appears twice (first in {seen[sid]})")
+                seen[sid] = f"{path.name} {located.where()}"
                 if len(located.dialogue.services) < MIN_SERVICES:
                     result.skipped += 1
                     continue
