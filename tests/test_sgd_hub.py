@@ -48,6 +48,7 @@ def test_the_card_carries_the_corpus_licence_and_citation(tmp_path, capsys, impo
     card = (out / "README.md").read_text(encoding="utf-8")
     head = card.split("---")[1]
     assert "- apache-2.0" in head and "- cc-by-sa-4.0" in head and "config_name: sgd" in head
+    assert "language_creators:\n- machine-generated\n- crowdsourced" in head
     assert "Creative Commons Attribution-ShareAlike 4.0 International (`cc-by-sa-4.0`)" in card
     assert "must carry the same licence and the citation" in card
     assert "@inproceedings{rastogi2020towards" in card and "Schema-Guided Dialogue Dataset" in card

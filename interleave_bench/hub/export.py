@@ -35,7 +35,7 @@ from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
 from .evalresults import EVAL_YAML, eval_yaml
 from .irc import irc_config, irc_markdown
-from .sgd import licenses, sgd_config, sgd_markdown
+from .sgd import language_creators, licenses, sgd_config, sgd_markdown
 from .features import (
     CONFIG_VERSIONS,
     CONFIGS,
@@ -196,7 +196,7 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         task_categories=cardlib.TASK_CATEGORIES,
         task_ids=cardlib.TASK_IDS,
         annotations_creators=cardlib.ANNOTATIONS_CREATORS,
-        language_creators=cardlib.LANGUAGE_CREATORS,
+        language_creators=language_creators([c.name for c in configs]),
         source_datasets=cardlib.SOURCE_DATASETS,
         tags=cardlib.TAGS,
         size_categories=[cardlib.size_category(total)],

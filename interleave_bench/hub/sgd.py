@@ -12,9 +12,12 @@ import os
 from typing import Any, Sequence
 
 from ..sgd.importer import CITATION, LICENSE, LICENSE_NAME, SOURCE_URL
+from . import card as cardlib
 from . import irc
 
 SGD_CONFIG = "sgd"
+#: who wrote the corpus's text, on the Hub's taxonomy
+CORPUS_LANGUAGE_CREATORS = "crowdsourced"
 
 
 def sgd_config(path: str | os.PathLike) -> tuple[Any, list[str]]:
@@ -30,6 +33,13 @@ def licenses(config_names: Sequence[str]) -> str | list[str]:
     if SGD_CONFIG not in config_names:
         return base
     return (list(base) if isinstance(base, list) else [base]) + [LICENSE]
+
+
+def language_creators(config_names: Sequence[str]) -> list[str]:
+    """The card's ``language_creators``: the project's, plus ``crowdsourced`` when ``sgd`` is exported
+    (crowd workers wrote the corpus's text from dialogue outlines)."""
+    base = list(cardlib.LANGUAGE_CREATORS)
+    return base + [CORPUS_LANGUAGE_CREATORS] if SGD_CONFIG in config_names else base
 
 
 def sgd_markdown(config_names: Sequence[str]) -> str:
