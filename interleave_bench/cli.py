@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "release",
     "leaderboard",
     "report",
+    "stats",
 )
 
 
