@@ -23,6 +23,18 @@ def load(config: str = "v0", data_dir: str | None = None, **kwargs: Any):
     return _load(config, data_dir=data_dir, **kwargs)
 
 
+def evaluate_router(router: Any, data: Any, *, mode: str = "closed", **kwargs: Any) -> dict[str, Any]:
+    """Route ``data`` with your ``router`` (``policy`` and ``route(view)``, sync or async), write the
+    predictions and their ``.score.json``, and return the score document (docs/route.md#your-own-router).
+
+    Keyword arguments: ``split`` (default ``dev``), ``out``, ``fresh``, ``bootstrap``, ``seed``; see
+    :func:`interleave_bench.route.plugin.evaluate_router`.
+    """
+    from .route.plugin import evaluate_router as _evaluate_router
+
+    return _evaluate_router(router, data, mode=mode, **kwargs)
+
+
 #: the folder inside the package that holds one ``evaluate`` module per subfolder
 METRICS_DIR = Path(__file__).resolve().parent / "metrics"
 
