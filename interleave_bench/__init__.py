@@ -35,6 +35,22 @@ def evaluate_router(router: Any, data: Any, *, mode: str = "closed", **kwargs: A
     return _evaluate_router(router, data, mode=mode, **kwargs)
 
 
+#: the package's data folder: prompts, mid-reply cases, offline packs, a small example data set
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+def data_path(name: str = "") -> str:
+    """The path of a file or folder shipped in the package's data, e.g. ``data_path("mid_reply/cases.json")``
+    or ``data_path("examples/v0")``; works in an installed wheel and from any folder.
+
+    Raises ``ValueError`` when the package holds no such file.
+    """
+    path = DATA_DIR / name
+    if ".." in Path(name).parts or not path.exists():
+        raise ValueError(f"no {name!r} in the package's data folder {DATA_DIR}")
+    return str(path)
+
+
 #: the folder inside the package that holds one ``evaluate`` module per subfolder
 METRICS_DIR = Path(__file__).resolve().parent / "metrics"
 
