@@ -282,10 +282,25 @@ def test_evaluate_router_returns_the_score_document_and_writes_the_predictions(d
     doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", bootstrap=50)
     path = data / "predictions" / "closed-keyword.jsonl"
     rows = read_rows(path)
-    assert len(rows) == n_messages(data, "dev") and {r["policy"] for r in rows} == {"keyword"}
+    assert len(rows) == n_messages(data) and {r["policy"] for r in rows} == {"keyword"}  # every split routed
     assert doc == read_json(data / "predictions" / "closed-keyword.score.json")
     assert doc["system"] == "closed-keyword" and doc["split"] == "dev"
     # the same numbers as the commands give
     assert cli("score", data, path, "--bootstrap", "50", "--json") == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["metrics"] == doc["metrics"] and printed["intervals"] == doc["intervals"]
+
+
+def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data, routers, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword") == 0
+    before = (data / "predictions" / "closed-keyword.jsonl").read_bytes()
+    # the same run from Python: nothing to route again, the file stays as it was
+    doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", split="test", bootstrap=0)
+    assert (data / "predictions" / "closed-keyword.jsonl").read_bytes() == before
+    assert doc["split"] == "test" and (data / "predictions" / "closed-keyword.test.score.json").is_file()
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "min_score=2",
+               "--fresh") == 0
+    from interleave_bench.errors import UsageError
+
+    with pytest.raises(UsageError, match="pass --fresh to start over, or --out"):
+        interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")

@@ -27,6 +27,8 @@ from ..schema import SPECIAL_LABELS
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
 
+#: what :func:`evaluate_router` routes: every split, as ``route`` does, so one file serves scoring on any
+ROUTE_SPLIT = "all"
 #: what ``via`` a plug-in decision carries when the router does not say
 VIA_PLUGIN = "router"
 #: seconds an HTTP router may take per request: a slow server is an error row, never a hung run
@@ -258,9 +260,10 @@ def evaluate_router(
     """Route ``data`` with ``router`` (an object with ``policy`` and ``route(view)``, sync or async),
     write the predictions and their score document, and return the score document.
 
-    The predictions go to ``DATA/predictions/<mode>-<policy>.jsonl`` (or ``out``), routed over
-    ``split`` and scored on it, exactly as ``route --router`` then ``score --split`` would; a
-    second call resumes the file (``fresh`` starts over). Raises :class:`UsageError` /
+    The predictions go to ``DATA/predictions/<mode>-<policy>.jsonl`` (or ``out``), every split
+    routed and ``split`` scored, exactly as ``route --router`` then ``score --split`` would; a
+    second call resumes the file (``fresh`` starts over), and a file another run wrote (other
+    options, such as ``--router-arg``) is refused. Raises :class:`UsageError` /
     :class:`~interleave_bench.errors.InputError` on bad input, as the commands exit 2 on it.
     """
     from ..llm.prices import prices_from
@@ -269,7 +272,7 @@ def evaluate_router(
     from .runner import RouteOptions, run_route
 
     wrapped = router if isinstance(router, PluginRouter) else PluginRouter(router, spec_of(router))
-    opts = RouteOptions(mode=mode, policy=wrapped.policy, split=split, router=wrapped.spec)
+    opts = RouteOptions(mode=mode, policy=wrapped.policy, split=ROUTE_SPLIT, router=wrapped.spec)
     result = run_route(data, opts, out=out, fresh=fresh, router=wrapped)
     scored = score_files(data, [result.path], mode=mode, split=split,
                          bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
