@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "vet",
     "export",
     "import",
+    "lm_eval_tasks",
     "export_irc",
     "push",
     "push_metrics",

@@ -346,3 +346,24 @@ def test_cli_refuses_a_folder_of_other_options(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "manifest.json: options.config" in err[0] and "--overwrite" in err[0]
     assert main(["generate", "--offline", "--sessions", "2", "--out", out, "--seed", "5", "--overwrite"]) == 0
+
+
+def test_a_broken_habits_section_is_one_error_naming_file_and_field(tmp_path, monkeypatch):
+    import shutil
+
+    from interleave_bench.errors import InputError
+
+    root = tmp_path / "offline"
+    shutil.copytree(packs.OFFLINE_DIR, root)
+    path = root / "templates" / "en.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["habits"]["typo_p"] = 1.5
+    path.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(packs, "OFFLINE_DIR", root)
+    packs.templates.cache_clear()
+    try:
+        with pytest.raises(InputError, match="habits.typo_p: expected a chance between 0 and 1") as err:
+            packs.templates("en")
+        assert str(path) in str(err.value)
+    finally:
+        packs.templates.cache_clear()

@@ -199,12 +199,12 @@ class Templates:
     cross_vague: tuple[str, ...]
     oneoff_prefixes: tuple[str, ...]
     oneoff_frames: tuple[OneoffFrame, ...]
-    subject: tuple[str, ...] = ()  # how a distinctive word is said as a subject: "the {kw} thing"
-    detail: tuple[str, ...] = ()  # how a detail of the description is brought up
-    pronoun_requests: tuple[str, ...] = ()  # whole vague requests that point with a pronoun
-    openers: tuple[str, ...] = ()  # words a message may open with ("hey", "btw", "对了，")
-    about: tuple[str, ...] = ()  # vague questions on one fact of the thread, by its label: "and the {label}?"
-    habits: Habits = None  # type: ignore[assignment]
+    subject: tuple[str, ...]  # how a distinctive word is said as a subject: "the {kw} thing"
+    detail: tuple[str, ...]  # how a detail of the description is brought up
+    pronoun_requests: tuple[str, ...]  # whole vague requests that point with a pronoun
+    openers: tuple[str, ...]  # words a message may open with ("hey", "btw", "对了，")
+    about: tuple[str, ...]  # vague questions on one fact of the thread, by its label: "and the {label}?"
+    habits: Habits
 
 
 @dataclass(frozen=True)

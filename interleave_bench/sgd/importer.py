@@ -3,24 +3,26 @@
 One session per dialogue that uses more than one service (:func:`~.session.dialogue_session`);
 single-service dialogues are skipped and counted. Each session is validated with the project's own
 session checks before it is written, so a data folder written here reads like any other. Sessions
-go one at a time to a temporary file that replaces ``sessions.jsonl`` at the end: an interrupted
-import leaves the previous folder as it was, and the import is a pure function of the files.
+go one at a time to a temporary file that replaces ``sessions.jsonl`` at the end (flushed to disk
+once, not per line: a half-written temporary file is never resumed, only discarded): an
+interrupted import leaves the previous folder as it was, and the import is a pure function of the
+files.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from ..io import MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, parse_record, sha256_file, write_json
+from ..errors import InputError
+from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_parts, dumps_line, parse_record, sha256_file, write_json
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import Manifest, Session, check_session
 from .corpus import read_dialogues, read_schema, split_folders
-from .session import VERSION, dialogue_session
+from .session import VERSION, dialogue_session, session_id
 
 #: the manifest's ``writer`` for imported data: says where the messages came from
 WRITER = "schema-guided-dialogue"
@@ -71,40 +73,42 @@ def import_sgd(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
     """
     folders = split_folders(corpus)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / SESSIONS_FILE
-    fd, tmp = tempfile.mkstemp(prefix=f".{SESSIONS_FILE}.", suffix=".tmp", dir=out)
-    os.close(fd)
-    sessions = messages = threads = skipped = 0
-    splits: dict[str, int] = {}
+    result = ImportResult(out, 0, 0, 0, 0)
     files = [(folder, f) for folder in folders for f in folder.files]
-    try:
-        with JsonlAppender(tmp) as sink:
-            schemas = {folder.split: read_schema(folder.schema_file) for folder in folders}
-            for folder, path in progress(files, total=len(files), desc="import sgd", unit="file"):
-                schema = schemas[folder.split]
-                for located in read_dialogues(path, schema, folder.schema_file):
-                    if len(located.dialogue.services) < MIN_SERVICES:
-                        skipped += 1
-                        continue
-                    record = dialogue_session(located, folder.split, schema)
-                    session = checked_session(record, f"{path} {located.where()}")
-                    sink.append(session.dump())
-                    sessions += 1
-                    messages += len(session.turns)
-                    threads += len(session.threads)
-                    splits[session.split] = splits.get(session.split, 0) + 1
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def lines() -> Iterator[str]:
+        schemas = {folder.split: read_schema(folder.schema_file) for folder in folders}
+        seen: dict[str, str] = {}  # session id -> where its dialogue is
+        for folder, path in progress(files, total=len(files), desc="import sgd", unit="file"):
+            schema = schemas[folder.split]
+            for located in read_dialogues(path, schema, folder.schema_file):
+                sid = session_id(located.dialogue.dialogue_id, folder.split)
+                if sid in seen:
+                    raise InputError(str(path), None, located.where("dialogue_id"),
+                                     f"dialogue {located.dialogue.dialogue_id} appears twice (first in {seen[sid]})")
+                seen[sid] = f"{path.name} {located.where()}"
+                if len(located.dialogue.services) < MIN_SERVICES:
+                    result.skipped += 1
+                    continue
+                record = dialogue_session(located, folder.split, schema)
+                session = checked_session(record, f"{path} {located.where()}")
+                result.sessions += 1
+                result.messages += len(session.turns)
+                result.threads += len(session.threads)
+                result.splits[session.split] = result.splits.get(session.split, 0) + 1
+                yield dumps_line(session) + "\n"
+
+    # written whole through a temporary file and a rename (one flush to disk at the end): an
+    # interrupted import leaves the previous sessions.jsonl as it was, so nothing needs resuming
+    target = out / SESSIONS_FILE
+    atomic_write_parts(target, lines())
     manifest = Manifest(
         version=VERSION,
         writer=WRITER,
         options={"source": str(Path(corpus)), "corpus_splits": [f.split for f in folders], "license": LICENSE,
                  "source_url": SOURCE_URL},
-        counts={"sessions": sessions, "messages": messages, "single_service_skipped": skipped},
+        counts={"sessions": result.sessions, "messages": result.messages, "single_service_skipped": result.skipped},
         provenance=provenance(sessions_sha256=sha256_file(target)),
     )
     write_json(out / MANIFEST_FILE, manifest)
-    return ImportResult(out, sessions, messages, threads, skipped, splits)
+    return result

@@ -1,7 +1,7 @@
 """One SGD dialogue as one session: threads, turns and the gold rules (docs/sgd.md#what-a-session-holds).
 
-- **Threads**: one per service of the dialogue, in order of first use (the first user turn whose
-  frames name it; a service the dialogue lists but no user turn touches comes last).
+- **Threads**: one per service of the dialogue, in order of first use (the first turn whose gold
+  thread it is; a service a turn only touches beside another, or one no turn touches, comes after).
 - **Turns**: the user turns in order; ``assistant`` is the system turn that follows.
 - **Gold thread** (:func:`gold_service`): the service of the one frame with actions; when several
   frames have actions, the service whose intent starts or changes at that turn, else the current
@@ -201,7 +201,8 @@ def dialogue_session(d: Located, corpus_split: str, schema: dict[str, Service]) 
         # two versions of one domain in a dialogue (Hotels_1, Hotels_4) keep their names apart
         title = titles[k] if titles.count(titles[k]) == 1 else service.replace("_", " ")
         threads.append({"id": ids[service], "title": title, "domain": service,
-                        "goal": ", ".join(goals.get(service, [])), "description": description_of(schema[service])})
+                        "goal": ", ".join(goals.get(service, [])), "description": description_of(schema[service]),
+                        "facts": [], "constraints": []})
     return {
         "session_id": session_id(dialogue.dialogue_id, corpus_split),
         "version": VERSION,
@@ -221,7 +222,7 @@ def _turn(i: int, raw: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
     tags = [raw["style"]] + ([MULTI_SERVICE_TAG] if multi else []) + ([CROSS_TAG] if raw["refs"] else [])
     judge: dict[str, Any] = {"thread": thread if raw["settled"] else AMBIGUOUS}
     if multi:
-        judge["candidates"] = [ids[s] for s in raw["touched"]]
+        judge["candidates"] = sorted((ids[s] for s in raw["touched"]), key=list(ids.values()).index)
     out: dict[str, Any] = {
         "i": i,
         "text": raw["text"],
