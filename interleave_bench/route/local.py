@@ -48,7 +48,7 @@ import numpy as np
 from .base import Decision, RouterView, ThreadCard, TopicView
 from .bm25 import B, K1, idf
 from ..text import is_bare_ack
-from .local_text import asks, body, char_grams, names_in, says, split_message, starts_with_lead
+from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
 POLICY = "local"
@@ -251,59 +251,6 @@ def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Option
             previous = r.label
             break
     return current, previous
-
-
-@dataclass(frozen=True)
-class People:
-    """Who is who in multi-party chat, as the view shows it, for the pending message's speaker.
-
-    ``mine``: topic of the speaker's latest message (None if they have not spoken); ``spoke``:
-    how many messages the speaker has in each topic; ``addressed``: the topics of the latest
-    messages of the participants the message names; ``named_in``: participants named, per topic
-    they spoke in; ``named_me``: topic of the latest message that named the speaker."""
-
-    multi: bool
-    speaker: Optional[str]
-    mine: Optional[str]
-    spoke: dict[str, int]
-    addressed: frozenset[str]
-    named_in: dict[str, int]
-    named_me: Optional[str]
-    names_someone: bool
-
-
-NOBODY = People(False, None, None, {}, frozenset(), {}, None, False)
-
-
-def people(view: RouterView, said: str, allowed: set[str]) -> People:
-    """The :class:`People` of ``view``'s pending message, whose words are ``said``."""
-    me = view.pending[0].speaker
-    if me is None and not any(r.speaker for r in view.history):
-        return NOBODY
-    latest: dict[str, str] = {}
-    topics_of: dict[str, set[str]] = {}
-    spoke: dict[str, int] = {}
-    named_me = None
-    me_lower = me.lower() if me else None
-    for r in view.history:
-        if r.speaker is None or r.label not in allowed:
-            continue
-        who = r.speaker.lower()
-        latest[who] = r.label
-        topics_of.setdefault(who, set()).add(r.label)
-        if who == me_lower:
-            spoke[r.label] = spoke.get(r.label, 0) + 1
-        elif me_lower is not None and me_lower in names_in(r.text):
-            named_me = r.label
-    if me is None:
-        return People(True, None, None, {}, frozenset(), {}, None, False)
-    named = [n for n in names_in(said) if n in latest and n != me_lower]
-    named_in: dict[str, int] = {}
-    for n in named:
-        for label in topics_of[n]:
-            named_in[label] = named_in.get(label, 0) + 1
-    return People(True, me, latest.get(me_lower), spoke, frozenset(latest[n] for n in named), named_in,
-                  named_me, bool(named))
 
 
 def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
