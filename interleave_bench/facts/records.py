@@ -2,16 +2,27 @@
 facts run writes (``answer``, ``delivery``, ``route``, ``session``, ``error``).
 
 Every record keeps unknown fields, so files from elsewhere (the reference's result files) read
-unchanged. Field names follow docs/generate.md#v1-replies-fact-episodes-timeline-and-probes.
+unchanged, and takes the reference's own names and shapes beside the project's (``at`` for a turn,
+counts for ``offered``, ``imports`` and ``probes``, ``tokens`` for ``usage``, ``error`` for an error
+row's text: docs/facts.md#results-file). Field names follow
+docs/generate.md#v1-replies-fact-episodes-timeline-and-probes. Rows are checked as strictly as
+prediction rows: known strategies, categories and verdicts only, whole non-negative numbers that
+are numbers (``"6"`` is not 6), ids without control characters.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import AliasChoices, Field
 
 from ..schema import Probe, Record, Session, TimelineEvent
+from ..score.facts import CATEGORIES, DELIVERY_VERDICTS, STRATEGIES, VERDICTS
+
+#: a count or a number of tokens: a whole number (never a string or a bool), not negative
+Count = Annotated[int, Field(ge=0, strict=True)]
+#: an id or a name printed in reports: no control characters (a newline would forge a line)
+Name = Annotated[str, Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
 
 # --- v1 session parts (the records are schema.TimelineEvent and schema.Probe) ---------------------
 
@@ -35,65 +46,80 @@ class AnswerRow(Record):
     """A probe answered by one strategy, with the probe's fields needed to judge it again."""
 
     kind: Literal["answer"] = "answer"
-    session_id: str
-    probe: str = Field(validation_alias=AliasChoices("probe", "id"))
-    strategy: str
-    category: str
-    lang: str = ""
+    session_id: Name
+    probe: Name = Field(validation_alias=AliasChoices("probe", "id"))
+    strategy: Literal[STRATEGIES]  # type: ignore[valid-type]
+    category: Literal[CATEGORIES]  # type: ignore[valid-type]
+    lang: str = Field(default="", pattern=r"^[^\x00-\x1f\x7f-\x9f]*$")
     thread: Optional[str] = None
     source: Optional[str] = None
     key: Optional[str] = None
-    after: Optional[int] = None
+    after: Optional[Count] = Field(default=None, validation_alias=AliasChoices("after", "at"))
     gold: Optional[str] = None
     decoys: list[str] = Field(default_factory=list)
     confirmed: Optional[list[str]] = None  # values of this fact confirmed at or before ``after``
     answer: Optional[str] = None
-    verdict: Optional[str] = None
-    context_tokens: int = 0
-    notes_chars: int = 0
+    verdict: Optional[Literal[VERDICTS]] = None  # type: ignore[valid-type]
+    context_tokens: Count = 0
+    notes_chars: Count = 0
 
 
 class DeliveryRow(Record):
     """One fact line the facts strategy delivered to the asking topic, with its verdict."""
 
     kind: Literal["delivery"] = "delivery"
-    session_id: str
-    probe: str = Field(validation_alias=AliasChoices("probe", "id"))
-    strategy: str = "facts"
-    thread: Optional[str] = None
+    session_id: Name
+    probe: Name = Field(validation_alias=AliasChoices("probe", "id"))
+    strategy: Literal[STRATEGIES] = "facts"  # type: ignore[valid-type]
+    thread: Optional[str] = Field(default=None, validation_alias=AliasChoices("thread", "reader"))
     source: Optional[str] = None
     key: Optional[str] = None
     value: Optional[str] = None
-    notice: Optional[str] = None
-    verdict: str
+    notice: Union[str, bool, None] = Field(default=None, union_mode="left_to_right")  # the reference: a flag
+    verdict: Literal[DELIVERY_VERDICTS]  # type: ignore[valid-type]
 
 
 class RouteRow(Record):
     """One request routed twice: ``without`` and ``with`` facts offered (topic ids, null on failure)."""
 
     kind: Literal["route"] = "route"
-    session_id: str
-    turn: int
-    probe: Optional[str] = None
+    session_id: Name
+    turn: Count = Field(validation_alias=AliasChoices("turn", "at"))
+    probe: Union[str, Count, None] = Field(default=None, validation_alias=AliasChoices("probe", "item"),
+                                           union_mode="left_to_right")
     gold: Optional[str] = None
     without: Optional[str] = None
     with_: Optional[str] = Field(default=None, alias="with")
-    offered: int = 0
-    imports: list[str] = Field(default_factory=list)
-    error: Optional[str] = None
+    offered: Count = 0
+    #: ``source/key`` of each fact brought in, or (the reference) how many
+    imports: Union[list[str], Count] = Field(default_factory=list, union_mode="left_to_right")
+    error: Union[str, bool, None] = Field(default=None, union_mode="left_to_right")
+
+    @property
+    def failed(self) -> bool:
+        """Whether either routing failed (an error text, or the reference's ``true``)."""
+        return self.error is not None and self.error is not False and self.error != ""
+
+    @property
+    def import_count(self) -> int:
+        return self.imports if isinstance(self.imports, int) else len(self.imports)
 
 
 class SessionRow(Record):
     """A finished session: its probes and strategies (what must be answered) and tokens spent."""
 
     kind: Literal["session"] = "session"
-    session_id: str
+    session_id: Name
     lang: str = ""
-    probes: list[str] = Field(default_factory=list)
-    strategies: list[str] = Field(default_factory=list)
+    #: the probe ids, or (the reference) how many probes the session has
+    probes: Union[list[Name], Count] = Field(default_factory=list, union_mode="left_to_right")
+    strategies: list[Literal[STRATEGIES]] = Field(default_factory=list)  # type: ignore[valid-type]
     system: Optional[str] = None
     model: Optional[str] = None
-    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    #: tokens spent per purpose: ``{purpose: {calls, input, cached_input, output}}``, or (the
+    #: reference's ``tokens``) ``{purpose: tokens}``
+    usage: dict[str, Union[dict[str, Count], Count]] = Field(default_factory=dict,
+                                                            validation_alias=AliasChoices("usage", "tokens"))
     fingerprint: Optional[str] = None
 
 
@@ -101,8 +127,9 @@ class ErrorRow(Record):
     """A session the run could not finish (a rerun tries it again)."""
 
     kind: Literal["error"] = "error"
-    session_id: str
-    problem: str = ""
+    session_id: Name
+    problem: str = Field(default="", validation_alias=AliasChoices("problem", "error"))
+    step: Optional[str] = None  # the reference: the step that failed
 
 
 ResultRow = Union[AnswerRow, DeliveryRow, RouteRow, SessionRow, ErrorRow]
