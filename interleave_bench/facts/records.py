@@ -12,17 +12,64 @@ are numbers (``"6"`` is not 6), ids without control characters.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import AliasChoices, Field
+from pydantic import AfterValidator, AliasChoices, Field
 
 from ..schema import Probe, Record, Session, TimelineEvent
 from ..score.facts import CATEGORIES, DELIVERY_VERDICTS, STRATEGIES, VERDICTS
 
 #: a count or a number of tokens: a whole number (never a string or a bool), not negative
 Count = Annotated[int, Field(ge=0, strict=True)]
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _no_control(v: str) -> str:
+    if _CONTROL.search(v):
+        raise ValueError("holds a control character (a newline or the like), which would forge a line of the report")
+    return v
+
+
 #: an id or a name printed in reports: no control characters (a newline would forge a line)
-Name = Annotated[str, Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
+Name = Annotated[str, Field(min_length=1), AfterValidator(_no_control)]
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _text_flag_or_null(v: Any) -> Any:
+    if v is None or isinstance(v, (str, bool)):
+        return v
+    raise ValueError("expected text, true/false or null")
+
+
+def _probe_ref(v: Any) -> Any:
+    if v is None or _is_count(v) or (isinstance(v, str) and not _CONTROL.search(v)):
+        return v
+    raise ValueError("expected a probe id, a number or null")
+
+
+def _ids_or_count(v: Any) -> Any:
+    if _is_count(v) or (isinstance(v, list) and all(isinstance(x, str) and x and not _CONTROL.search(x) for x in v)):
+        return v
+    raise ValueError("expected a list of ids or a count (a whole number, not negative)")
+
+
+def _refs_or_count(v: Any) -> Any:
+    if _is_count(v) or (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+        return v
+    raise ValueError("expected a list of 'source/key' texts or a count (a whole number, not negative)")
+
+
+def _usage(v: Any) -> Any:
+    if not isinstance(v, dict):
+        raise ValueError("expected an object {purpose: count or {name: count}}")
+    for purpose, u in v.items():
+        if not (_is_count(u) or (isinstance(u, dict) and all(_is_count(x) for x in u.values()))):
+            raise ValueError(f"{purpose}: expected a count or an object of counts (whole numbers, not negative)")
+    return v
 
 # --- v1 session parts (the records are schema.TimelineEvent and schema.Probe) ---------------------
 
@@ -75,7 +122,7 @@ class DeliveryRow(Record):
     source: Optional[str] = None
     key: Optional[str] = None
     value: Optional[str] = None
-    notice: Union[str, bool, None] = Field(default=None, union_mode="left_to_right")  # the reference: a flag
+    notice: Annotated[Any, AfterValidator(_text_flag_or_null)] = None  # the reference: a flag
     verdict: Literal[DELIVERY_VERDICTS]  # type: ignore[valid-type]
 
 
@@ -85,15 +132,14 @@ class RouteRow(Record):
     kind: Literal["route"] = "route"
     session_id: Name
     turn: Count = Field(validation_alias=AliasChoices("turn", "at"))
-    probe: Union[str, Count, None] = Field(default=None, validation_alias=AliasChoices("probe", "item"),
-                                           union_mode="left_to_right")
+    probe: Annotated[Any, AfterValidator(_probe_ref)] = Field(default=None, validation_alias=AliasChoices("probe", "item"))
     gold: Optional[str] = None
     without: Optional[str] = None
     with_: Optional[str] = Field(default=None, alias="with")
     offered: Count = 0
     #: ``source/key`` of each fact brought in, or (the reference) how many
-    imports: Union[list[str], Count] = Field(default_factory=list, union_mode="left_to_right")
-    error: Union[str, bool, None] = Field(default=None, union_mode="left_to_right")
+    imports: Annotated[Any, AfterValidator(_refs_or_count)] = Field(default_factory=list)
+    error: Annotated[Any, AfterValidator(_text_flag_or_null)] = None
 
     @property
     def failed(self) -> bool:
@@ -112,14 +158,13 @@ class SessionRow(Record):
     session_id: Name
     lang: str = ""
     #: the probe ids, or (the reference) how many probes the session has
-    probes: Union[list[Name], Count] = Field(default_factory=list, union_mode="left_to_right")
+    probes: Annotated[Any, AfterValidator(_ids_or_count)] = Field(default_factory=list)
     strategies: list[Literal[STRATEGIES]] = Field(default_factory=list)  # type: ignore[valid-type]
     system: Optional[str] = None
     model: Optional[str] = None
     #: tokens spent per purpose: ``{purpose: {calls, input, cached_input, output}}``, or (the
     #: reference's ``tokens``) ``{purpose: tokens}``
-    usage: dict[str, Union[dict[str, Count], Count]] = Field(default_factory=dict,
-                                                            validation_alias=AliasChoices("usage", "tokens"))
+    usage: Annotated[Any, AfterValidator(_usage)] = Field(default_factory=dict, validation_alias=AliasChoices("usage", "tokens"))
     fingerprint: Optional[str] = None
 
 
