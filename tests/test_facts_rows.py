@@ -123,6 +123,9 @@ def test_an_empty_results_file_is_exit_2(tmp_path, capsys):
     path.write_text("\n\n", encoding="utf-8")
     code, _, err = score(path, capsys)
     assert code == 2 and err == [f"error: {path}: holds no result rows"]
+    from interleave_bench.facts.results import read_rows
+
+    assert read_rows(path) == []  # a facts run resuming its own file, cut before its first session, reads on
 
 
 def answer(probe: str, category: str, text: str, verdict: str, strategy: str = "facts") -> dict:

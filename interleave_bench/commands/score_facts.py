@@ -62,12 +62,14 @@ def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: P
     )
 
 
-def score_and_write(results: Path, data: Path | None = None, sessions: dict | None = None) -> FactsSummary:
+def score_and_write(results: Path, data: Path | None = None, sessions: dict | None = None,
+                    require_rows: bool = False) -> FactsSummary:
     """Score one results file and write its ``.score.json``, holding that file's lock meanwhile;
     returns the document. ``sessions`` (id -> session of ``data``): judge every answer again
-    against them (:func:`~interleave_bench.facts.results.rejudge`)."""
+    against them (:func:`~interleave_bench.facts.results.rejudge`). ``require_rows``: refuse a
+    file with no rows (a file given to score, not a run's own file)."""
     with exclusive_output(summary_path(results), "score-facts"):
-        rows = read_rows(results)
+        rows = read_rows(results, require_rows=require_rows)
         if sessions is not None:
             rows = rejudge(rows, sessions, str(results), str(data))
         doc = summary_document(results, rows, score_rows(rows, str(results)), data)
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     timer = Timer()
     data = sessions_file(args.data) if args.data else None
     sessions = {s.session_id: s for s in iter_sessions(data)} if data is not None else None
-    docs = [score_and_write(Path(p), data, sessions) for p in args.results]
+    docs = [score_and_write(Path(p), data, sessions, require_rows=True) for p in args.results]
     if args.json:
         payload = [d.model_dump(mode="json") for d in docs]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False, indent=1))

@@ -52,11 +52,12 @@ def parse_row(path: str, line: Optional[int], text_or_obj: Any) -> Record:
 SHOWN_CHARS = 40
 
 
-def read_rows(path: str | os.PathLike) -> list[tuple[int, Record]]:
-    """Every row of a results file with its line number; raises on the first bad line, and for a
-    file with no rows (nothing to score is not a score of nothing)."""
+def read_rows(path: str | os.PathLike, *, require_rows: bool = False) -> list[tuple[int, Record]]:
+    """Every row of a results file with its line number; raises on the first bad line, and with
+    ``require_rows`` for a file with no rows (a file given to be scored: nothing to score is not a
+    score of nothing; a run resuming its own file may find it empty)."""
     rows = [(line, parse_row(str(path), line, text)) for line, text in iter_json_lines(path)]
-    if not rows:
+    if require_rows and not rows:
         raise InputError(str(path), None, None, "holds no result rows")
     return rows
 
