@@ -205,9 +205,12 @@ def _is_high_entropy(token: str) -> bool:
     return shannon_bits(core) >= MIN_ENTROPY_BITS
 
 
+_RESERVED_EMAIL_SUFFIXES = tuple("." + d for d in RESERVED_EMAIL_DOMAINS)
+
+
 def _email_ok(text: str) -> bool:
     domain = text.rsplit("@", 1)[1].lower()
-    if domain in RESERVED_EMAIL_DOMAINS or any(domain.endswith("." + d) for d in RESERVED_EMAIL_DOMAINS):
+    if domain in RESERVED_EMAIL_DOMAINS or domain.endswith(_RESERVED_EMAIL_SUFFIXES):
         return False
     return domain.rsplit(".", 1)[-1] not in RESERVED_TLDS
 

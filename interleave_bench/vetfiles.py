@@ -195,7 +195,7 @@ def _vet_strings(report: VetReport, rules: list[AllowRule], path: str, items: It
     for line, where, s in items:
         report.strings += 1
         for m in scan_text(s):
-            rule = next((r for r in rules if r.accepts(m.kind, m.text)), None)
+            rule = next((r for r in rules if r.accepts(m.kind, m.text)), None) if rules else None
             allowed = None
             if rule is not None:
                 rule.used += 1
