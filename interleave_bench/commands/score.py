@@ -61,7 +61,7 @@ NO_INTERVALS = ("no bootstrap intervals: --bootstrap 0 was given, so accuracy, l
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
-    with paused_gc(), _data_pass_started(args):
+    with _score_files_held(args), paused_gc(), _data_pass_started(args):
         # loaded once the data file is being read (beside this process), not before
         from ..hub.source import local_data
         from ..llm.prices import prices_from
@@ -122,6 +122,23 @@ def run(args: argparse.Namespace) -> int:
               "line); --require-complete asks for every session and turn", file=sys.stderr)
         return 1
     return 0
+
+
+@contextlib.contextmanager
+def _score_files_held(args: argparse.Namespace) -> Any:
+    """The lock of every score file the run writes, held from start to end (one writer per output:
+    a second ``score`` of the same runs stops at once, naming this one)."""
+    from ..io import exclusive_output
+    from ..score.run import prediction_files, score_path
+
+    with contextlib.ExitStack() as held:
+        try:
+            paths = prediction_files(args.predictions)
+        except InterleaveError:
+            paths = []  # said where the predictions are read
+        for path in paths:
+            held.enter_context(exclusive_output(score_path(path), "score"))
+        yield
 
 
 def _data_pass_started(args: argparse.Namespace) -> Any:
