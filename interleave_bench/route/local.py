@@ -39,7 +39,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
-from operator import mul
+from operator import attrgetter, mul
 from importlib import resources
 from typing import Any, Optional, Sequence
 
@@ -405,6 +405,7 @@ class Calibration:
 #: person with the assistant's replies; several people (messages with speakers). Their accuracy
 #: levels differ, so one map for all would be off for each
 CHAT_KINDS = ("plain", "replies", "multi")
+_SPEAKER, _REPLY = attrgetter("speaker"), attrgetter("reply")
 #: latest messages that say what kind of chat a view is
 KIND_WINDOW = 8
 
@@ -412,9 +413,9 @@ KIND_WINDOW = 8
 def chat_kind(view: RouterView) -> str:
     """The :data:`CHAT_KINDS` entry of ``view``, read from its pending and latest messages."""
     recent = view.history[-KIND_WINDOW:]
-    if any(m.speaker for m in view.pending) or any(r.speaker for r in recent):
+    if any(map(_SPEAKER, view.pending)) or any(map(_SPEAKER, recent)):
         return "multi"
-    return "replies" if any(r.reply for r in recent) else "plain"
+    return "replies" if any(map(_REPLY, recent)) else "plain"
 
 
 @dataclass(frozen=True)

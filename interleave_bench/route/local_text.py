@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Optional, Sequence
 
 from .base import RouterView
@@ -159,6 +160,7 @@ def split_message(text: str) -> MessageParts:
 
 # --- replies and speakers --------------------------------------------------------------------------------
 
+_SPEAKER_OF = attrgetter("speaker")
 #: question marks, Western and full-width
 _QUESTION = ("?", "？")
 #: a participant's name as chat clients write it: letters, digits and the punctuation nicks allow
@@ -216,7 +218,7 @@ NOBODY = People(False, None, None, {}, frozenset(), {}, None, False)
 def people(view: RouterView, said: str, allowed: set[str]) -> People:
     """The :class:`People` of ``view``'s pending message, whose words are ``said``."""
     me = view.pending[0].speaker
-    if me is None and not any(r.speaker for r in view.history):
+    if me is None and not any(map(_SPEAKER_OF, view.history)):
         return NOBODY
     latest: dict[str, str] = {}
     topics_of: dict[str, set[str]] = {}
