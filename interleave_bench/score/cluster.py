@@ -21,6 +21,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 
 from ..schema import SPECIAL_LABELS, PredictionRow, Session
+from .matching import linear_sum_assignment
 from .report import fmt, table
 from .table import family, rounded
 
@@ -110,15 +111,8 @@ def one_to_one_overlap(c: Contingency) -> int:
     """
     if not c.n:
         return 0
-    from scipy.optimize import linear_sum_assignment  # here: scipy takes most of a second to import
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n_gold = len(c.gold_sizes)
-    size = n_gold + len(c.pred_sizes)
-    graph = coo_matrix((np.ones(len(c.counts)), (c.rows, n_gold + c.cols)), shape=(size, size))
-    n_comp, component = connected_components(graph, directed=False)
-    gold_comp, pred_comp = component[:n_gold], component[n_gold:]
+    gold_comp, pred_comp, n_comp = _components(c.rows, c.cols, n_gold, len(c.pred_sizes))
     of_cell = gold_comp[c.rows]
     # a component with one cluster on a side: its best match is its largest cell
     simple = (np.bincount(gold_comp, minlength=n_comp) == 1) | (np.bincount(pred_comp, minlength=n_comp) == 1)
@@ -130,13 +124,32 @@ def one_to_one_overlap(c: Contingency) -> int:
     hard = np.flatnonzero(~simple[of_cell])
     order = hard[np.argsort(of_cell[hard], kind="stable")]
     if len(order):
+        solve = linear_sum_assignment()
         for cells in np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1):
             r, k = gold_local[c.rows[cells]], pred_local[c.cols[cells]]
             weights = np.zeros((int(r.max()) + 1, int(k.max()) + 1), dtype=np.int64)
             weights[r, k] = c.counts[cells]
-            a, b = linear_sum_assignment(weights, maximize=True)
+            a, b = solve(weights, maximize=True)
             total += int(weights[a, b].sum())
     return total
+
+
+def _components(rows: np.ndarray, cols: np.ndarray, n_gold: int, n_pred: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The connected components of the overlap graph (an edge per non-empty cell): each gold and
+    predicted cluster's component number (``0..n-1``) and ``n``. Each cluster takes the least
+    gold cluster number reachable from it, spread along the cells until nothing changes (as
+    many rounds as the widest component is long)."""
+    gold = np.arange(n_gold, dtype=np.int64)
+    while True:
+        pred = np.full(n_pred, n_gold, dtype=np.int64)
+        np.minimum.at(pred, cols, gold[rows])
+        spread = gold.copy()
+        np.minimum.at(spread, rows, pred[cols])
+        if np.array_equal(spread, gold):
+            break
+        gold = spread
+    roots, number = np.unique(gold, return_inverse=True)
+    return number.reshape(-1), np.searchsorted(roots, pred), len(roots)
 
 
 def _local_numbers(component: np.ndarray) -> np.ndarray:

@@ -35,10 +35,9 @@ from .. import heap
 from ..compiled import DecodeErrors, decoder
 from ..schema import ACTIONS, CLARIFY, ERROR, STYLES, PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, codes_in, data_pass, whole_line_blocks
-from .routing import CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns, pooled_prf
+from .block import Block, score_block
+from .routing import COLUMNS, DEFAULT_MODE, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns, pooled_prf
 
-#: more cells than this in the per-session B-cubed sum grid and the sums are taken session by session
-GRID_CELLS = 20_000_000
 #: values per chunk of the pooled latencies (8 MB of floats)
 CHUNK_VALUES = 1 << 20
 #: label codes beside thread numbers (0..k-1)
@@ -376,21 +375,6 @@ class ColumnarRun:
     cluster: dict[str, Any] | None = None
 
 
-@dataclass
-class Block:
-    """One block of sessions scored: what :class:`PooledRun` pools."""
-
-    session_ids: list[str]
-    langs: list[str]
-    matrix: np.ndarray
-    latencies: np.ndarray
-    p_terms: np.ndarray
-    r_terms: np.ndarray
-    breakdown: dict[tuple[str, str], list[int]]
-    unscored: list[str]
-    outside: int
-
-
 #: what joins the strings of a block (a string that holds it is kept as it is)
 _SEP = "\x00"
 
@@ -426,6 +410,7 @@ class PooledRun:
         self.breakdown: dict[tuple[str, str], list[int]] = {}
         self.unscored: list[str] = []
         self.outside = 0
+        self.clusters = _Clusters()
 
     def add(self, block: Block) -> None:
         if block.session_ids:
@@ -442,10 +427,11 @@ class PooledRun:
         pool_breakdowns([block.breakdown], into=self.breakdown)
         self.unscored += block.unscored
         self.outside += block.outside
+        if block.clusters is not None:
+            self.clusters.add(*block.clusters)
 
     def finish(self, *, rows: int, mode: str | None, policy: str | None, model: str | None,
-               predictions_sha256: str | None, scored_mode: str = "closed",
-               cluster: dict[str, Any] | None = None) -> ColumnarRun:
+               predictions_sha256: str | None, scored_mode: str = "closed") -> ColumnarRun:
         """The run's pooled counts, with what its predictions file says of itself; the run lets
         go of what it pooled (call once)."""
         breakdown = grouped_breakdowns(self.breakdown)
@@ -459,8 +445,36 @@ class PooledRun:
             session_ids=ids, langs=langs, matrix=matrix, latency=latency, latency_rows=latency_rows,
             bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
-            predictions_sha256=predictions_sha256, scored_mode=scored_mode, cluster=cluster,
+            predictions_sha256=predictions_sha256, scored_mode=scored_mode,
+            cluster=self.clusters.section() if scored_mode == "open" else None,
         )
+
+
+class _Clusters:
+    """A run's conversation contingency (docs/score.md#conversation-metrics-open-mode) pooled block
+    by block: codes numbered after the earlier blocks' (conversations never span sessions, so
+    cells of two blocks never meet, and the cells come in the order of the whole run's)."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, ...]] = []
+        self.n_gold = self.n_pred = 0
+
+    def add(self, gold: np.ndarray, pred: np.ndarray) -> None:
+        if not len(gold):
+            return
+        n_pred = int(pred.max()) + 1
+        cells, counts = np.unique(gold * n_pred + pred, return_counts=True)
+        self.parts.append((cells // n_pred + self.n_gold, cells % n_pred + self.n_pred, counts,
+                           np.bincount(gold), np.bincount(pred)))
+        self.n_gold += int(gold.max()) + 1
+        self.n_pred += n_pred
+
+    def section(self) -> dict[str, Any]:
+        from .cluster import Contingency, cluster_section_of
+
+        parts = list(zip(*self.parts)) if self.parts else [[np.zeros(0, dtype=np.int64)]] * 5
+        rows, cols, counts, gold_sizes, pred_sizes = (np.concatenate(p) for p in parts)
+        return cluster_section_of(Contingency(rows, cols, counts, gold_sizes, pred_sizes, int(counts.sum())))
 
 
 class _Chunks:
@@ -502,243 +516,53 @@ class _Chunks:
         return sum(self._used)
 
 
-def _by_session(sess: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
-    return np.bincount(sess, weights=weights, minlength=n).astype(np.float64, copy=False)
+def first_mode(path: str | os.PathLike) -> str:
+    """The mode a run is scored in when none is asked for: the first its rows name, else
+    ``DEFAULT_MODE`` (docs/score.md#interleave-bench-score-data-predjsonl). Only the blocks that
+    could name one are decoded. Raises :class:`Bad` for a row the compiled reader does not take."""
+    if str(path).endswith(".parquet"):
+        from . import parquet
 
-
-def _sequential_sums(sess: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Per-session left-to-right sums of ``values`` (grouped by ``sess``, non-decreasing), from 0.0."""
-    out = np.zeros(n, dtype=np.float64)
-    if not len(values):
-        return out
-    starts = np.searchsorted(sess, np.arange(n))
-    pos = np.arange(len(values)) - starts[sess]
-    width = int(pos.max()) + 1
-    if n * width <= GRID_CELLS:
-        grid = np.zeros((n, width), dtype=np.float64)
-        grid[sess, pos] = values
-        for k in range(width):  # column by column: each session's terms added in order
-            out += grid[:, k]
-        return out
-    from functools import reduce
-    from operator import add
-
-    ends = np.append(starts[1:], len(values))
-    vals = values.tolist()
-    for k in np.flatnonzero(ends > starts):
-        out[k] = reduce(add, vals[starts[k]:ends[k]], 0.0)
-    return out
-
-
-#: at most this many (session, gold thread, label) cells and the contingency is counted in a dense grid
-DENSE_CELLS = 1 << 22
-
-
-def _contingency(ps: np.ndarray, pg: np.ndarray, pl: np.ndarray, w: int, n: int) -> tuple[np.ndarray, ...]:
-    """The (gold thread, label) contingency of the items of ``n`` sessions (``ps`` the session of
-    each item, ``pg`` and ``pl`` its thread and label, both in ``[0, w)``): each item's B-cubed
-    precision and recall terms, and per session the non-empty cells, the threads and the labels."""
-    pred_key = ps * w + pl
-    ref_key = ps * w + pg
-    cell_key = ref_key * w + pl
-    if n * w * w <= DENSE_CELLS:
-        cell_count = np.bincount(cell_key, minlength=n * w * w)
-        pred_count = np.bincount(pred_key, minlength=n * w)
-        ref_count = np.bincount(ref_key, minlength=n * w)
-        per_cell = cell_count[cell_key]
-        return (per_cell / pred_count[pred_key], per_cell / ref_count[ref_key],
-                np.count_nonzero(cell_count.reshape(n, w * w), axis=1).astype(np.float64),
-                np.count_nonzero(ref_count.reshape(n, w), axis=1).astype(np.float64),
-                np.count_nonzero(pred_count.reshape(n, w), axis=1).astype(np.float64))
-    cells, cell_inv, cell_n = np.unique(cell_key, return_inverse=True, return_counts=True)
-    preds, pred_inv, pred_n = np.unique(pred_key, return_inverse=True, return_counts=True)
-    refs, ref_inv, ref_n = np.unique(ref_key, return_inverse=True, return_counts=True)
-    per_cell = cell_n[cell_inv]
-    return (per_cell / pred_n[pred_inv], per_cell / ref_n[ref_inv], _by_session(cells // (w * w), n),
-            _by_session(refs // w, n), _by_session(preds // w, n))
-
-
-def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Block | None:
-    """Score a block of sessions of a closed-mode run on the arrays, exactly as the replay does
-    (``preds`` holds the rows of these sessions); ``None`` when the replay must decide (rows of unknown sessions or turns, duplicate rows, a label that is no
-    thread of its session, a session of ``CLOSED_TOPIC_SEED`` turns or more)."""
-    n_sess = len(data)
-    turn_start = data.turn_start
-    n_turns = np.diff(turn_start)
-    if n_turns.max() >= CLOSED_TOPIC_SEED:
-        return None
-    row_sess = preds.session
-    if np.any(row_sess < 0) or np.any(preds.i >= n_turns[row_sess]):
-        return None
-    row_turn = turn_start[row_sess] + preds.i
-    total = int(turn_start[-1])
-    has_row = np.zeros(total, dtype=bool)
-    has_row[row_turn] = True
-    if int(has_row.sum()) != preds.rows:
-        return None  # duplicates: the replay lists them with their lines
-    words = data.vocab.code
-    row_num = data.thread_number(row_sess, preds.label)
-    row_lab = np.where(preds.label == words.get(CLARIFY, -9), L_CLARIFY,
-                       np.where(preds.label == words.get(ERROR, -9), L_ERROR, row_num))
-    if np.any(row_lab == -1):
-        return None  # a label that names no thread of its session: the replay follows such topics
-    sess = data.turn_session
-    lab = np.full(total, L_ERROR, dtype=np.int64)
-    lab[row_turn] = row_lab
-    g = data.gold.astype(np.int64)
-    amb = data.ambiguous
-    thread = g >= 0
-    special = lab < 0
-    strict = thread & ~amb
-
-    # outcomes (7.2): a thread's first message sent elsewhere is merged into a topic, later ones are wrong
-    tt = np.flatnonzero(thread)
-    kind = np.full(total, OUTCOMES.index("wrong_existing"), dtype=np.int64)
-    kind[data.first_of_thread] = OUTCOMES.index("merged_new")
-    kind[thread & (lab == g)] = OUTCOMES.index("correct")
-    kind[thread & (lab == L_CLARIFY)] = OUTCOMES.index("clarify")
-    kind[thread & (lab == L_ERROR)] = OUTCOMES.index("error")
-    kind[~thread] = np.where(special[~thread], OUTCOMES.index("oneoff_isolated"), OUTCOMES.index("oneoff_into_topic"))
-    ok = thread & (lab == g)
-    judge = data.judge.astype(np.int64)
-    lenient = thread & (ok | (amb & ~special & (judge >= 0) & (lab == judge)))
-    cost = np.array([OUTCOME_COST.get(o, 0) for o in OUTCOMES], dtype=np.float64)[kind]
-
-    cols: dict[str, np.ndarray] = {
-        "messages": n_turns.astype(np.float64),
-        "thread_messages": _by_session(sess, n_sess, thread),
-        "strict": _by_session(sess, n_sess, strict),
-        "oneoffs": _by_session(sess, n_sess, ~thread),
-        "rows": _by_session(row_sess, n_sess),
-        "strict_correct": _by_session(sess, n_sess, strict & ok),
-        "lenient_correct": _by_session(sess, n_sess, lenient),
-        "strict_cost": _by_session(sess, n_sess, np.where(strict, cost, 0.0)),
-    }
-    cols["ambiguous"] = cols["thread_messages"] - cols["strict"]
-    for k, o in enumerate(OUTCOMES):
-        cols["outcome_" + o] = _by_session(sess, n_sess, kind == k)
-
-    # switches (7.6) over thread messages; a special label keeps the last topic label
-    s_t, g_t, l_t = sess[tt], g[tt], lab[tt]
-    same = np.zeros(len(tt), dtype=bool)
-    same[1:] = s_t[1:] == s_t[:-1]
-    gold_switch = same.copy()
-    gold_switch[1:] &= g_t[1:] != g_t[:-1]
-    valid = l_t >= 0
-    last = np.maximum.accumulate(np.where(valid, np.arange(len(tt)), -1)) if len(tt) else np.zeros(0, dtype=np.int64)
-    prev = np.full(len(tt), -1, dtype=np.int64)
-    prev[1:] = last[:-1]
-    has_prev = prev >= 0
-    has_prev[has_prev] = s_t[prev[has_prev]] == s_t[has_prev]
-    pred_switch = valid & has_prev
-    pred_switch[pred_switch] = l_t[pred_switch] != l_t[prev[pred_switch]]
-    cols["switch_tp"] = _by_session(s_t, n_sess, gold_switch & pred_switch)
-    cols["switch_fp"] = _by_session(s_t, n_sess, ~gold_switch & pred_switch)
-    cols["switch_fn"] = _by_session(s_t, n_sess, gold_switch & ~pred_switch)
-
-    # clusters (7.7, 7.8): (gold thread, label) pairs of thread messages with topic labels
-    pt = tt[valid]
-    ps, pg, pl = sess[pt], g[pt], lab[pt]
-    w = int(max(g.max(), lab.max())) + 2
-    p_terms, r_terms, cells_n, threads_n, labels_n = _contingency(ps, pg, pl, w, n_sess)
-    cols["thread_labels_sum"] = cols["label_threads_sum"] = cells_n
-    cols["thread_labels_n"] = threads_n
-    cols["label_threads_n"] = labels_n
-    cols["bcubed_p_sum"] = _sequential_sums(ps, p_terms, n_sess)
-    cols["bcubed_r_sum"] = _sequential_sums(ps, r_terms, n_sess)
-    cols["bcubed_n"] = _by_session(ps, n_sess)
-
-    # references (7.9): a thread message with gold refs is hit when a predicted ref names one of them
-    ref_turns = np.zeros(total, dtype=bool)
-    ref_turns[data.ref_turn] = True
-    with_refs = thread & ref_turns
-    hit = np.zeros(total, dtype=bool)
-    if len(preds.ref_row):
-        r_turn = row_turn[preds.ref_row]
-        r_num = data.thread_number(row_sess[preds.ref_row], preds.ref_code)
-        named = r_num >= 0
-        wr = int(max(data.ref_thread.max(initial=0), r_num.max(initial=0))) + 2
-        gold_keys = np.unique(data.ref_turn * wr + data.ref_thread)
-        found = codes_in(r_turn[named] * wr + r_num[named], gold_keys) >= 0
-        hit[r_turn[named][found]] = True
-    cols["refs_n"] = _by_session(sess, n_sess, with_refs)
-    cols["refs_hit"] = _by_session(sess, n_sess, with_refs & hit)
-
-    # cost (7.10)
-    cols["input_tokens"] = _by_session(row_sess, n_sess, preds.input_tokens.astype(np.float64))
-    cols["output_tokens"] = _by_session(row_sess, n_sess, preds.output_tokens.astype(np.float64))
-    cols["cached_tokens"] = _by_session(row_sess, n_sess, preds.cached_tokens.astype(np.float64))
-    cols["calls"] = _by_session(row_sess, n_sess, preds.call)
-
-    # bursts (7.11): three disjoint groups of strict messages
-    b = preds.burst
-    in_b = b > 0
-    r_strict = strict[row_turn] & in_b
-    r_ok = ok[row_turn]
-    groups = {"alone": r_strict & (b == 1), "mixed": r_strict & (b > 1) & preds.mixed,
-              "in_burst": r_strict & (b > 1) & ~preds.mixed}
-    cols["burst_rows"] = _by_session(row_sess, n_sess, in_b)
-    cols["burst_waited"] = _by_session(row_sess, n_sess, in_b & preds.waited)
-    for name, mask in groups.items():
-        cols[f"{name}_n"] = _by_session(row_sess, n_sess, mask)
-        cols[f"{name}_correct"] = _by_session(row_sess, n_sess, mask & r_ok)
-
-    # which sessions count: the split's sessions that have rows, in data order
-    in_split = np.array([split == "all" or x == split for x in data.splits], dtype=bool)
-    scored_mask = in_split & (cols["rows"] > 0)
-    scored = np.flatnonzero(scored_mask)
-    matrix = np.stack([cols[c] for c in COLUMNS], axis=1)[scored]
-
-    scored_pairs = scored_mask[ps]
-    lat_rows = scored_mask[row_sess] & ~np.isnan(preds.latency)
-    return Block(
-        session_ids=[data.session_ids[k] for k in scored],
-        langs=[data.langs[k] for k in scored],
-        matrix=matrix,
-        latencies=preds.latency[lat_rows],
-        p_terms=p_terms[scored_pairs],
-        r_terms=r_terms[scored_pairs],
-        breakdown=_breakdown(data, strict & scored_mask[sess], ok),
-        unscored=[data.session_ids[k] for k in np.flatnonzero(in_split & ~scored_mask)],
-        outside=int((~in_split[row_sess]).sum()),
-    )
-
-
-def _breakdown(data: DataColumns, strict: np.ndarray, ok: np.ndarray) -> dict[tuple[str, str], list[int]]:
-    """``{(dimension, key): [correct, n]}`` over the strict messages of a block (7.11)."""
-    pooled: dict[tuple[str, str], list[int]] = {}
-
-    def add(dim: str, codes: np.ndarray, names: Sequence[str], mask: np.ndarray, good: np.ndarray) -> None:
-        n = np.bincount(codes[mask], minlength=len(names))
-        k = np.bincount(codes[mask], weights=good[mask], minlength=len(names))
-        for c in np.flatnonzero(n):
-            pooled[(dim, names[c])] = [int(k[c]), int(n[c])]
-
-    add("action", data.action.astype(np.int64), ACTIONS, strict, ok)
-    add("style", data.style.astype(np.int64), STYLES, strict, ok)
-    tag_turn = data.tag_turn
-    add("tag", data.tag_codes, data.vocab.words(), strict[tag_turn], ok[tag_turn])
-    add("lang", data.turn_lang, data.lang_names, strict, ok)
-    return pooled
+        for table in parquet.tables(path):
+            named = parquet.check_predictions(table)["mode"] if len(table) else None
+            if named is not None:
+                return named
+        return DEFAULT_MODE
+    for block in whole_line_blocks(path):
+        if b'"mode"' not in block and b"\\u" not in block:  # (a key may be written with escapes)
+            continue
+        try:
+            rows = _row_decoder().decode_lines(block)
+        except DecodeErrors as exc:
+            raise Bad(str(exc)) from None
+        named = first_named(rows)["mode"]
+        if named is not None:
+            return named
+    return DEFAULT_MODE
 
 
 def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], split: str,
                      mode: str | None, background: bool = False) -> tuple[list[ColumnarRun | None], str | None]:
-    """Score closed-mode runs on the arrays, reading the data file once, a block of sessions at a
-    time (in a forked process when ``background``), with every predictions file in step.
+    """Score runs on the arrays (:func:`~.block.score_block`, either mode), reading the data file
+    once, a block of sessions at a time (in a forked process when ``background``), with every
+    predictions file in step.
 
-    Returns one :class:`ColumnarRun` per file, ``None`` for a file the replay must score (a check
-    failed, open mode, rows out of the data's order, rows left out), all ``None`` when the data
-    file's checks fail; and the data fingerprint when the whole data file was read and passed
-    (else ``None``).
+    Returns one :class:`ColumnarRun` per file, ``None`` for a file whose rows the whole-file index
+    must list (a check failed, rows out of the data's order, rows left out), all ``None`` when the
+    data file's checks fail; and the data fingerprint when the whole data file was read and
+    passed (else ``None``).
     """
-    if mode not in (None, "closed"):
-        return [None] * len(pred_paths), None
     from ..progress import progress
 
+    modes: list[str | None] = []
+    for p in pred_paths:
+        try:
+            modes.append(mode or first_mode(p))
+        except Bad:
+            modes.append(None)
     blocks, reader = data_pass(data_path, background)
-    streams: list[PredictionStream | None] = [PredictionStream(p) for p in pred_paths]
-    runs: list[PooledRun | None] = [PooledRun() for _ in pred_paths]
+    streams: list[PredictionStream | None] = [PredictionStream(p) if m else None for p, m in zip(pred_paths, modes)]
+    runs: list[PooledRun | None] = [PooledRun() if m else None for m in modes]
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
         for n_block, data in enumerate(blocks, start=1):
@@ -749,7 +573,7 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
                 if stream is None:
                     continue
                 try:
-                    block = _score_block(data, stream, split, mode)
+                    block = _score_block(data, stream, split, modes[k])  # type: ignore[arg-type]
                 except Bad:
                     block = None
                 if block is None:
@@ -764,27 +588,34 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
         if close is not None:
             close()
     out: list[ColumnarRun | None] = []
-    for stream, run in zip(streams, runs):
+    for stream, run, run_mode in zip(streams, runs, modes):
         try:
             left = stream is None or stream.rest()
         except Bad:
             left = True
-        if left or run is None or not stream.rows or (mode is None and stream.first["mode"] not in (None, "closed")):
+        if left or run is None or not stream.rows:
             out.append(None)
         else:
-            out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), **stream.first))
+            out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), scored_mode=run_mode,
+                                  **stream.first))
     fingerprint = reader.fingerprint
     del streams, runs, blocks, reader
     heap.release()  # what the pass and the pooling let go
     return out, fingerprint
 
 
-def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str | None) -> Block | None:
+def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str) -> Block | None:
+    """A block of sessions of one run scored; ``None`` when some of its rows must be listed as
+    left out (rows of unknown sessions or turns, second rows for a turn)."""
     rows = stream.take(data)
-    if mode is None and stream.first["mode"] not in (None, "closed"):
-        return None  # an open-mode run
     try:
         preds = stream.columns(rows, data)
     except OverflowError:
         raise Bad("an integer beyond 64 bits") from None
-    return score_closed(data, preds, split)
+    n_turns = np.diff(data.turn_start)
+    if np.any(preds.session < 0) or np.any(preds.i >= n_turns[preds.session]):
+        return None
+    row_turn = data.turn_start[preds.session] + preds.i
+    if len(np.unique(row_turn)) != preds.rows:
+        return None  # duplicates: the index lists them with their lines
+    return score_block(data, preds, split, mode)

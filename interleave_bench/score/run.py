@@ -413,7 +413,7 @@ def _document_of(
     sessions_of: Callable[[], Sequence[Session]],
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
     price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
-    keep_per_session: bool = True, stream: bool = False,
+    keep_per_session: bool = True,
 ) -> ScoredFile:
     """One predictions file's document: from its :class:`~.columnar.ColumnarRun` when the
     columnar scorer produced one (``fast``), else (when ``stream``) from the replay a block of
@@ -423,14 +423,6 @@ def _document_of(
     from ..provenance import provenance
 
     data_sha = fingerprint()  # first: the data file's defects are named before the predictions'
-    if fast is None and stream:
-        from .datafile import Bad
-        from .stream import stream_run
-
-        try:
-            fast = stream_run(data_path, pred_path, split, mode, allow_duplicates)
-        except Bad:
-            fast = None
     facts = provenance(
         data_file=str(data_path),
         data_sha256=data_sha,
@@ -555,7 +547,7 @@ def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | No
             read.append(read_sessions_fast(data_path))  # raises, naming every defect
         return read[0]
 
-    return [_document_of(p, data_path, fingerprint, f, sessions_of, stream=sessions is None, **options)
+    return [_document_of(p, data_path, fingerprint, f, sessions_of, **options)
             for p, f in zip(pred_paths, fast)]
 
 
