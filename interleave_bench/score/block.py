@@ -12,7 +12,7 @@ in open mode alike:
 - the **outcome** of a message, from what its topic held before it: a closed-mode catalog topic
   holds its own thread overwhelmingly (``CLOSED_TOPIC_SEED``), so its majority is that thread;
   every other topic (each open-mode label, a closed-mode label that names no thread) is followed
-  message by message (:func:`_replay_topics`);
+  message by message (:func:`topic_history`);
 - every other count (switches, clusters and B-cubed, refs, cost, bursts, breakdowns) as grouped
   array counts over the block.
 
@@ -160,74 +160,120 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
     threads = [c_thread[plain]]
     hard = np.flatnonzero(tangled)
     if len(hard):
-        solve = linear_sum_assignment()
+        # every session's threads and labels sorted as strings at once; each cell's row and column
         rank = _string_ranks(data)
-        t_sess = data.thread_key // data.width
-        t_code = data.thread_key % data.width
+        n = len(data)
+        t_sess, t_code = data.thread_key // data.width, data.thread_key % data.width
+        t_order = np.lexsort((rank[t_code], t_sess))
+        t_bounds = np.searchsorted(t_sess[t_order], np.arange(n + 1))
+        t_sorted = data.thread_pos[t_order]
+        tp = int(data.thread_pos.max(initial=0)) + 1
+        row_of = np.empty(n * tp, dtype=np.int64)
+        row_of[t_sess[t_order] * tp + t_sorted] = np.arange(len(t_order)) - t_bounds[t_sess[t_order]]
+        l_sess, l_code = label_keys // v, label_keys % v
+        l_order = np.lexsort((rank[l_code], l_sess))
+        l_bounds = np.searchsorted(l_sess[l_order], np.arange(n + 1))
+        l_sorted = l_code[l_order]
+        col_of = np.empty(len(label_keys), dtype=np.int64)
+        col_of[l_order] = np.arange(len(label_keys)) - l_bounds[l_sess[l_order]]
+        c_row = row_of[c_sess * tp + c_thread]
+        c_col = col_of[np.searchsorted(label_keys, c_label_key)]
+        c_bounds = np.searchsorted(c_sess, np.arange(n + 1)).tolist()
+        t_at, l_at = t_bounds.tolist(), l_bounds.tolist()
+        solve = linear_sum_assignment()
         for s in hard.tolist():
-            lo, hi = np.searchsorted(t_sess, [s, s + 1])
-            rows = data.thread_pos[lo:hi][np.argsort(rank[t_code[lo:hi]], kind="stable")]
-            a, b = np.searchsorted(label_keys, [s * v, (s + 1) * v])
-            labels = label_keys[a:b] % v
-            labels = labels[np.argsort(rank[labels], kind="stable")]
-            a, b = np.searchsorted(cells, [s * tw * v, (s + 1) * tw * v])
-            weights = np.zeros((len(rows), len(labels)), dtype=np.int64)
-            row_at = np.empty(max(int(rows.max(initial=0)) + 1, 1), dtype=np.int64)
-            row_at[rows] = np.arange(len(rows))
-            weights[row_at[c_thread[a:b]], _positions(labels, c_label[a:b])] = counts[a:b]
+            weights = np.zeros((t_at[s + 1] - t_at[s], l_at[s + 1] - l_at[s]), dtype=np.int64)
+            a, b = c_bounds[s], c_bounds[s + 1]
+            weights[c_row[a:b], c_col[a:b]] = counts[a:b]
             r, c = solve(-weights)
             good = weights[r, c] > 0
-            keys.append(s * v + labels[c[good]])
-            threads.append(rows[r[good]])
+            keys.append(s * v + l_sorted[l_at[s] + c[good]])
+            threads.append(t_sorted[t_at[s] + r[good]])
     key = np.concatenate(keys)
     order = np.argsort(key, kind="stable")
     return key[order], np.concatenate(threads)[order]
 
 
-def _positions(values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Each of ``wanted``'s place in ``values`` (distinct; every one present)."""
-    order = np.argsort(values, kind="stable")
-    return order[np.searchsorted(values[order], wanted)]
-
-
-def _replay_topics(topic_key: np.ndarray, gold: np.ndarray, seed_thread: np.ndarray,
-                   seed: int) -> tuple[np.ndarray, np.ndarray]:
+def topic_history(topic_key: np.ndarray, gold: np.ndarray, seed_thread: np.ndarray,
+                  seed: int) -> tuple[np.ndarray, np.ndarray]:
     """What each message's topic held before it: whether it was fresh (no thread message yet)
     and, if not, its majority thread (the thread it held most; a tie goes to the one it held
-    first). Messages are given in turn order with their topic's key, gold thread number (-1 for
-    a one-off, which adds nothing) and the thread the topic starts out holding ``seed`` of
-    (-1: none). Returns ``(fresh, majority)`` per message, majority -1 where fresh."""
+    first), as docs/score.md#the-metrics-exactly defines the outcome.
+
+    Messages are given in turn order with their topic's key, gold thread number (-1 for a
+    one-off, which adds nothing) and the thread the topic starts out holding ``seed`` of (-1:
+    none). Returns ``(fresh, majority)`` per message, majority -1 where fresh.
+
+    A thread's standing in its topic, (messages held, earliness), only grows, and only one
+    thread's grows at a message: so the majority after a message is the thread of the greatest
+    standing any message of the topic has reached so far, a running maximum over the topic's
+    messages (one ``np.maximum.accumulate`` for every topic at once).
+    """
     n = len(topic_key)
+    if not n:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
     order = np.argsort(topic_key, kind="stable")
-    fresh = [False] * n
-    major = [-1] * n
-    last = None
-    counts: dict[int, int] = {}
-    first: dict[int, int] = {}
-    best = best_count = -1
-    for j, (key, g, start) in enumerate(zip(topic_key[order].tolist(), gold[order].tolist(),
-                                            seed_thread[order].tolist())):
-        if key != last:  # a new topic
-            last = key
-            counts, first, best, best_count = {}, {}, -1, -1
-            if start >= 0:
-                counts[start], first[start], best, best_count = seed, 0, start, seed
-        if counts:
-            major[j] = best
-        else:
-            fresh[j] = True
-        if g >= 0:
-            c = counts.get(g, 0) + 1
-            if c == 1:
-                first[g] = len(first)
-            counts[g] = c
-            if c > best_count or (c == best_count and first[g] < first[best]):
-                best, best_count = g, c
-    out_fresh = np.empty(n, dtype=bool)
-    out_major = np.empty(n, dtype=np.int64)
-    out_fresh[order] = fresh
-    out_major[order] = major
-    return out_fresh, out_major
+    key, g, start = topic_key[order], gold[order], seed_thread[order]
+    new_topic = np.ones(n, dtype=bool)
+    new_topic[1:] = key[1:] != key[:-1]
+    tid = np.cumsum(new_topic) - 1
+    n_topics = int(tid[-1]) + 1
+    topic_seed = start[new_topic]  # the thread each topic starts out holding, -1 for none
+    # each message's (topic, thread) pair: how many of its thread the topic holds after it
+    event = np.flatnonzero(g >= 0)
+    tw = int(g.max(initial=0)) + 2
+    pair = tid[event] * tw + g[event]
+    by_pair = np.argsort(pair, kind="stable")
+    pair_sorted = pair[by_pair]
+    pair_start = np.ones(len(event), dtype=bool)
+    pair_start[1:] = pair_sorted[1:] != pair_sorted[:-1]
+    group = np.cumsum(pair_start) - 1
+    starts = np.flatnonzero(pair_start)
+    held = np.empty(len(event), dtype=np.int64)
+    held[by_pair] = np.arange(len(event)) - starts[group] + 1
+    seeded = g[event] == topic_seed[tid[event]]
+    held += np.where(seeded, seed, 0)
+    # how early each pair's thread came: the seed first, then by first message
+    pair_first = np.where(seeded[by_pair][starts], -1, event[by_pair][starts])
+    pair_topic = pair_sorted[starts] // tw
+    pair_thread = pair_sorted[starts] % tw
+    by_first = np.lexsort((pair_first, pair_topic))
+    topic_sorted = pair_topic[by_first]
+    rank = np.arange(len(starts)) - np.searchsorted(topic_sorted, topic_sorted)
+    has_seed = topic_seed >= 0
+    seed_held = np.zeros(n_topics, dtype=bool)
+    seed_held[pair_topic[pair_first < 0]] = True
+    rank += (has_seed & ~seed_held)[topic_sorted]  # the seed came first even before it got a message
+    early = np.empty(len(starts), dtype=np.int64)
+    early[by_first] = rank
+    event_early = np.empty(len(event), dtype=np.int64)
+    event_early[by_pair] = early[group]
+    r = int(early.max(initial=0)) + 1
+    # a standing as one number, greater for more messages and, at equal messages, the earlier thread
+    stand = held * r + (r - 1 - event_early) + 1
+    base = np.where(has_seed, seed * r + (r - 1) + 1, 0)  # the seed thread's standing (earliest)
+    top = int(max(stand.max(initial=0), base.max(initial=0))) + 1
+    value = base[tid].copy()
+    value[event] = np.maximum(stand, value[event])
+    best = np.maximum.accumulate(tid * top + value)
+    before = np.empty(n, dtype=np.int64)
+    before[1:] = best[:-1]
+    before[new_topic] = tid[new_topic] * top + base[tid[new_topic]]
+    low = before - tid * top
+    fresh_sorted = low == 0
+    lead_early = r - 1 - (low - 1) % r
+    # the thread of each (topic, earliness): the pairs, and each seeded topic's seed at 0
+    alone = has_seed & ~seed_held
+    table_key = np.concatenate([pair_topic * r + early, np.flatnonzero(alone) * r])
+    table_thread = np.concatenate([pair_thread, topic_seed[alone]])
+    table_order = np.argsort(table_key, kind="stable")
+    major_sorted = np.where(fresh_sorted, -1, _lookup(table_key[table_order], table_thread[table_order],
+                                                        tid * r + lead_early))
+    fresh = np.empty(n, dtype=bool)
+    major = np.empty(n, dtype=np.int64)
+    fresh[order] = fresh_sorted
+    major[order] = major_sorted
+    return fresh, major
 
 
 def _first_seen_codes(keys: np.ndarray) -> np.ndarray:
@@ -296,7 +342,7 @@ def score_block(data: DataColumns, preds: Any, split: str, mode: str) -> Block:
     if followed.any():
         at = np.flatnonzero(followed)
         seed_thread = np.full(len(at), -1, dtype=np.int64) if is_open else mapped[at]
-        fresh[at], major[at] = _replay_topics(sess[at] * v + topic[at], g[at], seed_thread, CLOSED_TOPIC_SEED)
+        fresh[at], major[at] = topic_history(sess[at] * v + topic[at], g[at], seed_thread, CLOSED_TOPIC_SEED)
     first = data.first_of_thread
     kind = np.select(
         [~thread & (fresh | special), ~thread, is_clarify, is_error, fresh & is_open & first, fresh,
