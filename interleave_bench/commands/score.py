@@ -8,12 +8,8 @@ score document(s) instead of the tables. Re-scoring never calls a model.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from typing import Any
-
-from ..errors import InterleaveError
 from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
@@ -51,8 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
-    with paused_gc(), _data_pass_started(args):
-        # loaded once the data file is being read (beside this process), not before
+    with paused_gc():
         from ..hub.source import local_data
         from ..llm.prices import prices_from
         from ..score.run import score_files
@@ -102,18 +97,3 @@ def run(args: argparse.Namespace) -> int:
         return 1
     return 0
 
-
-def _data_pass_started(args: argparse.Namespace) -> Any:
-    """The pass over a local data file started in a second process (when the runs are scored in
-    this one), so that it reads while the scorer loads; see :func:`~..score.datafile.started_pass`."""
-    from ..hub.source import is_hub
-    from ..io import sessions_file
-    from ..score.datafile import started_pass
-
-    if args.jobs != 1 or is_hub(args.data):
-        return contextlib.nullcontext()
-    try:
-        path = sessions_file(args.data)
-    except InterleaveError:
-        return contextlib.nullcontext()  # said where the data is read
-    return started_pass(path)

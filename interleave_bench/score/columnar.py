@@ -33,8 +33,8 @@ from msgspec import UNSET
 
 from .. import heap
 from ..compiled import DecodeErrors, decoder
-from ..schema import ACTIONS, CLARIFY, ERROR, STYLES, PredictionRow, RowUsage
-from .datafile import Bad, DataColumns, codes_in, data_pass, whole_line_blocks
+from ..schema import PredictionRow, RowUsage
+from .datafile import Bad, DataColumns, data_pass, whole_line_blocks
 from .block import Block, score_block
 from .routing import COLUMNS, DEFAULT_MODE, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns, pooled_prf
 

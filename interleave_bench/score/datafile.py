@@ -29,7 +29,6 @@ import signal
 import tempfile
 import threading
 from array import array
-from contextlib import contextmanager
 from itertools import chain, compress
 from operator import attrgetter
 from dataclasses import dataclass
@@ -694,51 +693,11 @@ def _widen(fd: int) -> None:
         pass
 
 
-#: passes started ahead (:func:`started_pass`), by the identity of their file
-_STARTED: dict[tuple[Any, ...], Forked] = {}
-
-
-def _identity(path: str | os.PathLike) -> tuple[Any, ...]:
-    """What tells one file's content from another's: where it is and its size and time."""
-    st = os.stat(path)
-    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-@contextmanager
-def started_pass(path: str | os.PathLike) -> Iterator[None]:
-    """Start the pass over the data file ``path`` in a forked process now, so that it reads while
-    the caller goes on (loading the scorer, opening the predictions); :func:`data_pass` of the
-    same, unchanged file in the block takes it over. A pass not taken over is ended on leaving.
-    Where the system does not fork, or ``path`` is no file, nothing starts."""
-    key = None
-    if hasattr(os, "fork"):
-        try:
-            key = _identity(path)
-        except OSError:
-            key = None
-        if key is not None and key not in _STARTED:
-            _STARTED[key] = Forked(DataPass(path))
-        else:
-            key = None
-    try:
-        yield
-    finally:
-        left = _STARTED.pop(key, None) if key is not None else None
-        if left is not None:
-            left.close()
-
-
 def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataColumns], Any]:
     """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
-    the data fingerprint once they are all taken; in a forked process when ``background`` (the
-    one :func:`started_pass` started, if any)."""
+    the data fingerprint once they are all taken; in a forked process when ``background``."""
     if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
-        try:
-            forked = _STARTED.pop(_identity(path), None)
-        except OSError:
-            forked = None
-        if forked is None:
-            forked = Forked(DataPass(path))
+        forked = Forked(DataPass(path))
         return iter(forked), forked
     run = DataPass(path)
     return run.blocks(), run

@@ -484,8 +484,8 @@ def score_files(
     (:mod:`.columnar`); a run that scorer cannot vouch for, and every run when ``sessions`` are
     given (already read), is scored by the replay (:func:`score_predictions`), which names every
     bad line. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
-    that many worker processes (each reads the data once for its share); the documents are the
-    same. Each document's provenance adds the data file and the data fingerprint (on the records:
+    that many worker processes (``concurrent.futures``; each reads the data once for its share,
+    and a callable ``price`` must pickle); the documents are the same. Each document's provenance adds the data file and the data fingerprint (on the records:
     :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
     ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
     Returns one :class:`ScoredFile` per predictions file, in order; unless ``keep_per_session``,
@@ -510,16 +510,13 @@ def score_files(
         return _score_share(pred_paths, data_path, records_fingerprint(sessions), sessions, options)
     if jobs <= 1:  # the data file read on a second core while the first reads and scores the runs
         return _score_share(pred_paths, data_path, None, sessions, options, background=True)
-    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     data_sha = data_fingerprint(data_path)  # the data's defects named once, before any worker starts
     shares = [pred_paths[k::jobs] for k in range(jobs)]
-    _SHARED.update(shares=shares, data_path=data_path, data_sha=data_sha, options=options)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            done = pool.map(_pool_task, range(jobs), chunksize=1)
-    finally:
-        _SHARED.clear()
+    with ProcessPoolExecutor(jobs) as pool:  # each share read and scored in a process of its own
+        done = list(pool.map(_score_share, shares, [data_path] * jobs, [data_sha] * jobs, [None] * jobs,
+                             [options] * jobs))
     by_path = {p: r for share, results in zip(shares, done) for p, r in zip(share, results)}
     return [by_path[p] for p in pred_paths]
 
@@ -549,12 +546,3 @@ def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | No
 
     return [_document_of(p, data_path, fingerprint, f, sessions_of, **options)
             for p, f in zip(pred_paths, fast)]
-
-
-#: what the worker processes of :func:`score_files` share (set before the pool forks them)
-_SHARED: dict[str, Any] = {}
-
-
-def _pool_task(k: int) -> list[ScoredFile]:
-    s = _SHARED
-    return _score_share(s["shares"][k], s["data_path"], s["data_sha"], None, s["options"])
