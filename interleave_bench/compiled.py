@@ -3,7 +3,7 @@
 :func:`compiled` derives, from a record type of :mod:`.schema` (a pydantic model), a
 ``msgspec`` struct type with the same fields in the same order, the same defaults, and the same
 constraints (types taken strictly as JSON writes them, ``Literal`` choices, ``min_length``,
-``ge``). It refuses unknown fields (``keep_unknown=False``) or passes over them. Nothing is
+``ge``, ``le``, ``pattern``). It refuses unknown fields (``keep_unknown=False``) or passes over them. Nothing is
 declared twice: the record types stay the one definition, and a test holds the two readings to
 each other on random and malformed records.
 
@@ -38,6 +38,25 @@ class Unsupported(TypeError):
     """A field whose type or constraint this module cannot compile exactly."""
 
 
+#: the options of pydantic's general field metadata compiled here: numbers taken as text (text only
+#: here), and a pattern
+_GENERAL = {"coerce_numbers_to_str", "pattern"}
+
+
+def _general(m: Any) -> dict[str, Any] | None:
+    """The options of a pydantic general metadata entry, ``None`` for another kind of entry."""
+    options = getattr(m, "__dict__", None)
+    if options is None or type(m).__name__ != "_PydanticGeneralMetadata":
+        return None
+    return dict(options)
+
+
+def _pattern(pattern: str) -> str:
+    """A record type's pattern as Python's ``re`` reads it: its ``$`` is the end of the text (it
+    is for the record types' regex engine), where Python's also matches before a last line break."""
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
+
+
 def _text_only(info: FieldInfo) -> bool:
     """Whether a field's metadata only coerces numbers to text (taken as text only here)."""
     return all(getattr(m, "coerce_numbers_to_str", None) is True and set(vars(m)) == {"coerce_numbers_to_str"}
@@ -48,12 +67,19 @@ def _meta(info: FieldInfo) -> dict[str, Any]:
     """The msgspec constraints of a field's pydantic metadata."""
     out: dict[str, Any] = {}
     for m in info.metadata:
-        if getattr(m, "coerce_numbers_to_str", None) is True and set(vars(m)) == {"coerce_numbers_to_str"}:
+        general = _general(m)
+        if general is not None:
+            if not set(general) <= _GENERAL or general.get("coerce_numbers_to_str", True) is not True:
+                raise Unsupported(f"constraint {m!r}")
+            if "pattern" in general:
+                out["pattern"] = _pattern(general["pattern"])
             continue  # numbers are refused here: text only
         if isinstance(m, annotated_types.MinLen):
             out["min_length"] = m.min_length
         elif isinstance(m, annotated_types.Ge):
             out["ge"] = m.ge
+        elif isinstance(m, annotated_types.Le):
+            out["le"] = m.le
         elif isinstance(m, Strict):
             continue  # msgspec takes every JSON type strictly
         else:

@@ -36,6 +36,7 @@ from ..compiled import DecodeErrors, decoder
 from ..schema import PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, data_pass, whole_line_blocks
 from .block import Block, score_block
+from .rows import other_modes
 from .routing import COLUMNS, DEFAULT_MODE, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns, pooled_prf
 
 #: values per chunk of the pooled latencies (8 MB of floats)
@@ -121,18 +122,66 @@ def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
         if lean is not None:
             try:
                 rows = lean(block)
-            except DecodeErrors:
+            except (*DecodeErrors, RecursionError):
                 lean = None  # a row names a rare or unknown field: the full reader from here on
         if rows is None:
             try:
                 rows = full(block)
-            except DecodeErrors as exc:
+            except (*DecodeErrors, RecursionError) as exc:
                 raise Bad(str(exc)) from None
+            if long_numbers(block):  # in a field passed over: the strict reader judges it
+                raise Bad("a number beyond 64 bits or the finite range")
+        if not named_once(block, rows):
+            raise Bad("a key named twice")
         yield rows
 
 
+#: the longest run of digits, and of exponent digits, a number in range is written with
+INT_DIGITS, EXPONENT_DIGITS = 19, 3
+
+
+def long_numbers(block: bytes) -> bool:
+    """Whether the text may hold a number no reader takes (an integer beyond 64 bits, a float
+    beyond the finite range): a run of :data:`INT_DIGITS` digits or more, or an exponent of
+    :data:`EXPONENT_DIGITS` digits or more (text that merely looks so goes to the strict reader,
+    which decides)."""
+    b = np.frombuffer(block, dtype=np.uint8)
+    digit = (b >= 48) & (b <= 57)
+    at = np.arange(len(b))
+    run = at - np.maximum.accumulate(np.where(digit, -1, at))  # digits so far in the run ending here
+    if int(run.max(initial=0)) >= INT_DIGITS:
+        return True
+    e = np.flatnonzero((b[:-1] | 32) == ord("e"))  # an e or E after a digit
+    e = e[(e > 0) & digit[np.maximum(e - 1, 0)]]
+    sign = (b[np.minimum(e + 1, len(b) - 1)] == ord("+")) | (b[np.minimum(e + 1, len(b) - 1)] == ord("-"))
+    end = np.minimum(e + sign + EXPONENT_DIGITS, len(b) - 1)
+    return bool(np.any(run[end] >= EXPONENT_DIGITS))
+
+
+def named_once(block: bytes, rows: list[Any]) -> bool:
+    """Whether no row of the block names a key twice (JSON readers keep the last silently): each
+    field's quoted name occurs in the block as often as rows hold it, written or null. A value
+    that spells a field's name, or a key spaced otherwise, is a doubt: ``False`` (the strict
+    reader decides)."""
+    if not rows:
+        return True
+    n = len(rows)
+    usages: list[Any] = []
+    for name in type(rows[0]).__struct_fields__:
+        values = list(map(attrgetter(name), rows))
+        held = n - values.count(None) + block.count(b'"%s":null' % name.encode()) + block.count(b'"%s": null' % name.encode())
+        if block.count(b'"%s"' % name.encode()) != held:
+            return False
+        if name == "usage":
+            usages = list(filter(None, values))
+    for name in RowUsage.model_fields:
+        if block.count(b'"%s"' % name.encode()) != len(usages) - list(map(attrgetter(name), usages)).count(UNSET):
+            return False
+    return True
+
+
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
-_BURST, _MIXED, _WAITED = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited")
+_BURST, _MIXED, _WAITED, _MODE = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited"), attrgetter("mode")
 _TOKENS = attrgetter("input", "output", "cache_hit")
 _TOKEN_FIELDS = tuple(attrgetter(a) for a in ("input", "output", "cache_hit"))
 _NAMED = functools.partial(is_not, None)
@@ -240,8 +289,10 @@ class PredictionStream:
     compiled structs (:func:`row_blocks`), a Parquet file's pyarrow tables (:mod:`.parquet`).
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, run_mode: str | None = None) -> None:
         self.parquet = str(path).endswith(".parquet")
+        #: the run's mode, that every row naming one must name (``None``: a mode asked for, rows unchecked)
+        self.run_mode = run_mode
         #: the SHA-256 of a JSONL file's bytes, taken as they are read (the file is read once)
         self.digest = None if self.parquet else hashlib.sha256()
         if self.parquet:
@@ -267,10 +318,16 @@ class PredictionStream:
             from . import parquet
 
             found = parquet.check_predictions(block)
+            if self.run_mode is not None and "mode" in block.column_names:
+                named = block.column("mode").unique().to_pylist()
+                if other_modes(named, self.run_mode):
+                    raise Bad("a row of another mode")
             self.rows += block.num_rows
             self._buffer = block if self._buffer is None else parquet.joined(self._buffer, block)
         else:
             found = first_named(block)
+            if self.run_mode is not None and other_modes(map(_MODE, block), self.run_mode):
+                raise Bad("a row of another mode")  # the strict reader names it
             self.rows += len(block)
             sids = list(map(_SID, block))
             if self._buffer is None:
@@ -533,7 +590,7 @@ def first_mode(path: str | os.PathLike) -> str:
             continue
         try:
             rows = _row_decoder().decode_lines(block)
-        except DecodeErrors as exc:
+        except (*DecodeErrors, RecursionError) as exc:
             raise Bad(str(exc)) from None
         named = first_named(rows)["mode"]
         if named is not None:
@@ -561,7 +618,8 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
         except Bad:
             modes.append(None)
     blocks, reader = data_pass(data_path, background)
-    streams: list[PredictionStream | None] = [PredictionStream(p) if m else None for p, m in zip(pred_paths, modes)]
+    streams: list[PredictionStream | None] = [PredictionStream(p, None if mode else m) if m else None
+                                              for p, m in zip(pred_paths, modes)]
     runs: list[PooledRun | None] = [PooledRun() if m else None for m in modes]
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:

@@ -39,7 +39,8 @@ from pydantic import ValidationError
 
 from .. import heap
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
-from ..io import LinesHash, needs_strict_parse, records_fingerprint
+from ..errors import InputError
+from ..io import LinesHash, parse_json, records_fingerprint
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
 from .read import read_sessions_fast
 
@@ -346,10 +347,11 @@ def _is_v1(s: Any) -> bool:
 
 
 def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]]) -> Session:
-    """A session line read by the record type and checked by ``check``; raises :class:`Bad` at a defect."""
+    """A session line read as strict JSON by the record type and checked by ``check``; raises
+    :class:`Bad` at a defect."""
     try:
-        record = Session.model_validate_json(text)
-    except ValidationError:
+        record = Session.model_validate(parse_json("", None, text if isinstance(text, str) else text.decode("utf-8")))
+    except (ValidationError, InputError):
         raise Bad("a defect") from None
     if check(record):
         raise Bad("a defect")
@@ -359,15 +361,29 @@ def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]
 def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     """A line the compiled reader does not take, read by the record type: the session as the
     compiled reader that passes over unknown fields reads it, and its fingerprint line."""
-    text = line.decode("utf-8")
-    if needs_strict_parse(text):
-        raise Bad("a value only the strict reader judges")
-    record = _checked(text, check_session)
+    record = _checked(line.decode("utf-8"), check_session)
     try:
         session = decoder(Session, keep_unknown=True).decode(line)
-    except DecodeErrors:
+    except (*DecodeErrors, RecursionError):
         raise Bad("a value the compiled reader cannot hold") from None
     return session, record.model_dump_json().encode("utf-8")
+
+
+#: keys every session, thread and turn names once (none of v1's records names them, nor is any a
+#: value the format writes, as ``ambiguous`` is a judge's): how often each occurs in a block of
+#: whole sessions
+_ONCE_PER = {"session": (b'"session_id"', b'"version"', b'"split"', b'"threads"', b'"turns"'),
+             "thread": (b'"title"', b'"domain"'),
+             "turn": (b'"text"', b'"style"', b'"judge"', b'"action"')}
+
+
+def keys_once(block: bytes, sessions: list[Any]) -> bool:
+    """Whether no session of the block names one of its required keys twice in an object (JSON
+    readers keep the last silently): each occurs once per session, thread or turn. A value that
+    spells one, or a key spaced otherwise, is a doubt: ``False`` (the strict reader decides)."""
+    n = {"session": len(sessions), "thread": sum(map(len, map(_THREADS, sessions))),
+         "turn": sum(map(len, map(_TURNS, sessions)))}
+    return all(block.count(key) == n[per] for per, keys in _ONCE_PER.items() for key in keys)
 
 
 @dataclass
@@ -489,8 +505,10 @@ class DataPass:
             try:  # the whole block at once; line by line only when some line needs the record type
                 sessions = strict.decode_lines(block)
                 lines = canonical_lines(sessions)
-            except DecodeErrors:
+            except (*DecodeErrors, RecursionError):
                 sessions, lines = self._line_by_line(block)
+            if not keys_once(block, sessions):
+                raise Bad("a key named twice")
             v1 = [k for k, s in enumerate(sessions) if _is_v1(s)]
             if v1:  # their fingerprint lines are what the record type reads
                 each = lines.split(b"\n")
@@ -518,7 +536,7 @@ class DataPass:
             try:
                 s = decode(line)
                 p = canonical_line(s)
-            except DecodeErrors:
+            except (*DecodeErrors, RecursionError):
                 s, p = _by_record_type(line)
             sessions.append(s)
             printed.append(p + b"\n")

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import TypeAdapter
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, InputErrors, UsageError
 from ..io import sessions_file
 from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, table_price
@@ -37,7 +37,8 @@ from .routing import (
     stats_matrix,
 )
 from .cluster import cluster_section
-from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
+from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
+                   index_rows, mode_errors)
 from .datafile import data_fingerprint
 from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
 from .read import read_predictions_fast, read_sessions_fast
@@ -298,6 +299,9 @@ def score_predictions(
     by_id = {s.session_id: s for s in all_sessions}
     index = index_rows(rows, by_id, source=source, lines=lines, allow_duplicates=allow_duplicates)
     run_mode = index.resolved_mode(mode)
+    wrong_mode = mode_errors(rows, run_mode, source, lines) if mode is None else []
+    if wrong_mode:
+        raise InputErrors(wrong_mode)
     if price is None:
         price = table_price
     if callable(price):
