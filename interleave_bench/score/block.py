@@ -58,6 +58,53 @@ class Block:
     unscored: list[str]
     outside: int
     clusters: tuple[np.ndarray, np.ndarray] | None = None
+    #: with ``detail``, every turn of the block: its outcome (a position in ``OUTCOMES``), whether
+    #: it reached its gold thread, its label's vocab code (-1: no row), and open mode's mapping
+    #: (keys ``session * width + label code``, thread numbers; ``width`` last)
+    detail: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class SessionScore:
+    """One session's messages scored: ``outcomes``, ``labels`` (the raw label, ``ERROR`` where the
+    row is missing) and ``correct`` (the message reached its gold thread, after the mapping), in
+    turn order; ``mapping`` is open mode's ``{label: thread}``."""
+
+    session_id: str
+    lang: str
+    outcomes: list[str]
+    labels: list[str]
+    correct: list[bool]
+    mapping: dict[str, str]
+
+
+def session_scores(data: DataColumns, block: Block, sessions: Sequence[int]) -> list[SessionScore]:
+    """The :class:`SessionScore` of each of ``sessions`` (positions in ``data``) from a block
+    scored with ``detail``."""
+    d = block.detail
+    assert d is not None
+    words = data.vocab.words()
+    labels = [ERROR if c < 0 else words[c] for c in d["label"].tolist()]
+    outcomes = [OUTCOMES[k] for k in d["kind"].tolist()]
+    correct = d["ok"].tolist()
+    keys, threads, width = d["mapping"]
+    thread_ids = _thread_ids(data)
+    out = []
+    for k in sessions:
+        a, b = int(data.turn_start[k]), int(data.turn_start[k + 1])
+        lo, hi = np.searchsorted(keys, [k * width, (k + 1) * width])
+        mapping = {words[int(key % width)]: thread_ids[k][int(t)] for key, t in zip(keys[lo:hi], threads[lo:hi])}
+        out.append(SessionScore(data.session_ids[k], data.langs[k], outcomes[a:b], labels[a:b], correct[a:b], mapping))
+    return out
+
+
+def _thread_ids(data: DataColumns) -> list[list[str]]:
+    """Each session's thread ids by thread number."""
+    words = data.vocab.words()
+    out = [[""] * int(m) for m in np.bincount(data.thread_key // data.width, minlength=len(data))]
+    for key, pos in zip(data.thread_key.tolist(), data.thread_pos.tolist()):
+        out[key // data.width][pos] = words[key % data.width]
+    return out
 
 
 def by_session(sess: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -298,13 +345,14 @@ def conversation_codes(sess: np.ndarray, g: np.ndarray, topic: np.ndarray, v: in
     return gold, pred
 
 
-def score_block(data: DataColumns, preds: Any, split: str, mode: str) -> Block:
+def score_block(data: DataColumns, preds: Any, split: str, mode: str, detail: bool = False) -> Block:
     """Score a block of sessions of a run in ``mode`` (docs/score.md#the-metrics-exactly).
 
     ``preds`` (:class:`~.columnar.PredictionColumns`) holds rows of the block's sessions only, for
     turns they have, one per turn at most (:mod:`.rows` decides what is left out). A turn without
     a row counts as ``ERROR``. The per-session counts follow :data:`~.routing.COLUMNS`, for the
-    sessions of ``split`` that have rows, in data order.
+    sessions of ``split`` that have rows, in data order; ``detail`` keeps what each message came
+    to (:class:`Block`).
     """
     is_open = mode == "open"
     n_sess = len(data)
@@ -333,6 +381,7 @@ def score_block(data: DataColumns, preds: Any, split: str, mode: str) -> Block:
         mapped = np.where(topic >= 0, _lookup(map_keys, map_threads, sess * v + topic), -1)
     else:
         mapped = data.thread_number(sess, topic)
+        map_keys = map_threads = np.zeros(0, dtype=np.int64)
 
     # outcomes (docs/score.md#the-metrics-exactly): what the topic held before the message
     fresh = np.zeros(total, dtype=bool)
@@ -465,6 +514,7 @@ def score_block(data: DataColumns, preds: Any, split: str, mode: str) -> Block:
         unscored=[data.session_ids[k] for k in np.flatnonzero(in_split & ~scored_mask)],
         outside=int((~in_split[row_sess]).sum()),
         clusters=clusters,
+        detail={"kind": kind, "ok": ok, "label": lab, "mapping": (map_keys, map_threads, v)} if detail else None,
     )
 
 

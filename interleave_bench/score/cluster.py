@@ -20,12 +20,10 @@ from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from ..schema import SPECIAL_LABELS, PredictionRow, Session
 from .matching import linear_sum_assignment
 from .report import fmt, table
 from .table import family, rounded
 
-SPECIAL = frozenset(SPECIAL_LABELS)
 #: where these metrics come from (BibTeX), for cards and citations
 #: the IRC disentanglement corpus and its evaluation (Kummerfeld et al., 2019), BibTeX
 KUMMERFELD_2019 = """\
@@ -280,46 +278,6 @@ def cluster_metrics(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[
     return metrics_of(contingency(gold, pred))
 
 
-def run_clusterings(
-    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gold and predicted cluster codes of every message of ``sessions``, pooled over sessions.
-
-    Clusters are session-qualified (a label in two sessions is two clusters). Gold: the message's
-    thread, or a cluster of its own for a one-off. Predicted: the row's label, or a cluster of its
-    own for ``CLARIFY``, ``ERROR`` or no row. Codes are dense, in order of first appearance.
-    """
-    gold: list[int] = []
-    pred: list[int] = []
-    n_gold = n_pred = 0
-    for s in sessions:
-        rows = by_session.get(s.session_id, {})
-        threads: dict[str, int] = {}
-        topics: dict[str, int] = {}
-        for t in s.turns:
-            thread = t.gold.thread
-            if thread is None:
-                gold.append(n_gold)
-                n_gold += 1
-            else:
-                code = threads.get(thread)
-                if code is None:
-                    code = threads[thread] = n_gold
-                    n_gold += 1
-                gold.append(code)
-            row = rows.get(t.i)
-            if row is None or row.pred in SPECIAL:
-                pred.append(n_pred)
-                n_pred += 1
-            else:
-                code = topics.get(row.pred)
-                if code is None:
-                    code = topics[row.pred] = n_pred
-                    n_pred += 1
-                pred.append(code)
-    return np.array(gold, dtype=np.int64), np.array(pred, dtype=np.int64)
-
-
 def metrics_of(c: Contingency) -> dict[str, float | None]:
     """Every metric of the ``cluster`` family for one contingency, keyed and rounded as the table says."""
     precision, recall, f1 = _exact(c)
@@ -335,15 +293,9 @@ def metrics_of(c: Contingency) -> dict[str, float | None]:
     return {m.key: rounded(m.key, values[m.key]) for m in family("cluster")}
 
 
-def cluster_section(
-    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
-) -> dict[str, Any]:
-    """The ``cluster`` section of a score document: ``{"metrics": {...}, "counts": {...}}``."""
-    return cluster_section_of(contingency_of_codes(*run_clusterings(sessions, by_session)))
-
-
 def cluster_section_of(c: Contingency) -> dict[str, Any]:
-    """:func:`cluster_section` from the run's contingency."""
+    """The ``cluster`` section of a score document from the run's contingency:
+    ``{"metrics": {...}, "counts": {...}}``."""
     return {
         "metrics": metrics_of(c),
         "counts": {

@@ -269,6 +269,15 @@ def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> Predi
     )
 
 
+def record_columns(rows: list[PredictionRow], data: DataColumns, session: list[int]) -> PredictionColumns:
+    """Validated prediction records as arrays against a block of sessions (as :func:`row_columns`
+    reads decoded rows); a usage that names no field is no model call, as in a file."""
+    cols = row_columns(rows, data, session)
+    cols.call = np.fromiter((u is not None and bool(u.__pydantic_fields_set__ or u.__pydantic_extra__)
+                             for u in map(_USAGE_OF, rows)), dtype=bool, count=len(rows))
+    return cols
+
+
 def first_named(rows: list[Any]) -> dict[str, str | None]:
     """The first ``mode``, ``policy`` and non-empty ``model`` a block of decoded rows names."""
     return {

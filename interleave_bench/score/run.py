@@ -23,20 +23,9 @@ from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, table_price
 from ..schema import PredictionRow, Session
 from ..progress import progress
-from .routing import (
-    COL,
-    OUTCOMES,
-    SessionScore,
-    derive,
-    latency_percentiles,
-    merge_breakdowns,
-    point_metrics,
-    pooled_bcubed,
-    score_session,
-    share,
-    stats_matrix,
-)
-from .cluster import cluster_section
+from .block import SessionScore, score_block, session_scores
+from .columnar import ColumnarRun, PooledRun, record_columns
+from .routing import COL, OUTCOMES, derive, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
                    index_rows, mode_errors)
 from .datafile import data_fingerprint
@@ -309,31 +298,61 @@ def score_predictions(
     chosen = select_split(all_sessions, split)
     if only_sessions is not None:
         chosen = [s for s in chosen if s.session_id in only_sessions]
+    pooled, scored, scores = _score_records(chosen, index, run_mode, system, show_progress)
+    in_split = {s.session_id for s in chosen}
+    run = pooled.finish(rows=index.rows, mode=index.mode, policy=index.policy, model=index.model, predictions_sha256=None,
+                        scored_mode=run_mode)
+    left_out = [LeftOut(NO_PREDICTIONS, sid) for sid in run.unscored]
+    left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
+    run.outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
+    result = run_document(run, left_out, system=system, split=split, bootstrap=bootstrap, seed=seed, price=price,
+                          provenance=provenance)
+    return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
 
+
+#: sessions scored at a time from records (what a block of a data file holds, about)
+RECORD_BLOCK = 2_000
+
+
+def _score_records(chosen: Sequence[Session], index: PredictionIndex, mode: str, system: str,
+                   show_progress: bool) -> tuple[PooledRun, list[Session], list[SessionScore]]:
+    """Sessions and their indexed rows scored by :func:`~.block.score_block`, a block of
+    :data:`RECORD_BLOCK` sessions at a time: the pooled run, the scored sessions and what each
+    of their messages came to."""
+    from .datafile import columns_of
+
+    pooled = PooledRun()
     scored: list[Session] = []
     scores: list[SessionScore] = []
-    left_out: list[LeftOut] = []
-    for s in progress(chosen, total=len(chosen), desc=f"score {system}", unit="session") if show_progress else chosen:
-        by_i = index.by_session.get(s.session_id)
-        if not by_i:
-            left_out.append(LeftOut(NO_PREDICTIONS, s.session_id))
-            continue
-        scored.append(s)
-        scores.append(score_session(s, by_i, run_mode))
-    left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
-    in_split = {s.session_id for s in chosen}
-    matrix = stats_matrix(scores)
-    latencies = [x for sc in scores for x in sc.latencies]
-    result = score_document(
-        system=system, mode=run_mode, split=split, policy=index.policy, model=index.model,
-        matrix=matrix, latency=latency_percentiles(latencies), latency_rows=len(latencies),
-        bcubed=pooled_bcubed(scores), breakdown=merge_breakdowns(scores), rows=index.rows,
-        outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
-        left_out=left_out, session_ids=[sc.session_id for sc in scores], langs=[sc.lang for sc in scores],
-        bootstrap=bootstrap, seed=seed, price=price, provenance=provenance,
-        cluster=cluster_section(scored, index.by_session) if run_mode == "open" else None,
+    starts = range(0, len(chosen), RECORD_BLOCK)
+    for at in progress(starts, desc=f"score {system}", unit="block") if show_progress else starts:
+        part = chosen[at:at + RECORD_BLOCK]
+        data = columns_of(list(part))
+        rows: list[PredictionRow] = []
+        where: list[int] = []
+        for k, s in enumerate(part):
+            by_i = index.by_session.get(s.session_id, {})
+            rows += by_i.values()
+            where += [k] * len(by_i)
+        block = score_block(data, record_columns(rows, data, where), "all", mode, detail=True)
+        pooled.add(block)
+        with_rows = [k for k, s in enumerate(part) if index.by_session.get(s.session_id)]
+        scored += [part[k] for k in with_rows]
+        scores += session_scores(data, block, with_rows)
+    return pooled, scored, scores
+
+
+def run_document(run: ColumnarRun, left_out: Sequence[LeftOut], *, system: str, split: str, bootstrap: int, seed: int,
+                 price: Price | None, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The score document of a run from its pooled counts (:class:`~.columnar.ColumnarRun`)."""
+    if bootstrap < 0:
+        raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
+    return score_document(
+        system=system, mode=run.scored_mode, split=split, policy=run.policy, model=run.model, matrix=run.matrix,
+        latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown, rows=run.rows,
+        outside=run.outside, left_out=left_out, session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
+        seed=seed, price=price, provenance=provenance, cluster=run.cluster,
     )
-    return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
 
 
 def score_runs(
@@ -437,17 +456,10 @@ def _document_of(
     )
     system = system_name(pred_path)
     if fast is not None:
-        if bootstrap < 0:
-            raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
         chosen_price = table_price if price is None else price
-        run_price = chosen_price(fast.model) if callable(chosen_price) else chosen_price
-        result = score_document(
-            system=system, mode=fast.scored_mode, split=split, policy=fast.policy, model=fast.model,
-            matrix=fast.matrix, latency=fast.latency, latency_rows=fast.latency_rows, bcubed=fast.bcubed, breakdown=fast.breakdown,
-            rows=fast.rows, outside=fast.outside, left_out=[LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored],
-            session_ids=fast.session_ids, langs=fast.langs,
-            bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts, cluster=fast.cluster,
-        )
+        result = run_document(fast, [LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored], system=system, split=split,
+                              bootstrap=bootstrap, seed=seed, provenance=facts,
+                              price=chosen_price(fast.model) if callable(chosen_price) else chosen_price)
     else:
         rows, lines = read_predictions_fast(pred_path)
         result = score_predictions(
