@@ -35,9 +35,10 @@ from .. import heap
 from ..compiled import DecodeErrors, decoder
 from ..schema import PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, data_pass, whole_line_blocks
+from .bcubed import prf
 from .block import Block, score_block
 from .rows import other_modes
-from .routing import COLUMNS, DEFAULT_MODE, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns, pooled_prf
+from .routing import COLUMNS, DEFAULT_MODE, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns
 
 #: values per chunk of the pooled latencies (8 MB of floats)
 CHUNK_VALUES = 1 << 20
@@ -509,7 +510,7 @@ class PooledRun:
         self._ids, self._langs = [], []
         return ColumnarRun(
             session_ids=ids, langs=langs, matrix=matrix, latency=latency, latency_rows=latency_rows,
-            bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
+            bcubed=prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
             predictions_sha256=predictions_sha256, scored_mode=scored_mode,
             cluster=self.clusters.section() if scored_mode == "open" else None,

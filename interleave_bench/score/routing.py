@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..schema import MODES, SPECIAL_LABELS, PredictionRow, Session
-from .bcubed import prf
+
 from .table import RATE, Metric, family, rounded
 
 if TYPE_CHECKING:
@@ -162,12 +162,6 @@ def latency_percentiles(latencies: Iterable[float] | np.ndarray, *, reorder: boo
     if not n:
         return None, None
     return values[n // 2], values[int(n * 0.9)]
-
-
-def pooled_prf(p_sum: float, r_sum: float, n: int) -> tuple[float, float, float]:
-    """B-cubed precision, recall, F1 from the pooled sums of ``n`` items; NaN (undefined, not 0)
-    for all three when nothing was clustered."""
-    return prf(p_sum, r_sum, n) if n else (np.nan, np.nan, np.nan)
 
 
 def chunked_latency_percentiles(chunks: Sequence[np.ndarray]) -> tuple[float | None, float | None]:

@@ -25,7 +25,7 @@ Args:
     references: the reference cluster label of each item (same type as predictions).
     groups: optional, a group id per item; clusters never span groups.
 Returns:
-    precision, recall, f1: floats in [0, 1] (all 0.0 for no items), rounded to 4 decimals as
+    precision, recall, f1: floats in [0, 1] (null for no items: undefined), rounded to 4 decimals as
     `interleave-bench score` rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1`.
 Examples:
     >>> import evaluate
