@@ -122,7 +122,8 @@ def _type(tp: Any, keep_unknown: bool, presence: tuple[type[BaseModel], ...] = (
 
 @functools.lru_cache(maxsize=None)
 def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple[type[BaseModel], ...] = (),
-             extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = ()) -> type[msgspec.Struct]:
+             extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = (),
+             omit_defaults: bool = False) -> type[msgspec.Struct]:
     """The msgspec struct type that reads what ``model`` reads (see the module's text).
 
     Unknown fields are refused unless ``keep_unknown`` (then passed over: the struct does not hold
@@ -163,16 +164,17 @@ def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple
     # the collector need not track the millions a large file decodes to
     return msgspec.defstruct(
         f"Compiled{model.__name__}{'Lean' if leave_out else ''}", fields, kw_only=True, forbid_unknown_fields=not keep_unknown,
-        module=__name__, gc=False,
+        module=__name__, gc=False, omit_defaults=omit_defaults,
     )
 
 
 @functools.lru_cache(maxsize=None)
 def decoder(model: type[BaseModel], keep_unknown: bool = False, presence: tuple[type[BaseModel], ...] = (),
-            extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = ()) -> msgspec.json.Decoder:
+            extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = (),
+            omit_defaults: bool = False) -> msgspec.json.Decoder:
     """A JSON decoder of one ``model`` record a call (bytes or str in, struct out); the options
     are :func:`compiled`'s."""
-    return msgspec.json.Decoder(compiled(model, keep_unknown, presence, extra, leave_out))
+    return msgspec.json.Decoder(compiled(model, keep_unknown, presence, extra, leave_out, omit_defaults))
 
 
 _ENCODER = msgspec.json.Encoder()

@@ -131,3 +131,15 @@ def test_a_mode_asked_for_scores_rows_of_either_mode(tmp_path, capsys, data):
     pred.write_text(GOOD_ROW + "\n" + '{"session_id": "s0", "i": 1, "pred": "t2", "mode": "open"}\n', encoding="utf-8")
     assert main(["score", str(data), str(pred), "--bootstrap", "0", "--mode", "closed", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["metrics"]["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("row", [
+    '{"session_id": "s0", "i": 1, "pred": null, "pred": "t2"}',
+    '{"session_id": "s0", "i": 1, "pred": "t2", "mode": null, "mode": "closed"}',
+    '{"session_id": "s0", "i": 1, "pred": "t2", "usage": {"input": 0, "input": 3}}',
+])
+def test_a_key_named_twice_beside_a_null_is_still_refused(tmp_path, capsys, data, row):
+    pred = tmp_path / "run.jsonl"
+    pred.write_text(GOOD_ROW + "\n" + row + "\n", encoding="utf-8")
+    assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 2
+    assert "named twice" in capsys.readouterr().err

@@ -369,20 +369,19 @@ def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     return session, record.model_dump_json().encode("utf-8")
 
 
-#: keys every session, thread and turn names once (none of v1's records names them, nor is any a
-#: value the format writes, as ``ambiguous`` is a judge's): how often each occurs in a block of
-#: whole sessions
-_ONCE_PER = {"session": (b'"session_id"', b'"version"', b'"split"', b'"threads"', b'"turns"'),
-             "thread": (b'"title"', b'"domain"'),
-             "turn": (b'"text"', b'"style"', b'"judge"', b'"action"')}
+#: keys every session and turn names once that the scorer reads (none of v1's records names them,
+#: nor is any a value the format writes, as ``ambiguous`` is a judge's): how often each occurs in
+#: a block of whole sessions. Each is a pass over the block; other keys named twice are the strict
+#: reader's to find (``validate``)
+_ONCE_PER = {"session": (b'"session_id"', b'"split"', b'"turns"'),
+             "turn": (b'"text"', b'"judge"', b'"action"')}
 
 
 def keys_once(block: bytes, sessions: list[Any]) -> bool:
-    """Whether no session of the block names one of its required keys twice in an object (JSON
-    readers keep the last silently): each occurs once per session, thread or turn. A value that
-    spells one, or a key spaced otherwise, is a doubt: ``False`` (the strict reader decides)."""
-    n = {"session": len(sessions), "thread": sum(map(len, map(_THREADS, sessions))),
-         "turn": sum(map(len, map(_TURNS, sessions)))}
+    """Whether no session of the block names one of the keys of :data:`_ONCE_PER` twice in an
+    object (JSON readers keep the last silently): each occurs once per session or turn. A value
+    that spells one is a doubt: ``False`` (the strict reader decides)."""
+    n = {"session": len(sessions), "turn": sum(map(len, map(_TURNS, sessions)))}
     return all(block.count(key) == n[per] for per, keys in _ONCE_PER.items() for key in keys)
 
 
