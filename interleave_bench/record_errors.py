@@ -9,9 +9,13 @@ from typing import Any, Union
 
 from pydantic import ValidationError
 
-#: the text of an id: no control characters (``^...$`` is the whole text for the record types'
-#: regex engine; the compiled readers read it so too)
-ID_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+#: what no id may hold: control characters
+ID_REFUSES = r"\x00-\x1f\x7f"
+#: the text of an id (``^...$`` is the whole text for the record types' regex engine; the
+#: compiled readers read it so too)
+ID_PATTERN = rf"^[^{ID_REFUSES}]*$"
+#: finds what :data:`ID_PATTERN` refuses, for readers that check many ids at once
+CONTROL = re.compile(f"[{ID_REFUSES}]")
 
 _QUOTED = re.compile(r"'([^']*)'")
 

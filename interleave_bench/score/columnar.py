@@ -35,7 +35,7 @@ from msgspec import UNSET
 from .. import heap
 from ..compiled import DecodeErrors, decoder
 from ..schema import PredictionRow, RowUsage
-from .datafile import Bad, DataColumns, data_pass, whole_line_blocks
+from .datafile import Bad, DataColumns, data_pass, ids_unprintable, whole_line_blocks
 from .bcubed import prf
 from .block import Block, score_block
 from .rows import other_modes
@@ -86,7 +86,7 @@ def _row_decoder() -> Any:
     refused in a usage (each usage field is a count the scorer adds up); a usage records which of
     its fields were given (``{}`` is no model call)."""
     return decoder(PredictionRow, keep_unknown=True, presence=(RowUsage,), extra=((MODEL_FIELD, Optional[str]),),
-                   omit_defaults=True)
+                   omit_defaults=True, patterns=False)
 
 
 #: optional fields of a prediction row most files leave out: a block none of whose rows names one
@@ -99,7 +99,7 @@ RARE_FIELDS = ("burst", "mixed", "waited")
 def _lean_decoder() -> Any:
     """The compiled reader of a prediction row that names none of :data:`RARE_FIELDS` nor any
     unknown field (it refuses one)."""
-    return decoder(PredictionRow, presence=(RowUsage,), leave_out=RARE_FIELDS, omit_defaults=True)
+    return decoder(PredictionRow, presence=(RowUsage,), leave_out=RARE_FIELDS, omit_defaults=True, patterns=False)
 
 
 def _is_lean(row: Any) -> bool:
@@ -136,6 +136,8 @@ def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
                 raise Bad("a number beyond 64 bits or the finite range")
         if not named_once(block, rows):
             raise Bad("a key named twice")
+        if ids_unprintable(block, chain(map(_SID, rows), map(_PRED, rows))):
+            raise Bad("a control character in an id")
         yield rows
 
 

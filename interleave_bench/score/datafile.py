@@ -32,7 +32,7 @@ from array import array
 from itertools import chain, compress
 from operator import attrgetter
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 from pydantic import ValidationError
@@ -41,6 +41,7 @@ from .. import heap
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError
 from ..io import LinesHash, parse_json, records_fingerprint
+from ..record_errors import CONTROL
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
 from .read import read_sessions_fast
 
@@ -363,7 +364,7 @@ def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     compiled reader that passes over unknown fields reads it, and its fingerprint line."""
     record = _checked(line.decode("utf-8"), check_session)
     try:
-        session = decoder(Session, keep_unknown=True).decode(line)
+        session = decoder(Session, keep_unknown=True, patterns=False).decode(line)
     except (*DecodeErrors, RecursionError):
         raise Bad("a value the compiled reader cannot hold") from None
     return session, record.model_dump_json().encode("utf-8")
@@ -379,10 +380,19 @@ _ONCE_PER = {"session": (b'"session_id"', b'"split"', b'"turns"'),
 
 def keys_once(block: bytes, sessions: list[Any]) -> bool:
     """Whether no session of the block names one of the keys of :data:`_ONCE_PER` twice in an
-    object (JSON readers keep the last silently): each occurs once per session or turn. A value
-    that spells one is a doubt: ``False`` (the strict reader decides)."""
+    object (JSON readers keep the last silently: each occurs once per session or turn) nor holds
+    an id the record type refuses. A value that spells one of the keys is a doubt: ``False`` (the
+    strict reader decides)."""
     n = {"session": len(sessions), "turn": sum(map(len, map(_TURNS, sessions)))}
-    return all(block.count(key) == n[per] for per, keys in _ONCE_PER.items() for key in keys)
+    return all(block.count(key) == n[per] for per, keys in _ONCE_PER.items() for key in keys) and not ids_unprintable(
+        block, chain(map(_SESSION_ID, sessions), map(_ID, chain.from_iterable(map(_THREADS, sessions)))))
+
+
+def ids_unprintable(block: bytes, ids: Iterable[str]) -> bool:
+    """Whether an id of a block's records holds a control character (what
+    :data:`~interleave_bench.record_errors.ID_PATTERN` refuses), looked for only when the block
+    escapes some character: JSON text cannot hold a control character unescaped."""
+    return b"\\" in block and CONTROL.search("".join(ids)) is not None
 
 
 @dataclass
@@ -493,7 +503,7 @@ class DataPass:
     def _printed_blocks(self, until: int | None = None) -> Iterator[tuple[DataColumns | None, Printed]]:
         """The file's blocks (``until``: those before that byte), each decoded and checked: its
         sessions' arrays (``None`` without sessions or unless ``columns``) and fingerprint lines."""
-        strict = decoder(Session)
+        strict = decoder(Session, patterns=False)  # ids checked a block at a time (keys_once)
         at = 0
         for n_block, block in enumerate(whole_line_blocks(self.path, self.block_bytes), start=1):
             start, at = at, at + len(block)
@@ -527,7 +537,7 @@ class DataPass:
     def _line_by_line(block: bytes) -> tuple[list[Any], bytes]:
         """A block's sessions and fingerprint lines, each line read by the compiled reader or, when
         it does not take it, by the record type."""
-        decode = decoder(Session).decode
+        decode = decoder(Session, patterns=False).decode
         sessions, printed = [], []
         for line in block.split(b"\n"):
             if not line.strip():
