@@ -370,24 +370,6 @@ def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     return session, record.model_dump_json().encode("utf-8")
 
 
-#: keys every session and turn names once that the scorer reads (none of v1's records names them,
-#: nor is any a value the format writes, as ``ambiguous`` is a judge's): how often each occurs in
-#: a block of whole sessions. Each is a pass over the block; other keys named twice are the strict
-#: reader's to find (``validate``)
-_ONCE_PER = {"session": (b'"session_id"', b'"split"', b'"turns"'),
-             "turn": (b'"text"', b'"judge"', b'"action"')}
-
-
-def keys_once(block: bytes, sessions: list[Any]) -> bool:
-    """Whether no session of the block names one of the keys of :data:`_ONCE_PER` twice in an
-    object (JSON readers keep the last silently: each occurs once per session or turn) nor holds
-    an id the record type refuses. A value that spells one of the keys is a doubt: ``False`` (the
-    strict reader decides)."""
-    n = {"session": len(sessions), "turn": sum(map(len, map(_TURNS, sessions)))}
-    return all(block.count(key) == n[per] for per, keys in _ONCE_PER.items() for key in keys) and not ids_unprintable(
-        block, chain(map(_SESSION_ID, sessions), map(_ID, chain.from_iterable(map(_THREADS, sessions)))))
-
-
 def ids_unprintable(block: bytes, ids: Iterable[str]) -> bool:
     """Whether an id of a block's records holds a control character (what
     :data:`~interleave_bench.record_errors.ID_PATTERN` refuses), looked for only when the block
@@ -503,7 +485,7 @@ class DataPass:
     def _printed_blocks(self, until: int | None = None) -> Iterator[tuple[DataColumns | None, Printed]]:
         """The file's blocks (``until``: those before that byte), each decoded and checked: its
         sessions' arrays (``None`` without sessions or unless ``columns``) and fingerprint lines."""
-        strict = decoder(Session, patterns=False)  # ids checked a block at a time (keys_once)
+        strict = decoder(Session, patterns=False)  # ids checked a block at a time (ids_unprintable)
         at = 0
         for n_block, block in enumerate(whole_line_blocks(self.path, self.block_bytes), start=1):
             start, at = at, at + len(block)
@@ -516,8 +498,8 @@ class DataPass:
                 lines = canonical_lines(sessions)
             except (*DecodeErrors, RecursionError):
                 sessions, lines = self._line_by_line(block)
-            if not keys_once(block, sessions):
-                raise Bad("a key named twice")
+            if ids_unprintable(block, chain(map(_SESSION_ID, sessions), map(_ID, chain.from_iterable(map(_THREADS, sessions))))):
+                raise Bad("a control character in an id")
             v1 = [k for k, s in enumerate(sessions) if _is_v1(s)]
             if v1:  # their fingerprint lines are what the record type reads
                 each = lines.split(b"\n")
