@@ -85,9 +85,16 @@ BAD_SESSIONS = [
 ]
 
 
+#: keys named twice in a session: refused by validate and every strict reader; ``score``'s pass
+#: over the data (which must stay as fast as decoding) takes the last, as before
+TWICE = {"split twice", "text twice"}
+
+
 @pytest.mark.parametrize("name, line, field, words", BAD_SESSIONS, ids=[b[0] for b in BAD_SESSIONS])
 @pytest.mark.parametrize("command", ["score", "validate"])
 def test_a_hostile_session_is_the_one_line_error(tmp_path, capsys, command, name, line, field, words):
+    if command == "score" and name in TWICE:
+        pytest.skip("the data pass does not count keys")
     data = tmp_path / "sessions.jsonl"
     data.write_text(line + "\n", encoding="utf-8")
     pred = tmp_path / "run.jsonl"
