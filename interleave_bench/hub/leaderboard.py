@@ -346,7 +346,7 @@ def check_complete(docs: list[Any], paths: list[str]) -> None:
 
 
 #: the data configs a row of each kind can have been scored on
-KIND_CONFIGS = {KIND_ROUTING: ("v0", "v1", "irc_ubuntu"), KIND_MID_REPLY: ("mid_reply",), KIND_SHARED_FACTS: ("v1",)}
+KIND_CONFIGS = {KIND_ROUTING: ("v0", "v1", "irc_ubuntu", "sgd"), KIND_MID_REPLY: ("mid_reply",), KIND_SHARED_FACTS: ("v1",)}
 
 
 def check_data_revisions(api: Any, rows: list[dict[str, Any]], paths: list[str], board: list[dict[str, Any]]) -> None:
