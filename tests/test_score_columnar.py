@@ -108,10 +108,10 @@ def test_any_mode_and_any_label_on_arrays_equal_the_replay(run, split, mode, rel
 
 
 def test_many_sessions_over_many_blocks(tmp_path, monkeypatch):
-    from interleave_bench.score import columnar, datafile
+    from interleave_bench.score import datafile, pool
 
     monkeypatch.setattr(datafile, "BLOCK_BYTES", 4096)  # a few sessions a block: rows wait for theirs
-    monkeypatch.setattr(columnar, "CHUNK_VALUES", 7)  # latencies over many chunks
+    monkeypatch.setattr(pool, "CHUNK_VALUES", 7)  # latencies over many chunks
     ss = many_sessions(60, turns=14, split_every=3)
     labels = {s["session_id"]: [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]] for s in ss}
     for k, s in enumerate(ss):  # some wrong, some missing
