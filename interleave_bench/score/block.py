@@ -345,17 +345,157 @@ def conversation_codes(sess: np.ndarray, g: np.ndarray, topic: np.ndarray, v: in
     return gold, pred
 
 
+@dataclass
+class Messages:
+    """A block's messages as scored, what every count function reads: per turn its session, gold
+    thread number (-1: one-off), strictness, topic label (-1: special or no row), outcome (a
+    position in ``OUTCOMES``), whether it reached its thread, leniently or strictly; per row its
+    session and turn; open mode's mapping (keys ``session * v + label code``)."""
+
+    data: DataColumns
+    preds: Any
+    sess: np.ndarray
+    g: np.ndarray
+    strict: np.ndarray
+    topic: np.ndarray
+    kind: np.ndarray
+    ok: np.ndarray
+    lenient: np.ndarray
+    row_sess: np.ndarray
+    row_turn: np.ndarray
+    map_keys: np.ndarray
+    map_threads: np.ndarray
+    v: int
+    is_open: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.data)
+
+
+def message_counts(m: Messages) -> dict[str, np.ndarray]:
+    """Per session: messages, thread messages, strict and ambiguous ones, one-offs, rows, strict
+    and lenient correct, the strict messages' summed cost, each outcome's count
+    (docs/score.md#accuracy, #weighted-error, #oneoff-into-topic)."""
+    sess, n, thread = m.sess, m.n, m.g >= 0
+    cols = {
+        "messages": np.diff(m.data.turn_start).astype(np.float64),
+        "thread_messages": by_session(sess, n, thread),
+        "strict": by_session(sess, n, m.strict),
+        "oneoffs": by_session(sess, n, ~thread),
+        "rows": by_session(m.row_sess, n),
+        "strict_correct": by_session(sess, n, m.strict & m.ok),
+        "lenient_correct": by_session(sess, n, m.lenient),
+        "strict_cost": by_session(sess, n, np.where(m.strict, _COST[m.kind], 0.0)),
+    }
+    cols["ambiguous"] = cols["thread_messages"] - cols["strict"]
+    for k, o in enumerate(OUTCOMES):
+        cols["outcome_" + o] = by_session(sess, n, m.kind == k)
+    return cols
+
+
+def switch_counts(m: Messages) -> dict[str, np.ndarray]:
+    """Per session: true, false and missed switches over thread messages; a special label keeps
+    the last topic label (docs/score.md#switch-f1)."""
+    tt = np.flatnonzero(m.g >= 0)
+    s_t, g_t, l_t = m.sess[tt], m.g[tt], m.topic[tt]
+    same = np.zeros(len(tt), dtype=bool)
+    same[1:] = s_t[1:] == s_t[:-1]
+    gold_switch = same.copy()
+    gold_switch[1:] &= g_t[1:] != g_t[:-1]
+    valid = l_t >= 0
+    last = np.maximum.accumulate(np.where(valid, np.arange(len(tt)), -1)) if len(tt) else np.zeros(0, dtype=np.int64)
+    prev = np.full(len(tt), -1, dtype=np.int64)
+    prev[1:] = last[:-1]
+    has_prev = prev >= 0
+    has_prev[has_prev] = s_t[prev[has_prev]] == s_t[has_prev]
+    pred_switch = valid & has_prev
+    pred_switch[pred_switch] = l_t[pred_switch] != l_t[prev[pred_switch]]
+    return {"switch_tp": by_session(s_t, m.n, gold_switch & pred_switch),
+            "switch_fp": by_session(s_t, m.n, ~gold_switch & pred_switch),
+            "switch_fn": by_session(s_t, m.n, gold_switch & ~pred_switch)}
+
+
+def cluster_counts(m: Messages) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per session: distinct labels per thread and threads per label, and the B-cubed sums, over
+    the (gold thread, label) pairs of thread messages with topic labels
+    (docs/score.md#topics-per-thread, #bcubed-f1); and each pair's session and B-cubed precision
+    and recall terms, in message order. Labels are numbered within their session, so that the
+    contingency's grid stays as small as a session's."""
+    pt = np.flatnonzero((m.g >= 0) & (m.topic >= 0))
+    ps, pg, pk = m.sess[pt], m.g[pt], m.sess[pt] * m.v + m.topic[pt]
+    label_keys, label_of = np.unique(pk, return_inverse=True)
+    pl = label_of.reshape(-1) - np.searchsorted(label_keys, ps * m.v)
+    w = int(max(m.g.max(initial=0), pl.max(initial=0))) + 2
+    p_terms, r_terms, cells_n, threads_n, labels_n = _contingency(ps, pg, pl, w, m.n)
+    return ({"thread_labels_sum": cells_n, "label_threads_sum": cells_n, "thread_labels_n": threads_n,
+             "label_threads_n": labels_n, "bcubed_p_sum": sequential_sums(ps, p_terms, m.n),
+             "bcubed_r_sum": sequential_sums(ps, r_terms, m.n), "bcubed_n": by_session(ps, m.n)},
+            (ps, p_terms, r_terms))
+
+
+def refs_counts(m: Messages) -> dict[str, np.ndarray]:
+    """Per session: thread messages with gold refs, and those where a predicted ref maps to one of
+    them (docs/score.md#refs-recall)."""
+    data, preds = m.data, m.preds
+    total = int(data.turn_start[-1])
+    ref_turns = np.zeros(total, dtype=bool)
+    ref_turns[data.ref_turn] = True
+    with_refs = (m.g >= 0) & ref_turns
+    hit = np.zeros(total, dtype=bool)
+    if len(preds.ref_row):
+        r_turn = m.row_turn[preds.ref_row]
+        r_sess = m.row_sess[preds.ref_row]
+        if m.is_open:
+            r_num = _lookup(m.map_keys, m.map_threads, r_sess * m.v + preds.ref_code)
+        else:
+            r_num = data.thread_number(r_sess, preds.ref_code)
+        named = r_num >= 0
+        wr = int(max(data.ref_thread.max(initial=0), r_num.max(initial=0))) + 2
+        gold_keys = np.unique(data.ref_turn * wr + data.ref_thread)
+        found = codes_in(r_turn[named] * wr + r_num[named], gold_keys) >= 0
+        hit[r_turn[named][found]] = True
+    return {"refs_n": by_session(m.sess, m.n, with_refs), "refs_hit": by_session(m.sess, m.n, with_refs & hit)}
+
+
+def cost_counts(m: Messages) -> dict[str, np.ndarray]:
+    """Per session: input, output and cached tokens, and rows that made a model call
+    (docs/score.md#input-tokens-per-message)."""
+    preds, rs, n = m.preds, m.row_sess, m.n
+    return {"input_tokens": by_session(rs, n, preds.input_tokens.astype(np.float64)),
+            "output_tokens": by_session(rs, n, preds.output_tokens.astype(np.float64)),
+            "cached_tokens": by_session(rs, n, preds.cached_tokens.astype(np.float64)),
+            "calls": by_session(rs, n, preds.call)}
+
+
+def burst_counts(m: Messages) -> dict[str, np.ndarray]:
+    """Per session: rows with ``burst``, replies held, and three disjoint groups of strict
+    messages, alone, in a burst on one thread, in a burst across threads, with those right."""
+    preds, rs, n = m.preds, m.row_sess, m.n
+    b = preds.burst
+    in_b = b > 0
+    r_strict = m.strict[m.row_turn] & in_b
+    r_ok = m.ok[m.row_turn]
+    groups = {"alone": r_strict & (b == 1), "mixed": r_strict & (b > 1) & preds.mixed,
+              "in_burst": r_strict & (b > 1) & ~preds.mixed}
+    cols = {"burst_rows": by_session(rs, n, in_b), "burst_waited": by_session(rs, n, in_b & preds.waited)}
+    for name, mask in groups.items():
+        cols[f"{name}_n"] = by_session(rs, n, mask)
+        cols[f"{name}_correct"] = by_session(rs, n, mask & r_ok)
+    return cols
+
+
 def score_block(data: DataColumns, preds: Any, split: str, mode: str, detail: bool = False) -> Block:
     """Score a block of sessions of a run in ``mode`` (docs/score.md#the-metrics-exactly).
 
     ``preds`` (:class:`~.columnar.PredictionColumns`) holds rows of the block's sessions only, for
     turns they have, one per turn at most (:mod:`.rows` decides what is left out). A turn without
-    a row counts as ``ERROR``. The per-session counts follow :data:`~.routing.COLUMNS`, for the
-    sessions of ``split`` that have rows, in data order; ``detail`` keeps what each message came
-    to (:class:`Block`).
+    a row counts as ``ERROR``. Each label is mapped and each message's outcome decided here; the
+    per-session counts of :data:`~.routing.COLUMNS` come from the count functions above (each
+    metric's table entry names its own), for the sessions of ``split`` that have rows, in data
+    order; ``detail`` keeps what each message came to (:class:`Block`).
     """
     is_open = mode == "open"
-    n_sess = len(data)
     turn_start = data.turn_start
     n_turns = np.diff(turn_start)
     row_sess = preds.session
@@ -402,94 +542,13 @@ def score_block(data: DataColumns, preds: Any, split: str, mode: str, detail: bo
     )
     ok = thread & (mapped == g)
     judge = data.judge.astype(np.int64)
-    lenient = thread & (ok | (amb & (mapped >= 0) & (judge >= 0) & (mapped == judge)))
-
-    cols: dict[str, np.ndarray] = {
-        "messages": n_turns.astype(np.float64),
-        "thread_messages": by_session(sess, n_sess, thread),
-        "strict": by_session(sess, n_sess, strict),
-        "oneoffs": by_session(sess, n_sess, ~thread),
-        "rows": by_session(row_sess, n_sess),
-        "strict_correct": by_session(sess, n_sess, strict & ok),
-        "lenient_correct": by_session(sess, n_sess, lenient),
-        "strict_cost": by_session(sess, n_sess, np.where(strict, _COST[kind], 0.0)),
-    }
-    cols["ambiguous"] = cols["thread_messages"] - cols["strict"]
-    for k, o in enumerate(OUTCOMES):
-        cols["outcome_" + o] = by_session(sess, n_sess, kind == k)
-
-    # switches over thread messages; a special label keeps the last topic label
-    tt = np.flatnonzero(thread)
-    s_t, g_t, l_t = sess[tt], g[tt], topic[tt]
-    same = np.zeros(len(tt), dtype=bool)
-    same[1:] = s_t[1:] == s_t[:-1]
-    gold_switch = same.copy()
-    gold_switch[1:] &= g_t[1:] != g_t[:-1]
-    valid = l_t >= 0
-    last = np.maximum.accumulate(np.where(valid, np.arange(len(tt)), -1)) if len(tt) else np.zeros(0, dtype=np.int64)
-    prev = np.full(len(tt), -1, dtype=np.int64)
-    prev[1:] = last[:-1]
-    has_prev = prev >= 0
-    has_prev[has_prev] = s_t[prev[has_prev]] == s_t[has_prev]
-    pred_switch = valid & has_prev
-    pred_switch[pred_switch] = l_t[pred_switch] != l_t[prev[pred_switch]]
-    cols["switch_tp"] = by_session(s_t, n_sess, gold_switch & pred_switch)
-    cols["switch_fp"] = by_session(s_t, n_sess, ~gold_switch & pred_switch)
-    cols["switch_fn"] = by_session(s_t, n_sess, gold_switch & ~pred_switch)
-
-    # clusters: (gold thread, label) pairs of thread messages with topic labels; labels numbered
-    # within their session, so that the contingency's grid stays as small as a session's
-    pt = tt[valid]
-    ps, pg, pk = sess[pt], g[pt], sess[pt] * v + topic[pt]
-    label_keys, label_of = np.unique(pk, return_inverse=True)
-    pl = label_of.reshape(-1) - np.searchsorted(label_keys, ps * v)
-    w = int(max(g.max(initial=0), pl.max(initial=0))) + 2
-    p_terms, r_terms, cells_n, threads_n, labels_n = _contingency(ps, pg, pl, w, n_sess)
-    cols["thread_labels_sum"] = cols["label_threads_sum"] = cells_n
-    cols["thread_labels_n"] = threads_n
-    cols["label_threads_n"] = labels_n
-    cols["bcubed_p_sum"] = sequential_sums(ps, p_terms, n_sess)
-    cols["bcubed_r_sum"] = sequential_sums(ps, r_terms, n_sess)
-    cols["bcubed_n"] = by_session(ps, n_sess)
-
-    # references: a thread message with gold refs is hit when a predicted ref maps to one of them
-    ref_turns = np.zeros(total, dtype=bool)
-    ref_turns[data.ref_turn] = True
-    with_refs = thread & ref_turns
-    hit = np.zeros(total, dtype=bool)
-    if len(preds.ref_row):
-        r_turn = row_turn[preds.ref_row]
-        r_sess = row_sess[preds.ref_row]
-        if is_open:
-            r_num = _lookup(map_keys, map_threads, r_sess * v + preds.ref_code)
-        else:
-            r_num = data.thread_number(r_sess, preds.ref_code)
-        named = r_num >= 0
-        wr = int(max(data.ref_thread.max(initial=0), r_num.max(initial=0))) + 2
-        gold_keys = np.unique(data.ref_turn * wr + data.ref_thread)
-        found = codes_in(r_turn[named] * wr + r_num[named], gold_keys) >= 0
-        hit[r_turn[named][found]] = True
-    cols["refs_n"] = by_session(sess, n_sess, with_refs)
-    cols["refs_hit"] = by_session(sess, n_sess, with_refs & hit)
-
-    # cost
-    cols["input_tokens"] = by_session(row_sess, n_sess, preds.input_tokens.astype(np.float64))
-    cols["output_tokens"] = by_session(row_sess, n_sess, preds.output_tokens.astype(np.float64))
-    cols["cached_tokens"] = by_session(row_sess, n_sess, preds.cached_tokens.astype(np.float64))
-    cols["calls"] = by_session(row_sess, n_sess, preds.call)
-
-    # bursts: three disjoint groups of strict messages
-    b = preds.burst
-    in_b = b > 0
-    r_strict = strict[row_turn] & in_b
-    r_ok = ok[row_turn]
-    groups = {"alone": r_strict & (b == 1), "mixed": r_strict & (b > 1) & preds.mixed,
-              "in_burst": r_strict & (b > 1) & ~preds.mixed}
-    cols["burst_rows"] = by_session(row_sess, n_sess, in_b)
-    cols["burst_waited"] = by_session(row_sess, n_sess, in_b & preds.waited)
-    for name, mask in groups.items():
-        cols[f"{name}_n"] = by_session(row_sess, n_sess, mask)
-        cols[f"{name}_correct"] = by_session(row_sess, n_sess, mask & r_ok)
+    m = Messages(data=data, preds=preds, sess=sess, g=g, strict=strict, topic=topic, kind=kind, ok=ok,
+                 lenient=thread & (ok | (amb & (mapped >= 0) & (judge >= 0) & (mapped == judge))),
+                 row_sess=row_sess, row_turn=row_turn, map_keys=map_keys, map_threads=map_threads, v=v,
+                 is_open=is_open)
+    cols = {**message_counts(m), **switch_counts(m), **refs_counts(m), **cost_counts(m), **burst_counts(m)}
+    clustered, (ps, p_terms, r_terms) = cluster_counts(m)
+    cols.update(clustered)
 
     # which sessions count: the split's sessions that have rows, in data order
     in_split = np.array([split == "all" or x == split for x in data.splits], dtype=bool)
