@@ -348,7 +348,7 @@ def sessions_st(draw, version: str = "interleave-v0"):
             events.append(e)
         s["timeline"] = events
         s["probes"] = [
-            {"id": "p" + draw(_text), "after": draw(st.integers(0, 60)), "thread": draw(st.sampled_from(ids)),
+            {"id": "p" + draw(_id_text), "after": draw(st.integers(0, 60)), "thread": draw(st.sampled_from(ids)),
              "source": draw(st.sampled_from(ids)), "key": draw(_text), "category": draw(st.sampled_from(PROBE_CATEGORIES)),
              "gold": draw(st.none() | _text), "decoys": draw(st.lists(_text, max_size=2)), "question": draw(_text),
              **draw(_extras)}
