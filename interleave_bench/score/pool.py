@@ -125,30 +125,27 @@ class PooledRun:
 
 
 class _Clusters:
-    """A run's conversation contingency (docs/score.md#conversation-metrics-open-mode) pooled block
-    by block: codes numbered after the earlier blocks' (conversations never span sessions, so
-    cells of two blocks never meet, and the cells come in the order of the whole run's)."""
+    """A run's conversation metrics (docs/score.md#conversation-metrics-open-mode) pooled block by
+    block as the sums they are taken from (:func:`~.cluster.contingency_sums`): conversations
+    never span sessions, so each block's contingency is summed and let go. (Holding every cell to
+    the end grew with the messages: ``benchmarks/bench_score.py --messages 10000000 --mode open``
+    peaked at 507 MB.)"""
 
     def __init__(self) -> None:
-        self.parts: list[tuple[np.ndarray, ...]] = []
-        self.n_gold = self.n_pred = 0
+        self.sums: dict[str, float] | None = None
 
     def add(self, gold: np.ndarray, pred: np.ndarray) -> None:
         if not len(gold):
             return
-        n_pred = int(pred.max()) + 1
-        cells, counts = np.unique(gold * n_pred + pred, return_counts=True)
-        self.parts.append((cells // n_pred + self.n_gold, cells % n_pred + self.n_pred, counts,
-                           np.bincount(gold), np.bincount(pred)))
-        self.n_gold += int(gold.max()) + 1
-        self.n_pred += n_pred
+        from .cluster import contingency_of_codes, contingency_sums
+
+        block = contingency_sums(contingency_of_codes(gold, pred))
+        self.sums = block if self.sums is None else {k: self.sums[k] + block[k] for k in block}
 
     def section(self) -> dict[str, Any]:
-        from .cluster import Contingency, cluster_section_of
+        from .cluster import SUMS, section_of_sums
 
-        parts = list(zip(*self.parts)) if self.parts else [[np.zeros(0, dtype=np.int64)]] * 5
-        rows, cols, counts, gold_sizes, pred_sizes = (np.concatenate(p) for p in parts)
-        return cluster_section_of(Contingency(rows, cols, counts, gold_sizes, pred_sizes, int(counts.sum())))
+        return section_of_sums(self.sums or dict.fromkeys(SUMS, 0.0))
 
 
 class _Chunks:

@@ -284,19 +284,19 @@ FACTS_METRICS: tuple[Metric, ...] = (
 #: rates have 4 decimals like every rate of the project
 CLUSTER_METRICS = (
     Metric("one_to_one", "1-1", "share of messages covered by the best one-to-one matching of predicted to gold conversations",
-           "cluster", 4, "none", True, "docs/score.md#one-to-one", counts="one_to_one_overlap"),
+           "cluster", 4, "none", True, "docs/score.md#one-to-one", counts="contingency_sums"),
     Metric("vi_scaled", "1−VI/log₂N", "1 minus the variation of information in bits over log2 of the number of messages",
-           "cluster", 4, "none", True, "docs/score.md#vi-scaled", counts="_vi_scaled"),
+           "cluster", 4, "none", True, "docs/score.md#vi-scaled", counts="contingency_sums"),
     Metric("ari", "ARI", "adjusted Rand index of the predicted against the gold conversations",
-           "cluster", 4, "none", True, "docs/score.md#ari", lo=-1.0, counts="_ari"),
+           "cluster", 4, "none", True, "docs/score.md#ari", lo=-1.0, counts="contingency_sums"),
     Metric("shen_f1", "Shen F1", "each gold conversation's best F1 against a predicted one, weighted by its size",
-           "cluster", 4, "none", True, "docs/score.md#shen-f1", counts="_shen"),
+           "cluster", 4, "none", True, "docs/score.md#shen-f1", counts="contingency_sums"),
     Metric("exact_precision", "exact P", "share of predicted multi-message conversations equal to a gold one",
-           "cluster", 4, "none", True, "docs/score.md#exact-precision", counts="_exact"),
+           "cluster", 4, "none", True, "docs/score.md#exact-precision", counts="contingency_sums"),
     Metric("exact_recall", "exact R", "share of gold multi-message conversations equal to a predicted one",
-           "cluster", 4, "none", True, "docs/score.md#exact-recall", counts="_exact"),
+           "cluster", 4, "none", True, "docs/score.md#exact-recall", counts="contingency_sums"),
     Metric("exact_f1", "exact F1", "harmonic mean of exact-match precision and recall",
-           "cluster", 4, "none", True, "docs/score.md#exact-f1", counts="_exact"),
+           "cluster", 4, "none", True, "docs/score.md#exact-f1", counts="contingency_sums"),
 )
 
 #: every metric of the project, in display order
