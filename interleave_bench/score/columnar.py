@@ -417,13 +417,16 @@ def first_mode(path: str | os.PathLike) -> str:
     for block in whole_line_blocks(path):
         if b'"mode"' not in block and b"\\u" not in block:  # (a key may be written with escapes)
             continue
-        try:
-            rows = _row_decoder().decode_lines(block)
-        except (*DecodeErrors, RecursionError) as exc:
-            raise Bad(str(exc)) from None
-        named = first_named(rows)["mode"]
-        if named is not None:
-            return named
+        found = min(k for k in (block.find(b'"mode"'), block.find(b"\\u")) if k >= 0)
+        end = block.find(b"\n", found) + 1 or len(block)
+        # the first line that may name one (most files name it in their first row), then the rest
+        for part in (block[block.rfind(b"\n", 0, found) + 1:end], block[end:]):
+            try:
+                named = first_named(_row_decoder().decode_lines(part))["mode"] if part else None
+            except (*DecodeErrors, RecursionError) as exc:
+                raise Bad(str(exc)) from None
+            if named is not None:
+                return named
     return DEFAULT_MODE
 
 
