@@ -20,17 +20,17 @@ from _score_util import session, turn, write_jsonl
 GOOD_ROW = '{"session_id": "s0", "i": 0, "pred": "t1", "mode": "closed"}'
 #: (name, a second row of a predictions file, the field named, words of the message)
 BAD_ROWS = [
-    ("5,000-digit turn", '{"session_id": "s0", "i": %s, "pred": "t1"}' % ("9" * 5000), "i", "outside the 64-bit"),
-    ("turn past 64 bits", '{"session_id": "s0", "i": 9223372036854775808, "pred": "t1"}', "i", "outside the 64-bit"),
+    ("5,000-digit turn", '{"session_id": "s0", "i": %s, "pred": "t1"}' % ("9" * 5000), "i", "outside 64 bits"),
+    ("turn past 64 bits", '{"session_id": "s0", "i": 9223372036854775808, "pred": "t1"}', "i", "outside 64 bits"),
     ("token count past 64 bits", '{"session_id": "s0", "i": 1, "pred": "t1", "usage": {"input": 99999999999999999999}}',
-     "usage.input", "outside the 64-bit"),
+     "usage.input", "outside 64 bits"),
     ("big number in an unknown field", '{"session_id": "s0", "i": 1, "pred": "t1", "note": %s}' % ("7" * 400), "note",
-     "outside the 64-bit"),
+     "outside 64 bits"),
     ("1e400 latency", '{"session_id": "s0", "i": 1, "pred": "t1", "elapsed_ms": 1e400}', "elapsed_ms", "finite"),
     ("1e400 in an unknown field", '{"session_id": "s0", "i": 1, "pred": "t1", "score": [1e400]}', "score[0]", "finite"),
     ("1e300 latency", '{"session_id": "s0", "i": 1, "pred": "t1", "elapsed_ms": 1e300}', "elapsed_ms", "less than or equal"),
-    ("label twice", '{"session_id": "s0", "i": 1, "pred": "t1", "pred": "t2"}', "pred", "named twice"),
-    ("input twice", '{"session_id": "s0", "i": 1, "pred": "t1", "usage": {"input": 1, "input": 9}}', "usage.input", "named twice"),
+    ("label twice", '{"session_id": "s0", "i": 1, "pred": "t1", "pred": "t2"}', "pred", "appears twice"),
+    ("input twice", '{"session_id": "s0", "i": 1, "pred": "t1", "usage": {"input": 1, "input": 9}}', "usage.input", "appears twice"),
     ("line break in a session id", '{"session_id": "s0\\nerror: forged", "i": 1, "pred": "t1"}', "session_id",
      "control character"),
     ("tab in a label", '{"session_id": "s0", "i": 1, "pred": "t\\t1"}', "pred", "control character"),
@@ -74,13 +74,13 @@ def session_line(**change) -> str:
 
 
 BAD_SESSIONS = [
-    ("5,000-digit number in an unknown field", session_line()[:-1] + ', "x": %s}' % ("9" * 5000), "x", "outside the 64-bit"),
+    ("5,000-digit number in an unknown field", session_line()[:-1] + ', "x": %s}' % ("9" * 5000), "x", "outside 64 bits"),
     ("1e400 in an unknown field", session_line()[:-1] + ', "x": 1e400}', "x", "finite"),
-    ("split twice", session_line()[:-1] + ', "split": "test"}', "split", "named twice"),
+    ("split twice", session_line()[:-1] + ', "split": "test"}', "split", "appears twice"),
     ("text twice", session_line().replace('"text": "message 0"', '"text": "message 0", "text": "other"'), "turns[0].text",
-     "named twice"),
+     "appears twice"),
     ("line break in a session id", session_line(session_id="s0\nerror: forged"), "session_id", "control character"),
-    ("turn past 64 bits", session_line().replace('"i": 1', '"i": 18446744073709551616'), "turns[1].i", "outside the 64-bit"),
+    ("turn past 64 bits", session_line().replace('"i": 1', '"i": 18446744073709551616'), "turns[1].i", "outside 64 bits"),
     ("100,000-deep nesting", session_line()[:-1] + ', "x": %s}' % ("[" * 100_000 + "]" * 100_000), None, "nested too deeply"),
 ]
 
@@ -149,4 +149,4 @@ def test_a_key_named_twice_beside_a_null_is_still_refused(tmp_path, capsys, data
     pred = tmp_path / "run.jsonl"
     pred.write_text(GOOD_ROW + "\n" + row + "\n", encoding="utf-8")
     assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 2
-    assert "named twice" in capsys.readouterr().err
+    assert "appears twice" in capsys.readouterr().err
