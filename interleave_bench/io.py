@@ -24,18 +24,10 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .json_text import json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
 from .errors import InputError, InputErrors, UsageError, redact, redact_secrets
-from .schema import (
-    Manifest,
-    MidReplyCaseFile,
-    PredictionRow,
-    Record,
-    Session,
-    check_case_file,
-    check_session,
-    validation_problems,
-)
+from .json_text import json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
+from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
+                     validation_problems)
 
 R = TypeVar("R", bound=Record)
 
