@@ -136,5 +136,5 @@ def _score_files_held(args: argparse.Namespace) -> Any:
         except InterleaveError:
             paths = []  # said where the predictions are read
         for path in paths:
-            held.enter_context(exclusive_output(score_path(path), "score"))
+            held.enter_context(exclusive_output(score_path(path, args.split), "score"))
         yield
