@@ -21,7 +21,7 @@ Pure: arrays in, arrays out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -68,7 +68,9 @@ class Block:
 class SessionScore:
     """One session's messages scored: ``outcomes``, ``labels`` (the raw label, ``ERROR`` where the
     row is missing) and ``correct`` (the message reached its gold thread, after the mapping), in
-    turn order; ``mapping`` is open mode's ``{label: thread}``."""
+    turn order; ``mapping`` is open mode's ``{label: thread}``. ``counts`` is the session's row of
+    :data:`~.routing.COLUMNS` and ``p_terms``/``r_terms`` its B-cubed terms in message order, what
+    a caller pooling sessions one at a time adds up (empty for a session with no rows)."""
 
     session_id: str
     lang: str
@@ -76,6 +78,9 @@ class SessionScore:
     labels: list[str]
     correct: list[bool]
     mapping: dict[str, str]
+    counts: list[float] = field(default_factory=list)
+    p_terms: list[float] = field(default_factory=list)
+    r_terms: list[float] = field(default_factory=list)
 
 
 def session_scores(data: DataColumns, block: Block, sessions: Sequence[int]) -> list[SessionScore]:

@@ -106,7 +106,11 @@ def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str
     data = columns_of([session])
     chosen = [row for i, row in rows.items() if 0 <= i < len(session.turns)]
     block = score_block(data, record_columns(chosen, data, [0] * len(chosen)), "all", mode, detail=True)
-    return session_scores(data, block, [0])[0]
+    scored = session_scores(data, block, [0])[0]
+    if len(block.matrix):
+        scored.counts = block.matrix[0].tolist()
+        scored.p_terms, scored.r_terms = block.p_terms.tolist(), block.r_terms.tolist()
+    return scored
 
 
 # --- pooling --------------------------------------------------------------------------------------
