@@ -25,8 +25,8 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from scipy.optimize import minimize
 
-from ..schema import PredictionRow, Session, is_open_only
-from ..score.cluster import contingency_of_codes, one_to_one_overlap, run_clusterings
+from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
+from ..score.cluster import one_to_one
 from ..score.routing import score_session
 from .base import conversation_of
 from .local import (
@@ -365,8 +365,19 @@ class Corpus:
 
 
 def _one_to_one(sessions: Sequence[Session], rows: dict[str, dict[int, PredictionRow]]) -> Optional[float]:
-    gold, pred = run_clusterings(sessions, rows)
-    return round(one_to_one_overlap(contingency_of_codes(gold, pred)) / len(gold), 4) if len(gold) else None
+    """1-1 pooled over ``sessions`` as the scorer pools it: clusters are session-qualified, a
+    one-off is a gold cluster of its own, a ``CLARIFY``/``ERROR`` (or missing) row a predicted one."""
+    gold: list[tuple] = []
+    pred: list[tuple] = []
+    for s in sessions:
+        by_i = rows.get(s.session_id, {})
+        for t in s.turns:
+            gold.append((s.session_id, t.gold.thread) if t.gold.thread is not None else (s.session_id, "one-off", t.i))
+            row = by_i.get(t.i)
+            pred.append((s.session_id, row.pred) if row is not None and row.pred not in SPECIAL_LABELS
+                        else (s.session_id, "alone", t.i))
+    value = one_to_one(gold, pred)
+    return None if value is None else round(value, 4)
 
 
 def _raw_router(w: np.ndarray) -> LocalRouter:
