@@ -247,6 +247,9 @@ class LeaderboardRow(Document):
     data_revision: str
     #: the commit the claimed data revision resolved to (filled in by ``leaderboard add``)
     data_commit: Optional[str] = None
+    #: the config of the data revision the run was scored on (v0, v1, ...), when known: rows of
+    #: different configs of one revision are ranked apart
+    data_config: Optional[str] = None
     data_sha256: str
     predictions_sha256: str
     sessions: Optional[int]

@@ -12,12 +12,15 @@ import re
 from typing import Any, Iterable, Optional
 
 from ..errors import InputError, InputErrors
+from ..schema import CONFIG_VERSIONS
 from . import client
+from .board_score import name_key
 from .board_rows import (
     COST_FIELDS,
     INTERVAL_COLUMNS,
     INTERVAL_SLACK,
     KIND_MID_REPLY,
+    RANK_METRICS,
     KIND_ROUTING,
     KIND_SHARED_FACTS,
     SUMMARY_KINDS,
@@ -28,8 +31,11 @@ from .board_rows import (
 TAG_PREFIX = "board-"
 #: the tags of boards published before: still counted, so numbering goes on after them
 LEGACY_TAG_PREFIX = "v"
-#: the identity of a run: two rows with these equal are the same run submitted twice
-RUN_KEY = ("system", "mode", "policy", "model", "split", "data_revision")
+#: where a row is ranked: one table per kind, data revision and config, split and mode
+TABLE_KEY = ("kind", "data_revision", "data_config", "split", "mode")
+#: the identity of a run: its table and its system's name (case and spacing aside, see
+#: :func:`~.board_score.name_key`): a name is one row of a table
+RUN_KEY = ("system", *TABLE_KEY)
 
 
 def check_values(rows: list[dict[str, Any]], paths: list[str]) -> None:
@@ -110,8 +116,8 @@ def check_complete(docs: list[Any], paths: list[str]) -> None:
         raise InputErrors(errs)
 
 
-#: the data configs a row of each kind can have been scored on
-KIND_CONFIGS = {KIND_ROUTING: ("v0", "v1", "irc_ubuntu"), KIND_MID_REPLY: ("mid_reply",), KIND_SHARED_FACTS: ("v1",)}
+#: the data configs a row of each kind can have been scored on (routing: every session config)
+KIND_CONFIGS = {KIND_ROUTING: tuple(CONFIG_VERSIONS), KIND_MID_REPLY: ("mid_reply",), KIND_SHARED_FACTS: ("v1",)}
 
 
 def check_data_revisions(api: Any, rows: list[dict[str, Any]], paths: list[str], board: list[dict[str, Any]]) -> None:
@@ -121,7 +127,7 @@ def check_data_revisions(api: Any, rows: list[dict[str, Any]], paths: list[str],
     repo comes from the row (``--data-repo`` or the score's provenance), else from the board's
     rows on that revision. The fingerprint of every config the row's kind can use is computed from
     the Parquet files at that commit (on the records, as scoring does); the row's must be one of
-    them. Sets ``data_commit`` on the rows. Raises :class:`InputErrors` naming each file.
+    them. Sets ``data_commit`` and ``data_config`` (the config holding that data) on the rows. Raises :class:`InputErrors` naming each file.
     """
     from .source import config_fingerprint
 
@@ -158,7 +164,11 @@ def check_data_revisions(api: Any, rows: list[dict[str, Any]], paths: list[str],
                 with client.hub_errors(f"read {repo}@{rev}"):
                     found[config] = config_fingerprint(api, repo, commit, config)
         have = {c: found[c] for c in KIND_CONFIGS[kind] if found.get(c)}
-        if r["data_sha256"] not in have.values():
+        config = r.get("data_config")
+        match = [c for c, fp in have.items() if fp == r["data_sha256"] and config in (None, c)]
+        if match:
+            r["data_config"] = match[0]
+        else:
             there = ", ".join(f"{c} {fp}" for c, fp in have.items()) or f"no {'/'.join(KIND_CONFIGS[kind])} data"
             errs.append(InputError(p, None, "provenance.data_sha256",
                                    f"scored on data {r['data_sha256']}, but {repo}@{rev} (commit {commit[:12]}) holds "
@@ -171,7 +181,29 @@ def check_data_revisions(api: Any, rows: list[dict[str, Any]], paths: list[str],
 
 
 def run_key(row: dict[str, Any]) -> tuple:
-    return tuple(row.get(k) for k in RUN_KEY)
+    """The run's identity (:data:`RUN_KEY`), its name compared case-folded; a row without a kind is a routing row."""
+    return (name_key(row.get("system")), row.get("kind") or KIND_ROUTING, *(row.get(k) for k in TABLE_KEY[1:]))
+
+
+def check_intervals(rows: list[dict[str, Any]], paths: list[str]) -> None:
+    """Refuse a row whose ranking metrics are undefined or come without their 95% interval.
+
+    The board shows every headline number beside its interval, and ranks on :data:`RANK_METRICS`;
+    a run scored without intervals (``--bootstrap 0``) or on nothing it could count is refused.
+    """
+    errs: list[InputError] = []
+    for p, r in zip(paths, rows):
+        ranked = RANK_METRICS if (r.get("kind") or KIND_ROUTING) == KIND_ROUTING else ("accuracy",)
+        for m in ranked:
+            if r.get(m) is None:
+                errs.append(InputError(p, None, _field(r, m), "undefined (nothing to count it on): the board ranks on it"))
+                break
+            if r.get(f"{m}_lo") is None or r.get(f"{m}_hi") is None:
+                errs.append(InputError(p, None, _field(r, f"{m}_lo"), "missing: the board shows every headline number "
+                                                                      "with its 95% interval (score with --bootstrap N)"))
+                break
+    if errs:
+        raise InputErrors(errs)
 
 
 def describe(row: dict[str, Any]) -> str:
@@ -210,15 +242,20 @@ def check_additions(
     for p, r in zip(paths, new):
         if run_key(r) in by_key:
             old = by_key[run_key(r)]
+            named = ("" if old.get("system") == r.get("system")
+                     else f" as {old.get('system')} (names are one row of a table, case and spacing aside)")
             errs.append(InputError(p, None, None, f"duplicate: {describe(r)} on data revision {r['data_revision']} "
-                                                  f"is already on the board (published in {old.get('publication') or 'this add'})"))
+                                                  f"is already on the board{named} (published in "
+                                                  f"{old.get('publication') or 'this add'})"))
         elif r["predictions_sha256"] in by_pred:
             old = by_pred[r["predictions_sha256"]]
             errs.append(InputError(p, None, "provenance.predictions_sha256",
                                    f"duplicate: the same predictions are already on the board as {describe(old)} "
                                    f"(published in {old.get('publication') or 'this add'})"))
-        elif (r["data_revision"] == board_rev
-              and r["data_sha256"] not in {o.get("data_sha256") for o in existing if o.get("data_revision") == board_rev}):
+        elif (r["data_revision"] == board_rev and (same_config := {
+                o.get("data_sha256") for o in existing
+                if o.get("data_revision") == board_rev and o.get("data_config") == r.get("data_config")})
+              and r["data_sha256"] not in same_config):
             errs.append(InputError(p, None, "provenance.data_sha256",
                                    f"scored on data {r['data_sha256']}, but the runs on revision {board_rev} were "
                                    "scored on other data: check --data-revision"))
@@ -248,6 +285,8 @@ def align_revisions(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -
         if same is not None and r["data_revision"] == r["data_sha256"]:
             r["data_revision"] = board_rev
             r["data_repo"] = r["data_repo"] or same.get("data_repo")
+            r["data_config"] = r.get("data_config") or same.get("data_config")
+            r["data_commit"] = r.get("data_commit") or same.get("data_commit")
 
 
 def next_tag(tags: Iterable[str]) -> str:

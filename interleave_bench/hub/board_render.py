@@ -21,24 +21,36 @@ class Group:
     split: str
     mode: str
     rows: list[dict[str, Any]]
+    #: the data config the rows were scored on, when the rows name one (configs are ranked apart)
+    config: Optional[str] = None
+
+    @property
+    def title(self) -> str:
+        """``config v1, split dev, mode closed`` (the config only when known)."""
+        return self.heading("")
+
+    def heading(self, mark: str = "`") -> str:
+        """:attr:`title` with ``mark`` around each name (markdown code by default)."""
+        where = f"config {mark}{self.config}{mark}, " if self.config else ""
+        return f"{where}split {mark}{self.split}{mark}, mode {mark}{self.mode}{mark}"
 
 
 def rank(rows: list[dict[str, Any]], data_revision: Optional[str] = None) -> tuple[Optional[str], list[Group], int]:
     """``(revision, groups, left_out)``: the rows on one data revision (default: the current one),
-    grouped by split and mode and sorted by :data:`RANK_METRICS`; ``left_out`` counts rows on others.
+    grouped by config, split and mode and sorted by :data:`RANK_METRICS`; ``left_out`` counts rows on others.
     Missing values sort last.
     """
     rev = data_revision or current_revision(rows)
     on = [r for r in rows if r.get("data_revision") == rev]
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in on:
-        groups.setdefault((r.get("split") or "", r.get("mode") or ""), []).append(r)
+        groups.setdefault((r.get("data_config") or "", r.get("split") or "", r.get("mode") or ""), []).append(r)
 
     def key(r: dict[str, Any]) -> tuple:
         out = [x for m in RANK_METRICS for x in rank_key(m, r.get(m))]
         return (*out, r.get("system") or "", r.get("policy") or "", r.get("model") or "")
 
-    out = [Group(s, m, sorted(g, key=key)) for (s, m), g in sorted(groups.items())]
+    out = [Group(s, m, sorted(g, key=key), c or None) for (c, s, m), g in sorted(groups.items())]
     return rev, out, len(rows) - len(on)
 
 
@@ -89,7 +101,7 @@ def render_markdown(rows: list[dict[str, Any]], data_revision: Optional[str] = N
     rev, groups, left_out = rank(rows, data_revision)
     if not groups:
         return rev or "none", "No runs on this data revision yet.", left_out
-    parts = [f"### split `{g.split}`, mode `{g.mode}`\n\n{render_table(g)}" for g in groups]
+    parts = [f"### {g.heading()}\n\n{render_table(g)}" for g in groups]
     return rev or "none", "\n\n".join(parts), left_out
 
 
@@ -139,7 +151,16 @@ def board_html(repo_id: str, state: BoardState, at: str, data_revision: Optional
                  r.get("publication") or "-"] for k, r in enumerate(g.rows, start=1)]
         points = [Point(r.get("system") or "", r.get("accuracy"), r.get("accuracy_lo"), r.get("accuracy_hi"),
                         r.get("cost_usd_per_message")) for r in g.rows]
-        tables.append(BoardTable(f"split {g.split}, mode {g.mode}", header, rows, points))
+        tables.append(BoardTable(g.title, header, rows, points))
     intro = (f"{repo_id} at {at}; data revision {rev or 'none'}; {len(state.rows) - left_out} runs ranked"
              + (f", {left_out} on other data revisions not shown" if left_out else ""))
-    return board_page(f"{repo_id} leaderboard", intro, tables)
+    return board_page(page_title(repo_id), intro, tables)
+
+
+#: what a board's page title ends with; a repo named so already says it (no "...-leaderboard leaderboard")
+BOARD_WORD = "leaderboard"
+
+
+def page_title(repo_id: str) -> str:
+    """The board page's title: the repo id, with " leaderboard" unless its name already ends so."""
+    return repo_id if repo_id.lower().rstrip("/").endswith(BOARD_WORD) else f"{repo_id} {BOARD_WORD}"

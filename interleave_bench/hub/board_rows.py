@@ -9,10 +9,9 @@ and per cost figure. Which metrics, their ranges and their directions come from 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from ..errors import InputError, InputErrors
-from ..io import read_json
 from ..documents import LeaderboardRow, read_score_document
 from ..score.table import HEADLINE, family, metric
 
@@ -73,7 +72,7 @@ def board_features():
     cols: dict[str, Any] = {
         name: Value("string")
         for name in ("kind", "system", "policy", "model", "mode", "split", "data_repo", "data_revision", "data_commit",
-                     "data_sha256", "predictions_sha256")
+                     "data_config", "data_sha256", "predictions_sha256")
     }
     for m in INTERVAL_COLUMNS:
         cols[m] = Value("float64")
@@ -123,6 +122,7 @@ def row_from_score(
         "data_repo": data_repo,
         "data_revision": data_revision or prov.data_sha256,
         "data_commit": None,
+        "data_config": None,
         "data_sha256": prov.data_sha256,
         "predictions_sha256": prov.predictions_sha256,
     }
@@ -206,36 +206,3 @@ def row_from_summary(
             row[f"{m}_lo"], row[f"{m}_hi"] = (_number(ci[0]), _number(ci[1])) if isinstance(ci, list) and len(ci) == 2 else (None, None)
     row.pop("format", None)  # the row's own format, set by the record
     return LeaderboardRow.model_validate(row).dump()
-
-
-def read_runs(
-    paths: Iterable[str],
-    *,
-    system: Optional[str] = None,
-    model: Optional[str] = None,
-    data_repo: Optional[str] = None,
-    data_revision: Optional[str] = None,
-) -> tuple[list[dict[str, Any]], list[Any]]:
-    """``(rows, documents)`` of the given files, one each; every file's problems collected before raising.
-
-    A score whose provenance names where its data came from (``data_repo``, ``data_revision``,
-    scored from ``hub:``) claims that revision unless ``--data-revision`` says otherwise.
-    """
-    rows, docs, errs = [], [], []
-    for p in paths:
-        try:
-            doc = read_json(p)
-            kind = doc.get("kind") if isinstance(doc, dict) else None
-            prov = doc.get("provenance") if isinstance(doc, dict) and isinstance(doc.get("provenance"), dict) else {}
-            rev = data_revision or prov.get("data_revision")
-            repo = data_repo or (prov.get("data_repo") if data_revision is None else None)
-            make = row_from_summary if kind in SUMMARY_KINDS else row_from_score
-            rows.append(make(p, doc, system=system, model=model, data_repo=repo, data_revision=rev))
-            docs.append(doc)
-        except InputErrors as exc:
-            errs += exc.errors
-        except InputError as exc:
-            errs.append(exc)
-    if errs:
-        raise InputErrors(errs)
-    return rows, docs

@@ -1,27 +1,19 @@
 """The leaderboard: a dataset of one row per scored run, published one tagged commit per addition.
 
-Rows come from the ``score.json`` files the scorer writes (format ``interleave-score-v1``). The
-board is a dataset repo holding ``data/leaderboard.parquet`` and a README whose YAML declares its
-features, so ``load_dataset("<org>/<name>-leaderboard", split="runs")`` loads it with types; the
-README's prose is the current ranking. Every ``add`` is one commit tagged ``board-1``,
-``board-2``..., so any earlier state of the board stays citable (and no tag reads like a data
-config such as ``v1``; boards published before this naming keep their ``v<n>`` tags, counted on).
+The board computes, never trusts: a row comes from a run's predictions and the data revision it
+was routed on, scored here with the project's scorer (:mod:`.board_score`); a score file or
+summary may come along, and each figure it states must equal the computed one. The board is a
+dataset repo holding ``data/leaderboard.parquet`` and a README whose YAML declares its features,
+so ``load_dataset("<org>/<name>-leaderboard", split="runs")`` loads it with types; the README's
+prose is the current ranking. Every ``add`` is one commit tagged ``board-1``, ``board-2``..., so
+any earlier state of the board stays citable (and no tag reads like a data config such as ``v1``;
+boards published before this naming keep their ``v<n>`` tags, counted on).
 
-Rows are of a ``kind``: ``routing`` (a score file, ``interleave-score-v1``), ``mid_reply`` and
-``shared_facts`` (the summaries ``mid-reply`` and ``score-facts`` write, ``"kind": "mid-reply"`` or
-``"facts"``).
-
-What is refused (exit 2, nothing published), each by its own check: a score without provenance
-(no data or predictions fingerprint); a value outside its range (:data:`VALUE_RANGES`) or outside
-its own interval (:func:`check_values`); a run that left sessions of its split (or cases of the
-set) unscored (:func:`check_complete`); a claimed data revision that does not resolve to a commit
-of the data repo, or whose data there has another fingerprint than the run was scored on
-(:func:`check_data_revisions`); a run already on the board (same system, mode, policy, model,
-split and data revision, or the same predictions fingerprint); a run on another data revision
-than the one the board ranks, unless ``--new-board`` starts a new ranking (earlier rows stay,
-unranked).
-
-Ranking (:func:`rank`) and rendering (:func:`render_markdown`) are pure functions of the rows.
+The jobs, one file each: the rows and their columns (:mod:`.board_rows`), the scoring of what is
+given (:mod:`.board_score`), the rules a new row must satisfy (:mod:`.board_checks`), the ranking
+and its renderings (:mod:`.board_render`); this module is the Hub side (read, publish, show) and
+keeps every name other modules import. The rules are listed in
+docs/hub.md#interleave-bench-leaderboard.
 """
 
 from __future__ import annotations
@@ -45,6 +37,7 @@ from .board_checks import (  # noqa: F401 - the board's rules, importable from h
     check_additions,
     check_complete,
     check_data_revisions,
+    check_intervals,
     check_values,
     current_revision,
     describe,
@@ -63,6 +56,7 @@ from .board_render import (  # noqa: F401 - the ranking and its renderings, impo
     render_table,
     table_metrics,
 )
+from .board_score import score_given
 from .board_rows import (  # noqa: F401 - the rows, importable from here as before
     BOARD_FILE,
     BOARD_SPLIT,
@@ -78,7 +72,6 @@ from .board_rows import (  # noqa: F401 - the rows, importable from here as befo
     RANK_METRICS,
     SUMMARY_KINDS,
     board_features,
-    read_runs,
     row_from_score,
     row_from_summary,
     value_range,
@@ -144,37 +137,44 @@ class AddResult:
 
 
 def add_runs(
-    score_paths: list[str],
+    paths: list[str],
     repo_id: str,
     *,
+    data: Optional[str] = None,
     system: Optional[str] = None,
     model: Optional[str] = None,
     data_repo: Optional[str] = None,
     data_revision: Optional[str] = None,
+    split: Optional[str] = None,
     new_board: bool = False,
     private: bool = False,
     now: Optional[dt.datetime] = None,
 ) -> AddResult:
-    """Add one row per score file to the board ``repo_id`` and publish it as one commit plus a tag.
+    """Score each run given and add one row per run to the board ``repo_id``, published as one commit plus a tag.
 
-    Every check runs before anything is written. Returns the tag, commit and rows now on the board.
+    ``paths`` are predictions files (scored on ``data``) or score files and summaries (recomputed
+    from the files they name, :func:`~.board_score.score_given`); every row holds what the board
+    computed. Every check runs before anything is written. Returns the tag, commit and rows now on
+    the board.
     """
     from huggingface_hub import CommitOperationAdd
 
     client.check_repo_id(repo_id)
-    paths = list(score_paths)
-    new, docs = read_runs(paths, system=system, model=model, data_repo=data_repo, data_revision=data_revision)
-    check_values(new, paths)
-    check_complete(docs, paths)
+    scored = score_given(list(paths), data=data, system=system, model=model, data_repo=data_repo,
+                         data_revision=data_revision, split=split)
+    new, docs, where = [s.row for s in scored], [s.doc for s in scored], [s.path for s in scored]
+    check_values(new, where)
+    check_intervals(new, where)
+    check_complete(docs, where)
     client.require_token()
     api = client.hub_api()
     what = f"leaderboard add to {repo_id}"
     with client.hub_errors(what):
         api.create_repo(repo_id, repo_type=client.REPO_TYPE, private=private, exist_ok=True)
         state = fetch_board(api, repo_id)
-    check_data_revisions(api, new, paths, state.rows)
+    check_data_revisions(api, new, where, state.rows)
     align_revisions(state.rows, new)
-    check_additions(state.rows, new, paths, new_board=new_board)
+    check_additions(state.rows, new, where, new_board=new_board)
     tag = next_tag(state.tags)
     stamp = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0).isoformat()
     for r in new:
@@ -185,14 +185,33 @@ def add_runs(
         files = write_board(Path(tmp), repo_id, rows, tag)
         ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(Path(tmp) / rel)) for rel in files]
         names = ", ".join(describe(r) for r in new)
-        with client.hub_errors(what, after=f"nothing was published; the board is still at {state.head and state.head[:12]}"):
-            info = api.create_commit(repo_id, ops, commit_message=f"Add {names} ({tag})",
-                                     commit_description=f"interleave-bench {__version__}",
-                                     repo_type=client.REPO_TYPE, parent_commit=state.head)
+        try:
+            with client.hub_errors(what):
+                info = api.create_commit(repo_id, ops, commit_message=f"Add {names} ({tag})",
+                                         commit_description=f"interleave-bench {__version__}",
+                                         repo_type=client.REPO_TYPE, parent_commit=state.head)
+        except UsageError as exc:
+            raise UsageError(f"{exc}; {_left_at(api, repo_id, state.head)}") from None
     with client.hub_errors(what, after=f"commit {info.oid[:12]} is on main but was not tagged {tag!r}"):
         api.create_tag(repo_id, tag=tag, revision=info.oid, repo_type=client.REPO_TYPE,
                        tag_message=f"leaderboard publication {tag}: {names}")
     return AddResult(repo_id, tag, info.oid, new, rows)
+
+
+def _left_at(api: Any, repo_id: str, read: Optional[str]) -> str:
+    """What a failed publication left: the board's current head, read again (another add may have
+    moved it since this one read the board at ``read``)."""
+    try:
+        refs = api.list_repo_refs(repo_id, repo_type=client.REPO_TYPE)
+        head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+    except Exception:  # noqa: BLE001 - the Hub failing again: say what this add read, as such
+        head = None
+    if head is None:
+        return f"nothing was published; the board was at {read and read[:12]} when this add read it"
+    if head != read:
+        return (f"nothing was published; the board is at {head[:12]}, moved by another publication since this add "
+                f"read it at {read and read[:12]}: run the add again")
+    return f"nothing was published; the board is still at {head[:12]}"
 
 
 def write_board(folder: Path, repo_id: str, rows: list[dict[str, Any]], publication: str) -> list[str]:
