@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,8 +92,13 @@ def read_document(path: str) -> Any:
         return read_json(path)
     except InputError:
         raise
-    except (ValueError, RecursionError) as exc:
-        raise InputError(path, None, None, f"cannot be read: {str(exc).split(';')[0]}") from None
+    except RecursionError:
+        raise InputError(path, None, None, "JSON nested too deeply to read") from None
+    except ValueError as exc:
+        if "digits" in str(exc):  # Python refuses to read integers this long: no count or figure is
+            raise InputError(path, None, None, f"holds a number of more than {sys.get_int_max_str_digits()} digits: "
+                                               "not a count or figure any run gives") from None
+        raise InputError(path, None, None, f"cannot be read: {' '.join(str(exc).split())}") from None
 
 
 def is_document(path: str) -> bool:
@@ -138,7 +144,10 @@ def differences(stated: Any, computed: Any, prefix: str = "") -> Iterator[tuple[
 
 
 def _short(v: Any) -> str:
-    text = "null" if v is None else repr(v) if not isinstance(v, (dict, list)) else type(v).__name__
+    """A stated or computed value for a message: JSON, cut to a readable length."""
+    import json
+
+    text = repr(v) if isinstance(v, str) else json.dumps(v, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
