@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import _board_util as b
 import _hub_util as u
 from _hub_util import TOKEN, hub  # noqa: F401  (the fixture)
-from interleave_bench.errors import InputErrors
+from interleave_bench.errors import InputError, InputErrors
+from interleave_bench.hub.board_score import differences, name_key, normalise_name
 from interleave_bench.hub.leaderboard import (
     board_features,
     check_additions,
@@ -356,3 +359,32 @@ def test_a_board_from_a_newer_version_is_not_rewritten(tmp_path):
         _read_rows(str(tmp_path / "new.parquet"))
 
 
+
+
+# --- invariants of names and agreement ----------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_a_normalised_name_is_stable_printable_and_keeps_its_identity(raw):
+    try:
+        name = normalise_name(raw, "x.json", "system")
+    except InputError as exc:
+        assert "\n" not in exc.format()
+        return
+    assert normalise_name(name, "x.json", "system") == name  # normalising twice changes nothing
+    assert name == name.strip() and "  " not in name and name.isprintable()
+    assert name_key(name) == name_key(raw) == name_key(name.upper()) == name_key(f" {name} ")
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                           | st.text(max_size=5), lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, json_values)
+def test_a_document_agrees_with_itself_and_not_with_another(a, other):
+    assert list(differences(a, a)) == []
+    if list(differences(a, other)):
+        assert list(differences(other, a))  # disagreement goes both ways

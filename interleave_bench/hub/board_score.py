@@ -303,14 +303,12 @@ def score_given(
     (:func:`normalise_name`). A run scored from ``hub:`` data claims that revision unless
     ``data_revision`` says otherwise.
     """
-    from ..score.run import system_name
-
     out: list[Scored] = []
     errs: list[InputError] = []
     for p in paths:
         try:
             out.append(_score_one(p, data=data, system=system, model=model, data_repo=data_repo,
-                                  data_revision=data_revision, split=split, system_name=system_name))
+                                  data_revision=data_revision, split=split))
         except InputErrors as exc:
             errs += exc.errors
         except InputError as exc:
@@ -320,7 +318,12 @@ def score_given(
     return out
 
 
-def _score_one(p: str, *, data, system, model, data_repo, data_revision, split, system_name) -> Scored:
+def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Optional[str],
+               data_repo: Optional[str], data_revision: Optional[str], split: Optional[str]) -> Scored:
+    """One file given to ``add``, scored: a predictions file on ``data``, a score file from what it
+    names, a summary from its result rows."""
+    from ..score.run import system_name
+
     if system is not None:
         system = normalise_name(system, p, "--system")
     if not is_document(p):
