@@ -107,6 +107,15 @@ def _other_run(w, run: str) -> dict[str, Any]:
     return b.score_file(w["data"], w["preds"][run])
 
 
+def _predictions(w, name: str, edit: Callable[[list[str]], list[str]]) -> Path:
+    """The honest predictions file with its lines edited, as a predictions file of its own."""
+    lines = w["preds"]["closed-stay"].read_text(encoding="utf-8").splitlines()
+    out = w["root"] / "preds" / f"{name}.jsonl"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("".join(line + "\n" for line in edit(lines)), encoding="utf-8")
+    return out
+
+
 def _board_row(w, **changes) -> list[dict[str, Any]]:
     """A board already holding the honest run (as published), with ``changes`` to that row."""
     row = score_given([str(w["root"] / "honest.score.json")])[0].row
@@ -114,7 +123,7 @@ def _board_row(w, **changes) -> list[dict[str, Any]]:
 
 
 #: name -> (what to submit, given the honest world); a dict is a score file, a str its raw text, a
-#: tuple (document, board rows) a submission against a board that already holds rows
+#: Path a predictions file, a tuple (document, board rows) a submission to a board already holding rows
 FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     # metrics that contradict the run's own counts, or any value the scorer would not give
     "accuracy raised": lambda w: _score(w, metrics__accuracy=0.95),
@@ -148,6 +157,10 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "outcome count raised": lambda w: _score(w, outcomes__correct=w["score"]["outcomes"]["correct"] + 100),
     "partial run hidden": lambda w: b.forged(_partial_predictions(w), counts__sessions_without_rows=0, not_scored=[]),
     "partial run as it is": lambda w: _partial_predictions(w),
+    "predictions with a 5,000-digit turn": lambda w: _predictions(
+        w, "digits", lambda ls: [ls[0].replace('"i":0', '"i":' + "9" * 5000, 1), *ls[1:]]),
+    "predictions for sessions the data lacks": lambda w: _predictions(
+        w, "elsewhere", lambda ls: [line.replace('"session_id":"', '"session_id":"x-') for line in ls]),
     # fingerprints
     "data fingerprint not a hash": lambda w: _score(w, provenance__data_sha256="abc"),
     "predictions fingerprint not a hash": lambda w: _score(w, provenance__predictions_sha256="deadbeef"),
@@ -190,6 +203,8 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def _submit(w, name: str) -> tuple[list[str], str]:
     made = FORGERIES[name](w)
+    if isinstance(made, Path):  # a predictions file, scored on the honest data
+        return verdict([str(made)], data=str(w["data"])), str(made)
     doc, board = made if isinstance(made, tuple) else (made, [])
     path = w["root"] / "forged" / f"{name.replace(' ', '_').replace(',', '')}.score.json"
     b.write(path, doc if isinstance(doc, str) else json.dumps(doc))

@@ -92,13 +92,18 @@ def read_document(path: str) -> Any:
         return read_json(path)
     except InputError:
         raise
-    except RecursionError:
-        raise InputError(path, None, None, "JSON nested too deeply to read") from None
-    except ValueError as exc:
-        if "digits" in str(exc):  # Python refuses to read integers this long: no count or figure is
-            raise InputError(path, None, None, f"holds a number of more than {sys.get_int_max_str_digits()} digits: "
-                                               "not a count or figure any run gives") from None
-        raise InputError(path, None, None, f"cannot be read: {' '.join(str(exc).split())}") from None
+    except (ValueError, RecursionError) as exc:
+        raise unreadable(path, exc) from None
+
+
+def unreadable(path: str, exc: Exception) -> InputError:
+    """One line for a file Python's JSON reader gave up on (too deep, or a number too long to hold)."""
+    if isinstance(exc, RecursionError):
+        return InputError(path, None, None, "JSON nested too deeply to read")
+    if "digits" in str(exc):  # Python refuses to read integers this long: no count or figure is
+        return InputError(path, None, None, f"holds a number of more than {sys.get_int_max_str_digits()} digits: "
+                                            "not a count or figure any run gives")
+    return InputError(path, None, None, f"cannot be read: {' '.join(str(exc).split())}")
 
 
 def is_document(path: str) -> bool:
@@ -213,6 +218,8 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
                           write=False, data_source=source, price=prices_from(os.environ))[0]
     except UsageError as exc:
         raise InputError(where, None, None, str(exc)) from None
+    except (ValueError, RecursionError) as exc:  # what the readers let through is still one line, not a traceback
+        raise unreadable(str(pred), exc) from None
     doc = run.result
     if not doc["counts"]["sessions"]:
         raise InputError(where, None, "counts.sessions", f"0: {pred} holds no predictions for a session of split "
