@@ -116,6 +116,19 @@ def _predictions(w, name: str, edit: Callable[[list[str]], list[str]]) -> Path:
     return out
 
 
+def _facts_rows(w, name: str, old: str, new: str) -> dict[str, Any]:
+    """The honest facts summary, naming result rows edited (and its hash taken of the edited rows)."""
+    from interleave_bench.io import sha256_file
+
+    src = Path(w["facts"]["results"]["path"])
+    text = src.read_text(encoding="utf-8")
+    assert old in text
+    out = w["root"] / "facts" / f"{name}.jsonl"
+    out.write_text(text.replace(old, new, 1), encoding="utf-8")
+    sha = sha256_file(out)
+    return b.forged(w["facts"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha)
+
+
 def _board_row(w, **changes) -> list[dict[str, Any]]:
     """A board already holding the honest run (as published), with ``changes`` to that row."""
     row = score_given([str(w["root"] / "honest.score.json")])[0].row
@@ -147,6 +160,7 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "interval shifted": lambda w: _score(w, intervals__weighted_error=[x + 0.01 for x in w["score"]["intervals"]["weighted_error"]]),
     "no intervals at all (bootstrap 0)": lambda w: _score(w, provenance__bootstrap=0, intervals={}),
     "bootstrap negative": lambda w: _score(w, provenance__bootstrap=-1),
+    "bootstrap of a billion (the board would redraw them)": lambda w: _score(w, provenance__bootstrap=10 ** 9),
     "seed not a number": lambda w: _score(w, provenance__seed="x"),
     # counts: contradicting, negative, zero, too long to read
     "strict count raised": lambda w: _score(w, counts__strict=371),
@@ -192,6 +206,7 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "facts results of other rows": lambda w: b.forged(w["facts"], results__sha256="sha256:" + "2" * 64),
     "facts results gone": lambda w: b.forged(w["facts"], results__path=str(w["root"] / "none.jsonl")),
     "facts gates forged": lambda w: b.forged(w["facts"], metrics__gates__beats_summary__passed=False),
+    "facts rows with a 5,000-digit count": lambda w: _facts_rows(w, "digits", '"context_tokens": 120', '"context_tokens": ' + "9" * 5000),
     # mid-reply summaries: re-scored from their result rows
     "mid-reply accuracy raised": lambda w: b.forged(w["mid"], metrics__accuracy__value=0.99),
     "mid-reply count raised": lambda w: b.forged(w["mid"], metrics__accuracy__k=w["mid"]["metrics"]["accuracy"]["k"] + 1),
@@ -227,5 +242,8 @@ def test_the_corpus_is_large_enough():
 def test_every_forged_row_is_refused_with_one_line(world, name):
     lines, path = _submit(world, name)
     assert lines, f"{name}: accepted"
-    assert all("\n" not in line for line in lines) and lines[0].startswith(f"{path}: "), lines
+    assert all("\n" not in line for line in lines), lines
+    # each line names the file at fault: the one submitted, or the rows it names when those are bad
+    named = lines[0].split(": ", 1)[0].rsplit(":", 1)[0] if not lines[0].startswith(f"{path}: ") else path
+    assert Path(named).is_file(), lines
     assert "Traceback" not in lines[0] and "Exceeds the limit" not in lines[0]

@@ -36,6 +36,9 @@ FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
 MAX_NAME_CHARS = 100
 #: two figures agree when they differ by no more than float noise (both are rounded the same way)
 AGREE = 1e-9
+#: the most bootstrap resamples the board redraws to reproduce a stated file's intervals: ten times the
+#: scorer's default already pins the interval's ends to their rounding; more only costs the board time
+MAX_BOOTSTRAP = 10_000
 #: a score file named like this is a document; anything else given to ``add`` is a predictions file
 DOCUMENT_SUFFIX = ".json"
 
@@ -211,6 +214,9 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     if n_boot == 0:
         raise InputError(where, None, "provenance.bootstrap", "0: the run has no intervals, and the board shows every "
                                                               "headline number with its interval (score with --bootstrap N)")
+    if n_boot > MAX_BOOTSTRAP:
+        raise InputError(where, None, "provenance.bootstrap", f"{n_boot}: the board redraws at most {MAX_BOOTSTRAP:,} "
+                                                              "resamples to check the intervals")
     run_split = (stated or {}).get("split") or split or DEFAULT_SPLIT
     local, source = _data_of(data)
     try:
@@ -277,7 +283,10 @@ def score_summary(path: str, doc: dict[str, Any]) -> Scored:
                          ("cases.sha256", (doc.get("cases") or {}).get("sha256") if isinstance(doc.get("cases"), dict) else None)):
         check_fingerprint(value, path, field)
     source = f"re-scoring {results}"
-    metrics = _mid_reply_metrics(results) if kind == KIND_MID_REPLY else _facts_metrics(results)
+    try:
+        metrics = _mid_reply_metrics(results) if kind == KIND_MID_REPLY else _facts_metrics(results)
+    except (ValueError, RecursionError) as exc:  # what the readers let through is still one line
+        raise unreadable(str(results), exc) from None
     stated_metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
     if kind != KIND_MID_REPLY:
         refuse_disagreement(path, doc, {"passed": metrics["passed"]}, ("passed",), source)
