@@ -252,6 +252,9 @@ class LeaderboardRow(Document):
     data_config: Optional[str] = None
     data_sha256: str
     predictions_sha256: str
+    #: the run's rows, in any order or layout: SHA-256 over each row's canonical JSON, sorted (set
+    #: by ``leaderboard add``; one run is one row however its file is written)
+    rows_sha256: Optional[str] = None
     sessions: Optional[int]
     messages: Optional[int]
     package_version: Optional[str]

@@ -197,6 +197,10 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "a name of 200 letters": lambda w: _score(w, system="s" * 200),
     # the board's uniqueness
     "the same run under another name": lambda w: (_score(w, system="renamed"), _board_row(w)),
+    "the same rows reordered under another name": lambda w: (_predictions(w, "reordered", lambda ls: ls[::-1]), _board_row(w)),
+    "the same rows reformatted under another name": lambda w: (
+        _predictions(w, "reformatted", lambda ls: [json.dumps(json.loads(line), indent=None, separators=(", ", ": "))
+                                                   for line in ls]), _board_row(w)),
     "a name differing by case": lambda w: (_other_run(w, "closed-bm25") | {"system": "CLOSED-STAY"}, _board_row(w)),
     "a name differing by a trailing space": lambda w: (_other_run(w, "closed-bm25") | {"system": "closed-stay "}, _board_row(w)),
     # facts summaries: re-scored from their result rows
@@ -218,9 +222,9 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def _submit(w, name: str) -> tuple[list[str], str]:
     made = FORGERIES[name](w)
-    if isinstance(made, Path):  # a predictions file, scored on the honest data
-        return verdict([str(made)], data=str(w["data"])), str(made)
     doc, board = made if isinstance(made, tuple) else (made, [])
+    if isinstance(doc, Path):  # a predictions file, scored on the honest data
+        return verdict([str(doc)], board, data=str(w["data"])), str(doc)
     path = w["root"] / "forged" / f"{name.replace(' ', '_').replace(',', '')}.score.json"
     b.write(path, doc if isinstance(doc, str) else json.dumps(doc))
     return verdict([str(path)], board), str(path)

@@ -229,10 +229,12 @@ def _pub_number(tag: Optional[str]) -> int:
 def check_additions(
     existing: list[dict[str, Any]], new: list[dict[str, Any]], paths: list[str], *, new_board: bool = False
 ) -> None:
-    """Refuse duplicates and rows on another data revision; raises InputErrors naming each file."""
+    """Refuse duplicates (a name already in its table, the same predictions file, the same rows in
+    another order or layout) and rows on another data revision; raises InputErrors naming each file."""
     errs: list[InputError] = []
     by_key = {run_key(r): r for r in existing}
     by_pred = {r.get("predictions_sha256"): r for r in existing}
+    by_rows = {r["rows_sha256"]: r for r in existing if r.get("rows_sha256") is not None}
     revisions = {r["data_revision"] for r in new}
     if len(revisions) > 1:
         errs.append(InputError(paths[0], None, "provenance.data_sha256",
@@ -252,6 +254,11 @@ def check_additions(
             errs.append(InputError(p, None, "provenance.predictions_sha256",
                                    f"duplicate: the same predictions are already on the board as {describe(old)} "
                                    f"(published in {old.get('publication') or 'this add'})"))
+        elif r.get("rows_sha256") is not None and r["rows_sha256"] in by_rows:
+            old = by_rows[r["rows_sha256"]]
+            errs.append(InputError(p, None, "rows_sha256",
+                                   f"duplicate: the same rows, in another order or layout, are already on the board as "
+                                   f"{describe(old)} (published in {old.get('publication') or 'this add'})"))
         elif (r["data_revision"] == board_rev and (same_config := {
                 o.get("data_sha256") for o in existing
                 if o.get("data_revision") == board_rev and o.get("data_config") == r.get("data_config")})
@@ -266,6 +273,8 @@ def check_additions(
                                    "new ranking on this revision)"))
         by_key.setdefault(run_key(r), r)
         by_pred.setdefault(r["predictions_sha256"], r)
+        if r.get("rows_sha256") is not None:
+            by_rows.setdefault(r["rows_sha256"], r)
     if errs:
         raise InputErrors(errs)
 

@@ -50,6 +50,8 @@ class Scored:
     path: str
     row: dict[str, Any]
     doc: dict[str, Any]
+    #: the run's rows as a set (:func:`rows_fingerprint`)
+    rows_sha256: Optional[str] = None
 
 
 # --- names and fingerprints ------------------------------------------------------------------------
@@ -123,6 +125,25 @@ def referenced_file(named: Any, doc_path: str, field: str, what: str) -> Path:
             return candidate
     raise InputError(doc_path, None, field, f"{named}: no such file; the board recomputes the run from its {what} "
                                             "(give the file as it was scored)")
+
+
+def rows_fingerprint(path: Path) -> str:
+    """The run's rows as a set: SHA-256 (``sha256:<hex>``) over each row's canonical JSON (keys
+    sorted, null fields left out), the lines sorted; the same rows reordered, reformatted, or as
+    Parquet give the same fingerprint. The file has been read and checked by its scorer already."""
+    import json
+
+    from ..io import iter_json_lines, sorted_lines_fingerprint
+
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(path).to_pylist()
+    else:
+        rows = [json.loads(text) for _, text in iter_json_lines(path)]
+    return sorted_lines_fingerprint(sorted(
+        json.dumps({k: v for k, v in r.items() if v is not None}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        for r in rows if isinstance(r, dict)))
 
 
 # --- agreement --------------------------------------------------------------------------------------
@@ -240,7 +261,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
-    return Scored(where, {}, doc)
+    return Scored(where, {}, doc, rows_fingerprint(pred))
 
 
 # --- summaries: facts and mid-reply runs ------------------------------------------------------------
@@ -295,7 +316,7 @@ def score_summary(path: str, doc: dict[str, Any]) -> Scored:
                 "provenance": {**prov, "predictions_sha256": sha}}
     if kind != KIND_MID_REPLY:
         computed["passed"] = metrics["passed"]
-    return Scored(path, {}, computed)
+    return Scored(path, {}, computed, rows_fingerprint(results))
 
 
 # --- one entry point ----------------------------------------------------------------------------------
@@ -361,6 +382,7 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
         rev_claim = data_revision or prov.get("data_revision")
         scored.row = row_from_summary(p, scored.doc, system=name, model=model, data_repo=data_repo, data_revision=rev_claim)
         scored.row["system"] = normalise_name(scored.row["system"], p, "system")
+        scored.row["rows_sha256"] = scored.rows_sha256
         return scored
     from ..documents import read_score_document
 
@@ -378,6 +400,7 @@ def _routing_row(scored: Scored, name: str, model: Optional[str], data_repo: Opt
     rev = data_revision or prov.get("data_revision")
     repo = data_repo or (prov.get("data_repo") if data_revision is None else None)
     scored.row = row_from_score(scored.path, scored.doc, system=name, model=model, data_repo=repo, data_revision=rev)
+    scored.row["rows_sha256"] = scored.rows_sha256
     if prov.get("data_config") and rev == prov.get("data_revision"):
         scored.row["data_config"] = prov["data_config"]
         scored.row["data_commit"] = prov.get("data_commit")
