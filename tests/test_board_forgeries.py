@@ -129,6 +129,19 @@ def _facts_rows(w, name: str, old: str, new: str) -> dict[str, Any]:
     return b.forged(w["facts"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha)
 
 
+def _mid_subset(w) -> dict[str, Any]:
+    """A mid-reply run on five cases whose summary hides it (its figures re-stated for those rows)."""
+    from interleave_bench.hub.board_score import _mid_reply_metrics
+    from interleave_bench.io import sha256_file
+
+    src = Path(w["mid"]["results"]["path"])
+    out = w["root"] / "mid" / "subset.jsonl"
+    out.write_text("".join(src.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
+    sha = sha256_file(out)
+    return b.forged(w["mid"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha,
+                    metrics=_mid_reply_metrics(out), cases__selected=5)
+
+
 def _board_row(w, **changes) -> list[dict[str, Any]]:
     """A board already holding the honest run (as published), with ``changes`` to that row."""
     row = score_given([str(w["root"] / "honest.score.json")])[0].row
@@ -216,6 +229,9 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "mid-reply count raised": lambda w: b.forged(w["mid"], metrics__accuracy__k=w["mid"]["metrics"]["accuracy"]["k"] + 1),
     "mid-reply interval widened": lambda w: b.forged(w["mid"], metrics__accuracy__ci95=[0.0, 1.0]),
     "mid-reply cases cut": lambda w: b.forged(w["mid"], cases__limit=5),
+    "mid-reply rows of a few cases, claimed whole": lambda w: _mid_subset(w),
+    "mid-reply claimed on other cases": lambda w: b.forged(w["mid"], provenance__data_sha256="sha256:" + "4" * 64),
+    "routing breakdown forged": lambda w: _score(w, breakdowns__lang__en__correct=w["score"]["breakdowns"]["lang"]["en"]["n"]),
     "mid-reply results of other rows": lambda w: b.forged(w["mid"], results__sha256="sha256:" + "3" * 64),
 }
 
@@ -233,6 +249,8 @@ def _submit(w, name: str) -> tuple[list[str], str]:
 def test_the_honest_runs_are_accepted(world):
     assert verdict([str(world["root"] / "honest.score.json")]) == []
     assert verdict([str(world["preds"]["closed-bm25"])], data=str(world["data"])) == []
+    opened = b.score_file(world["data"], world["preds"]["open-bm25"], out=world["root"] / "open.score.json")
+    assert opened["cluster"] and verdict([str(world["root"] / "open.score.json")]) == []
     for kind in ("facts", "mid"):
         path = b.write(world["root"] / f"{kind}.honest.score.json", world[kind])
         assert verdict([path]) == [], kind

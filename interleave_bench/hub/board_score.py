@@ -194,7 +194,8 @@ def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, A
 # --- routing runs ------------------------------------------------------------------------------------
 
 #: the parts of a routing score document the recomputation must reproduce
-ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst")
+ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst", "breakdowns",
+                 "cluster")
 
 
 def _data_of(data: str) -> tuple[str, Optional[dict[str, Any]]]:
@@ -282,6 +283,40 @@ def _mid_reply_metrics(results: Path) -> dict[str, Any]:
                             lang=[r.lang for r in rows], how=[r.how for r in rows], tags=[r.tags for r in rows])
 
 
+#: what a mid-reply summary names as its case file when it ran on the cases the package ships
+PACKAGED = "packaged"
+
+
+def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> None:
+    """A mid-reply run's cases, checked against the case file it names: the file hashes to
+    ``cases.sha256``, its cases' fingerprint is the stated data fingerprint, and every case has a
+    result row (else it is a partial run)."""
+    from ..io import records_fingerprint
+    from ..midreply.cases import load_cases, packaged_cases_path
+    from ..midreply.results import read_results
+
+    cases = doc.get("cases") if isinstance(doc.get("cases"), dict) else {}
+    named = cases.get("path")
+    if named == PACKAGED:
+        with packaged_cases_path() as p:
+            file_sha, case_file = sha256_file(p), load_cases(p)
+    else:
+        found = referenced_file(named, path, "cases.path", "case file")
+        file_sha, case_file = sha256_file(found), load_cases(found)
+    if cases.get("sha256") is not None and cases["sha256"] != file_sha:
+        raise InputError(path, None, "cases.sha256", f"says {cases['sha256']}, but the case file {named} hashes to {file_sha}")
+    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+    fp = records_fingerprint(case_file.cases)
+    if prov.get("data_sha256") is not None and prov["data_sha256"] != fp:
+        raise InputError(path, None, "provenance.data_sha256", f"says {prov['data_sha256']}, but the cases of {named} "
+                                                                f"have the fingerprint {fp}")
+    answered = {r.case_id for r in read_results(results)}
+    left = [c.id for c in case_file.cases if c.id not in answered]
+    if left:
+        raise InputError(path, None, "cases", f"a partial run: {len(left)} of {len(case_file.cases)} cases of {named} "
+                                              f"have no result row (first {left[0]}): the board ranks runs over the whole case set")
+
+
 def score_summary(path: str, doc: dict[str, Any]) -> Scored:
     """Re-score a facts or mid-reply summary from the result rows it names; refuse any figure it gets wrong.
 
@@ -304,6 +339,8 @@ def score_summary(path: str, doc: dict[str, Any]) -> Scored:
                          ("cases.sha256", (doc.get("cases") or {}).get("sha256") if isinstance(doc.get("cases"), dict) else None)):
         check_fingerprint(value, path, field)
     source = f"re-scoring {results}"
+    if kind == KIND_MID_REPLY:
+        _check_case_set(path, doc, results)
     try:
         metrics = _mid_reply_metrics(results) if kind == KIND_MID_REPLY else _facts_metrics(results)
     except (ValueError, RecursionError) as exc:  # what the readers let through is still one line
