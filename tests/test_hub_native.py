@@ -200,11 +200,19 @@ def test_a_mid_reply_summary_is_checked_against_the_published_cases(hub, tmp_pat
     args = ["--repo", "org/board", "--data-repo", DATA_REPO, "--data-revision", "v0.1"]
     code, _, err = u.cli(["leaderboard", "add", str(summary), *args], capsys)
     assert code == 0, err
-    # the same rows, said to be scored on other cases: the published revision holds these
+    # a run on other cases (one case's text changed), claimed on the revision that holds these
+    cases = u.case_file()
+    cases["cases"][0]["text"] = "add Sintra and Cascais"
+    other_cases = u.write_json(tmp_path / "cases-other.json", cases)
+    out = tmp_path / "mid" / "other.jsonl"
+    assert u.cli(["mid-reply", other_cases, "--rule-only", "--out", str(out)], capsys)[0] == 0
+    code, _, err = u.cli(["leaderboard", "add", str(tmp_path / "mid" / "other.score.json"), *args], capsys)
+    assert code == 2 and err.count("\n") == 1 and "holds mid_reply sha256:" in err, err
+    # the first run's rows, said to be scored on other cases: its own case file says otherwise
     doc["provenance"]["data_sha256"] = "sha256:" + "9" * 64
-    other = u.write_json(tmp_path / "mid" / "other.score.json", doc)
-    code, _, err = u.cli(["leaderboard", "add", other, *args], capsys)
-    assert code == 2 and err.count("\n") == 1 and "holds mid_reply sha256:" in err
+    forged = u.write_json(tmp_path / "mid" / "forged.score.json", doc)
+    code, _, err = u.cli(["leaderboard", "add", forged, *args], capsys)
+    assert code == 2 and err.count("\n") == 1 and "provenance.data_sha256: says sha256:999" in err, err
 
 
 # --- the data fingerprint is on the records -------------------------------------------------------------------
