@@ -221,6 +221,7 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "facts accuracy raised": lambda w: b.forged(w["facts"], metrics__strategies__facts__answer_accuracy__value=0.99),
     "facts count raised": lambda w: b.forged(w["facts"], metrics__strategies__facts__answer_accuracy__k=4),
     "facts results of other rows": lambda w: b.forged(w["facts"], results__sha256="sha256:" + "2" * 64),
+    "facts claimed on other data": lambda w: b.forged(w["facts"], data__path=str(w["data"] / "sessions.jsonl")),
     "facts results gone": lambda w: b.forged(w["facts"], results__path=str(w["root"] / "none.jsonl")),
     "facts gates forged": lambda w: b.forged(w["facts"], metrics__gates__beats_summary__passed=False),
     "facts rows with a 5,000-digit count": lambda w: _facts_rows(w, "digits", '"context_tokens": 120', '"context_tokens": ' + "9" * 5000),

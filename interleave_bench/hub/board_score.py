@@ -317,6 +317,20 @@ def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> None:
                                               f"have no result row (first {left[0]}): the board ranks runs over the whole case set")
 
 
+def _check_facts_data(path: str, doc: dict[str, Any]) -> None:
+    """A facts run's data claim, checked when the sessions file it names is here: its records'
+    fingerprint must be the stated one (else the claim is left to the revision check)."""
+    from ..io import iter_sessions, records_fingerprint
+
+    data = doc.get("data") if isinstance(doc.get("data"), dict) else {}
+    named, stated = data.get("path"), data.get("sha256")
+    if not isinstance(named, str) or stated is None or not Path(named).is_file():
+        return
+    fp = records_fingerprint(iter_sessions(named))
+    if fp != stated:
+        raise InputError(path, None, "data.sha256", f"says {stated}, but the sessions of {named} have the fingerprint {fp}")
+
+
 def score_summary(path: str, doc: dict[str, Any]) -> Scored:
     """Re-score a facts or mid-reply summary from the result rows it names; refuse any figure it gets wrong.
 
@@ -341,6 +355,8 @@ def score_summary(path: str, doc: dict[str, Any]) -> Scored:
     source = f"re-scoring {results}"
     if kind == KIND_MID_REPLY:
         _check_case_set(path, doc, results)
+    else:
+        _check_facts_data(path, doc)
     try:
         metrics = _mid_reply_metrics(results) if kind == KIND_MID_REPLY else _facts_metrics(results)
     except (ValueError, RecursionError) as exc:  # what the readers let through is still one line
