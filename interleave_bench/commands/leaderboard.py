@@ -33,11 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--split", choices=SCORE_SPLITS,
                    help="the split predictions files are scored on (default: a score file's, else dev)")
     a.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo, e.g. org/interleavebench-leaderboard")
-    a.add_argument("--system", metavar="NAME", help="the system's name on the board (default: the score file's `system`)")
-    a.add_argument("--model", metavar="M", help="the model behind the run (default: the score file's `model`)")
+    a.add_argument("--system", metavar="NAME", help="the system's name on the board (default: the score file's `system`, else the predictions "
+                        "file's name); normalised, and one row of its table whatever its case")
+    a.add_argument("--model", metavar="M", help="the model behind the run (default: the model the run's rows name)")
     a.add_argument("--data-repo", metavar="R", help="the dataset repo the run was scored on, e.g. org/interleavebench")
     a.add_argument("--data-revision", metavar="REV",
-                   help="the data revision (a tag of --data-repo); default: the data fingerprint in the score's provenance")
+                   help="the data revision (a tag of --data-repo), checked against the data the run was scored on; "
+                        "default: the revision of hub: data, else the data fingerprint")
     a.add_argument("--new-board", action="store_true",
                    help="start a new ranking on this data revision (earlier rows stay in the history, unranked)")
     a.add_argument("--private", action="store_true", help="create the board repo private")
