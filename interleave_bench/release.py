@@ -35,8 +35,9 @@ from .score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
 from .score.run import score_files
 from .vet import VetReport, vet_paths
 
-#: the session configs a release can carry; each comes from a data folder or is generated
-SESSION_CONFIGS = ("v0", "v1")
+#: the session configs a release can carry; each comes from a data folder or is generated (``sgd``
+#: only from a folder written by ``import sgd``)
+SESSION_CONFIGS = ("v0", "v1", "sgd")
 #: the configs generated when no data folder is given: every dataset the generator writes
 GENERATED_CONFIGS = tuple(c for c in SESSION_CONFIGS if c in DATASETS)
 #: where a release keeps its files (generated data, predictions and scores, the exported folder)

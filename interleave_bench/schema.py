@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serial
 # --- vocabularies ---------------------------------------------------------------------------------
 
 #: the session version of each published data config
-CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1", "irc_ubuntu": "interleave-v0"}
+CONFIG_VERSIONS = {"v0": "interleave-v0", "v1": "interleave-v1", "irc_ubuntu": "interleave-v0", "sgd": "interleave-v0"}
 VERSIONS = tuple(dict.fromkeys(CONFIG_VERSIONS.values()))
 SPLITS = ("dev", "test")
 #: what a run is scored or routed on: one split, or every session

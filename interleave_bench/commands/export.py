@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--v1", metavar="DIR", help="v1 data: a folder with sessions.jsonl (and manifest.json), or the file")
     p.add_argument("--mid-reply", metavar="FILE", help="a mid-reply case file (e.g. interleave_bench/data/mid_reply/cases.json)")
     p.add_argument("--irc", metavar="DIR", help="IRC data written by `import irc` (config irc_ubuntu, CC BY 4.0)")
+    p.add_argument("--sgd", metavar="DIR", help="SGD data written by `import sgd` (config sgd, CC BY-SA 4.0)")
     p.add_argument("--out", required=True, metavar="DIR", help="the dataset folder to write, e.g. interleavebench/")
     p.add_argument(
         "--card-template", metavar="DIR",
@@ -35,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
 
     timer = Timer()
     result = export_dataset(
-        args.out, v0=args.v0, v1=args.v1, mid_reply=args.mid_reply, template_dir=args.card_template, irc=args.irc
+        args.out, v0=args.v0, v1=args.v1, mid_reply=args.mid_reply, template_dir=args.card_template, irc=args.irc,
+        sgd=args.sgd,
     )
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)

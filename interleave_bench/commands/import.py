@@ -1,4 +1,4 @@
-"""``interleave-bench import irc DIR --out data/irc-ubuntu``: real interleaved chat as a data set.
+"""``interleave-bench import irc|sgd DIR --out DATA``: a real corpus as a data set, in its own layout.
 
 Reads the IRC disentanglement corpus (Kummerfeld et al., 2019; CC BY 4.0): one session per
 annotated log, one turn per annotated message, one thread per conversation (the connected
@@ -9,11 +9,20 @@ components of the reply links). The sessions are open-only: ``route`` and ``base
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..progress import Timer, summary_line
 
 #: where ``import irc`` writes by default (relative to the current folder)
 DEFAULT_IRC_OUT = "data/irc-ubuntu"
+#: where ``import sgd`` writes by default (relative to the current folder)
+DEFAULT_SGD_OUT = "data/sgd"
+#: what ``import sgd`` does, for its help (docs/sgd.md)
+SGD_DESCRIPTION = (
+    "Reads the Schema-Guided Dialogue corpus (Rastogi et al., 2020; CC BY-SA 4.0) in its own layout "
+    "(schema.json and dialogues_*.json per split folder): one session per dialogue that uses more than one "
+    "service, one thread per service, one turn per user turn with the system's reply. Both routing modes apply."
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     irc.add_argument("--out", default=DEFAULT_IRC_OUT, metavar="DIR",
                      help=f"data folder to write sessions.jsonl and manifest.json into (default {DEFAULT_IRC_OUT})")
     irc.set_defaults(func=run_irc)
+    sgd = kinds.add_parser("sgd", help="the Schema-Guided Dialogue corpus (multi-service dialogues, Rastogi et al. 2020)",
+                           description=SGD_DESCRIPTION)
+    sgd.add_argument("corpus", metavar="DIR", help="the corpus folder (holding train/, dev/ and/or test/), or one split folder")
+    sgd.add_argument("--out", default=DEFAULT_SGD_OUT, metavar="DIR",
+                     help=f"data folder to write sessions.jsonl and manifest.json into (default {DEFAULT_SGD_OUT})")
+    sgd.set_defaults(func=run_sgd)
 
 
 def run_irc(args: argparse.Namespace) -> int:
@@ -32,9 +47,23 @@ def run_irc(args: argparse.Namespace) -> int:
 
     timer = Timer()
     result = import_irc(args.corpus, args.out)
+    return _report("irc", result, "--mode open", {"sessions": result.sessions, "messages": result.messages,
+                   "conversations": result.conversations, "context lines": result.context_lines}, timer)
+
+
+def run_sgd(args: argparse.Namespace) -> int:
+    from ..sgd import import_sgd
+
+    timer = Timer()
+    result = import_sgd(args.corpus, args.out)
+    return _report("sgd", result, "--mode closed (or --mode open)", {
+        "sessions": result.sessions, "messages": result.messages, "threads": result.threads,
+        "dialogues of one service skipped": result.skipped}, timer)
+
+
+def _report(kind: str, result: Any, modes: str, counts: dict[str, int], timer: Timer) -> int:
+    """The lines every import ends with: the file written per split, the next command, the summary."""
     print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
-    print(f"next: interleave-bench baselines {result.out} --mode open")
-    print(summary_line("import irc", {"sessions": result.sessions, "messages": result.messages,
-                                      "conversations": result.conversations, "context lines": result.context_lines},
-                       timer.seconds))
+    print(f"next: interleave-bench baselines {result.out} {modes}")
+    print(summary_line(f"import {kind}", counts, timer.seconds))
     return 0

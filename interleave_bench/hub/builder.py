@@ -41,6 +41,7 @@ DEFAULT_SOURCES = {
     "v1": Path("data") / "interleave-v1",
     "mid_reply": Path(__file__).resolve().parents[1] / "data" / "mid_reply" / "cases.json",
     "irc_ubuntu": Path("data") / "irc-ubuntu",
+    "sgd": Path("data") / "sgd",
 }
 #: the name a mid-reply folder's case file goes by
 CASES_FILE = "cases.json"

@@ -299,6 +299,7 @@ CONFIG_BLURBS = {
     "v1": "routing plus the assistant's replies, the facts' timeline and fact probes (phase 2)",
     "mid_reply": "messages sent while a reply is running: where does each one belong?",
     "irc_ubuntu": "real Ubuntu IRC logs with annotated conversations (open mode only; CC BY 4.0)",
+    "sgd": "real task-oriented dialogues of one user across two or three services (Schema-Guided Dialogue; CC BY-SA 4.0)",
 }
 
 

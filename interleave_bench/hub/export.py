@@ -34,7 +34,8 @@ from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
 from .evalresults import EVAL_YAML, eval_yaml
-from .irc import irc_config, irc_markdown, licenses
+from .irc import irc_config, irc_markdown
+from .sgd import language_creators, licenses, sgd_config, sgd_markdown
 from .features import (
     CONFIG_VERSIONS,
     CONFIGS,
@@ -127,6 +128,17 @@ def session_config(config: str, path: str | os.PathLike) -> tuple[ConfigExport, 
     return ConfigExport(config, src, rows, sessions=sessions), warnings
 
 
+def imported_config(config: str, path: str | os.PathLike, marker: str, command: str) -> tuple[ConfigExport, list[str]]:
+    """:func:`session_config` for a config of imported corpus data: every session must carry the
+    field ``marker`` that the importer (``interleave-bench <command>``) writes, else :class:`InputError`."""
+    cfg, warnings = session_config(config, path)
+    for s in cfg.sessions:
+        if not (s.model_extra or {}).get(marker):
+            raise InputError(cfg.source.path, None, f"{s.session_id}: {marker}",
+                             f"config {config!r} holds sessions written by `interleave-bench {command}`")
+    return cfg, warnings
+
+
 def mid_reply_config(path: str | os.PathLike) -> tuple[ConfigExport, list[str]]:
     """Read and validate a mid-reply case file; one row per case with its language's catalog."""
     f = read_case_file(path)
@@ -184,7 +196,7 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         task_categories=cardlib.TASK_CATEGORIES,
         task_ids=cardlib.TASK_IDS,
         annotations_creators=cardlib.ANNOTATIONS_CREATORS,
-        language_creators=cardlib.LANGUAGE_CREATORS,
+        language_creators=language_creators([c.name for c in configs]),
         source_datasets=cardlib.SOURCE_DATASETS,
         tags=cardlib.TAGS,
         size_categories=[cardlib.size_category(total)],
@@ -235,7 +247,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str, re
     if mid:
         sections.append(cardlib.mid_reply_markdown(mid.cases, mid.total))
         about = "### Mid-reply cases\n\n" + (mid.cases.about.strip() or "Written by hand.")
-    sections += [x for x in [irc_markdown([c.name for c in configs])] if x]
+    sections += [x for x in [irc_markdown([c.name for c in configs]), sgd_markdown([c.name for c in configs])] if x]
     years = sorted(
         str(c.source.manifest.provenance.get("created", ""))[:4]
         for c in configs
@@ -276,6 +288,7 @@ def export_dataset(
     template_dir: Optional[str | os.PathLike] = None,
     release_notes: Optional[str] = None,
     irc: Optional[str | os.PathLike] = None,
+    sgd: Optional[str | os.PathLike] = None,
 ) -> ExportResult:
     """Write the dataset folder ``out`` from the given sources; returns what was written.
 
@@ -284,8 +297,8 @@ def export_dataset(
     Raises :class:`InputError` for bad input (nothing written) and :class:`UsageError` when there is
     nothing to export or ``out`` holds files an export does not own.
     """
-    if v0 is None and v1 is None and mid_reply is None and irc is None:
-        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR, --mid-reply FILE and/or --irc DIR")
+    if v0 is None and v1 is None and mid_reply is None and irc is None and sgd is None:
+        raise UsageError("nothing to export: give --v0 DIR, --v1 DIR, --mid-reply FILE, --irc DIR and/or --sgd DIR")
     out = Path(out)
     _check_replaceable(out)
     template_path, template = cardlib.load_template(cardlib.DATASET_TEMPLATE, Path(template_dir) if template_dir else None)
@@ -302,6 +315,10 @@ def export_dataset(
         warnings += warn
     if irc is not None:
         cfg, warn = irc_config(irc)
+        configs.append(cfg)
+        warnings += warn
+    if sgd is not None:
+        cfg, warn = sgd_config(sgd)
         configs.append(cfg)
         warnings += warn
 

@@ -47,7 +47,7 @@ from .. import schema
 from ..schema import ACTIONS, MID_REPLY_HOW, STYLES
 
 #: the configs the dataset publishes, the first one is the default
-CONFIGS = ("v0", "v1", "mid_reply", "irc_ubuntu")
+CONFIGS = ("v0", "v1", "mid_reply", "irc_ubuntu", "sgd")
 DEFAULT_CONFIG = "v0"
 #: the session ``version`` each session config holds (defined with the records)
 CONFIG_VERSIONS = schema.CONFIG_VERSIONS
@@ -187,6 +187,11 @@ SESSION_V1 = Spec(
     frozenset({"fact_types", "timeline", "probes"}),
 )
 
+#: ``sgd`` (docs/sgd.md): v0 sessions whose turns carry the assistant's reply, with the corpus's
+#: dialogue id and split in columns of their own (they are session fields the schema keeps as extras)
+TURN_SGD = Spec(_TURN_V0_FIELDS + (("assistant", "str"),), frozenset({"fact", "assistant"}))
+SESSION_SGD = Spec(_session_head(THREAD) + (("dialogue_id", "str"), ("corpus_split", "str"), ("turns", ListOf(TURN_SGD))))
+
 CATALOG_TOPIC = Spec(
     (
         ("id", "str"),
@@ -212,7 +217,8 @@ MID_REPLY_CASE = Spec(
 #: the mid-reply row: the case, then the catalog of its language joined in
 CATALOG = "catalog"
 
-SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE, "irc_ubuntu": SESSION_V0}
+SPECS: dict[str, Spec] = {"v0": SESSION_V0, "v1": SESSION_V1, "mid_reply": MID_REPLY_CASE, "irc_ubuntu": SESSION_V0,
+                          "sgd": SESSION_SGD}
 
 
 # --- features -----------------------------------------------------------------------------------------
@@ -286,14 +292,16 @@ def _value_to_cell(value: Any, kind: Union[str, Label, ListOf, Spec]) -> Any:
 def to_row(record: BaseModel, spec: Spec) -> dict[str, Any]:
     """One validated record (``Session``, ``MidReplyCase``...) as a row of ``spec``'s columns.
 
-    Declared fields the source left out take their schema default (``getattr``); everything the
-    source set that ``spec`` has no column for (unknown fields, or a field of a later version such
+    Declared fields the source left out take their schema default (``getattr``); an extra field
+    with a column of its own goes there; everything the source set that ``spec`` has no column for (unknown fields, or a field of a later version such
     as ``reply`` in a v0 session) goes into ``extra``.
     """
     row: dict[str, Any] = {}
     names = spec.names()
+    extra = record.model_extra or {}
     for name, kind in spec.fields:
-        value = getattr(record, name, None) if name in type(record).model_fields else None
+        # a column may hold a field the record keeps as an extra (``sgd``'s ``dialogue_id``)
+        value = getattr(record, name, None) if name in type(record).model_fields else extra.get(name)
         row[name] = _value_to_cell(value, kind)
     dumped = record.model_dump(mode="json", exclude_unset=True, by_alias=True)
     leftover = {k: v for k, v in dumped.items() if k not in names}

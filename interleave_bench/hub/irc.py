@@ -11,28 +11,17 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from ..errors import InputError
 from ..irc.importer import CITATION, LICENSE, SOURCE_URL
 from . import card as cardlib
 
 IRC_CONFIG = "irc_ubuntu"
 
 
-def check_irc_sessions(config: Any) -> None:
-    """Raise :class:`InputError` unless every session of ``config`` was written by ``import irc``."""
-    for s in config.sessions:
-        if not (s.model_extra or {}).get("source_file"):
-            raise InputError(config.source.path, None, f"{s.session_id}: source_file",
-                             f"config {IRC_CONFIG!r} holds sessions written by `interleave-bench import irc`")
-
-
 def irc_config(path: str | os.PathLike) -> tuple[Any, list[str]]:
     """Read and validate imported IRC sessions as the ``irc_ubuntu`` config; returns it and warnings."""
-    from .export import session_config  # the export module builds every session config the same way
+    from .export import imported_config  # the export module builds every session config the same way
 
-    config, warnings = session_config(IRC_CONFIG, path)
-    check_irc_sessions(config)
-    return config, warnings
+    return imported_config(IRC_CONFIG, path, "source_file", "import irc")
 
 
 def licenses(config_names: Sequence[str]) -> str | list[str]:
