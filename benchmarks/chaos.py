@@ -8,7 +8,8 @@ OpenAI-compatible server on loopback:
 
 1. a clean run (no faults) gives the reference output and the number of requests it paid for;
 2. a chaos run: a share ``--rate`` of requests gets a fault of every kind the server knows (429,
-   500, slow, a malformed or truncated 200 body, a garbage answer, a dropped connection; no garbage
+   500, slow, a malformed or truncated 200 body, a garbage answer, a dropped connection, a negative
+   usage, ``content: null``, text cut at the token limit; not the 401 echoing the key; no garbage
    for a command's free-text requests, such as facts' answers and summaries, where nonsense is just
    a wrong answer no client can tell from a model's), and the
    process is killed with SIGKILL when the server has seen a seeded number of requests, ``--kills``
@@ -42,12 +43,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from interleave_bench.facts.prompts import ANSWER_KIND, SUMMARY_KIND  # noqa: E402
-from interleave_bench.llm.server import FAULT_KINDS, FakeServer  # noqa: E402
+from interleave_bench.llm.server import FAULT_KINDS, UNUSABLE_KINDS, FakeServer  # noqa: E402
 import interleave_bench.facts.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
 import interleave_bench.generate.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
 import interleave_bench.midreply.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
 import interleave_bench.route.fake  # noqa: E402,F401  (the fake model's answers: the server here answers for it)
 
+#: the faults drawn: every kind the server knows but the echoed key (a 401, which no retry mends),
+#: the unusable 200 answers (negative usage, no text, text cut at the token limit) included
+CHAOS_KINDS = FAULT_KINDS + UNUSABLE_KINDS
 #: the model name the runs ask for (the fake server answers any name)
 MODEL = "chaos-model"
 #: runs of one command after which the chaos run is declared stuck
@@ -243,7 +247,7 @@ def run_job(job: Job, data: Path, work: Path, *, rate: float, kills: int, seed: 
         rng = random.Random(f"{seed}:{job.name}")
         kill_points: list[int] = []
         if clean_paid is not None:
-            server.chaos(rate, seed, FAULT_KINDS, delay=0.05, free_text=job.free_text)
+            server.chaos(rate, seed, CHAOS_KINDS, delay=0.05, free_text=job.free_text)
             kill_points = [rng.randint(1, max(1, clean_paid // 2)) for _ in range(kills)]
         argv = job.argv(data, out)
         while True:
@@ -315,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
                           str(diff), str(diff_beyond), str(chaos.partial), str(chaos.tracebacks), str(chaos.kills),
                           str(chaos.runs)])
             print(f"{name}: done", file=sys.stderr)
-    print(f"chaos: {args.rate:.0%} faults ({', '.join(FAULT_KINDS)}), {args.kills} kill -9 per command, seed {args.seed}, "
+    print(f"chaos: {args.rate:.0%} faults ({', '.join(CHAOS_KINDS)}), {args.kills} kill -9 per command, seed {args.seed}, "
           f"{args.sessions} sessions")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

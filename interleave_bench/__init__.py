@@ -23,6 +23,34 @@ def load(config: str = "v0", data_dir: str | None = None, **kwargs: Any):
     return _load(config, data_dir=data_dir, **kwargs)
 
 
+def evaluate_router(router: Any, data: Any, *, mode: str = "closed", **kwargs: Any) -> dict[str, Any]:
+    """Route ``data`` with your ``router`` (``policy`` and ``route(view)``, sync or async), write the
+    predictions and their ``.score.json``, and return the score document (docs/route.md#your-own-router).
+
+    Keyword arguments: ``split`` (default ``dev``), ``out``, ``fresh``, ``bootstrap``, ``seed``; see
+    :func:`interleave_bench.route.plugin.evaluate_router`.
+    """
+    from .route.plugin import evaluate_router as _evaluate_router
+
+    return _evaluate_router(router, data, mode=mode, **kwargs)
+
+
+#: the package's data folder: prompts, mid-reply cases, offline packs, a small example data set
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+def data_path(name: str = "") -> str:
+    """The path of a file or folder shipped in the package's data, e.g. ``data_path("mid_reply/cases.json")``
+    or ``data_path("examples/v0")``; works in an installed wheel and from any folder.
+
+    Raises ``ValueError`` when the package holds no such file.
+    """
+    path = DATA_DIR / name
+    if ".." in Path(name).parts or not path.exists():
+        raise ValueError(f"no {name!r} in the package's data folder {DATA_DIR}")
+    return str(path)
+
+
 #: the folder inside the package that holds one ``evaluate`` module per subfolder
 METRICS_DIR = Path(__file__).resolve().parent / "metrics"
 

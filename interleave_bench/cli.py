@@ -15,7 +15,7 @@ import traceback
 from typing import NoReturn, Sequence
 
 from . import __version__
-from .errors import InputErrors, InterleaveError
+from .errors import InputErrors, InterleaveError, redact
 
 #: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
 COMMAND_MODULES = (
@@ -32,12 +32,14 @@ COMMAND_MODULES = (
     "vet",
     "export",
     "import",
+    "lm_eval_tasks",
     "export_irc",
     "push",
     "push_metrics",
     "release",
     "leaderboard",
     "report",
+    "stats",
 )
 
 
@@ -83,10 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(code or 0)
     except InputErrors as exc:
         for err in exc.errors:
-            print(f"error: {err.format()}", file=sys.stderr)
+            print(redact(f"error: {err.format()}"), file=sys.stderr)
         return 2
     except InterleaveError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(redact(f"error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished work is kept; run the same command again to resume", file=sys.stderr)
@@ -97,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("INTERLEAVE_DEBUG"):
             traceback.print_exc()
         else:
-            print(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)", file=sys.stderr)
+            print(redact(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)"), file=sys.stderr)
         return 1
 
 

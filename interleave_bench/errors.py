@@ -7,6 +7,9 @@ purpose (a missing key, a model that keeps failing) is a :class:`UsageError`, al
 
 from __future__ import annotations
 
+import os as _os
+import re as _re
+
 
 class InterleaveError(Exception):
     """Base class of the errors the CLI reports as one line with exit code 2."""
@@ -63,3 +66,52 @@ class InputErrors(InputError):
 
 class UsageError(InterleaveError):
     """A run cannot go on for a reason the user can fix (missing key, bad option, failed model)."""
+
+
+# --- secrets: redacted from every text the project writes or prints ---------------------------------
+
+
+#: names of environment variables whose values are secrets (keys, tokens, passwords), by ending
+SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY")
+#: secrets of the environment shorter than this are not looked for: a value such as "1" or "dev"
+#: is no key, and replacing it would maim ordinary text
+SECRET_MIN_CHARS = 8
+#: what stands in a text where a secret was
+REDACTED = "[redacted]"
+#: secrets carried in text: a bearer token, an ``Authorization`` header's value, a key or token
+#: passed as a URL query parameter, a provider key pasted whole
+_SECRET_SHAPES = (
+    (_re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+|token\s+)?[^\s\"',;}]+"), r"\1" + REDACTED),
+    (_re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
+    (_re.compile(r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|auth|signature|sig|password|secret)=)[^\s&#\"'<>]+"),
+     r"\1" + REDACTED),
+    (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
+)
+
+
+def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
+    """The values of the environment's secret variables (see :data:`SECRET_ENV_SUFFIXES`), longest first."""
+    env = _os.environ if env is None else env
+    found = {v.strip() for k, v in env.items()
+             if k.upper().endswith(SECRET_ENV_SUFFIXES) and len(v.strip()) >= SECRET_MIN_CHARS}
+    return sorted(found, key=len, reverse=True)
+
+
+def redact_secrets(text: str, env: "dict[str, str] | None" = None) -> str:
+    """``text`` with every secret value of the environment replaced by :data:`REDACTED`; other text
+    is unchanged (so data written through it stays the same bytes unless it held a key)."""
+    for value in secret_values(env):
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def redact(text: str, env: "dict[str, str] | None" = None) -> str:
+    """An error text made safe to write or print: the environment's secret values, bearer tokens,
+    ``Authorization`` header values, key and token query parameters and pasted provider keys are
+    replaced by :data:`REDACTED`. Every error text the project writes (ERROR rows, mid-reply and
+    facts rows, manifests, score files) or prints goes through it."""
+    text = redact_secrets(str(text), env)
+    for pattern, repl in _SECRET_SHAPES:
+        text = pattern.sub(repl, text)
+    return text

@@ -14,16 +14,17 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import sys
-import tempfile
-from contextlib import contextmanager
+import threading
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError
+from .errors import InputError, InputErrors, UsageError, redact, redact_secrets
 from .schema import (
     Manifest,
     MidReplyCaseFile,
@@ -319,6 +320,30 @@ def _name_case(err: InputError, data: dict[str, Any]) -> InputError:
 # --- writers -----------------------------------------------------------------------------------------
 
 
+#: what a new file's mode starts from before the umask takes its bits away (as ``open`` and the
+#: shell create files): a temporary file made by ``tempfile`` would be 0600 whatever the umask
+NEW_FILE_MODE = 0o666
+#: random bytes in a temporary file's name: a clash with another writer's is never met in practice
+TEMP_NAME_BYTES = 6
+
+
+def real_output(path: str | os.PathLike) -> Path:
+    """The file an output path names once every symlink is resolved (the file itself when it is
+    no link): what is locked and what is replaced, so a link to an output is that output."""
+    return Path(os.path.realpath(path))
+
+
+def _new_temp(folder: Path, name: str) -> tuple[int, Path]:
+    """A new, empty temporary file beside ``name`` in ``folder`` (open for writing), created with
+    the mode the umask gives; returns its descriptor and path."""
+    while True:
+        tmp = folder / f".{name}.{secrets.token_hex(TEMP_NAME_BYTES)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, NEW_FILE_MODE), tmp
+        except FileExistsError:
+            continue
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write a whole file through a temporary file in the same folder and a rename."""
     atomic_write_parts(path, [text])
@@ -326,23 +351,31 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 def atomic_write_parts(path: str | os.PathLike, parts: Iterable[str]) -> None:
     """Write a whole file of text ``parts`` (written as they come, never joined whole) through a
-    temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for part in parts:
-                fh.write(part)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+    temporary file in the same folder and a rename, holding the output's lock
+    (:func:`exclusive_output`) meanwhile.
+
+    A symlink is followed: the file it names is the one replaced (and locked), and the link stays.
+    The new file gets the mode the umask gives, as a file made by ``open`` would. Every text
+    written passes through :func:`~interleave_bench.errors.redact`, so no secret of the
+    environment reaches a file.
+    """
+    real = real_output(path)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_output(real):
+        fd, tmp = _new_temp(real.parent, real.name)
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                for part in parts:
+                    fh.write(redact_secrets(part))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, real)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> int:
@@ -428,25 +461,35 @@ class JsonlAppender:
     holds complete records and a resumed run appends after the last one.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, command: str | None = None):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        truncate_partial_line(self.path)
-        self._fh = open(self.path, "a", encoding="utf-8", newline="\n")
+        # the output's lock for the appender's life (taken again at no cost by a process that holds it)
+        self._lock = ExitStack()
+        self._lock.enter_context(exclusive_output(self.path, command))
+        try:
+            truncate_partial_line(self.path)
+            self._fh = open(self.path, "a", encoding="utf-8", newline="\n")  # a new file: the umask's mode
+        except BaseException:
+            self._lock.close()
+            raise
 
     def append(self, obj: Any) -> None:
         self.append_many([obj])
 
     def append_many(self, objs: Iterable[Any]) -> None:
         """Append several records with one write and one fsync (a session's rows, say)."""
-        text = "".join(dumps_line(o) + "\n" for o in objs)
+        text = redact_secrets("".join(dumps_line(o) + "\n" for o in objs))
         if text:
             self._fh.write(text)
             self._fh.flush()
             os.fsync(self._fh.fileno())
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        finally:
+            self._lock.close()
 
     def __enter__(self) -> "JsonlAppender":
         return self
@@ -485,33 +528,84 @@ def truncate_partial_line(path: str | os.PathLike) -> None:
 
 # --- one writer per output ---------------------------------------------------------------------------
 
+#: outputs this process holds the lock of (real path -> how many blocks hold it), so a command that
+#: holds its output's lock can still write it, and so can a worker it forked
+_HELD: dict[str, int] = {}
+_HELD_GUARD = threading.Lock()
+
 
 def lock_path(path: str | os.PathLike) -> Path:
-    """The lock file of an output: ``.<name>.lock`` beside it (hidden, so exports and pushes skip it)."""
-    p = Path(path)
-    return p.with_name(f".{p.name}.lock")
+    """The lock file of an output: ``.<name>.lock`` beside the real file (symlinks resolved), there
+    only while a writer holds it (hidden, so exports and pushes skip it)."""
+    real = real_output(path)
+    return real.with_name(f".{real.name}.lock")
+
+
+def _default_command() -> str:
+    return " ".join(["interleave-bench", *sys.argv[1:]]) if sys.argv else "interleave-bench"
 
 
 @contextmanager
-def exclusive_output(path: str | os.PathLike, command: str) -> Iterator[Path]:
+def exclusive_output(path: str | os.PathLike, command: str | None = None) -> Iterator[Path]:
     """Hold the exclusive lock of the output ``path`` for the block; yields the lock file's path.
 
-    A second process asking for the same output gets a :class:`UsageError` at once (no waiting)
-    naming the holder's pid and ``command``, which the lock file records. The lock is an ``flock``,
-    so it goes with its process: a run killed with -9 leaves no stale lock behind, only the file.
+    The lock is on the real file (symlinks resolved), so two paths to one file are one output. A
+    second process asking for the same output gets a :class:`UsageError` at once (no waiting)
+    naming the holder's pid and ``command`` (default: this process's command line), which the lock
+    file records. Within one process the lock is taken again at no cost (a command holding its
+    output's lock writes it through the atomic writer, which takes it too). The lock is an
+    ``flock``, so it goes with its process: a run killed with -9 leaves no stale lock behind, only
+    the file, which the next writer reuses and removes. On release the lock file is removed while
+    still locked, and a writer that locked a removed file tries again, so removing it never lets
+    two writers in at once.
     """
-    lock = lock_path(path)
+    real = real_output(path)
+    key = str(real)
+    with _HELD_GUARD:
+        held = key in _HELD
+        if held:
+            _HELD[key] += 1
+    lock = real.with_name(f".{real.name}.lock")
+    if held:
+        try:
+            yield lock
+        finally:
+            with _HELD_GUARD:
+                _HELD[key] -= 1
+        return
     lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
             raise UsageError(f"{path}: another run is writing it ({holder}); let it finish, or write elsewhere") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # its holder removed it between our open and our lock: take the new one
+    try:
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}: {command}\n".encode("utf-8"), 0)
-        yield lock
+        os.pwrite(fd, f"pid {os.getpid()}: {redact(command or _default_command())}\n".encode("utf-8"), 0)
+        with _HELD_GUARD:
+            _HELD[key] = 1
+        try:
+            yield lock
+        finally:
+            with _HELD_GUARD:
+                del _HELD[key]
+            try:
+                os.unlink(lock)
+            except FileNotFoundError:
+                pass
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 

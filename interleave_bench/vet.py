@@ -3,7 +3,7 @@
 Model-written data can carry what must never go public: a key pasted into a prompt, a real-looking
 e-mail address or phone number, a card or bank account number, a URL with a password in it, a
 local file path naming a user, an IP address. :func:`scan_text` finds them in one string;
-:func:`vet_paths` walks every string of every JSON/JSONL file given (sessions of any version,
+:func:`vet_paths` (:mod:`.vetfiles`) walks every string of every JSON/JSONL file given (sessions of any version,
 mid-reply case files, manifests; a folder stands for the JSON and JSONL files under it) and
 returns one :class:`Finding` per match, naming file, line, field (a JSON path such as
 ``turns[3].text``) and kind, with the match masked. Nothing here ever prints or stores a match
@@ -19,15 +19,13 @@ matched. An allowlist (``vet-allow.txt``) accepts findings known to be fakes, ea
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 import os
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from dataclasses import dataclass
+from typing import Any, Iterator, NamedTuple, Optional
 
 from .errors import InputError
 from .io import iter_json_lines
@@ -79,6 +77,16 @@ API_KEY_PATTERNS = tuple(
         r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{20,}=*",  # an HTTP Authorization header pasted whole
     )
 )
+#: text each key pattern needs (one of them, in the text lower-cased for the last): a text without
+#: it is not scanned for that pattern, so a long field costs a few substring searches, not a scan
+#: per pattern
+API_KEY_TRIGGERS = (
+    ("sk-",), ("hf_", "api_org_"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ("github_pat_",), ("glpat-",),
+    ("AKIA", "ASIA"), ("AIza",), ("xox",), ("sk_live_", "rk_live_"), ("eyJ",), ("-----BEGIN",), ("bearer",),
+)
+#: the text a local-path pattern needs (one of them)
+LOCAL_PATH_TRIGGERS = ("/home/", "/Users/", "/root/", ":\\Users", ":/Users", ":\\Documents", ":/Documents", "\\\\")
+_DIGIT = re.compile(r"[0-9]")
 
 #: a long run of key-alphabet characters; :func:`_is_high_entropy` decides whether it is random
 _TOKEN_RUN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{%d,}" % 32)
@@ -93,10 +101,18 @@ _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)
 RESERVED_EMAIL_DOMAINS = ("example.com", "example.org", "example.net")
 RESERVED_TLDS = ("example", "test", "invalid", "localhost")
 
-_URL_USERINFO = re.compile(r"(?i)[a-z][a-z0-9+.-]*://[^\s/@:\"'<>]+:[^\s/@\"'<>]+@[^\s\"'<>]+")
+# Every pattern below can start only where a run of its characters starts (a look-behind, or a
+# literal first character), and its repetitions stop at a character that ends the run: so each
+# character is read by a bounded number of match attempts and a scan is linear in the text
+# (tests/test_vet_linear.py; benchmarks/vet_linear.py measures a 10 MB line).
+#: a URL scheme, starting where a run of scheme characters starts
+_URL_SCHEME = r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://"
+_URL_USERINFO = re.compile(_URL_SCHEME + r"[^\s/@:\"'<>]+:[^\s/@\"'<>]+@[^\s\"'<>]+")
+#: a run of characters a URL may hold: a URL with a secret in its query is the whole run
+_URL_RUN = re.compile(r"[^\s\"'<>]+")
+_URL_SCHEME_IN_RUN = re.compile(_URL_SCHEME)
 _URL_SECRET_PARAM = re.compile(
-    r"(?i)[a-z][a-z0-9+.-]*://[^\s\"'<>]*[?&](?:access_token|api_key|apikey|token|key|password|secret|sig|signature)="
-    r"[^\s&\"'<>]{8,}[^\s\"'<>]*"
+    r"(?i)[?&](?:access_token|api_key|apikey|token|key|password|secret|sig|signature)=[^\s&\"'<>]{8,}"
 )
 
 _IBAN = re.compile(_NOT_ALNUM_BEFORE + r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?" + _NOT_ALNUM_AFTER)
@@ -142,9 +158,9 @@ _LOCAL_PATH = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Match:
-    """One detector hit in a string: its kind and the exact text (never shown unmasked)."""
+class Match(NamedTuple):
+    """One detector hit in a string: its kind and the exact text (never shown unmasked). A tuple:
+    a line of a million hits makes a million of them."""
 
     kind: str
     text: str
@@ -189,9 +205,12 @@ def _is_high_entropy(token: str) -> bool:
     return shannon_bits(core) >= MIN_ENTROPY_BITS
 
 
+_RESERVED_EMAIL_SUFFIXES = tuple("." + d for d in RESERVED_EMAIL_DOMAINS)
+
+
 def _email_ok(text: str) -> bool:
     domain = text.rsplit("@", 1)[1].lower()
-    if domain in RESERVED_EMAIL_DOMAINS or any(domain.endswith("." + d) for d in RESERVED_EMAIL_DOMAINS):
+    if domain in RESERVED_EMAIL_DOMAINS or domain.endswith(_RESERVED_EMAIL_SUFFIXES):
         return False
     return domain.rsplit(".", 1)[-1] not in RESERVED_TLDS
 
@@ -211,6 +230,21 @@ def _card_ok(text: str) -> bool:
 #: a dotted quad of one-digit parts ("1.2.3.4") reads as a version number far more often than as a
 #: real address
 _VERSION_LIKE_QUAD = re.compile(r"^[0-9]\.[0-9]\.[0-9]\.[0-9]$")
+
+
+#: a dotted quad ``ipaddress`` reads as an IPv4 address: four octets 0-255, no leading zeros
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4_EXACT = re.compile(rf"{_OCTET}\.{_OCTET}\.{_OCTET}\.{_OCTET}")
+#: the IPv4 addresses no finding is made for: documentation blocks (RFC 5737), loopback, multicast
+#: (224-239), unspecified; matched on the text, without an ``ipaddress`` object each
+_IPV4_QUIET = re.compile(r"192\.0\.2\.|198\.51\.100\.|203\.0\.113\.|127\.|2(?:2[4-9]|3[0-9])\.|0\.0\.0\.0$")
+
+
+def _ipv4_ok(text: str) -> bool:
+    """:func:`_ip_ok` for a dotted quad, read by two patterns: a line of a million addresses costs
+    two matches each, not an ``ipaddress`` object each."""
+    return (_IPV4_EXACT.fullmatch(text) is not None and _VERSION_LIKE_QUAD.match(text) is None
+            and _IPV4_QUIET.match(text) is None)
 
 
 def _ip_ok(text: str) -> bool:
@@ -243,21 +277,67 @@ def _finditer(kind: str, pattern: re.Pattern[str], text: str, ok: Any = None) ->
             yield Match(kind, found, m.start(), m.start() + len(found))
 
 
-def _candidates(text: str) -> Iterator[Match]:
-    """Every detector's hits in ``text``, in :data:`KINDS` order."""
-    for p in API_KEY_PATTERNS:
-        yield from _finditer(API_KEY, p, text)
-    yield from _finditer(URL_CREDENTIALS, _URL_USERINFO, text)
-    yield from _finditer(URL_CREDENTIALS, _URL_SECRET_PARAM, text)
-    yield from _finditer(EMAIL, _EMAIL, text, _email_ok)
-    yield from _finditer(IBAN, _IBAN, text, iban_ok)
-    yield from _finditer(CARD, _CARD, text, _card_ok)
-    yield from _finditer(IP_ADDRESS, _IPV4, text, _ip_ok)
-    yield from _finditer(IP_ADDRESS, _IPV6, text, _ip_ok)
-    for p in _PHONE_PATTERNS:
-        yield from _finditer(PHONE, p, text, _phone_ok)
-    yield from _finditer(LOCAL_PATH, _LOCAL_PATH, text)
-    yield from _finditer(HIGH_ENTROPY, _TOKEN_RUN, text, _is_high_entropy)
+def _secret_param_urls(text: str) -> Iterator[Match]:
+    """URLs with a key, token or password in their query: from the first scheme of a run of URL
+    characters to the run's end, when a secret parameter follows that scheme. Each character is
+    read once per step (the run, the scheme, the parameter), where one pattern spanning scheme to
+    parameter would read the rest of the run again from every scheme in it."""
+    for run in _URL_RUN.finditer(text):
+        scheme = _URL_SCHEME_IN_RUN.search(text, run.start(), run.end())
+        if scheme is not None and _URL_SECRET_PARAM.search(text, scheme.end(), run.end()):
+            found = text[scheme.start():run.end()].rstrip(".,;:!?")
+            yield Match(URL_CREDENTIALS, found, scheme.start(), scheme.start() + len(found))
+
+
+def _candidates(text: str) -> Iterator[list[Match]]:
+    """Each detector's hits in ``text`` (in order of position, none overlapping another of the
+    same detector), detector by detector in :data:`KINDS` order. A detector whose pattern needs
+    text the string does not hold (a digit, ``@``, ``://``, a key's prefix) is skipped."""
+    lower = text.lower()
+    for p, needs in zip(API_KEY_PATTERNS, API_KEY_TRIGGERS):
+        if any(t in (lower if t == "bearer" else text) for t in needs):
+            yield list(_finditer(API_KEY, p, text))
+    if "://" in text:
+        yield list(_finditer(URL_CREDENTIALS, _URL_USERINFO, text))
+        yield list(_secret_param_urls(text))
+    if "@" in text:
+        yield list(_finditer(EMAIL, _EMAIL, text, _email_ok))
+    digits = _DIGIT.search(text) is not None
+    if digits:
+        yield list(_finditer(IBAN, _IBAN, text, iban_ok))
+        yield list(_finditer(CARD, _CARD, text, _card_ok))
+        if "." in text:
+            yield list(_finditer(IP_ADDRESS, _IPV4, text, _ipv4_ok))
+    if ":" in text:
+        yield list(_finditer(IP_ADDRESS, _IPV6, text, _ip_ok))
+    if digits:
+        for p in _PHONE_PATTERNS:
+            yield list(_finditer(PHONE, p, text, _phone_ok))
+    if any(t in text for t in LOCAL_PATH_TRIGGERS):
+        yield list(_finditer(LOCAL_PATH, _LOCAL_PATH, text))
+    if digits:  # a random key mixes digits and letters (see _is_high_entropy)
+        yield list(_finditer(HIGH_ENTROPY, _TOKEN_RUN, text, _is_high_entropy))
+
+
+def keep_free(taken: list[Match], hits: list[Match]) -> tuple[list[Match], int]:
+    """``taken`` (disjoint, by position) merged with the ``hits`` (by position) that overlap none of
+    it; returns the merged list and the steps taken, which are at most ``len(taken) + len(hits)``:
+    one pass over both, however many hits a text has."""
+    out: list[Match] = []
+    k = steps = 0
+    last_end = -1  # end of the last kept hit of this detector: its own hits may touch, never overlap
+    for m in hits:
+        while k < len(taken) and taken[k].end <= m.start:
+            out.append(taken[k])
+            k += 1
+            steps += 1
+        steps += 1
+        if m.end <= m.start or m.start < last_end or (k < len(taken) and taken[k].start < m.end):
+            continue
+        out.append(m)
+        last_end = m.end
+    out.extend(taken[k:])
+    return out, steps + len(taken) - k
 
 
 def scan_text(text: str) -> list[Match]:
@@ -267,14 +347,11 @@ def scan_text(text: str) -> list[Match]:
     their ASCII forms. Where hits overlap, the kind that comes first in :data:`KINDS` wins.
     """
     norm = unicodedata.normalize("NFKC", text)
-    taken: list[tuple[int, int]] = []
-    found: list[Match] = []
-    for m in _candidates(norm):
-        if m.end <= m.start or any(m.start < e and s < m.end for s, e in taken):
-            continue
-        taken.append((m.start, m.end))
-        found.append(m)
-    return sorted(found, key=lambda m: m.start)
+    taken: list[Match] = []
+    for hits in _candidates(norm):
+        if hits:
+            taken, _ = keep_free(taken, hits)
+    return taken
 
 
 # --- masking -----------------------------------------------------------------------------------------
@@ -345,249 +422,16 @@ def read_allowlist(path: str | os.PathLike) -> list[AllowRule]:
     return rules
 
 
-# --- walking files -----------------------------------------------------------------------------------
+# --- walking files: interleave_bench/vetfiles.py --------------------------------------------------
+
+#: what :mod:`.vetfiles` defines, read from here as before
+_WALKING = ("Finding", "VetReport", "iter_strings", "iter_document_strings", "expand_paths", "vet_file", "vet_paths",
+            "default_allowlist")
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One finding: where (file, line, JSON path) and what (kind, masked text, allowed by which rule)."""
+def __getattr__(name: str) -> Any:
+    if name in _WALKING:
+        from . import vetfiles
 
-    path: str
-    line: Optional[int]
-    field: str
-    kind: str
-    masked: str
-    allowed_by: Optional[str] = None  # the allowlist's "file:line (reason)" when it accepts this
-
-    def format(self) -> str:
-        """``file:line: field: kind: masked`` (the project's error-line shape)."""
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        tail = f" (allowed by {self.allowed_by})" if self.allowed_by else ""
-        return f"{where}: {self.field}: {self.kind}: {self.masked}{tail}"
-
-
-@dataclass
-class VetReport:
-    """What :func:`vet_paths` found: findings (allowed ones included), what it read, and what it could not."""
-
-    findings: list[Finding] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    records: int = 0
-    strings: int = 0
-    errors: list[InputError] = field(default_factory=list)
-    unused_rules: list[AllowRule] = field(default_factory=list)
-
-    @property
-    def blocking(self) -> list[Finding]:
-        """The findings no allowlist rule accepts."""
-        return [f for f in self.findings if f.allowed_by is None]
-
-    @property
-    def allowed(self) -> list[Finding]:
-        return [f for f in self.findings if f.allowed_by is not None]
-
-    @property
-    def clean(self) -> bool:
-        """True when every file was read and nothing blocking was found."""
-        return not self.errors and not self.blocking
-
-    def by_kind(self) -> dict[str, int]:
-        """Blocking findings per kind, in :data:`KINDS` order."""
-        c = Counter(f.kind for f in self.blocking)
-        return {k: c[k] for k in KINDS if c[k]}
-
-    def summary(self) -> str:
-        """One line: files, records and strings read, findings (by kind) and allowed ones."""
-        kinds = ", ".join(f"{k} {n}" for k, n in self.by_kind().items())
-        found = f"{len(self.blocking)} finding{'s' if len(self.blocking) != 1 else ''}" + (f" ({kinds})" if kinds else "")
-        return (f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}, {self.records:,} records, "
-                f"{self.strings:,} text fields: {found}, {len(self.allowed)} allowed")
-
-
-def _key_path(prefix: str, key: str) -> str:
-    return f"{prefix}.{key}" if prefix else key
-
-
-def iter_strings(obj: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
-    """``(JSON path, string)`` for every string value in a parsed JSON value, in document order.
-
-    Paths read like the project's error fields: ``turns[3].text``, ``threads[0].facts[1].value``.
-    """
-    if isinstance(obj, str):
-        yield prefix or "(value)", obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from iter_strings(v, _key_path(prefix, str(k)))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from iter_strings(v, f"{prefix}[{i}]")
-
-
-def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]]:
-    """``(line, JSON path, string)`` for every string value of a JSON document, with its line.
-
-    A JSON document (a mid-reply case file, a manifest) spans many lines; naming the line of each
-    string lets an editor jump to a finding. Raises :class:`InputError` for text that is not JSON.
-    """
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, None, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-    ws = re.compile(r"[ \t\r\n]*")
-    scalar = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
-    line_at = _LineCounter(text)
-
-    def skip(pos: int) -> int:
-        return ws.match(text, pos).end()  # type: ignore[union-attr]
-
-    def value(pos: int, where: str, out: list[tuple[int, str, str]]) -> int:
-        pos = skip(pos)
-        ch = text[pos]
-        if ch == '"':
-            s, end = json.decoder.scanstring(text, pos + 1)
-            out.append((line_at(pos), where or "(value)", s))
-            return end
-        if ch == "{":
-            pos = skip(pos + 1)
-            if text[pos] == "}":
-                return pos + 1
-            while True:
-                key, pos = json.decoder.scanstring(text, skip(pos) + 1)
-                pos = skip(pos) + 1  # the colon
-                pos = skip(value(pos, _key_path(where, key), out))
-                if text[pos] == "}":
-                    return pos + 1
-                pos += 1  # the comma
-        if ch == "[":
-            pos = skip(pos + 1)
-            if text[pos] == "]":
-                return pos + 1
-            k = 0
-            while True:
-                pos = skip(value(pos, f"{where}[{k}]", out))
-                k += 1
-                if text[pos] == "]":
-                    return pos + 1
-                pos += 1
-        m = scalar.match(text, pos)
-        assert m is not None  # json.loads accepted the text
-        return m.end()
-
-    out: list[tuple[int, str, str]] = []
-    value(0, "", out)
-    yield from out
-
-
-class _LineCounter:
-    """Line numbers of increasing offsets in one text, without rescanning from the start."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.pos = 0
-        self.line = 1
-
-    def __call__(self, pos: int) -> int:
-        if pos < self.pos:
-            self.pos, self.line = 0, 1
-        self.line += self.text.count("\n", self.pos, pos)
-        self.pos = pos
-        return self.line
-
-
-def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """The files to vet: files as given; a folder stands for the JSON and JSONL files under it.
-
-    Hidden files and folders (a generator's work file, ``.git``, caches) are left out.
-    """
-    out: list[Path] = []
-    for path in paths:
-        p = Path(path)
-        if p.is_dir():
-            found = sorted(
-                q for q in p.rglob("*")
-                if q.is_file() and q.suffix in VETTED_SUFFIXES
-                and not any(part.startswith(".") for part in q.relative_to(p).parts)
-            )
-            out.extend(found)
-        else:
-            out.append(p)
-    return out
-
-
-def _vet_strings(report: VetReport, rules: list[AllowRule], path: str, items: Iterable[tuple[Optional[int], str, str]]) -> None:
-    for line, where, s in items:
-        report.strings += 1
-        for m in scan_text(s):
-            rule = next((r for r in rules if r.accepts(m.kind, m.text)), None)
-            allowed = None
-            if rule is not None:
-                rule.used += 1
-                allowed = f"{rule.path}:{rule.line} ({rule.reason})"
-            report.findings.append(Finding(path, line, where, m.kind, mask(m.text), allowed))
-
-
-def vet_file(path: Path, report: VetReport, rules: list[AllowRule]) -> None:
-    """Vet one file into ``report``; raises :class:`InputError` when it cannot be read."""
-    name = str(path)
-    if path.suffix == ".jsonl":
-        items: list[tuple[Optional[int], str, str]] = []
-        for line, text in iter_json_lines(path):
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(name, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-            report.records += 1
-            items.extend((line, where, s) for where, s in iter_strings(obj))
-        _vet_strings(report, rules, name, items)
-        return
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(name, None, None, "no such file or folder") from None
-    except IsADirectoryError:
-        raise InputError(name, None, None, "is a folder, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(name, None, None, f"not UTF-8 text ({exc.reason})") from None
-    if path.suffix != ".json":
-        raise InputError(name, None, None, "not a JSON or JSONL file (vet reads .json and .jsonl)")
-    report.records += 1
-    _vet_strings(report, rules, name, iter_document_strings(text, name))
-
-
-def vet_paths(
-    paths: Iterable[str | os.PathLike],
-    *,
-    allowlist: Optional[str | os.PathLike] = None,
-    progress_bar: Any = None,
-) -> VetReport:
-    """Vet every string of every file under ``paths``; returns the findings and what was read.
-
-    ``allowlist`` names a ``vet-allow.txt`` (see :func:`read_allowlist`); an unreadable allowlist
-    raises :class:`InputError`. A file that cannot be read (missing, not UTF-8, not JSON) is
-    recorded in ``errors`` and the others are still vetted. ``progress_bar`` wraps the file list.
-    """
-    rules = read_allowlist(allowlist) if allowlist is not None else []
-    report = VetReport()
-    paths = list(paths)
-    for p in paths:
-        if Path(p).is_dir() and not expand_paths([p]):
-            report.errors.append(InputError(str(p), None, None, f"no {' or '.join(VETTED_SUFFIXES)} files in this folder"))
-    files = expand_paths(paths)
-    for p in (progress_bar(files) if progress_bar else files):
-        if not p.exists():
-            report.errors.append(InputError(str(p), None, None, "no such file or folder"))
-            continue
-        try:
-            vet_file(p, report, rules)
-        except InputError as exc:
-            report.errors.append(exc)
-            continue
-        report.files.append(str(p))
-    report.unused_rules = [r for r in rules if r.used == 0]
-    return report
-
-
-def default_allowlist() -> Optional[Path]:
-    """``vet-allow.txt`` in the current folder when there is one, else None."""
-    p = Path(DEFAULT_ALLOWLIST)
-    return p if p.is_file() else None
+        return getattr(vetfiles, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,8 @@ def test_demo_generates_routes_scores_and_prints_the_table(tmp_path):
     for oracle in ("closed-oracle", "open-oracle"):
         assert "| 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] | 0.000 [0.000, 0.000] |" in rows[oracle]
     data = tmp_path / "data" / "interleave-v0-demo"
-    score = json.loads((data / "predictions" / "closed-bm25.score.json").read_text(encoding="utf-8"))
+    # the demo scores every split: its score files say so (score files are named by split)
+    score = json.loads((data / "predictions" / "closed-bm25.all.score.json").read_text(encoding="utf-8"))
     assert score["counts"]["sessions"] == 10 and 0 < score["metrics"]["accuracy"] < 1
     assert score["provenance"]["data_sha256"].startswith("sha256:")
     assert out.splitlines()[-1].startswith("done: demo: 10 sessions, ")

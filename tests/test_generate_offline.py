@@ -14,7 +14,7 @@ from interleave_bench.generate import GenerateConfig, generate, generate_offline
 from interleave_bench.generate.leak import leak_hits
 from interleave_bench.generate.offline_writer import SHORT_FORM_P, stated_label, takes_short_form, write_offline
 from interleave_bench.generate.plan import PlanOptions, derive_seed, draw_shape, plan_session
-from interleave_bench.generate.reader import RuleReader
+from interleave_bench.generate.reader import RuleReader, content_words
 from interleave_bench.generate.runner import WORK_FILE
 from interleave_bench.generate.text import contains
 from interleave_bench.generate.threads import offline_threads
@@ -27,6 +27,10 @@ SEED = 3
 #: "no single phrasing covers more than a few percent of the messages of its style": every style has
 #: 25 or more frames drawn uniformly (an expected top share of about 4%); 7% leaves room for chance
 MAX_FRAME_SHARE = 0.07
+#: explicit messages may carry their thread's full title in at most this share (people rarely do)
+MAX_TITLE_SHARE = 0.10
+#: the independent reading disputes about as many messages as a model's reading does (13.6%)
+AMBIGUOUS_RANGE = (0.07, 0.22)
 #: sessions rendered to measure phrasing shares (about 400 one-offs per language, the rarest style)
 FRAME_SAMPLE = 400
 
@@ -113,7 +117,7 @@ def test_vague_messages_name_neither_title_nor_distinctive_words(data):
 
 def test_cue_and_explicit_and_fact_messages_carry_what_they_must(data):
     _, sessions = data
-    n_cue = 0
+    n_cue = n_explicit = titled = 0
     for s in sessions:
         threads = {t["id"]: t for t in s["threads"]}
         for turn in s["turns"]:
@@ -124,7 +128,11 @@ def test_cue_and_explicit_and_fact_messages_carry_what_they_must(data):
                 assert any(contains(turn["text"], v, s["lang"]) for v in values), turn["text"]
                 assert not contains(turn["text"], th["title"], s["lang"]), turn["text"]
             if turn["style"] == "explicit":
-                assert contains(turn["text"], th["title"], s["lang"]), turn["text"]
+                # named as people do: rarely by the title, else by words of its own card
+                n_explicit += 1
+                titled += contains(turn["text"], th["title"], s["lang"])
+                card = set(content_words(f"{th['title']} {th['goal']} {th['description']}", s["lang"]))
+                assert card & set(content_words(turn["text"], s["lang"])), turn["text"]
             if "fact" in turn:
                 f = next(f for f in th["facts"] if f["key"] == turn["fact"]["key"])
                 value = f["update"] if turn["fact"]["kind"] == "update" else f["value"]
@@ -132,6 +140,7 @@ def test_cue_and_explicit_and_fact_messages_carry_what_they_must(data):
             if turn["style"] == "oneoff":
                 assert all(not contains(turn["text"], t["title"], s["lang"]) for t in s["threads"])
     assert n_cue > 50
+    assert 0 < titled / n_explicit <= MAX_TITLE_SHARE, (titled, n_explicit)
 
 
 def test_variety_distinct_texts_and_phrasing_shares(data):
@@ -165,11 +174,14 @@ def test_rule_reader_agrees_where_the_text_decides(data):
                 assert len(t["judge"]["candidates"]) >= 2
             else:
                 assert "candidates" not in t["judge"]
-    # a title, a fact value or a general question decides the reading; "that one" may not
-    for style in ("explicit", "cue", "oneoff"):
-        assert agree[style][0] / agree[style][1] >= 0.97, (style, agree[style])
+    # a fact value decides the reading; "that one" may not, nor may the card words of an explicit
+    # message where two cards share them (twins) or another card has them too, nor a general
+    # question with a word some card holds ("miles" beside a cycling plan)
+    assert agree["cue"][0] / agree["cue"][1] >= 0.97, agree["cue"]
+    assert agree["oneoff"][0] / agree["oneoff"][1] >= 0.95, agree["oneoff"]
+    assert agree["explicit"][0] / agree["explicit"][1] >= 0.88, agree["explicit"]
     total = sum(a[1] for a in agree.values())
-    assert sum(a[1] - a[0] for a in agree.values()) / total < 0.12
+    assert AMBIGUOUS_RANGE[0] <= sum(a[1] - a[0] for a in agree.values()) / total <= AMBIGUOUS_RANGE[1]
 
 
 def test_packs_cover_the_plan_domains_in_every_language():
@@ -233,7 +245,7 @@ def test_cross_clauses_mark_their_mention_as_a_reference():
         b = Thread(id="t2", title="Beta Plan" if lang == "en" else "乙计划", domain="x",
                    facts=[{"key": "k", "value": "VAL-222" if lang == "en" else "乙值222"}])
         for clause in t.cross_named + t.cross_vague:
-            text = t.implicit[0].format(vague=t.vague[0], Vague=t.vague[0]) + clause.format(
+            text = t.implicit[0].format(vague=t.vague[0], topic=t.vague[1]) + clause.format(
                 ref_title=b.title, ref_value=b.facts[0].value, ref_label="k")
             reader = RuleReader([a, b], lang)
             reader.observe("t2"), reader.observe("t1")  # t2 is the other recent thread
@@ -334,3 +346,24 @@ def test_cli_refuses_a_folder_of_other_options(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "manifest.json: options.config" in err[0] and "--overwrite" in err[0]
     assert main(["generate", "--offline", "--sessions", "2", "--out", out, "--seed", "5", "--overwrite"]) == 0
+
+
+def test_a_broken_habits_section_is_one_error_naming_file_and_field(tmp_path, monkeypatch):
+    import shutil
+
+    from interleave_bench.errors import InputError
+
+    root = tmp_path / "offline"
+    shutil.copytree(packs.OFFLINE_DIR, root)
+    path = root / "templates" / "en.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["habits"]["typo_p"] = 1.5
+    path.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(packs, "OFFLINE_DIR", root)
+    packs.templates.cache_clear()
+    try:
+        with pytest.raises(InputError, match="habits.typo_p: expected a chance between 0 and 1") as err:
+            packs.templates("en")
+        assert str(path) in str(err.value)
+    finally:
+        packs.templates.cache_clear()

@@ -20,6 +20,17 @@ def msgs(text: str) -> list[dict]:
     return [{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": text}]
 
 
+def no_waits(llm: LLM) -> list[float]:
+    """Make ``llm`` record its retry waits instead of sleeping them; returns the record."""
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    llm.sleep = sleep
+    return waits
+
+
 def run_batch(llm: LLM, texts: list[str]):
     async def go():
         return await asyncio.gather(*(llm.complete("test", msgs(t)) for t in texts))
@@ -64,22 +75,13 @@ def test_cache_never_answers_for_another_model_or_endpoint(openai_env, monkeypat
     assert srv.log[-1].body["thinking"] == {"type": "disabled"}  # and reaches the server
 
 
-def test_retry_after_429_is_honoured(openai_env, monkeypatch):
-    # the clock is injected: the client's retry wait is recorded instead of slept, so the test
+def test_retry_after_429_is_honoured(openai_env):
+    # the sleeper is injected: the client's retry wait is recorded instead of slept, so the test
     # checks the wait the client chose, not how long the machine took
-    import openai._base_client as base
-
-    waits: list[float] = []
-
-    class Clock:
-        @staticmethod
-        async def sleep(seconds: float) -> None:
-            waits.append(seconds)
-
-    monkeypatch.setattr(base, "anyio", Clock)
     srv = openai_env["server"]
     srv.add_fault("429", retry_after=2)
     with model_session(model="m1", use_cache=False) as llm:
+        waits = no_waits(llm)
         [reply] = run_batch(llm, ["rate me"])
     assert json.loads(reply.text)["echo"] == "rate me"
     assert [e.status for e in srv.log] == [429, 200]
@@ -90,7 +92,9 @@ def test_two_500s_then_success(openai_env):
     srv = openai_env["server"]
     srv.add_fault("500", times=2)
     with model_session(model="m1", use_cache=False) as llm:
+        waits = no_waits(llm)
         [reply] = run_batch(llm, ["try again"])
+        assert waits == [0.5, 1.0]  # the backoff, doubled
         assert llm.stats.calls == 1 and llm.stats.failed == 0
     assert [e.status for e in srv.log] == [500, 500, 200]
     assert reply.text
@@ -100,6 +104,7 @@ def test_dropped_connection_is_retried(openai_env):
     srv = openai_env["server"]
     srv.add_fault("drop")
     with model_session(model="m1", use_cache=False) as llm:
+        no_waits(llm)
         [reply] = run_batch(llm, ["hello"])
     assert [e.status for e in srv.log] == ["drop", 200] and reply.text
 
@@ -108,6 +113,7 @@ def test_failure_after_retries_names_the_request(openai_env):
     srv = openai_env["server"]
     srv.add_fault("500", times=10)
     with model_session(model="m1", use_cache=False, max_retries=1) as llm:
+        no_waits(llm)
         with pytest.raises(ModelCallError) as exc:
             llm.run(llm.complete("route", msgs("x"), what="session en-0003 turn 7"))
         assert llm.stats.failed == 1
@@ -255,7 +261,7 @@ def test_an_unreadable_200_body_is_retried_like_a_5xx_and_never_cached(openai_en
     srv = openai_env["server"]
     srv.add_fault(kind, times=2)
     with model_session(model="m1") as llm:
-        llm.retry_delay = 0.0
+        no_waits(llm)
         [reply] = run_batch(llm, ["cut me"])
         assert llm.stats.calls == 1 and llm.stats.failed == 0
     assert [e.status for e in srv.log] == [kind, kind, 200]
@@ -269,7 +275,7 @@ def test_unreadable_bodies_past_max_retries_fail_the_call_and_leave_nothing_cach
     srv = openai_env["server"]
     srv.add_fault("truncated", times=3)
     with model_session(model="m1", max_retries=2) as llm:
-        llm.retry_delay = 0.0
+        no_waits(llm)
         with pytest.raises(ModelCallError) as exc:
             llm.run(llm.complete("route", msgs("x"), what="session en-0001 turn 2"))
         assert llm.stats.failed == 1 and llm.stats.calls == 0

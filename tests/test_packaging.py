@@ -63,6 +63,27 @@ def _venv_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def see_this_environment(python: Path) -> None:
+    """Let the venv of ``python`` see the packages of the interpreter running the tests.
+
+    ``--system-site-packages`` shows the *base* interpreter's packages; when the tests run inside
+    a virtual environment, its packages (the ones ``pip install -e ".[test]"`` put there) live in
+    that environment's site-packages instead, so they are added by a ``.pth`` file, after the
+    venv's own (the wheel) and before the base interpreter's. A ``.pth`` line only adds a folder:
+    the ``.pth`` files inside it (an editable install of the checkout) are not run, so the venv
+    still imports the wheel.
+    """
+    import site
+
+    if sys.prefix == sys.base_prefix:
+        return  # not in a venv: the base interpreter's packages are this environment's
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    Path(purelib).mkdir(parents=True, exist_ok=True)
+    (Path(purelib) / "outer-environment.pth").write_text("".join(p + "\n" for p in site.getsitepackages()),
+                                                          encoding="utf-8")
+
+
 def test_the_wheel_in_a_fresh_venv_loads_every_metric_from_anywhere_and_matches_score_json(tmp_path):
     """Build the wheel (no build isolation, no download), install it into a venv that takes its
     dependencies from this machine (``--system-site-packages``, no network), and from a folder
@@ -82,6 +103,7 @@ def test_the_wheel_in_a_fresh_venv_loads_every_metric_from_anywhere_and_matches_
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True,
                    timeout=120)
     python = venv / "bin" / "python"
+    see_this_environment(python)
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--ignore-installed",
                            "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -51,12 +51,17 @@ def test_the_lock_is_released_at_the_end_and_names_its_holder_while_held(tmp_pat
     out = tmp_path / "x.jsonl"
     with exclusive_output(out, "route --mode open --policy llm"):
         assert lock_path(out).read_text() == f"pid {os.getpid()}: route --mode open --policy llm\n"
-        with pytest.raises(UsageError, match=f"pid {os.getpid()}: route --mode open"):
-            with exclusive_output(out, "other"):
-                pass
+        assert lock_path(out).name.startswith(".")  # hidden: exports and pushes leave it out
+        # another process is refused (the holder's own writes take it again: tests/test_writer_lock.py)
+        probe = ("import sys; from interleave_bench.io import exclusive_output\n"
+                 "try:\n    with exclusive_output(sys.argv[1], 'other'): pass\n"
+                 "except Exception as exc: print(exc); sys.exit(3)\n")
+        proc = subprocess.run([sys.executable, "-c", probe, str(out)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert proc.returncode == 3 and f"pid {os.getpid()}: route --mode open" in proc.stdout, proc
+    assert not lock_path(out).exists()  # released and gone: no lock file stays behind
     with exclusive_output(out, "next"):
         pass  # free again
-    assert lock_path(out).name.startswith(".")  # hidden: exports and pushes leave it out
 
 
 def test_a_plain_rerun_asks_again_for_the_error_rows_and_nothing_paid_before(openai_env, tmp_path, capsys):

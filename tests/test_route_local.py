@@ -91,7 +91,7 @@ def test_local_follows_a_named_title_a_vague_follow_up_and_a_pointer_back():
     named = router.decide(view_of("closed", topics, labels, "Back to Kitchen renovation: which tiles?", 5))
     assert named.label == "t1" and named.via == "local" and 0.0 <= named.confidence <= 1.0
     vague = router.decide(view_of("closed", topics, labels, "ok, and then?", 5))
-    assert vague.label == "t2" and vague.confidence > 0.9  # stays with the current topic, and knows it
+    assert vague.label == "t2" and vague.confidence > 0.8  # stays with the current topic, and knows it
     back = router.decide(view_of("closed", topics, labels, "And the one from before: can you give me a checklist?", 5))
     assert back.label == "t1"  # the topic before the current one
     cross = router.decide(view_of("closed", topics, labels,

@@ -59,14 +59,57 @@ def test_score_writes_the_contract_and_prints_the_table(tmp_path, capsys, data):
     assert err.startswith("done: score: 1 run, 8 sessions scored")
 
 
-def test_json_prints_the_document_written(tmp_path, capsys, data):
+def test_json_prints_the_document_and_rewrites_no_file(tmp_path, capsys, data):
     path, ss = data
     pred = write_jsonl(tmp_path / "p" / "open-oracle.jsonl", oracle_rows(ss, "open"))
-    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--json", "--bootstrap", 50, "--seed", 7)
+    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 50, "--seed", 7)
     assert code == 0
+    written = (tmp_path / "p" / "open-oracle.score.json").read_bytes()
+    code, out, err = run_cli(capsys, "score", path.parent, pred, "--json", "--bootstrap", 20, "--seed", 7)
+    assert code == 0 and "wrote" not in err
     printed = json.loads(out)
-    assert printed == json.loads((tmp_path / "p" / "open-oracle.score.json").read_text())
+    assert (tmp_path / "p" / "open-oracle.score.json").read_bytes() == written  # --json left it alone
     assert printed["mode"] == "open" and printed["metrics"]["bcubed_f1"] == 1.0
+    assert printed["metrics"] == json.loads(written)["metrics"]
+
+
+def test_out_writes_the_document_where_told_and_json_with_out_writes_it_too(tmp_path, capsys, data):
+    path, ss = data
+    pred = write_jsonl(tmp_path / "p" / "open-oracle.jsonl", oracle_rows(ss, "open"))
+    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 0, "--out", tmp_path / "mine.json")
+    assert code == 0 and f"wrote {tmp_path / 'mine.json'}" in out
+    assert not (tmp_path / "p" / "open-oracle.score.json").exists()
+    code, out, err = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 0, "--json", "--out", tmp_path / "j.json")
+    assert code == 0 and json.loads(out) == json.loads((tmp_path / "j.json").read_text())
+    assert json.loads(out)["metrics"] == json.loads((tmp_path / "mine.json").read_text())["metrics"]
+    two = write_jsonl(tmp_path / "p" / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
+    code, out, err = run_cli(capsys, "score", path.parent, pred, two, "--out", tmp_path / "both.json")
+    assert code == 2 and err.count("\n") == 1 and "give one predictions file" in err
+
+
+def test_the_test_split_is_written_apart_from_the_dev_split(tmp_path, capsys, data):
+    path, ss = data
+    pred = write_jsonl(tmp_path / "p" / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
+    for split in ("dev", "test", "all"):
+        code, out, _ = run_cli(capsys, "score", path.parent, pred, "--split", split, "--bootstrap", 0)
+        assert code == 0
+    files = {split: tmp_path / "p" / name for split, name in (("dev", "closed-oracle.score.json"),
+                                                               ("test", "closed-oracle.test.score.json"),
+                                                               ("all", "closed-oracle.all.score.json"))}
+    for split, file in files.items():
+        doc = json.loads(file.read_text())
+        assert doc["split"] == split
+
+
+def test_bootstrap_0_says_there_are_no_intervals(tmp_path, capsys, data):
+    path, ss = data
+    pred = write_jsonl(tmp_path / "p" / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
+    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 0)
+    assert code == 0 and "no bootstrap intervals: --bootstrap 0" in out and "1.000 [" not in out
+    code, out, err = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 0, "--json")
+    assert "no bootstrap intervals" in err and json.loads(out)["intervals"]["accuracy"] is None
+    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 20)
+    assert "no bootstrap intervals" not in out and "1.000 [1.000, 1.000]" in out
 
 
 def test_split_choice(tmp_path, capsys, data):
@@ -296,7 +339,10 @@ def test_scoring_many_runs_keeps_their_per_session_rows_only_in_the_files(tmp_pa
         assert on_disk["per_session"] == full.result["per_session"]
         assert {k: v for k, v in full.result.items() if k not in ("per_session", "provenance")} == \
             {k: v for k, v in small.result.items() if k != "provenance"}
-    # --json prints every row (the same text as the file), --per-session prints them
+    # --json prints every row (the file's document, written earlier; --json itself writes none)
     code, out, err = run_cli(capsys, "score", path, preds[0], "--bootstrap", 0, "--json")
     assert code == 0 and json.loads(out)["per_session"] == kept[0].result["per_session"]
-    assert out == preds[0].with_suffix(".score.json").read_text()
+    printed, on_file = json.loads(out), json.loads(preds[0].with_suffix(".score.json").read_text())
+    for doc in (printed, on_file):
+        doc["provenance"].pop("created")  # when it was scored: the one field two scorings differ in
+    assert printed == on_file

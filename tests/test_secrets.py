@@ -54,3 +54,55 @@ def test_key_is_in_no_file_and_no_output(fake_server, tmp_path):
         assert KEY.encode() not in p.read_bytes(), f"key written to {p}"
     for proc in outputs:
         assert KEY not in proc.stdout and KEY not in proc.stderr
+
+
+def run_any(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """A command that may fail (its model calls do): one-line errors, never a traceback."""
+    proc = subprocess.run([sys.executable, "-m", "interleave_bench", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+    assert proc.returncode in (0, 1, 2), (args, proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr[-2000:]
+    return proc
+
+
+def test_a_provider_echoing_the_authorization_header_leaks_the_key_nowhere(fake_server, tmp_path):
+    """Every request's error text echoes the bearer token and a ``?key=`` URL: ERROR rows, mid-reply
+    and facts rows, manifests, score files and stderr must all hold it redacted."""
+    env = dict(os.environ)
+    env.update({
+        "OPENAI_BASE_URL": fake_server.url,
+        "OPENAI_API_KEY": KEY,
+        "INTERLEAVE_CACHE": str(tmp_path / "cache"),
+        "HF_HOME": str(tmp_path / "hf"),
+        "INTERLEAVE_NO_PROGRESS": "1",
+    })
+    data = tmp_path / "data"
+    run_cli(["generate", "--sessions", "3", "--model", "m1", "--out", str(data)], env, tmp_path)
+    v1 = tmp_path / "v1"
+    run_cli(["generate", "--dataset", "v1", "--offline", "--sessions", "2", "--out", str(v1)], env, tmp_path)
+    outputs = []
+    fake_server.add_fault("echo", times=10_000)  # every request from here on: a 401 echoing the key
+    outputs += [
+        run_any(["generate", "--sessions", "2", "--model", "m2", "--out", str(tmp_path / "gen-failed")], env, tmp_path),
+        run_any(["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1", "--split", "all"],
+                env, tmp_path),
+        run_any(["route", str(data), "--mode", "closed", "--policy", "hybrid", "--model", "m1", "--split", "all"],
+                env, tmp_path),
+        run_any(["mid-reply", "--model", "m1", "--limit", "4", "--out", str(tmp_path / "mr.jsonl")], env, tmp_path),
+        run_any(["facts", str(v1), "--model", "m1", "--split", "all", "--limit", "1",
+                 "--out", str(tmp_path / "facts.jsonl")], env, tmp_path),
+    ]
+    outputs += [
+        run_any(["score", str(data), str(data / "predictions"), "--split", "all"], env, tmp_path),
+        run_any(["score-facts", str(tmp_path / "facts.jsonl")], env, tmp_path),
+    ]
+    assert fake_server.log[-1].status == 401
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "facts.jsonl" for p in written) and any(p.name == "mr.jsonl" for p in written)
+    assert any("[redacted]" in p.read_text(encoding="utf-8", errors="replace") for p in written
+               if p.suffix in (".jsonl", ".json"))  # the error texts were written, redacted
+    for p in written:
+        assert KEY.encode() not in p.read_bytes(), f"key written to {p}"
+    assert any("[redacted]" in proc.stderr for proc in outputs)
+    for proc in outputs:
+        assert KEY not in proc.stdout and KEY not in proc.stderr

@@ -17,7 +17,7 @@ from ..progress import Timer, summary_line
 from ..score.compare import compare_predictions
 from ..heap import paused_gc
 from ..score.read import read_predictions_fast, read_sessions_fast
-from ..score.report import compare_report
+from ..score.report import compare_report, mcnemar_text
 from ..score.run import system_name
 from .score import add_scoring_arguments
 
@@ -74,6 +74,6 @@ def run(args: argparse.Namespace) -> int:
                                    "flips": len(doc["flips"])}, timer.seconds), file=sys.stderr)
     if args.fail_on_regression and doc["regression"]:
         print(f"regression: {doc['b']['system']} is significantly worse than {doc['a']['system']} "
-              f"(accuracy {doc['accuracy_diff']:+.4f}, McNemar p = {doc['mcnemar_p']:.4g})", file=sys.stderr)
+              f"(accuracy {doc['accuracy_diff']:+.4f}, {mcnemar_text(doc)})", file=sys.stderr)
         return 1
     return 0

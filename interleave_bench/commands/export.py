@@ -12,6 +12,10 @@ import sys
 from ..progress import Timer, summary_line
 
 
+#: ``--mid-reply`` given without a file: the package's own cases, wherever it is installed
+PACKAGED = "mid_reply/cases.json"
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export",
@@ -20,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--v0", metavar="DIR", help="v0 data: a folder with sessions.jsonl (and manifest.json), or the file")
     p.add_argument("--v1", metavar="DIR", help="v1 data: a folder with sessions.jsonl (and manifest.json), or the file")
-    p.add_argument("--mid-reply", metavar="FILE", help="a mid-reply case file (e.g. interleave_bench/data/mid_reply/cases.json)")
+    p.add_argument("--mid-reply", metavar="FILE", nargs="?", const=PACKAGED,
+                   help="a mid-reply case file; alone, the cases shipped in the package")
     p.add_argument("--irc", metavar="DIR", help="IRC data written by `import irc` (config irc_ubuntu, CC BY 4.0)")
     p.add_argument("--sgd", metavar="DIR", help="SGD data written by `import sgd` (config sgd, CC BY-SA 4.0)")
     p.add_argument("--out", required=True, metavar="DIR", help="the dataset folder to write, e.g. interleavebench/")
@@ -35,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
     from ..hub.export import export_dataset
 
     timer = Timer()
+    if args.mid_reply is PACKAGED:
+        from .. import data_path
+
+        args.mid_reply = data_path(PACKAGED)
     result = export_dataset(
         args.out, v0=args.v0, v1=args.v1, mid_reply=args.mid_reply, template_dir=args.card_template, irc=args.irc,
         sgd=args.sgd,

@@ -1,9 +1,14 @@
-"""``interleave-bench import irc|sgd DIR --out DATA``: a real corpus as a data set, in its own layout.
+"""``interleave-bench import irc|sgd DIR --out DATA``: a real corpus as a data set, in its own layout
+(``import inspect LOG --out PRED``: an inspect run's predictions).
 
 Reads the IRC disentanglement corpus (Kummerfeld et al., 2019; CC BY 4.0): one session per
 annotated log, one turn per annotated message, one thread per conversation (the connected
 components of the reply links). The sessions are open-only: ``route`` and ``baselines`` take
 ``--mode open`` on them.
+
+``interleave-bench import inspect LOG --out PRED.jsonl``: the predictions of an inspect_ai log of
+``interleavebench/routing`` as a predictions file, for ``score``, ``compare`` and the leaderboard
+(docs/harness.md#inspect_ai).
 """
 
 from __future__ import annotations
@@ -40,6 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     sgd.add_argument("--out", default=DEFAULT_SGD_OUT, metavar="DIR",
                      help=f"data folder to write sessions.jsonl and manifest.json into (default {DEFAULT_SGD_OUT})")
     sgd.set_defaults(func=run_sgd)
+    insp = kinds.add_parser("inspect", help="the predictions of an inspect_ai log of interleavebench/routing",
+                            description=__doc__.split("\n\n")[2])
+    insp.add_argument("log", metavar="LOG", help="the inspect log (.eval or .json)")
+    insp.add_argument("--out", required=True, metavar="PRED.jsonl", help="predictions file to write")
+    insp.set_defaults(func=run_inspect)
 
 
 def run_irc(args: argparse.Namespace) -> int:
@@ -66,4 +76,17 @@ def _report(kind: str, result: Any, modes: str, counts: dict[str, int], timer: T
     print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
     print(f"next: interleave-bench baselines {result.out} {modes}")
     print(summary_line(f"import {kind}", counts, timer.seconds))
+    return 0
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    from ..harness import require
+
+    require("import inspect")
+    from ..harness.inspect_log import import_log
+
+    timer = Timer()
+    result = import_log(args.log, args.out)
+    print(f"wrote {result.out} ({result.rows:,} rows, {result.mode} mode, model {result.model})")
+    print(summary_line("import inspect", {"sessions": result.sessions, "messages": result.rows}, timer.seconds))
     return 0

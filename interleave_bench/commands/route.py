@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..errors import UsageError
 from ..llm import add_model_arguments, model_session_from_args
@@ -26,9 +27,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a data folder holding sessions.jsonl, the file itself, or hub:ORG/NAME@REV[#CONFIG]")
     p.add_argument("--mode", choices=MODES, required=True,
                    help="closed: the thread list is given up front; open: topics are made on the way")
-    p.add_argument("--policy", choices=POLICIES, required=True,
+    p.add_argument("--policy", choices=POLICIES,
                    help="llm and hybrid call a model; local is the model-free router with a confidence; "
                         "the others are model-free baselines")
+    p.add_argument("--router", metavar="module:Class|URL",
+                   help="instead of --policy: your own router, a Python class with route(view) or an HTTP "
+                        "endpoint (docs/route.md#your-own-router); the run carries its policy name")
+    p.add_argument("--router-arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="a keyword argument of the --router class (a JSON value or text); repeatable")
     p.add_argument("--threshold", type=float, default=None, metavar="T",
                    help="hybrid only: route with local when its confidence is at least T (0..1), else ask the "
                         "model (default: the rule fast path)")
@@ -54,14 +60,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def options_from_args(args: argparse.Namespace) -> RouteOptions:
+def options_from_args(args: argparse.Namespace, policy: str | None = None) -> RouteOptions:
+    """The run's options; ``policy`` is a plug-in router's own name (``--router``)."""
+    if (args.policy is None) == (policy is None):
+        raise UsageError("give --policy P or --router module:Class|URL (one of them)")
     if args.merge == "none":
         given = [name for name, v in (("--same", args.same), ("--cross", args.cross), ("--seed", args.seed)) if v is not None]
         if given:
             raise UsageError(f"{', '.join(given)} only apply to bursts: add --merge all or --merge adaptive")
     opts = RouteOptions(
         mode=args.mode,
-        policy=args.policy,
+        policy=policy or args.policy,
+        router=args.router,
+        router_args=tuple(args.router_arg),
         merge=args.merge,
         decide=args.decide,
         same=DEFAULT_SAME if args.same is None else args.same,
@@ -95,8 +106,24 @@ def describe(result: RouteResult) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     from ..hub.source import local_data
 
-    opts = options_from_args(args)
+    router = None
+    if args.router is not None:
+        from ..route.plugin import load_router
+
+        if args.policy is not None:
+            raise UsageError("give --policy P or --router module:Class|URL (one of them)")
+        if args.model or args.dry_run or args.sweep_threshold is not None:
+            raise UsageError("--model, --dry-run and --sweep-threshold apply to the built-in model policies, not --router")
+        router = load_router(args.router, args.router_arg)
+    elif args.router_arg:
+        raise UsageError("--router-arg needs --router module:Class")
+    opts = options_from_args(args, router.policy if router is not None else None)
     args.data, source = local_data(args.data)
+    if router is not None:
+        try:
+            return run_route_command(args, opts, router)
+        finally:
+            router.close()
     if source is not None:
         print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
     if args.sweep_threshold is not None:
@@ -104,10 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if opts.policy not in MODEL_POLICIES:
         if args.model:
             raise UsageError(f"the {opts.policy} policy calls no model: drop --model")
-        result = run_route(args.data, opts, out=args.out, fresh=args.fresh)
-        print(f"wrote {result.path} ({result.rows:,} rows)")
-        print(summary_line(f"route {result.path.stem}", describe(result), result.seconds))
-        return 0
+        return run_route_command(args, opts)
     if args.dry_run:
         from ..route import fake  # noqa: F401  (registers the fake model's answers to routing requests)
     with model_session_from_args(args) as llm:
@@ -118,6 +142,18 @@ def run(args: argparse.Namespace) -> int:
     if result.errors_left:
         print(f"{result.errors_left} ERROR row{'s' if result.errors_left != 1 else ''} remain in {result.path} (model "
               "calls that failed after every retry); run the same command again to ask for them again",
+              file=sys.stderr)
+    return 0
+
+
+def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any = None) -> int:
+    """A run without a model of ours: a model-free policy, or a plug-in ``router``."""
+    result = run_route(args.data, opts, out=args.out, fresh=args.fresh, router=router)
+    print(f"wrote {result.path} ({result.rows:,} rows)")
+    print(summary_line(f"route {result.path.stem}", describe(result), result.seconds))
+    if result.errors_left:
+        print(f"{result.errors_left} ERROR row{'s' if result.errors_left != 1 else ''} remain in {result.path} "
+              "(decisions the router could not give); run the same command again to ask for them again",
               file=sys.stderr)
     return 0
 

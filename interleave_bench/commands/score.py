@@ -1,8 +1,10 @@
 """``interleave-bench score DATA PRED.jsonl...``: score routing runs (docs/score.md#the-metrics-exactly).
 
 Prints one markdown table comparing the runs (a second one for burst runs) and a ``not scored:``
-line per run, and writes ``<pred>.score.json`` beside each predictions file. ``--json`` prints the
-score document(s) instead of the tables. Re-scoring never calls a model.
+line per run, and writes ``<pred>.score.json`` beside each predictions file (``<pred>.<split>.score.json``
+for a split other than dev). ``--json`` prints the score document(s) instead of the tables and
+writes no file; ``--out PATH`` writes the one run's document there instead. Re-scoring never calls
+a model.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import argparse
 import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-from ..errors import InterleaveError
+from ..errors import InterleaveError, UsageError
 from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
@@ -45,30 +48,43 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="exit 1 when a run has no rows for some sessions or turns of the split (default: score the rest)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="score up to N prediction files at once in worker processes (same results; default 1)")
+    p.add_argument("--out", metavar="PATH",
+                   help="write the score document here (one predictions file) instead of beside the predictions")
     p.set_defaults(func=run)
+
+
+#: what the tables say of a run scored without intervals, so an interval-less number is never read as one with
+NO_INTERVALS = ("no bootstrap intervals: --bootstrap 0 was given, so accuracy, lenient accuracy and weighted error "
+                "(and every other bootstrap interval) are null in the score file and unbracketed here")
 
 
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
-    with paused_gc(), _data_pass_started(args):
+    with _score_files_held(args), paused_gc(), _data_pass_started(args):
         # loaded once the data file is being read (beside this process), not before
         from ..hub.source import local_data
         from ..llm.prices import prices_from
-        from ..score.run import score_files
+        from ..score.run import prediction_files, score_files
 
         data, source = local_data(args.data)
         price = prices_from(os.environ)
+        if args.out is not None and len(prediction_files(args.predictions)) != 1:
+            raise UsageError("--out names one score file: give one predictions file")
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
             jobs=args.jobs, keep_per_session=args.per_session or args.json,
+            write=not args.json and args.out is None,
         )
-    from ..io import print_json
+    from ..io import print_json, write_json
     from ..score.cluster import cluster_table
     from ..score.report import burst_table, main_table, not_scored_line, per_session_table
 
     results = [r.result for r in runs]
+    if args.out is not None:
+        write_json(args.out, results[0])
+        runs[0].score_file = Path(args.out)
     if args.json:
         print_json(results[0] if len(results) == 1 else results)
         for r in results:
@@ -89,8 +105,13 @@ def run(args: argparse.Namespace) -> int:
         print()
         for r in results:
             print(not_scored_line(r))
-        for run_ in runs:
-            print(f"wrote {run_.score_file}")
+        if args.bootstrap == 0:
+            print(NO_INTERVALS)
+    if args.bootstrap == 0 and args.json:
+        print(NO_INTERVALS, file=sys.stderr)
+    for run_ in runs:
+        if run_.score_file is not None:
+            print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
     messages = sum(r["counts"]["messages"] for r in results)
     scored = sum(r["counts"]["sessions"] for r in results)
     print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},
@@ -101,6 +122,23 @@ def run(args: argparse.Namespace) -> int:
               "line); --require-complete asks for every session and turn", file=sys.stderr)
         return 1
     return 0
+
+
+@contextlib.contextmanager
+def _score_files_held(args: argparse.Namespace) -> Any:
+    """The lock of every score file the run writes, held from start to end (one writer per output:
+    a second ``score`` of the same runs stops at once, naming this one)."""
+    from ..io import exclusive_output
+    from ..score.run import prediction_files, score_path
+
+    with contextlib.ExitStack() as held:
+        try:
+            paths = prediction_files(args.predictions)
+        except InterleaveError:
+            paths = []  # said where the predictions are read
+        for path in paths:
+            held.enter_context(exclusive_output(score_path(path), "score"))
+        yield
 
 
 def _data_pass_started(args: argparse.Namespace) -> Any:

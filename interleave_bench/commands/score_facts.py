@@ -3,8 +3,10 @@
 Prints per run the strategy table (accuracy with a Wilson 95% interval, verdicts, stale and
 proposal answers, context tokens, notes characters), accuracy by category and language, facts vs
 summary on the same probes, delivered-line verdicts, routing with and without facts offered, tokens
-spent and the four gates, and writes ``<results>.score.json`` beside each file. Exits 1 unless
-every run has no error rows, no missing or duplicate answers and passes every gate.
+spent and the four gates, and writes ``<results>.score.json`` beside each file. With ``--data``,
+each answer's verdict is judged again from its text and the data's probe, and a row that disagrees
+is refused. Exits 1 unless every run has no error rows, no missing or duplicate answers and passes
+every gate; 2 for bad input.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..facts.report import report
-from ..facts.results import FactsSummary, read_rows, score_rows
+from ..facts.results import FactsSummary, read_rows, rejudge, score_rows
 from ..facts.records import SessionRow
-from ..io import iter_sessions, records_fingerprint, sha256_file, write_json
+from ..io import exclusive_output, iter_sessions, records_fingerprint, sessions_file, sha256_file, write_json
 from ..progress import Timer, summary_line
 from ..provenance import provenance
 
@@ -29,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("score-facts", help="score shared-facts runs: strategies, deliveries, routing, gates",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
     p.add_argument("results", nargs="+", metavar="RESULTS", help="facts results files (.jsonl)")
+    p.add_argument("--data", metavar="DATA",
+                   help="the v1 data the runs answered (sessions.jsonl or its folder): every answer is judged again "
+                        "from its text and the probe, and a row whose verdict disagrees is refused")
     p.add_argument("--json", action="store_true", help="print the score document(s) instead of the tables")
     p.set_defaults(func=run)
 
@@ -57,17 +62,26 @@ def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: P
     )
 
 
-def score_and_write(results: Path, data: Path | None = None) -> FactsSummary:
-    """Score one results file and write its ``.score.json``; returns the document."""
-    rows = read_rows(results)
-    doc = summary_document(results, rows, score_rows(rows, str(results)), data)
-    write_json(summary_path(results), doc.model_dump(mode="json"))
+def score_and_write(results: Path, data: Path | None = None, sessions: dict | None = None,
+                    require_rows: bool = False) -> FactsSummary:
+    """Score one results file and write its ``.score.json``, holding that file's lock meanwhile;
+    returns the document. ``sessions`` (id -> session of ``data``): judge every answer again
+    against them (:func:`~interleave_bench.facts.results.rejudge`). ``require_rows``: refuse a
+    file with no rows (a file given to score, not a run's own file)."""
+    with exclusive_output(summary_path(results), "score-facts"):
+        rows = read_rows(results, require_rows=require_rows)
+        if sessions is not None:
+            rows = rejudge(rows, sessions, str(results), str(data))
+        doc = summary_document(results, rows, score_rows(rows, str(results)), data)
+        write_json(summary_path(results), doc.model_dump(mode="json"))
     return doc
 
 
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
-    docs = [score_and_write(Path(p)) for p in args.results]
+    data = sessions_file(args.data) if args.data else None
+    sessions = {s.session_id: s for s in iter_sessions(data)} if data is not None else None
+    docs = [score_and_write(Path(p), data, sessions, require_rows=True) for p in args.results]
     if args.json:
         payload = [d.model_dump(mode="json") for d in docs]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, ensure_ascii=False, indent=1))

@@ -1,23 +1,26 @@
 """Reading a facts results file and scoring it: rows -> judged items -> the figures and gates.
 
 One implementation for ``interleave-bench score-facts``, the facts run's own summary and the
-``interleave_shared_facts`` evaluate module. An answer row without a verdict is judged again from its
-``answer`` and probe fields (``gold``, ``decoys``, ``confirmed``); no model is ever called.
+``interleave_shared_facts`` evaluate module. Rows are read strictly (:func:`~..strictjson.parse_strict`
+and the typed rows of :mod:`.records`). An answer row without a verdict is judged again from its
+``answer`` and probe fields (``gold``, ``decoys``, ``confirmed``); given the data, every answer is
+judged again from its text and the session's probe (:func:`rejudge`), and a verdict that disagrees
+is refused. No model is ever called.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from pydantic import Field
 
 from ..errors import InputError, InputErrors
 from ..io import iter_json_lines, parse_record
-from ..schema import Record
+from ..schema import Probe, Record, Session
+from ..strictjson import parse_strict
 from ..score.facts import (
-    VERDICTS,
+    CONFIRMED,
     AnswerItem,
     DeliveryItem,
     RouteItem,
@@ -26,7 +29,7 @@ from ..score.facts import (
     judge,
     score_facts,
 )
-from .records import ROW_TYPES, AnswerRow, DeliveryRow, ErrorRow, RouteRow, SessionRow
+from .records import ROW_TYPES, AnswerRow, DeliveryRow, ErrorRow, RouteRow, SessionRow, probes_of
 
 #: version of the facts summary document; bumped when its layout changes
 SUMMARY_FORMAT = 1
@@ -34,24 +37,29 @@ SUMMARY_FORMAT = 1
 
 def parse_row(path: str, line: Optional[int], text_or_obj: Any) -> Record:
     """One result row, typed by its ``kind``; raises :class:`InputError` naming file, line and field."""
-    obj = text_or_obj
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    obj = parse_strict(path, line, text_or_obj) if isinstance(text_or_obj, str) else text_or_obj
     if not isinstance(obj, dict):
         raise InputError(path, line, None, f"expected a JSON object, got {type(obj).__name__}")
     kind = obj.get("kind")
     model = ROW_TYPES.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise InputError(path, line, "kind", f"expected one of {', '.join(ROW_TYPES)}, got {kind!r}")
+        shown = kind if not isinstance(kind, str) or len(kind) <= SHOWN_CHARS else kind[:SHOWN_CHARS] + "..."
+        raise InputError(path, line, "kind", f"expected one of {', '.join(ROW_TYPES)}, got {shown!r}")
     return parse_record(path, line, obj, model)
 
 
-def read_rows(path: str | os.PathLike) -> list[tuple[int, Record]]:
-    """Every row of a results file with its line number; raises on the first bad line."""
-    return [(line, parse_row(str(path), line, text)) for line, text in iter_json_lines(path)]
+#: characters of an unknown ``kind`` an error shows
+SHOWN_CHARS = 40
+
+
+def read_rows(path: str | os.PathLike, *, require_rows: bool = False) -> list[tuple[int, Record]]:
+    """Every row of a results file with its line number; raises on the first bad line, and with
+    ``require_rows`` for a file with no rows (a file given to be scored: nothing to score is not a
+    score of nothing; a run resuming its own file may find it empty)."""
+    rows = [(line, parse_row(str(path), line, text)) for line, text in iter_json_lines(path)]
+    if require_rows and not rows:
+        raise InputError(str(path), None, None, "holds no result rows")
+    return rows
 
 
 def parse_lines(lines: Iterable[Any], path: str = "<rows>") -> list[tuple[int, Record]]:
@@ -61,8 +69,6 @@ def parse_lines(lines: Iterable[Any], path: str = "<rows>") -> list[tuple[int, R
 
 def _answer_item(path: str, line: int, r: AnswerRow) -> AnswerItem:
     verdict = r.verdict
-    if verdict is not None and verdict not in VERDICTS:
-        raise InputError(path, line, "verdict", f"expected one of {', '.join(VERDICTS)}, got {verdict!r}")
     if verdict is None:
         if r.answer is None:
             raise InputError(path, line, "answer", "an answer row needs a verdict, or an answer to judge")
@@ -89,17 +95,63 @@ def items_of(rows: Iterable[tuple[int, Record]], path: str = "<rows>") -> dict[s
                 out["deliveries"].append(DeliveryItem(r.session_id, r.probe, r.verdict))
             elif isinstance(r, RouteRow):
                 out["routes"].append(RouteItem(r.session_id, r.turn, r.gold, r.without, r.with_, r.offered,
-                                               len(r.imports), r.error is not None))
+                                               r.import_count, r.failed))
             elif isinstance(r, SessionRow):
-                out["sessions"].append(SessionItem(r.session_id, tuple(r.probes), tuple(r.strategies), r.usage))
+                usage = {purpose: u if isinstance(u, dict) else {"tokens": u} for purpose, u in r.usage.items()}
+                ids, count = (tuple(r.probes), None) if isinstance(r.probes, list) else ((), r.probes)
+                out["sessions"].append(SessionItem(r.session_id, ids, tuple(r.strategies), usage, count))
             elif isinstance(r, ErrorRow):
-                errors.append((r.session_id, r.problem))
+                errors.append((r.session_id, f"{r.step}: {r.problem}" if r.step else r.problem))
         except InputError as exc:
             problems.append(exc)
     if problems:
         raise InputErrors(problems)
     finished = {s.session_id for s in out["sessions"]}
     out["errors"] = [f"{sid}: {problem}" for sid, problem in errors if sid not in finished]
+    return out
+
+
+def confirmed_values(s: Session, p: Probe) -> list[str]:
+    """Every value the probed fact was confirmed as at or before the probe (what tells a stale
+    answer from a proposal), from the session's timeline."""
+    from .runner import fact_histories
+
+    history = fact_histories(s, p.after).get(p.source, {}).get(p.key, [])
+    return [v for status, v in history if status == CONFIRMED and v is not None]
+
+
+def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session], path: str,
+            data: str) -> list[tuple[int, Record]]:
+    """The rows with every answer judged again from its text and the session's probe in ``data``;
+    raises :class:`InputErrors` naming each answer row whose verdict disagrees with the judge,
+    whose probe is not in the data, or which has no text to judge."""
+    probes = {(s.session_id, p.id): (s, p) for s in sessions.values() for p in probes_of(s)}
+    out: list[tuple[int, Record]] = []
+    problems: list[InputError] = []
+    for line, r in rows:
+        if not isinstance(r, AnswerRow):
+            out.append((line, r))
+            continue
+        found = probes.get((r.session_id, r.probe))
+        if found is None:
+            problems.append(InputError(path, line, "probe", f"{r.probe!r} is not a probe of session {r.session_id!r} in {data}"))
+            continue
+        if r.answer is None:
+            problems.append(InputError(path, line, "answer", "no answer text to judge against the probe in the data"))
+            continue
+        s, p = found
+        if r.category != p.category:
+            problems.append(InputError(path, line, "category", f"says {r.category!r}, but probe {p.id!r} of the data "
+                                       f"is {p.category!r}"))
+            continue
+        judged = judge(r.answer, p.gold, p.decoys, confirmed_values(s, p)).verdict
+        if r.verdict is not None and r.verdict != judged:
+            problems.append(InputError(path, line, "verdict", f"says {r.verdict!r}, but the answer judged against probe "
+                                       f"{p.id!r} of the data is {judged!r}"))
+            continue
+        out.append((line, r.model_copy(update={"verdict": judged})))
+    if problems:
+        raise InputErrors(problems)
     return out
 
 

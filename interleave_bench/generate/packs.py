@@ -26,6 +26,10 @@ MIN_FRAMES = 15
 #: the fewest short forms per style: they are whole messages with nothing filled in, so only the
 #: length of the list keeps repeats rare across sessions
 MIN_SHORT_FORMS = 20
+#: the fewest ways of saying a subject, so no wrapper ("the {kw} thing") dominates explicit messages
+MIN_SUBJECT_FORMS = 6
+#: the fewest openers: the first words of a message are what varies least in real chat
+MIN_OPENERS = 20
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Variant:
     keywords: tuple[str, ...]
     facts: tuple[FactSlot, ...]
     constraints: tuple[str, ...]
+    nicknames: tuple[str, ...] = ()  # what a person calls the work in chat ("the dashboard move")
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,7 @@ def domain_pack(domain: str, lang: str) -> DomainPack:
                 keywords=_strings(path, f"{where}.keywords", v.get("keywords")),
                 facts=tuple(slots),
                 constraints=_strings(path, f"{where}.constraints", v.get("constraints"), min_len=2),
+                nicknames=_strings(path, f"{where}.nicknames", v["nicknames"]) if "nicknames" in v else (),
             )
         )
     if len(variants) < MIN_VARIANTS:
@@ -135,6 +141,16 @@ def domain_pack(domain: str, lang: str) -> DomainPack:
         requests=_strings(path, f"{lang}.requests", sec.get("requests"), min_len=5),
         variants=tuple(variants),
     )
+
+
+@lru_cache(maxsize=None)
+def variant_of(domain: str, title: str, lang: str) -> Variant | None:
+    """The pack variant a thread was built from (by domain and title), or ``None`` (a model-made thread)."""
+    try:
+        pack = domain_pack(domain, lang)
+    except InputError:
+        return None
+    return next((v for v in pack.variants if v.title == title), None)
 
 
 @lru_cache(maxsize=None)
@@ -161,6 +177,7 @@ class Lexicon:
     continue_markers: tuple[str, ...]
     switch_markers: tuple[str, ...]
     ref_markers: tuple[str, ...]
+    stopwords: tuple[str, ...] = ()  # words too common to tell one thread's card from another's
 
 
 @dataclass(frozen=True)
@@ -182,6 +199,49 @@ class Templates:
     cross_vague: tuple[str, ...]
     oneoff_prefixes: tuple[str, ...]
     oneoff_frames: tuple[OneoffFrame, ...]
+    subject: tuple[str, ...]  # how a distinctive word is said as a subject: "the {kw} thing"
+    detail: tuple[str, ...]  # how a detail of the description is brought up
+    pronoun_requests: tuple[str, ...]  # whole vague requests that point with a pronoun
+    openers: tuple[str, ...]  # words a message may open with ("hey", "btw", "对了，")
+    about: tuple[str, ...]  # vague questions on one fact of the thread, by its label: "and the {label}?"
+    habits: Habits
+
+
+@dataclass(frozen=True)
+class Habits:
+    """One language's typing habits (``habits`` of the templates file): chances per message, the
+    fragment rules (``[from, to]``, one drawn where it applies) and the words typed in another
+    language (``mix``, ``[from, to]``)."""
+
+    opener_p: float
+    lower_p: float
+    drop_end_p: float
+    fragment_p: float
+    typo_p: float
+    mix_p: float
+    fragments: tuple[tuple[str, str], ...]
+    mix: tuple[tuple[str, str], ...]
+
+
+#: the chances a habits section must give, each in [0, 1]
+HABIT_CHANCES = ("opener_p", "lower_p", "drop_end_p", "fragment_p", "typo_p", "mix_p")
+
+
+def _habits(path: Path, h: Any) -> Habits:
+    if not isinstance(h, dict):
+        raise _fail(path, "habits", "expected an object of typing habits")
+    for k in HABIT_CHANCES:
+        v = h.get(k)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1:
+            raise _fail(path, f"habits.{k}", "expected a chance between 0 and 1")
+    pairs = {}
+    for k in ("fragments", "mix"):
+        v = h.get(k, [])
+        if not isinstance(v, list) or not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                                              and p[0] for p in v):
+            raise _fail(path, f"habits.{k}", "expected a list of [from, to] string pairs")
+        pairs[k] = tuple((a, b) for a, b in v)
+    return Habits(**{k: float(h[k]) for k in HABIT_CHANCES}, fragments=pairs["fragments"], mix=pairs["mix"])
 
 
 def _lang_file(folder: str, lang: str, what: str) -> Path:
@@ -210,6 +270,7 @@ def templates(lang: str) -> Templates:
         continue_markers=s("reader.continue_markers", r.get("continue_markers")),
         switch_markers=s("reader.switch_markers", r.get("switch_markers")),
         ref_markers=s("reader.ref_markers", r.get("ref_markers")),
+        stopwords=s("reader.stopwords", r.get("stopwords")),
     )
     ex = fr.get("explicit") or {}
     pr = fr.get("pronoun") or {}
@@ -242,7 +303,21 @@ def templates(lang: str) -> Templates:
         cross_vague=s("cross.vague", cross.get("vague")),
         oneoff_prefixes=tuple((d.get("oneoff") or {}).get("prefixes") or ("",)),
         oneoff_frames=tuple(frames),
+        subject=_slotted(path, "pools.subject", s("pools.subject", pools.get("subject"), MIN_SUBJECT_FORMS), "{kw}"),
+        detail=_slotted(path, "pools.detail", s("pools.detail", pools.get("detail")), "{detail}"),
+        pronoun_requests=s("pools.pronoun", pools.get("pronoun"), 20),
+        openers=s("pools.opener", pools.get("opener"), MIN_OPENERS),
+        about=_slotted(path, "pools.about", s("pools.about", pools.get("about"), MIN_SUBJECT_FORMS), "{label}"),
+        habits=_habits(path, d.get("habits")),
     )
+
+
+def _slotted(path: Path, field: str, forms: tuple[str, ...], slot: str) -> tuple[str, ...]:
+    """``forms``, each of which must hold ``slot`` once."""
+    for k, f in enumerate(forms):
+        if f.count(slot) != 1:
+            raise _fail(path, f"{field}[{k}]", f"expected {slot} exactly once")
+    return forms
 
 
 def fact_labels(lang: str) -> dict[str, str]:

@@ -18,7 +18,9 @@ Two readers do this job:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from ..llm import LLM
@@ -26,7 +28,7 @@ from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, Thread
 from . import packs
 from .ask import ask_json
 from .prompts import read_messages
-from .text import AnswerError, find, normalize
+from .text import UNSPACED_LANGS, AnswerError, find, is_cjk, normalize
 from .threads import ThreadSet, anchors, thread_data
 
 #: messages labelled per model request
@@ -70,8 +72,17 @@ class RuleReader:
         self._switch = list(lex.switch_markers)
         self._ref = [normalize(m) for m in lex.ref_markers]
         self._anchors = [(tid, text) for tid, text in anchors(list(threads)) if text.strip()]
+        generic = generic_words(lang)
+        cards = {t.id: set(content_words(f"{t.title} {t.goal} {t.description}", lang)) - generic for t in threads}
+        owners: dict[str, list[str]] = {}
+        for tid in self.ids:
+            for w in cards[tid]:
+                owners.setdefault(w, []).append(tid)
+        self._owners = owners  # content word -> the threads whose card has it
+        self._work = work_words(lang)
         self.current: str | None = None
         self.recent: list[str] = []  # threads labelled so far, most recent first
+        self.vague_move = False  # whether the last message moved to another thread by "the other one" alone
 
     def observe(self, label: Label | str) -> None:
         """Take a label (this reader's or one given earlier) as the state of the conversation."""
@@ -103,14 +114,33 @@ class RuleReader:
         """The label of one message given the state so far (the state is not changed)."""
         norm = normalize(text)
         first: dict[str, int] = {}
+        referenced: set[str] = set()  # words of mentions the message only draws on
         for tid, phrase in self._anchors:
             pos = find(norm, phrase, self.lang)
             if pos >= 0 and not self._is_reference(norm, pos):
                 first[tid] = min(pos, first.get(tid, pos))
+            elif pos >= 0:
+                referenced.update(content_words(phrase, self.lang))
         if first:
             best = min(first.values())
             tied = [t for t in self.ids if first.get(t) == best]
             return Label(tied[0]) if len(tied) == 1 else Label(JUDGE_AMBIGUOUS, tuple(tied))
+        words = set(content_words(text, self.lang)) - referenced
+        own: dict[str, int] = {}
+        shared: set[str] = set()
+        for w in words:
+            tids = self._owners.get(w, ())
+            if len(tids) == 1:
+                own[tids[0]] = own.get(tids[0], 0) + 1
+            else:
+                shared.update(tids)
+        if own:
+            best = max(own.values())
+            tied = [t for t in self.ids if own.get(t) == best]
+            return Label(tied[0]) if len(tied) == 1 else Label(JUDGE_AMBIGUOUS, tuple(tied))
+        if shared:
+            # only words two cards share (twins, one domain): a reader cannot tell them apart
+            return Label(JUDGE_AMBIGUOUS, tuple(t for t in self.ids if t in shared))
         if any(find(norm, m, self.lang) >= 0 for m in self._switch):
             others = [t for t in self.recent if t != self.current]
             if len(others) == 1:
@@ -118,7 +148,12 @@ class RuleReader:
             if len(others) > 1:
                 return Label(JUDGE_AMBIGUOUS, tuple(others))
             return self._continuing()
-        if self._starts_with_lead(norm) or any(find(norm, m, self.lang) >= 0 for m in self._cont):
+        pointing = any(find(norm, m, self.lang) >= 0 for m in self._cont)
+        if pointing and self.vague_move and len(self.recent) > 1:
+            # "that" right after a move made by "the other one" alone: the thread just left is as
+            # likely what it points to
+            return Label(JUDGE_AMBIGUOUS, tuple(t for t in self.ids if t in self.recent[:2]))
+        if pointing or self._starts_with_lead(norm) or words & self._work:
             return self._continuing()
         return Label(JUDGE_NONE)
 
@@ -132,11 +167,75 @@ class RuleReader:
     def read(self, text: str) -> Label:
         """Label the next message and move the state on."""
         label = self.classify(text)
+        before = self.current
         self.observe(label)
+        self.vague_move = self._moved_vaguely(text, before, label)
         return label
+
+    def _moved_vaguely(self, text: str, before: str | None, label: Label) -> bool:
+        """Whether ``text`` moved the conversation from ``before`` by a switch phrase alone (no
+        title, value or card word of any thread)."""
+        if before is None or label.thread in (before, JUDGE_NONE):
+            return False
+        norm = normalize(text)
+        if any(find(norm, p, self.lang) >= 0 for _, p in self._anchors):
+            return False
+        if any(w in self._owners for w in content_words(text, self.lang)):
+            return False
+        return any(find(norm, m, self.lang) >= 0 for m in self._switch)
 
     def read_all(self, texts: Iterable[str]) -> list[Label]:
         return [self.read(t) for t in texts]
+
+
+#: a Latin word of a message: letters and digits, apostrophes inside
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+#: the shortest Latin word that may tell a thread apart
+MIN_WORD_CHARS = 3
+
+
+def content_words(text: str, lang: str) -> list[str]:
+    """The words of ``text`` that may point to a thread: Latin words of :data:`MIN_WORD_CHARS` or
+    more, lower-cased, a possessive or plural ``s`` cut; in unspaced languages also every pair of
+    neighbouring CJK characters."""
+    out = []
+    for m in _WORD.finditer(normalize(text).replace(" s ", " ")):
+        w = m.group(0)
+        cjk = [ch for ch in w if is_cjk(ch)]
+        if cjk and lang in UNSPACED_LANGS:
+            for r in "".join(ch if is_cjk(ch) else " " for ch in w).split():
+                out += [r[k : k + 2] for k in range(len(r) - 1)]
+            out += [x for x in "".join(" " if is_cjk(ch) else ch for ch in w).split() if len(x) >= MIN_WORD_CHARS]
+            continue
+        w = re.sub(r"['’]s$", "", w)
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        if len(w) >= MIN_WORD_CHARS:
+            out.append(w)
+    return out
+
+
+@lru_cache(maxsize=None)
+def generic_words(lang: str) -> frozenset[str]:
+    """Words that tell no thread apart: the reader's stop words and every word of the templates'
+    generic phrasing (vague requests, openers, tails, short forms, fact and cross clauses)."""
+    T = packs.templates(lang)
+    texts = [*T.lexicon.stopwords, *T.vague, *T.pronoun_requests, *T.openers, *T.tail, *T.short["implicit"],
+             *T.short["pronoun"], *T.fact_state, *T.fact_update, *T.cross_named, *T.cross_vague,
+             *T.implicit, *T.pronoun["continue"], *T.pronoun["move"]]
+    return frozenset(w for t in texts for w in content_words(t.replace("{", " ").replace("}", " "), lang))
+
+
+@lru_cache(maxsize=None)
+def work_words(lang: str) -> frozenset[str]:
+    """Words of the templates' generic requests about work ("step", "checklist") that no one-off
+    question or its lead-in uses: a message with one of them continues the work at hand."""
+    T = packs.templates(lang)
+    work = {w for t in [*T.vague, *T.pronoun_requests] for w in content_words(t, lang)}
+    oneoff = {w for f in T.oneoff_frames for t in [f.text, *(x for _, vals in f.slots for x in vals)]
+              for w in content_words(t.replace("{", " ").replace("}", " "), lang)}
+    oneoff |= {w for t in T.oneoff_prefixes for w in content_words(t, lang)}
+    return frozenset(work - oneoff - set(content_words(" ".join(T.lexicon.stopwords), lang)))
 
 
 # --- the model reader --------------------------------------------------------------------------------

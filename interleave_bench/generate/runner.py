@@ -39,6 +39,7 @@ from ..io import (
     write_jsonl,
 )
 from ..llm import LLM
+from ..llm.provider import FAKE_IDENTITY
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..schema import PROBE_CATEGORIES, Manifest, ManifestUsage
@@ -265,6 +266,8 @@ def generate(
     Raises :class:`UsageError` for bad options or an output folder holding other options' data.
     """
     config = config or GenerateConfig()
+    if llm is not None and llm.provider.identity == FAKE_IDENTITY:
+        from . import fake  # noqa: F401  (the fake model answers generation requests with these handlers)
     if n_sessions < 1:
         raise UsageError("--sessions must be at least 1")
     if concurrency < 1:

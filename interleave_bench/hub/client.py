@@ -14,7 +14,7 @@ import os
 from typing import Iterator
 
 from .. import __version__
-from ..errors import UsageError
+from ..errors import REDACTED, UsageError, redact
 
 #: the Hub's repo type for everything this package publishes
 REPO_TYPE = "dataset"
@@ -57,10 +57,12 @@ def repo_url(repo_id: str, revision: str | None = None) -> str:
 
 
 def _scrub(text: str) -> str:
+    """An error text of the Hub client without the token (wherever it was read from) or any other
+    secret (:func:`~interleave_bench.errors.redact`)."""
     from huggingface_hub import get_token
 
     token = get_token()
-    return text.replace(token, "***") if token else text
+    return redact(text.replace(token, REDACTED) if token else text)
 
 
 @contextlib.contextmanager

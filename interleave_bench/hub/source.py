@@ -125,12 +125,20 @@ def read_config_at(api: Any, repo_id: str, commit: str, config: str) -> tuple[li
     Raises :class:`InputErrors` naming the Hub file, the row and the field of every bad row, and
     :class:`UsageError` when the config has no Parquet files there.
     """
-    from .features import SPECS, from_row
-
     where = f"{HUB_PREFIX}{repo_id}@{commit[:12]}"
     files = config_files(api, repo_id, commit, config)
     if not files:
         raise UsageError(f"{where}: no Parquet files of config {config!r} (configs are v0, v1, mid_reply)")
+    return sessions_of_rows(where, files, config), [name for name, _ in files]
+
+
+def sessions_of_rows(where: str, files: list[tuple[str, list[dict[str, Any]]]], config: str) -> list[Session]:
+    """The validated sessions of ``config``'s Parquet rows, ``files`` as ``[(path, rows)]`` under ``where``.
+
+    Raises :class:`InputErrors` naming the file, the row and the field of every bad row.
+    """
+    from .features import SPECS, from_row
+
     sessions: list[Session] = []
     errors: list[InputError] = []
     for name, rows in files:
@@ -148,7 +156,22 @@ def read_config_at(api: Any, repo_id: str, commit: str, config: str) -> tuple[li
             sessions.append(s)
     if errors:
         raise InputErrors(errors)
-    return sessions, [name for name, _ in files]
+    return sessions
+
+
+def read_exported(folder: str | os.PathLike, config: str) -> list[Session]:
+    """Every session of ``config`` in a folder ``export`` wrote (``CONFIG/<split>-*.parquet``).
+
+    Raises :class:`UsageError` when the folder holds no Parquet file of that config, and
+    :class:`InputErrors` for bad rows.
+    """
+    import pyarrow.parquet as pq
+
+    root = Path(folder)
+    names = sorted(p.relative_to(root).as_posix() for p in (root / config).glob("*.parquet"))
+    if not names:
+        raise UsageError(f"{folder}: no Parquet files of config {config!r} (not an exported dataset folder?)")
+    return sessions_of_rows(str(root), [(name, pq.read_table(root / name).to_pylist()) for name in names], config)
 
 
 def config_fingerprint(api: Any, repo_id: str, commit: str, config: str) -> Optional[str]:

@@ -42,6 +42,10 @@ SYSTEM_TAG = "system"
 THREAD_PREFIX = "c"
 #: a log line's time stamp, dropped from the turn text (``[03:10] <nick> text`` -> ``<nick> text``)
 _STAMP = re.compile(r"^\[\d{1,2}:\d{2}\] ")
+#: characters of a bad annotation line (and digits of a bad number) an error shows: enough to find
+#: it, never a whole binary file on one line
+SHOWN_LINE = 80
+SHOWN_DIGITS = 20
 
 
 @dataclass(frozen=True)
@@ -117,12 +121,24 @@ def log_pairs(folder: str | Path) -> list[LogPair]:
 
 
 def read_log(path: Path) -> list[str]:
-    """The log's lines without line ends, numbered from 0 as the annotations number them."""
+    """The log's lines without line ends, numbered from 0 as the annotations number them.
+
+    Raises :class:`InputError` naming the line for a log that is not text: bytes that are not
+    UTF-8, or a NUL byte (no chat line holds one; a binary file does).
+    """
+    lines: list[str] = []
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as fh:
-            return [line.rstrip("\r\n") for line in fh]
+        with open(path, "rb") as fh:
+            for n, raw in enumerate(fh, start=1):
+                if b"\0" in raw:
+                    raise InputError(str(path), n, None, "holds a NUL byte: a binary file, not a chat log")
+                try:
+                    lines.append(raw.decode("utf-8").rstrip("\r\n"))
+                except UnicodeDecodeError as exc:
+                    raise InputError(str(path), n, None, f"not UTF-8 text ({exc.reason}): not a chat log") from None
     except OSError as exc:
         raise InputError(str(path), None, None, f"cannot read: {exc.strerror}") from None
+    return lines
 
 
 def read_links(path: Path, log_size: int) -> Iterator[tuple[int, int]]:
@@ -132,26 +148,39 @@ def read_links(path: Path, log_size: int) -> Iterator[tuple[int, int]]:
     outside the log (``log_size`` lines).
     """
     try:
-        fh = open(path, "r", encoding="utf-8", errors="replace")
+        fh = open(path, "rb")
     except OSError as exc:
         raise InputError(str(path), None, None, f"cannot read: {exc.strerror}") from None
     with fh:
-        for line_no, raw in enumerate(fh, start=1):
+        for line_no, data in enumerate(fh, start=1):
+            try:
+                raw = data.decode("ascii")
+            except UnicodeDecodeError:
+                raise InputError(str(path), line_no, "link", "not ASCII text: expected 'A B -' (two message numbers and '-')") from None
             parts = raw.split()
             if not parts:
                 continue
             if len(parts) != 3 or parts[2] != "-":
-                raise InputError(str(path), line_no, "link", f"expected 'A B -' (two message numbers and '-'), got {raw.strip()!r}")
+                got = raw.strip()
+                got = got if len(got) <= SHOWN_LINE else got[:SHOWN_LINE] + "..."
+                raise InputError(str(path), line_no, "link", f"expected 'A B -' (two message numbers and '-'), got {got!r}")
             nums = []
             for field, text in (("A", parts[0]), ("B", parts[1])):
                 if not text.isdigit():
-                    raise InputError(str(path), line_no, field, f"expected a message number, got {text!r}")
-                n = int(text)
+                    shown = text if len(text) <= SHOWN_LINE else text[:SHOWN_LINE] + "..."
+                    raise InputError(str(path), line_no, field, f"expected a message number, got {shown!r}")
+                # a number longer than the log's line count is past its end (and never converted:
+                # thousands of digits are more than ``int`` reads)
+                n = int(text) if len(text.lstrip("0")) <= len(str(log_size)) else log_size
                 if n >= log_size:
-                    raise InputError(str(path), line_no, field, f"message {n} is past the end of the log ({log_size} lines)")
+                    shown = text if len(text) <= SHOWN_DIGITS else text[:SHOWN_DIGITS] + "..."
+                    raise InputError(str(path), line_no, field, f"message {shown} is past the end of the log ({log_size} lines)")
                 nums.append(n)
             a, b = nums
-            yield min(a, b), max(a, b)
+            if a > b:  # B replies to A, said before it: a link to a later message is no reply
+                raise InputError(str(path), line_no, "B",
+                                 f"message {b} cannot reply to the later message {a} ('A B -' names the earlier message first)")
+            yield a, b
 
 
 def message_text(line: str) -> str:

@@ -9,12 +9,11 @@ interrupted import leaves the previous folder as it was, and only one log is in 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io import MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, parse_record, sha256_file, write_json
+from ..io import MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, exclusive_output, parse_record, sha256_file, write_json
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import OPEN_ONLY_FIELD, Manifest, Session, check_session
@@ -58,8 +57,14 @@ def import_irc(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     target = out / SESSIONS_FILE
-    fd, tmp = tempfile.mkstemp(prefix=f".{SESSIONS_FILE}.", suffix=".tmp", dir=out)
-    os.close(fd)
+    with exclusive_output(target, "import irc"):
+        return _import_held(corpus, pairs, out, target)
+
+
+def _import_held(corpus: str | os.PathLike, pairs: list, out: Path, target: Path) -> ImportResult:
+    """The import, with the lock of ``target`` held."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")  # a new file: the umask's mode
+    tmp.unlink(missing_ok=True)
     messages = conversations = context = 0
     splits: dict[str, int] = {}
     try:

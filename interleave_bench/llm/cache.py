@@ -63,7 +63,12 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._conn().execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        if not row:
+            return None
+        try:
+            return json.loads(row[0])
+        except (TypeError, ValueError, RecursionError):
+            return {}  # unreadable: no answer the client will take, so it is asked again
 
     def put(self, key: str, model: str, kind: str, answer: dict[str, Any]) -> None:
         self._conn().execute(

@@ -1,25 +1,29 @@
 """One async client for every model call of the project (generation, routing, reading, facts, mid-reply).
 
-Built on the ``openai`` package. Retries with exponential backoff and jitter on 429, 5xx, timeouts
-and dropped connections, honouring ``Retry-After``, are the ``openai`` client's own machinery,
-configured here through ``max_retries`` and ``timeout``; this module adds the same retries for a
-200 answer whose body cannot be read (truncated JSON, garbage, no choices), which the ``openai``
-client would hand back as final, plus the response cache, bounded concurrency, and usage and cost
-accounting. An unreadable body is never cached.
+Built on the ``openai`` package for the HTTP path, with its own retries turned off: this module
+retries, with exponential backoff, on 429, 5xx, timeouts and dropped connections, honouring
+``Retry-After`` up to :data:`RETRY_AFTER_MAX_S`, and on a 200 answer it cannot use (a body that is
+not JSON, no choices, no text, text cut off at the token limit, or a ``usage`` no provider could
+have counted), which the ``openai`` client would hand back as final. The waits go through an
+injected ``sleep`` and the latency through an injected ``clock``, so tests never wait.
 
-Every answer is stored with the usage and latency it had when it was paid for, and a cached answer
-comes back with those same figures (flagged ``cached``), so a rerun writes byte-identical files; the
-run's totals count cached answers apart, at no cost.
+Every answer is validated at this edge before it is used or cached, and a cached answer is
+validated again when it is read: one that fails is dropped and asked again. Every answer is stored
+with the usage and latency it had when it was paid for, and a cached answer comes back with those
+same figures (flagged ``cached``), so a rerun writes byte-identical files; the run's totals count
+cached answers apart, at no cost.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
-from ..errors import InterleaveError
+from ..errors import InterleaveError, redact
 from .cache import ResponseCache, cache_key
 from .prices import PRICES_AS_OF, Price, price_for
 from .provider import Provider
@@ -33,11 +37,21 @@ DEFAULT_CONCURRENCY = 8
 DEFAULT_MAX_RETRIES = 5
 #: seconds one HTTP request may take before it counts as a timeout and is retried
 DEFAULT_TIMEOUT_S = 120.0
-#: first wait before asking again after an unreadable body, doubled on each retry (the ``openai``
-#: client's own schedule for 5xx answers)
+#: first wait before asking again (after a 5xx, a timeout, a dropped connection or an unreadable
+#: answer), doubled on each retry (the ``openai`` client's own schedule)
 UNREADABLE_RETRY_DELAY_S = 0.5
-#: the longest wait between two tries after unreadable bodies (the ``openai`` client's own cap)
+#: the longest backoff between two tries (the ``openai`` client's own cap)
 UNREADABLE_RETRY_MAX_S = 8.0
+#: the longest wait a ``Retry-After`` is honoured for: a provider asking for more (100000 s) is
+#: asked again after this, so a run neither stalls for a day nor gives up on a rate limit
+RETRY_AFTER_MAX_S = 60.0
+#: HTTP statuses asked again: request timeout, conflict, rate limit (and every 5xx)
+RETRY_STATUSES = frozenset({408, 409, 429})
+#: the most tokens one call may report in a usage count: no model reads or writes more in one
+#: call, so a larger (or negative) count is a broken answer, not a cost
+USAGE_MAX_TOKENS = 100_000_000
+#: the finish reason of an answer cut off at the token limit: its text is not the whole answer
+FINISH_CUT = "length"
 #: the header telling the fake model which kind of request this is; real providers ignore it
 KIND_HEADER = "X-Interleave-Kind"
 
@@ -48,8 +62,8 @@ class ModelCallError(InterleaveError):
     def __init__(self, kind: str, what: str, reason: str):
         self.kind = kind
         self.what = what
-        self.reason = reason
-        super().__init__(f"model call failed ({kind}{': ' + what if what else ''}): {reason}")
+        self.reason = redact(reason)  # a provider's error text may echo the key: never kept
+        super().__init__(f"model call failed ({kind}{': ' + what if what else ''}): {self.reason}")
 
 
 @dataclass
@@ -127,6 +141,9 @@ class LLM:
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry_delay: float = UNREADABLE_RETRY_DELAY_S,
+        sleep: Optional[Callable[[float], Awaitable[Any]]] = None,
+        clock: Callable[[], float] = time.perf_counter,
+        wall_clock: Callable[[], float] = time.time,
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -135,7 +152,10 @@ class LLM:
         self.concurrency = concurrency
         self.timeout = timeout
         self.max_retries = max_retries
-        self.retry_delay = retry_delay  # first backoff after an unreadable body (0 in tests)
+        self.retry_delay = retry_delay  # first backoff before a retry
+        self.sleep = sleep or asyncio.sleep  # how a retry waits (tests hand in one that records)
+        self.clock = clock  # seconds, for a call's latency
+        self.wall_clock = wall_clock  # the time of day, for a Retry-After given as a date
         self.stats = RunStats()
         self.price: Price | None = price_for(provider.model)
         self.stats.price_known = self.price is not None
@@ -156,7 +176,7 @@ class LLM:
                 api_key=self.provider.api_key,
                 base_url=self.provider.base_url,
                 timeout=self.timeout,
-                max_retries=self.max_retries,
+                max_retries=0,  # retried here, where waits and answers are checked
             )
             self._sem = asyncio.Semaphore(self.concurrency)
             self._loop = loop
@@ -195,23 +215,17 @@ class LLM:
         key = cache_key(self.provider.identity, self.model, messages, params, extra, attempt)
         if self.cache is not None:
             hit = self.cache.get(key)
-            if hit is not None:
+            cached = _cached_reply(hit, self.model, key) if hit is not None else None
+            if cached is not None:
                 self.stats.cached += 1
-                return Reply(
-                    text=hit["text"],
-                    usage=Usage(**hit["usage"]),
-                    elapsed_ms=hit["elapsed_ms"],
-                    cached=True,
-                    model=self.model,
-                    finish_reason=hit.get("finish_reason"),
-                    cache_key=key,
-                )
+                return cached
+            if hit is not None:
+                self.cache.delete(key)  # stored before answers were checked, and fails the check: ask again
         client, sem = self._ensure_client()
         async with sem:
-            start = time.perf_counter()
-            resp, choice, text = await self._ask(client, kind, what, messages, extra, params)
-            elapsed_ms = int(round((time.perf_counter() - start) * 1000))
-        usage = _usage_of(resp)
+            start = self.clock()
+            choice, text, usage = await self._ask(client, kind, what, messages, extra, params)
+            elapsed_ms = max(0, int(round((self.clock() - start) * 1000)))
         self.stats.calls += 1
         self.stats.paid.add(usage)
         if self.price is not None:
@@ -231,16 +245,18 @@ class LLM:
         return Reply(text, usage, elapsed_ms, False, self.model, choice.finish_reason, key if self.cache else None)
 
     async def _ask(self, client: Any, kind: str, what: str, messages: list[dict[str, Any]],
-                   extra: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any, str]:
-        """One request with its retries; returns ``(response, first choice, its text)``.
+                   extra: dict[str, Any], params: dict[str, Any]) -> tuple[Any, str, Usage]:
+        """One request with its retries; returns ``(first choice, its text, its usage)``, checked.
 
-        HTTP errors, timeouts and dropped connections are retried by the ``openai`` client itself; an
-        answer whose body cannot be read is retried here, with the same backoff, within the same
-        ``max_retries``. Raises :class:`ModelCallError` once the tries are spent.
+        429, 408, 409 and 5xx answers, timeouts, dropped connections and unusable 200 answers are
+        asked again up to ``max_retries`` times, each after :meth:`_wait`; any other HTTP error
+        fails at once. Raises :class:`ModelCallError` once the tries are spent.
         """
         import openai  # already loaded by _ensure_client
 
-        for attempt in range(self.max_retries + 1):
+        tries = self.max_retries + 1
+        for attempt in range(tries):
+            headers: Mapping[str, str] = {}
             try:
                 resp = await client.chat.completions.create(
                     model=self.model,
@@ -250,26 +266,36 @@ class LLM:
                     **params,
                 )
             except openai.APIStatusError as exc:
-                self.stats.failed += 1
-                raise ModelCallError(kind, what, f"HTTP {exc.status_code}: {_brief(exc.message)}") from None
+                headers = exc.response.headers
+                problem = f"HTTP {exc.status_code}: {_brief(exc.message)}"
+                if not _retryable(exc.status_code, headers):
+                    self.stats.failed += 1
+                    raise ModelCallError(kind, what, problem) from None
             except openai.APITimeoutError:
-                self.stats.failed += 1
-                raise ModelCallError(kind, what, f"timed out after {self.max_retries + 1} tries") from None
+                problem = f"timed out after {tries} tries"
             except openai.APIConnectionError as exc:
-                self.stats.failed += 1
-                raise ModelCallError(kind, what, f"connection failed after {self.max_retries + 1} tries: {_brief(str(exc))}") from None
+                problem = f"connection failed after {tries} tries: {_brief(str(exc))}"
             except (openai.OpenAIError, ValueError) as exc:
                 problem = f"unreadable answer: {_brief(str(exc))}"
             else:
                 try:
-                    choice = resp.choices[0]
-                    return resp, choice, choice.message.content or ""
-                except (AttributeError, IndexError, TypeError):
-                    problem = "unreadable answer: it has no choices"
+                    return _checked(resp)
+                except Unreadable as exc:
+                    problem = f"unreadable answer: {exc}"
             if attempt < self.max_retries:
-                await asyncio.sleep(min(self.retry_delay * 2**attempt, UNREADABLE_RETRY_MAX_S))
+                await self.sleep(self._wait(attempt, headers))
         self.stats.failed += 1
-        raise ModelCallError(kind, what, f"{problem} ({self.max_retries + 1} tries)")
+        if problem.startswith(("unreadable", "HTTP")):
+            problem = f"{problem} ({tries} tries)"
+        raise ModelCallError(kind, what, problem)
+
+    def _wait(self, attempt: int, headers: Mapping[str, str]) -> float:
+        """Seconds before try ``attempt + 2``: what ``Retry-After`` asks (capped at
+        :data:`RETRY_AFTER_MAX_S`), else the backoff, doubled per retry up to its cap."""
+        asked = retry_after(headers, self.wall_clock())
+        if asked is not None:
+            return min(asked, RETRY_AFTER_MAX_S)
+        return min(self.retry_delay * 2**attempt, UNREADABLE_RETRY_MAX_S)
 
     def reject(self, reply: Reply) -> None:
         """Forget an answer its caller found unusable (bad JSON, wrong count...).
@@ -300,19 +326,107 @@ class LLM:
         return self.stats.line(self.model)
 
 
-def _usage_of(resp: Any) -> Usage:
-    u = getattr(resp, "usage", None)
+class Unreadable(ValueError):
+    """An answer that came back but cannot be used: it is asked again, never cached."""
+
+
+def _retryable(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether an HTTP error is worth asking again: the provider's ``x-should-retry`` when it says,
+    else 408, 409, 429 and every 5xx."""
+    said = str(headers.get("x-should-retry", "")).lower()
+    if said in ("true", "false"):
+        return said == "true"
+    return status in RETRY_STATUSES or status >= 500
+
+
+def retry_after(headers: Mapping[str, str], now: float) -> Optional[float]:
+    """The wait a provider asked for, in seconds (``retry-after-ms``, or ``Retry-After`` as
+    seconds or as an HTTP date, against ``now``), or ``None`` when it asked for none it can mean."""
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            value = float(ms) / 1000
+            return value if math.isfinite(value) and value > 0 else None
+        raw = headers.get("retry-after")
+        if raw is None:
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(raw)
+            value = when.timestamp() - now
+        return value if math.isfinite(value) and value > 0 else None
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None
+
+
+def _count(value: Any, name: str) -> int:
+    """A token count of an answer's usage, checked: absent is 0; else a whole number in
+    0..:data:`USAGE_MAX_TOKENS`."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Unreadable(f"usage {name} is {_brief(repr(value), 40)}, not a whole number")
+    if not 0 <= value <= USAGE_MAX_TOKENS:
+        raise Unreadable(f"usage {name} is {_brief(str(value), 40)}, outside 0..{USAGE_MAX_TOKENS:,}")
+    return value
+
+
+def usage_of(u: Any) -> Usage:
+    """The usage block of an answer (an object or a dict), checked: raises :class:`Unreadable` for
+    a count no provider could have made (negative, absurd, not a number, more cached than sent)."""
     if u is None:
         return Usage()
+    get = u.get if isinstance(u, dict) else (lambda k: getattr(u, k, None))
+    prompt = _count(get("prompt_tokens"), "prompt_tokens")
+    output = _count(get("completion_tokens"), "completion_tokens")
     cached = 0
-    details = getattr(u, "prompt_tokens_details", None)
-    if details is not None and getattr(details, "cached_tokens", None):
-        cached = int(details.cached_tokens)
+    details = get("prompt_tokens_details")
+    if details is not None:
+        found = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", None)
+        cached = _count(found, "prompt_tokens_details.cached_tokens")
     # DeepSeek reports its prompt cache as prompt_cache_hit_tokens
-    extra = getattr(u, "model_extra", None) or {}
-    if not cached and extra.get("prompt_cache_hit_tokens"):
-        cached = int(extra["prompt_cache_hit_tokens"])
-    return Usage(int(u.prompt_tokens or 0), cached, int(u.completion_tokens or 0))
+    extra = (u if isinstance(u, dict) else getattr(u, "model_extra", None)) or {}
+    if not cached and extra.get("prompt_cache_hit_tokens") is not None:
+        cached = _count(extra.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
+    if cached > prompt:
+        raise Unreadable(f"usage says {cached} cached of {prompt} prompt tokens")
+    return Usage(prompt, cached, output)
+
+
+def _checked(resp: Any) -> tuple[Any, str, Usage]:
+    """``(first choice, its text, usage)`` of an answer; raises :class:`Unreadable` when there is
+    no choice, no text (``content: null`` or empty), text cut off at the token limit, or a usage
+    no provider could have counted."""
+    try:
+        choice = resp.choices[0]
+        text = choice.message.content
+    except (AttributeError, IndexError, TypeError, KeyError):
+        raise Unreadable("it has no choices") from None
+    if not isinstance(text, str) or not text.strip():
+        raise Unreadable("it has no text (content is null or empty)")
+    if choice.finish_reason == FINISH_CUT:
+        raise Unreadable("its text was cut off at the token limit (finish_reason length)")
+    return choice, text, usage_of(getattr(resp, "usage", None))
+
+
+def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
+    """The stored answer as a :class:`Reply`, or ``None`` when it fails the checks an answer from
+    the provider must pass (it was stored before they existed, or the file was edited)."""
+    if not isinstance(hit, dict):
+        return None
+    try:
+        text, stored, elapsed = hit["text"], hit["usage"], hit["elapsed_ms"]
+        if not isinstance(text, str) or not text.strip() or hit.get("finish_reason") == FINISH_CUT:
+            return None
+        usage = Usage(_count(stored["input"], "input"), _count(stored["cached_input"], "cached_input"),
+                      _count(stored["output"], "output"))
+        if usage.cached_input > usage.input or isinstance(elapsed, bool) or not isinstance(elapsed, int) or elapsed < 0:
+            return None
+    except (Unreadable, KeyError, TypeError):
+        return None
+    return Reply(text=text, usage=usage, elapsed_ms=elapsed, cached=True, model=model,
+                 finish_reason=hit.get("finish_reason"), cache_key=key)
 
 
 def _brief(text: str, limit: int = 200) -> str:

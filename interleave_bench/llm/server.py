@@ -28,6 +28,13 @@ from . import fake
 from .client import KIND_HEADER
 
 FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop")
+#: well-formed 200 answers the client cannot use: a usage no provider counts (negative tokens),
+#: ``content: null``, and text cut off at the token limit (``finish_reason: length``)
+UNUSABLE_KINDS = ("usage", "null", "length")
+#: an error whose text echoes the request's ``Authorization`` header and a key query parameter, as
+#: some providers' error pages do (HTTP 401, not retried)
+ECHO_KIND = "echo"
+ALL_FAULT_KINDS = FAULT_KINDS + UNUSABLE_KINDS + (ECHO_KIND,)
 
 
 @dataclass
@@ -38,7 +45,8 @@ class Fault:
     ``kind``: ``429`` (with ``Retry-After: retry_after``), ``500``, ``slow`` (answers after ``delay``
     seconds), ``malformed`` (HTTP 200 with a body that is not JSON), ``truncated`` (HTTP 200 with the first half
     of the real answer's JSON, as a connection cut mid-body would leave it), ``garbage`` (a well-formed
-    completion whose text is nonsense), ``drop`` (closes the connection without answering).
+    completion whose text is nonsense), ``drop`` (closes the connection without answering), and
+    :data:`UNUSABLE_KINDS` and :data:`ECHO_KIND`.
     """
 
     kind: str
@@ -49,8 +57,8 @@ class Fault:
     request_kind: str | None = None  # only requests with this X-Interleave-Kind
 
     def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault {self.kind!r}; one of {', '.join(FAULT_KINDS)}")
+        if self.kind not in ALL_FAULT_KINDS:
+            raise ValueError(f"unknown fault {self.kind!r}; one of {', '.join(ALL_FAULT_KINDS)}")
 
 
 @dataclass
@@ -212,7 +220,7 @@ class FakeServer:
                     return Fault(drawn, delay=delay)
         return None
 
-    def _completion(self, body: dict[str, Any], kind: str | None, garbage: bool) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], kind: str | None, garbage: bool, fault: str | None = None) -> dict[str, Any]:
         messages = body.get("messages") or []
         if garbage:
             text = "I am not sure what you mean. Here is a poem instead: roses are red."
@@ -227,13 +235,21 @@ class FakeServer:
             self.usage_total["completion_tokens"] += completion_tokens
             self.usage_total["cached_tokens"] += cached
         rid = fake.stable_hash(body) % 10**12
+        content: str | None = text
+        finish = "stop"
+        if fault == "null":
+            content = None
+        elif fault == "length":
+            content, finish = text[: max(1, len(text) // 2)], "length"
+        elif fault == "usage":
+            prompt_tokens = -prompt_tokens
         return {
             "id": f"chatcmpl-fake-{rid}",
             "object": "chat.completion",
             "created": 1_700_000_000,
             "model": body.get("model", "fake-model"),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -301,6 +317,11 @@ class FakeServer:
                         status = 429
                         extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
                         self._send(429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}', extra)
+                    elif fault is not None and fault.kind == ECHO_KIND:
+                        status = 401
+                        auth = headers.get("authorization", "")
+                        echoed = f"invalid request to {self.path}?key={auth.split()[-1] if auth else ''}: header Authorization: {auth}"
+                        self._send(401, json.dumps({"error": {"message": echoed, "type": "auth"}}).encode("utf-8"))
                     elif fault is not None and fault.kind == "500":
                         status = 500
                         self._send(500, b'{"error": {"message": "internal error", "type": "server_error"}}')
@@ -319,7 +340,10 @@ class FakeServer:
                         whole = json.dumps(server._completion(body, kind, garbage=False), ensure_ascii=False).encode("utf-8")
                         self._send(200, whole[: len(whole) // 2])
                     else:
-                        payload = server._completion(body, kind, garbage=bool(fault and fault.kind == "garbage"))
+                        payload = server._completion(body, kind, garbage=bool(fault and fault.kind == "garbage"),
+                                                     fault=fault.kind if fault is not None else None)
+                        if fault is not None and fault.kind in UNUSABLE_KINDS:
+                            status = fault.kind
                         with server._lock:
                             server.completions += 1
                         self._send(200, json.dumps(payload, ensure_ascii=False).encode("utf-8"))

@@ -86,12 +86,14 @@ class RouteOptions:
     #: ``hybrid`` only: route with ``local`` when its confidence is at least this, else ask the model
     #: (None: the rule fast path instead)
     threshold: Optional[float] = None
+    router: Optional[str] = None  # a plug-in's ``module:Class`` or URL (:mod:`.plugin`); policy is its own name
+    router_args: tuple[str, ...] = ()
 
     def check(self) -> None:
         """Raise :class:`UsageError` for an impossible combination."""
         if self.mode not in MODES:
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if self.policy not in POLICIES:
+        if self.router is None and self.policy not in POLICIES:
             raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
         if self.merge not in MERGES:
             raise UsageError(f"--merge must be one of {', '.join(MERGES)}, got {self.merge!r}")
@@ -114,6 +116,8 @@ class RouteOptions:
         d: dict[str, Any] = {"mode": self.mode, "policy": self.policy, "merge": self.merge, "split": self.split}
         if self.threshold is not None:
             d["threshold"] = self.threshold
+        if self.router is not None:
+            d.update(router=self.router, router_args=list(self.router_args))
         if self.merge != "none":
             d.update(decide=self.decide, same=self.same, cross=self.cross, seed=self.seed)
         return d
@@ -496,6 +500,10 @@ def run_route(
     data_file = sessions_file(data)
     sessions = select_sessions(data_file, opts.split, sessions)
     check_mode_applies(data_file, sessions, opts.mode)
+    if router is None and opts.router is not None:
+        from .plugin import load_router
+
+        router = load_router(opts.router, opts.router_args)
     router = router if router is not None else make_router(opts.policy, llm, threshold=opts.threshold)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
     prompt = None
@@ -507,7 +515,6 @@ def run_route(
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt)
     with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
         return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer)
-
 
 
 def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts: RouteOptions, router: Any,

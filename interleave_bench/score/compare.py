@@ -10,6 +10,7 @@ newly sent into another thread's context before one that merely asked back), los
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,6 +25,8 @@ from .table import RATE, rounded
 COMPARE_FORMAT = "interleave-compare-v1"
 #: significance level of the regression gate: the conventional 5%
 ALPHA = 0.05
+#: decimals of the exact log10 p kept in the comparison document
+LOG10_DECIMALS = 2
 
 
 def common_session_ids(a: RunScore, b: RunScore) -> tuple[list[str], list[dict[str, str]]]:
@@ -118,6 +121,7 @@ def compare(a: RunScore, b: RunScore, *, bootstrap: int, seed: int, not_compared
         "both_right": both_right,
         "both_wrong": both_wrong,
         "mcnemar_p": p,
+        "mcnemar_log10_p": round(mcnemar_log10(losses, wins), LOG10_DECIMALS),
         "accuracy_diff": rounded("accuracy", diff),
         "accuracy_diff_interval": interval,
         "alpha": ALPHA,
@@ -171,3 +175,17 @@ def compare_predictions(
     doc = compare(run_a, run_b, bootstrap=bootstrap, seed=seed, not_compared=only)
     doc["not_scored"] = not_scored
     return doc
+
+
+
+def mcnemar_log10(b: int, c: int) -> float:
+    """log10 of :func:`~.stats.mcnemar_exact`'s p, computed in log space so it stays exact where
+    the p-value itself underflows to 0.0 (thousands of discordant pairs, nearly all one way)."""
+    n, k = b + c, min(b, c)
+    if n == 0:
+        return 0.0
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)]
+    top = max(terms)
+    log_tail = top + math.log(sum(math.exp(t - top) for t in terms)) - n * math.log(2)
+    return min(0.0, (log_tail + math.log(2)) / math.log(10))
+

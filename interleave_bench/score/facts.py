@@ -204,6 +204,9 @@ class SessionItem:
     probes: tuple[str, ...]
     strategies: tuple[str, ...]
     usage: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: how many probes the session has, where a file gives a count instead of the ids (the
+    #: reference's session rows): each strategy that answered in the file must answer that many
+    probe_count: Optional[int] = None
 
 
 #: the gates' thresholds (section 7a)
@@ -322,7 +325,15 @@ def completeness(answers: Sequence[AnswerItem], sessions: Sequence[SessionItem])
         f"{s.session_id}/{p}/{st}" for s in sessions for p in s.probes for st in s.strategies
         if (s.session_id, p, st) not in seen
     )
-    return {"duplicates": dup, "missing": missing}
+    answered = Counter((sid, st) for sid, _, st in seen)
+    strategies = _order({a.strategy for a in answers}, STRATEGIES)
+    for s in sessions:
+        if s.probe_count is not None:
+            for st in s.strategies or strategies:
+                short = s.probe_count - answered[(s.session_id, st)]
+                if short > 0:
+                    missing.append(f"{s.session_id}/{short} of {s.probe_count} probes/{st}")
+    return {"duplicates": dup, "missing": sorted(missing)}
 
 
 def gates(strategies: Mapping[str, dict], pair: dict, delivery: dict, routing: dict, complete: dict,

@@ -17,7 +17,7 @@ import io
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from .report import WITH_INTERVAL, fmt, fmt_interval
+from .report import WITH_INTERVAL, fmt, fmt_interval, mcnemar_text
 from .table import HEADLINE, metric
 
 #: how many flipped messages the comparison section lists (most telling first)
@@ -27,13 +27,16 @@ BREAKDOWNS = (("action", "by gold action"), ("style", "by message style"))
 #: what the page says when matplotlib is missing
 NO_PLOTS = ("Plots are not drawn: matplotlib is not installed. Install the optional extra "
             "(<code>pip install 'interleave-bench[plots]'</code>) and run the command again; every table is below.")
+#: how a comma inside a numeric cell is written, so the cell wraps only at its other spaces
+NBSP_AFTER_COMMA = ",&nbsp;"
 #: plot size in inches and resolution: readable on a laptop screen, small enough to embed
 FIG_WIDTH, ROW_HEIGHT, DPI = 7.5, 0.42, 110
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
-table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; }
+.table { overflow-x: auto; max-width: 100%; margin: 0.5rem 0 1.5rem; }
+table { border-collapse: collapse; font-size: 0.8rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.4rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .note { background: #fff6d5; border: 1px solid #e5c75c; padding: 0.5rem 0.75rem; }
@@ -67,13 +70,15 @@ def esc(x: Any) -> str:
 
 def table_html(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 0) -> str:
     """An HTML table; cells from column ``numeric_from`` on are right-aligned when it is > 0."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    head = "".join(f"<th>{esc(h).replace('/', '/<wbr>')}</th>" for h in header)  # "topics/thread" may wrap
     body = []
     for row in rows:
-        cells = "".join(f"<td class=\"num\">{esc(c)}</td>" if numeric_from and k >= numeric_from else f"<td>{esc(c)}</td>"
-                        for k, c in enumerate(row))
+        # an interval breaks only before its bracket: "0.606" over "[0.540, 0.668]", never mid-interval
+        cells = "".join(f"<td class=\"num\">{esc(c).replace(', ', NBSP_AFTER_COMMA)}</td>" if numeric_from and k >= numeric_from
+                        else f"<td>{esc(c)}</td>" for k, c in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    # a wide table scrolls inside its own box rather than running past the page's column
+    return f"<div class=\"table\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
 
 
 def _png(fig: Any, alt: str) -> str:
@@ -114,6 +119,13 @@ def cost_plot(points: Sequence[Point], title: str) -> str:
     if not have_matplotlib():
         return f'<p class="note">{NO_PLOTS}</p>'
     shown = [p for p in points if p.value is not None and p.cost is not None]
+    unpriced = [p.label for p in points if p.cost is None]
+    missing = f"<p>No known cost (model price not set): {esc(', '.join(unpriced))}.</p>" if unpriced else ""
+    costs = {p.cost for p in shown}
+    if len(shown) > 1 and len(costs) == 1:
+        # one cost for every system (all free, typically): a plot would stack every label on one x
+        return (f"<p>Every system here costs the same, {next(iter(costs)):.6f} USD per message, so there is "
+                f"no trade-off to plot; {esc(title)} is in the results table.</p>" + missing)
     fig = _figure(4)
     ax = fig.add_subplot()
     for p in shown:
@@ -123,11 +135,7 @@ def cost_plot(points: Sequence[Point], title: str) -> str:
     ax.set_ylabel(title)
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
-    img = _png(fig, f"{title} against cost per message")
-    unpriced = [p.label for p in points if p.cost is None]
-    if unpriced:
-        img += f"<p>No known cost (model price not set): {esc(', '.join(unpriced))}.</p>"
-    return img
+    return _png(fig, f"{title} against cost per message") + missing
 
 
 def breakdown_plot(dimension: str, keys: Sequence[str], series: Mapping[str, Sequence[Optional[float]]]) -> str:
@@ -208,7 +216,7 @@ def _flips(doc: Mapping[str, Any]) -> str:
     diff, iv = doc.get("accuracy_diff"), doc.get("accuracy_diff_interval")
     summary = (f"<p>{esc(b)} against {esc(a)} on {doc['sessions']} sessions ({doc['strict_messages']} strict messages): "
                f"{doc['wins']} wins, {doc['losses']} losses, accuracy difference "
-               f"{esc(fmt_interval(diff, iv, 4))}, McNemar exact p = {doc['mcnemar_p']:.4g}"
+               f"{esc(fmt_interval(diff, iv, 4))}, {esc(mcnemar_text(doc))}"
                f"{' (significant at 5%)' if doc.get('significant') else ''}.</p>")
     flips = doc.get("flips") or []
     rows = [[f["change"], f["session_id"], f["i"], f["text"], f["gold"], f"{f['a']} ({f['a_outcome']})",

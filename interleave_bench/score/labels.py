@@ -95,18 +95,21 @@ def build_inputs(
     session_ids: Sequence[str] | None = None,
     langs: Sequence[str] | None = None,
     predicted_refs: Sequence[Sequence[Sequence[str] | None]] | None = None,
+    row_fields: Sequence[Sequence[Mapping[str, Any] | None]] | None = None,
 ) -> tuple[list[Session], list[dict[str, Any]]]:
     """Sessions and prediction rows from per-session gold turns and labels (``None`` = no row).
 
     ``threads`` gives each session's thread ids (default: those its turns name; give them when a
-    thread has no message, for exactly the CLI's numbers). Raises ``ValueError`` when lengths
+    thread has no message, for exactly the CLI's numbers). ``row_fields`` adds, per session and
+    message, prediction-row fields such as ``usage``, ``elapsed_ms`` and ``via`` (the cost metrics'
+    inputs, docs/score.md#input-tokens-per-message). Raises ``ValueError`` when lengths
     differ and :class:`~interleave_bench.errors.InputError` when a turn is not valid.
     """
     n = len(references)
     if len(predictions) != n:
         raise ValueError(f"{n} sessions of references but {len(predictions)} of predictions")
     for name, extra in (("threads", threads), ("session_ids", session_ids), ("langs", langs),
-                        ("predicted_refs", predicted_refs)):
+                        ("predicted_refs", predicted_refs), ("row_fields", row_fields)):
         if extra is not None and len(extra) != n:
             raise ValueError(f"{n} sessions of references but {len(extra)} of {name}")
     sessions: list[dict[str, Any]] = []
@@ -131,6 +134,8 @@ def build_inputs(
             row: dict[str, Any] = {"session_id": sid, "i": records[j]["i"], "pred": label, "mode": mode}
             if predicted_refs is not None and predicted_refs[k] is not None and predicted_refs[k][j] is not None:
                 row["refs"] = list(predicted_refs[k][j])
+            if row_fields is not None and row_fields[k] is not None and row_fields[k][j] is not None:
+                row.update(row_fields[k][j])
             rows.append(row)
     return as_sessions(sessions, SOURCE), rows
 
@@ -144,6 +149,7 @@ def score_labels(
     session_ids: Sequence[str] | None = None,
     langs: Sequence[str] | None = None,
     predicted_refs: Sequence[Sequence[Sequence[str] | None]] | None = None,
+    row_fields: Sequence[Sequence[Mapping[str, Any] | None]] | None = None,
     bootstrap: int = 0,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -153,7 +159,7 @@ def score_labels(
     no rows and is left out, as the CLI leaves out a session without predictions.
     """
     sessions, rows = build_inputs(references, predictions, mode=mode, threads=threads, session_ids=session_ids,
-                                  langs=langs, predicted_refs=predicted_refs)
+                                  langs=langs, predicted_refs=predicted_refs, row_fields=row_fields)
     run = score_predictions(sessions, rows, system="evaluate", mode=mode, split="all", bootstrap=bootstrap,
                             seed=seed, source="<predictions>")
     return run.result

@@ -123,6 +123,19 @@ def not_scored_line(result: Mapping[str, Any]) -> str:
 
 # --- comparisons ---------------------------------------------------------------------------------
 
+#: below this a p-value is not shown as a number: float underflow makes it 0, which it never is
+SMALLEST_P_SHOWN = 1e-300
+
+
+def mcnemar_text(doc: Mapping[str, Any]) -> str:
+    """``McNemar exact p = 0.0312``, or ``McNemar exact p < 1e-300 (log10 p = -512.3)`` where the
+    float underflows: never ``p = 0``, which a finite sample cannot give."""
+    p = doc["mcnemar_p"]
+    if p >= SMALLEST_P_SHOWN:
+        return f"McNemar exact p = {p:.4g}"
+    log10 = doc.get("mcnemar_log10_p")
+    return f"McNemar exact p < {SMALLEST_P_SHOWN:.0e}" + ("" if log10 is None else f" (log10 p = {log10:.1f})")
+
 #: characters of a message's text shown in the flips table
 TEXT_SHOWN = 70
 
@@ -147,7 +160,7 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
     out.append("")
     out.append(f"per message (strict): B wins {doc['wins']:,}, B loses {doc['losses']:,}, "
                f"both right {doc['both_right']:,}, both wrong {doc['both_wrong']:,}; "
-               f"McNemar exact p = {doc['mcnemar_p']:.4g}")
+               f"{mcnemar_text(doc)}")
     diff, iv = doc["accuracy_diff"], doc["accuracy_diff_interval"]
     text = _signed(diff, 4) + (f" [{iv[0]:+.4f}, {iv[1]:+.4f}]" if iv else "")
     out.append(f"accuracy difference B − A: {text} (95% paired bootstrap over sessions)")

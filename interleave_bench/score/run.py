@@ -394,9 +394,10 @@ def system_name(pred_path: Path) -> str:
     return pred_path.stem
 
 
-def score_path(pred_path: Path) -> Path:
-    """Where a run's score document goes: beside the predictions, ``<name>.score.json``."""
-    return pred_path.with_name(system_name(pred_path) + ".score.json")
+def score_path(pred_path: Path, split: str = DEFAULT_SPLIT) -> Path:
+    """Where a run's score document goes: beside the predictions, ``<name>.score.json`` for the
+    default split and ``<name>.<split>.score.json`` for another, so scoring one never overwrites another."""
+    return pred_path.with_name(system_name(pred_path) + ("" if split == DEFAULT_SPLIT else f".{split}") + ".score.json")
 
 
 @dataclass
@@ -461,7 +462,7 @@ def _document_of(
         ).result
     out = ScoredFile(system, result)
     if write:
-        out.score_file = score_path(pred_path)
+        out.score_file = score_path(pred_path, split)
         write_json(out.score_file, result)
         if not keep_per_session:  # written whole; what is kept of many large runs stays small
             out.result = {key: value for key, value in result.items() if key != "per_session"}

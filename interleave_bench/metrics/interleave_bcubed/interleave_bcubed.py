@@ -3,8 +3,14 @@
 import datasets
 import evaluate
 
+from interleave_bench.hub.metric_inputs import encodable_labels
+from interleave_bench.hub.metric_inputs import encodable_turns
+from interleave_bench.hub.metric_inputs import is_session_list
+from interleave_bench.hub.metric_inputs import session_features
+from interleave_bench.hub.metric_inputs import thread_ids
 from interleave_bench.score.bcubed import CITATION
 from interleave_bench.score.bcubed import bcubed
+from interleave_bench.score.labels import score_labels
 from interleave_bench.score.routing import rounded
 
 _CITATION = CITATION
@@ -21,12 +27,22 @@ each session's topics over sessions.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions: the predicted cluster label of each item (strings or integers).
-    references: the reference cluster label of each item (same type as predictions).
-    groups: optional, a group id per item; clusters never span groups.
+    predictions: the predicted cluster label of each item (strings or integers); or, as
+        `interleave_routing` takes them, one list of labels per session.
+    references: the reference cluster label of each item (same type as predictions); or one list
+        of gold turns per session (`load_dataset(...)["dev"]["turns"]` or JSONL turns): the items
+        are then the thread messages routed to a topic, clustered by gold thread within their
+        session, exactly as `interleave_routing` computes `bcubed_*`, so that
+        `evaluate.combine([routing, bcubed])` takes one set of inputs.
+    groups: optional, a group id per item; clusters never span groups (per-session inputs: the
+        sessions are the groups).
+    mode, threads, session_ids, langs, predicted_refs, usage, elapsed_ms, via: accepted for
+        per-session inputs (as `evaluate.combine` hands every module the same arguments); they do
+        not change B-cubed.
 Returns:
-    precision, recall, f1: floats in [0, 1] (all 0.0 for no items), rounded to 4 decimals as
-    `interleave-bench score` rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1`.
+    precision, recall, f1: floats in [0, 1], rounded to 4 decimals as `interleave-bench score`
+    rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1` (per item: all 0.0 for no items;
+    per session: None with no thread message routed to a topic, as in the score file).
 Examples:
     >>> import evaluate
     >>> import interleave_bench
@@ -35,6 +51,17 @@ Examples:
     {'precision': 0.5556, 'recall': 1.0, 'f1': 0.7143}
     >>> b3.compute(predictions=[1, 1], references=[7, 8], groups=["s1", "s2"])
     {'precision': 1.0, 'recall': 1.0, 'f1': 1.0}
+
+    Per session, as the routing metric takes its inputs (a one-off is no thread message):
+
+    >>> gold = [{"gold": {"thread": "t1", "action": "new"}}, {"gold": {"thread": "t2", "action": "new"}},
+    ...         {"gold": {"thread": "t1", "action": "switch"}}, {"gold": {"thread": None, "action": "oneoff"}}]
+    >>> b3.compute(predictions=[["a", "a", "a", "b"]], references=[gold])
+    {'precision': 0.5556, 'recall': 1.0, 'f1': 0.7143}
+    >>> both = evaluate.combine([evaluate.load(interleave_bench.metric_path("interleave_routing")), b3])
+    >>> results = both.compute(predictions=[["a", "a", "a", "b"]], references=[gold], mode="open")
+    >>> results["bcubed_f1"] == results["f1"]
+    True
 """
 
 
@@ -50,11 +77,34 @@ class InterleaveBcubed(evaluate.Metric):
             features=[
                 datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
                 datasets.Features({"predictions": datasets.Value("int64"), "references": datasets.Value("int64")}),
+                session_features(),
             ],
             reference_urls=["https://doi.org/10.3115/980845.980859"],
         )
 
-    def _compute(self, predictions, references, groups=None):
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add items (one label each), or sessions as `interleave_routing` takes them."""
+        if is_session_list(predictions) or is_session_list(references):
+            predictions, references = encodable_labels(predictions), encodable_turns(references)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, predictions=None, references=None, **kwargs):
+        """Add one item, or one session (by the singular or the plural names)."""
+        prediction = predictions if prediction is None else prediction
+        reference = references if reference is None else reference
+        if isinstance(reference, list):
+            prediction, reference = encodable_labels([prediction])[0], encodable_turns([reference])[0]
+        return super().add(prediction=prediction, reference=reference, **kwargs)
+
+    def _compute(self, predictions, references, groups=None, mode="closed", threads=None, session_ids=None,
+                 langs=None, predicted_refs=None, usage=None, elapsed_ms=None, via=None):
+        if references and isinstance(references[0], list):
+            if groups is not None:
+                raise ValueError("interleave_bcubed: groups apply to one label per item; per-session inputs "
+                                 "are grouped by session")
+            metrics = score_labels(references, predictions, mode=mode, threads=thread_ids(threads))["metrics"]
+            return {"precision": metrics["bcubed_precision"], "recall": metrics["bcubed_recall"],
+                    "f1": metrics["bcubed_f1"]}
         precision, recall, f1 = bcubed(references, predictions, groups)
         return {
             "precision": rounded("bcubed_precision", precision),

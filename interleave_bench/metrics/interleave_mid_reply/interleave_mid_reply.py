@@ -7,6 +7,8 @@ A thin wrapper over :func:`interleave_bench.midreply.metrics.mid_reply_scores`, 
 import datasets
 import evaluate
 
+from interleave_bench.hub.metric_inputs import mid_reply_columns
+from interleave_bench.hub.metric_inputs import plain
 from interleave_bench.midreply.metrics import mid_reply_scores
 from interleave_bench.score.table import family
 
@@ -36,10 +38,12 @@ Args:
     predictions (`list` of `str`): decided destinations: `running`, a topic id, or `new`
         (final decisions, after any rule; anything else counts as sent elsewhere).
     references (`list` of `str`): expected destinations, same vocabulary.
-    running (`list` of `str`, optional): each case's running topic id; a prediction or reference
-        naming it counts as `running`.
+    running (`list` of `str`, optional): each case's running topic id, or its `running` row as
+        `load_dataset` gives it (`{topicId, ...}`); a prediction or reference naming it counts as
+        `running`.
     lang (`list` of `str`, optional): each case's language, for `by_lang`.
-    how (`list` of `str`, optional): `interjection` or `queued` per case, for `by_how`.
+    how (`list` of `str`, optional): `interjection` or `queued` per case (or the `ClassLabel`
+        indices of a `load_dataset` column), for `by_how`.
     tags (`list` of `list` of `str`, optional): each case's tags, for `by_tag` (a case counts under
         each of its tags).
 Returns:
@@ -49,6 +53,10 @@ Returns:
 {returns}
     then `by_lang`, `by_how`, `by_expect`, `by_tag` with the same entries per group.
 Examples:
+    The published cases as `datasets.load_dataset("ORG/interleavebench", "mid_reply")` gives them
+    are passed column by column (`references=ds["test"]["expect"]`, `running=ds["test"]["running"]`,
+    `how=ds["test"]["how"]`, ...); here, by hand:
+
     >>> import evaluate
     >>> import interleave_bench
     >>> metric = evaluate.load(interleave_bench.metric_path("interleave_mid_reply"))
@@ -76,6 +84,14 @@ Examples:
     (0.6667, 1)
     >>> {lang: group["accuracy"]["value"] for lang, group in results["by_lang"].items()}
     {'en': 1.0, 'zh': 0.0}
+
+    Rows as `load_dataset` gives them: `running` rows and `how` label indices.
+
+    >>> results = metric.compute(predictions=["running", "new"], references=["running", "running"],
+    ...                          running=[{"topicId": "q3", "request": "", "progress": "", "extra": None}] * 2,
+    ...                          how=[0, 1])
+    >>> sorted(results["by_how"]), results["accuracy"]["value"]
+    (['interjection', 'queued'], 0.5)
 """
 
 
@@ -110,4 +126,5 @@ class InterleaveMidReply(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, running=None, lang=None, how=None, tags=None):
-        return mid_reply_scores(predictions, references, running=running, lang=lang, how=how, tags=tags)
+        columns = mid_reply_columns(running, lang, how, tags)
+        return mid_reply_scores(plain(predictions), plain(references), **columns)

@@ -1,0 +1,69 @@
+"""The sessions a harness task evaluates, from any of the project's data sources.
+
+``DATA`` is what every command takes: a data folder (or its ``sessions.jsonl``), a folder written
+by ``interleave-bench export`` (its ``v0`` config's Parquet files; ``#CONFIG`` picks another), or a
+Hub revision ``hub:ORG/NAME@REV``. Each is read by the project's own readers, so bad data stops
+with their one-line errors; the split is selected and the mode checked as ``route`` does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ..io import SESSIONS_FILE, iter_sessions, records_fingerprint, sessions_file
+from ..route.runner import check_mode_applies, select_sessions
+from ..errors import UsageError
+from ..schema import SCORE_SPLITS, Session
+
+#: what marks a folder as ``export``'s output rather than a data folder
+EXPORT_MARK = "README.md"
+#: the session config an exported folder is read from unless ``#CONFIG`` says otherwise
+EXPORT_CONFIG = "v0"
+
+
+@dataclass(frozen=True)
+class HarnessData:
+    """The sessions of one split, where they came from, and their fingerprint (on the records)."""
+
+    source: str
+    split: str
+    sessions: list[Session]
+    fingerprint: str
+
+
+def _is_export(path: Path) -> bool:
+    return path.is_dir() and not (path / SESSIONS_FILE).is_file() and (path / EXPORT_MARK).is_file()
+
+
+def read_all(data: str | os.PathLike) -> list[Session]:
+    """Every session of ``data`` (all splits, in file order), validated."""
+    text = str(data)
+    from ..hub.source import is_hub, local_data, read_exported
+
+    if is_hub(text):
+        folder, _ = local_data(text)
+        return list(iter_sessions(sessions_file(folder)))
+    # DIR#CONFIG picks an exported folder's config (a path that exists as given is taken whole)
+    path_text, _, config = ("", "", "") if Path(text).exists() else text.partition("#")
+    path = Path(path_text or text)
+    if _is_export(path):
+        return read_exported(path, config or EXPORT_CONFIG)
+    return list(iter_sessions(sessions_file(path)))
+
+
+def load(data: str | os.PathLike, split: str, mode: Optional[str] = None) -> HarnessData:
+    """The sessions of ``split`` in ``data``; with ``mode``, refuses closed mode on open-only data.
+
+    Raises the project's :class:`~interleave_bench.errors.UsageError` / ``InputError`` on bad input.
+    """
+    if split not in SCORE_SPLITS:
+        raise UsageError(f"split must be one of {', '.join(SCORE_SPLITS)}, got {split!r}")
+    every = read_all(data)
+    where = Path(str(data))
+    sessions = select_sessions(where, split, every)
+    if mode is not None:
+        check_mode_applies(where, sessions, mode)
+    return HarnessData(str(data), split, sessions, records_fingerprint(sessions))

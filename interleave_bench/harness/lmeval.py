@@ -1,0 +1,47 @@
+"""The lm-evaluation-harness task ``interleavebench_closed``: the functions its YAML names.
+
+The task folder ships in the package (:data:`~.names.TASKS_DIR`; ``interleave-bench lm-eval-tasks``
+prints it, for ``--include_path``). Its data is any ``DATA`` the project reads (a data folder, an
+exported dataset folder, ``hub:ORG/NAME@REV``), given as ``--metadata data=DATA``, with
+``split=dev|test|all`` (default the scorer's). The documents and their scoring are
+:mod:`.closed`'s; this module only hands them to lm-eval.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..score.defaults import DEFAULT_SPLIT
+from . import closed
+from .data import load
+
+#: where the data is read from without ``--metadata data=...``: the generator's output folder
+#: (the same default as ``interleave_bench.load``)
+DEFAULT_DATA = Path("data") / "interleave-v0"
+#: the split name lm-eval reads the documents from (the task's ``test_split``)
+DOC_SPLIT = "test"
+
+
+def load_docs(data: str | None = None, split: str = DEFAULT_SPLIT, **_: Any) -> Any:
+    """The task's ``custom_dataset``: ``DatasetDict({"test": documents})`` of ``data``'s ``split``.
+
+    lm-eval passes the task metadata and ``--metadata`` as keywords (and, merged in, the model's
+    arguments: those are not ours and are ignored).
+    """
+    import datasets
+
+    got = load(data or DEFAULT_DATA, split, closed.MODE)
+    return datasets.DatasetDict({DOC_SPLIT: datasets.Dataset.from_list(closed.documents(got.sessions))})
+
+
+def doc_to_text(doc: dict[str, Any]) -> str:
+    """The user message of the routing request (the system message is the task's ``description``)."""
+    return doc["user"]
+
+
+def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+    """``accuracy`` (1 when the answer is the gold thread) and ``weighted_error`` (the outcome's
+    cost) of the generated answer: their means are ``score``'s pooled figures."""
+    verdict = closed.judge(doc, results[0] if results else "")
+    return {"accuracy": float(verdict.correct), "weighted_error": float(verdict.cost)}

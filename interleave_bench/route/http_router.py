@@ -1,0 +1,68 @@
+"""A router behind an HTTP endpoint, in any language (docs/route.md#the-http-protocol).
+
+``GET URL`` answers ``{"policy": NAME}`` once, before the run; then each routing step is
+``POST URL`` with the view as JSON, answered by one decision object. Anything else (a refused
+connection, a status other than 200, a body that is not JSON) is that step's failure, which
+:class:`~.plugin.PluginRouter` turns into an ``ERROR`` row.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any, Optional
+
+from ..errors import UsageError
+from .base import RouterView
+from .plugin import RouterFailure, decision_from_json, view_json
+
+#: the longest error text kept from a server's answer (an error row stays one readable line)
+MAX_ERROR_CHARS = 200
+
+
+class HttpRouter:
+    """Asks the server at ``url`` for its policy name, then for each decision."""
+
+    def __init__(self, url: str, *, timeout: float):
+        self.url = url
+        self.timeout = timeout
+        # no proxy from the environment: the router is the user's own server, often on loopback
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            status, text = self._ask(None)
+            hello = json.loads(text) if status == 200 else None
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--router {url}: GET did not answer {{\"policy\": NAME}}: {_short(exc)}") from None
+        if not isinstance(hello, dict) or not isinstance(hello.get("policy"), str):
+            raise UsageError(f"--router {url}: GET answered HTTP {status} {_short(text)}, not {{\"policy\": NAME}}")
+        self.policy = hello["policy"]
+
+    def _ask(self, body: Optional[bytes]) -> tuple[int, str]:
+        """``(status, text)`` of a GET (``body`` None) or a JSON POST; raises ``OSError`` when no answer came."""
+        request = urllib.request.Request(self.url, data=body, method="GET" if body is None else "POST",
+                                         headers={"Content-Type": "application/json"} if body is not None else {})
+        try:
+            with self.opener.open(request, timeout=self.timeout) as answer:
+                return answer.status, answer.read().decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as exc:  # an answer, with a status other than 2xx
+            return exc.code, exc.read().decode("utf-8", errors="replace")
+
+    def route(self, view: RouterView) -> Any:
+        body = json.dumps(view_json(view), ensure_ascii=False).encode("utf-8")
+        try:
+            status, text = self._ask(body)
+        except OSError as exc:
+            raise RouterFailure(f"request failed: {_short(exc)}") from None
+        if status != 200:
+            raise RouterFailure(f"answered HTTP {status}: {_short(text)}")
+        try:
+            answer = json.loads(text)
+        except ValueError:
+            raise RouterFailure(f"answered a body that is not JSON: {_short(text)}") from None
+        return decision_from_json(answer, view)
+
+
+def _short(value: Any) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"

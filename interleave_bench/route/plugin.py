@@ -1,0 +1,280 @@
+"""Routers from outside the package: a Python class (``module:Class``) or a server (``http://...``).
+
+Both are wrapped in :class:`PluginRouter`, which the runner drives like any built-in policy: the
+run, its file name and every row carry the router's own ``policy`` name. The wrapper holds the
+contract of docs/route.md#your-own-router: a router that raises, answers something that is not a
+decision, or names a topic the view does not hold gives an ``ERROR`` row saying why (a rerun asks
+again for exactly those messages, as for the model router); when the first
+:data:`ABORT_AFTER_FAILURES` decisions of a run all fail, the run stops with one line (exit 2).
+
+The JSON protocol (docs/route.md#the-http-protocol): ``GET URL`` answers ``{"policy": NAME}``;
+``POST URL`` with the view (:func:`view_json`) answers one decision (:func:`decision_from_json`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+from typing import Any, Mapping, Optional, Sequence
+
+from ..errors import UsageError
+from ..schema import SPECIAL_LABELS
+from .base import Decision, RouterView
+from .model import ABORT_AFTER_FAILURES
+
+#: what :func:`evaluate_router` routes: every split, as ``route`` does, so one file serves scoring on any
+ROUTE_SPLIT = "all"
+#: what ``via`` a plug-in decision carries when the router does not say
+VIA_PLUGIN = "router"
+#: seconds an HTTP router may take per request: a slow server is an error row, never a hung run
+HTTP_TIMEOUT = 60.0
+#: policy names the file name and the rows can carry as they are
+_POLICY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+#: the decision kinds of the protocol (``Decision.kind``)
+KINDS = ("topic", "new", "clarify", "error")
+
+
+class RouterFailure(Exception):
+    """One decision a plug-in router could not give; becomes an ``ERROR`` row with this reason."""
+
+
+# --- the JSON forms ------------------------------------------------------------------------------
+
+
+def view_json(view: RouterView) -> dict[str, Any]:
+    """The view as the HTTP protocol sends it: every field of :class:`RouterView`, as plain JSON."""
+    return dataclasses.asdict(view)
+
+
+def decision_from_json(answer: Any, view: RouterView) -> Decision:
+    """A decision from its JSON form; raises :class:`RouterFailure` naming what is wrong.
+
+    ``{"kind": "topic", "label": L}`` (an existing topic of the view), ``{"kind": "new", "title": T}``,
+    ``{"kind": "clarify"}`` or ``{"kind": "error", "error": WHY}``; optional ``refs`` (labels of the
+    view's topics), ``via``, ``usage`` (``{input, output, cache_hit}``), ``elapsed_ms``, ``confidence``.
+    """
+    if not isinstance(answer, Mapping):
+        raise RouterFailure(f"expected a decision object, got {type(answer).__name__}")
+    kind = answer.get("kind")
+    if kind not in KINDS:
+        raise RouterFailure(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    fields: dict[str, Any] = {"via": answer.get("via") or VIA_PLUGIN}
+    if kind == "topic":
+        fields["label"] = answer.get("label")
+    elif kind == "new":
+        fields["title"] = str(answer.get("title") or "")
+    elif kind == "error":
+        fields["error"] = str(answer.get("error") or "the router gave no reason")
+    if answer.get("refs") is not None:
+        refs = answer["refs"]
+        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+            raise RouterFailure("refs must be a list of topic labels")
+        fields["refs"] = tuple(refs)
+    usage = answer.get("usage")
+    if usage is not None:
+        if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k, 0), int) and usage.get(k, 0) >= 0
+                                                     for k in ("input", "output", "cache_hit")):
+            raise RouterFailure("usage must be {input, output, cache_hit} with counts of 0 or more")
+        fields["usage"] = {k: int(usage.get(k, 0)) for k in ("input", "output", "cache_hit")}
+    for key, low, high in (("elapsed_ms", 0, None), ("confidence", 0, 1)):
+        value = answer.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or (high is not None and value > high):
+            raise RouterFailure(f"{key} must be a number {'in 0..1' if high else 'of 0 or more'}, got {value!r}")
+        fields[key] = value
+    return checked(Decision(kind, **fields), view)
+
+
+def checked(d: Any, view: RouterView) -> Decision:
+    """``d`` when it is a decision the view allows; raises :class:`RouterFailure` otherwise."""
+    if isinstance(d, Mapping):
+        return decision_from_json(d, view)
+    if not isinstance(d, Decision):
+        raise RouterFailure(f"route() must return a Decision, got {type(d).__name__}")
+    if d.kind not in KINDS:
+        raise RouterFailure(f"kind must be one of {', '.join(KINDS)}, got {d.kind!r}")
+    labels = view.labels()
+    if d.kind == "topic" and (d.label not in labels or d.label in SPECIAL_LABELS):
+        raise RouterFailure(f"answered unknown topic {d.label!r} (the view holds {', '.join(labels) or 'none'})")
+    unknown = [r for r in d.refs or () if r not in labels]
+    if unknown:
+        raise RouterFailure(f"refs name unknown topic {unknown[0]!r}")
+    return d
+
+
+# --- the wrapper the runner drives -----------------------------------------------------------------
+
+
+def policy_name(router: Any, fallback: str) -> str:
+    """The router's ``policy`` (else ``fallback``), checked: a file-name-safe name no built-in policy has."""
+    from .runner import POLICIES
+
+    name = getattr(router, "policy", None) or fallback
+    if not isinstance(name, str) or not _POLICY_NAME.match(name):
+        raise UsageError(f"router policy name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+    if name in POLICIES:
+        raise UsageError(f"router policy name {name!r} is a built-in policy's; give the router its own name")
+    return name
+
+
+class PluginRouter:
+    """Drives a router from outside the package with the contract of the module docstring.
+
+    ``inner`` has ``route(view)`` returning a :class:`Decision` (or its JSON form), sync or async.
+    ``spec`` says where it came from (``module:Class`` or the URL), for the run record.
+    """
+
+    def __init__(self, inner: Any, spec: str, *, policy: Optional[str] = None):
+        route = getattr(inner, "route", None)
+        if not callable(route):
+            raise UsageError(f"router {spec}: {type(inner).__name__} has no route(view) (see docs/route.md#your-own-router)")
+        self.inner = inner
+        self.spec = spec
+        self.policy = policy or policy_name(inner, type(inner).__name__)
+        self.uses_model = False  # driven one session at a time: a plug-in's own concurrency is its own
+        self.answered = 0
+        self.failed = 0
+
+    async def route(self, view: RouterView) -> Decision:
+        try:
+            d = self.inner.route(view)
+            if inspect.isawaitable(d):
+                d = await d
+            d = checked(d, view)
+        except UsageError:
+            raise
+        except Exception as exc:  # the router's own failure: a row says why, the run goes on
+            reason = str(exc) if isinstance(exc, RouterFailure) else f"raised {type(exc).__name__}: {exc}"
+            return self._failed(f"router {self.policy} {reason}")
+        if d.kind == "error":
+            return self._failed(f"router {self.policy}: {d.error}", d)
+        self.answered += 1
+        return d
+
+    def _failed(self, reason: str, d: Optional[Decision] = None) -> Decision:
+        self.failed += 1
+        if not self.answered and self.failed >= ABORT_AFTER_FAILURES:
+            raise UsageError(f"the first {self.failed} decisions of router {self.policy} all failed "
+                             f"(last: {reason}); stopping: fix the router and run again")
+        if d is not None:
+            return dataclasses.replace(d, error=reason)
+        return Decision.failed(reason, via=VIA_PLUGIN)
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
+
+# --- loading ---------------------------------------------------------------------------------------
+
+
+def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["k=v", ...]`` as keyword arguments; a value is read as JSON when it is JSON (``3``,
+    ``true``, ``["a"]``), else kept as text. Raises :class:`UsageError` for a pair without ``=``."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--router-arg {pair!r}: expected NAME=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def import_class(spec: str, option: str) -> type:
+    """The class named ``module:Class`` (the module importable from the current folder too);
+    raises :class:`UsageError` saying what went wrong."""
+    mod, sep, cls = spec.partition(":")
+    if not sep or not mod or not cls:
+        raise UsageError(f"{option} {spec!r}: expected module:Class")
+    here = os.getcwd()
+    added = here not in sys.path
+    if added:
+        sys.path.append(here)  # as `python -m` would: a module in the current folder is found
+    try:
+        module = importlib.import_module(mod)
+    except Exception as exc:  # a missing module, or one that fails as it loads
+        raise UsageError(f"{option} {spec!r}: cannot import {mod!r}: {type(exc).__name__}: {exc}") from None
+    finally:
+        if added:
+            sys.path.remove(here)
+    found: Any = module
+    for part in cls.split("."):
+        found = getattr(found, part, None)
+    if not isinstance(found, type):
+        raise UsageError(f"{option} {spec!r}: {mod!r} has no class {cls!r}")
+    return found
+
+
+def is_url(spec: str) -> bool:
+    return spec.startswith(("http://", "https://"))
+
+
+def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
+    """The router ``--router SPEC [--router-arg k=v ...]`` names, wrapped; :class:`UsageError` when
+    it cannot be made."""
+    if is_url(spec):
+        if router_args:
+            raise UsageError("--router-arg applies to a module:Class router; an HTTP router is configured on its server")
+        from .http_router import HttpRouter
+
+        inner = HttpRouter(spec, timeout=HTTP_TIMEOUT)
+        return PluginRouter(inner, spec, policy=policy_name(inner, ""))
+    cls = import_class(spec, "--router")
+    kwargs = parse_router_args(router_args)
+    try:
+        inner = cls(**kwargs)
+    except TypeError as exc:
+        raise UsageError(f"--router {spec!r}: {cls.__name__}({', '.join(kwargs)}) failed: {exc}") from None
+    return PluginRouter(inner, spec)
+
+
+def spec_of(router: Any) -> str:
+    """``module:Class`` of a router object handed in from Python, for the run record."""
+    return f"{type(router).__module__}:{type(router).__qualname__}"
+
+
+# --- the Python API --------------------------------------------------------------------------------
+
+
+def evaluate_router(
+    router: Any,
+    data: str | os.PathLike,
+    *,
+    mode: str = "closed",
+    split: str = "dev",
+    out: str | os.PathLike | None = None,
+    fresh: bool = False,
+    bootstrap: Optional[int] = None,
+    seed: Optional[int] = None,
+) -> dict[str, Any]:
+    """Route ``data`` with ``router`` (an object with ``policy`` and ``route(view)``, sync or async),
+    write the predictions and their score document, and return the score document.
+
+    The predictions go to ``DATA/predictions/<mode>-<policy>.jsonl`` (or ``out``), every split
+    routed and ``split`` scored, exactly as ``route --router`` then ``score --split`` would; a
+    second call resumes the file (``fresh`` starts over), and a file another run wrote (other
+    options, such as ``--router-arg``) is refused. Raises :class:`UsageError` /
+    :class:`~interleave_bench.errors.InputError` on bad input, as the commands exit 2 on it.
+    """
+    from ..llm.prices import prices_from
+    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+    from ..score.run import score_files
+    from .runner import RouteOptions, run_route
+
+    wrapped = router if isinstance(router, PluginRouter) else PluginRouter(router, spec_of(router))
+    opts = RouteOptions(mode=mode, policy=wrapped.policy, split=ROUTE_SPLIT, router=wrapped.spec)
+    result = run_route(data, opts, out=out, fresh=fresh, router=wrapped)
+    scored = score_files(data, [result.path], mode=mode, split=split,
+                         bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
+                         seed=DEFAULT_SEED if seed is None else seed, price=prices_from(os.environ))
+    return scored[0].result

@@ -1,0 +1,113 @@
+"""JSON read strictly: what Python's ``json`` accepts but no other reader agrees on is refused.
+
+Python's ``json`` reads ``1e400`` as infinity, ``NaN`` and ``Infinity`` as numbers, an integer of
+any length (then fails past 4,300 digits with a ``ValueError``), and a repeated key by keeping the
+last; it fails with a ``RecursionError`` on deep nesting. A value read so is silently wrong, or an
+internal error. :func:`parse_strict` refuses each with one :class:`~.errors.InputError` naming the
+file, line and field (a JSON path such as ``tokens.answer``), and returns the same value as
+``json.loads`` for everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Optional
+
+from .errors import InputError
+
+#: the integer range every reader of these files agrees on: a signed 64-bit integer
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+#: digits of a number shown in an error: enough to recognise it, never thousands
+SHOWN_DIGITS = 20
+
+
+class _Bad:
+    """A value the parse stood in for what it refused; found with its path after the parse."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str):
+        self.problem = problem
+
+
+class _Duplicate(dict):
+    """An object with a repeated key (its first repeated key in ``duplicate``)."""
+
+    __slots__ = ("duplicate",)
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= SHOWN_DIGITS else f"{text[:SHOWN_DIGITS]}... ({len(text)} characters)"
+
+
+def _int(text: str) -> Any:
+    digits = text.lstrip("-")
+    if len(digits) > len(str(INT_MAX)) or not INT_MIN <= int(text) <= INT_MAX:
+        return _Bad(f"the integer {_shown(text)} is outside 64 bits")
+    return int(text)
+
+
+def _float(text: str) -> Any:
+    value = float(text)
+    if not math.isfinite(value):
+        return _Bad(f"the number {_shown(text)} is outside the finite range of a float")
+    return value
+
+
+def _constant(text: str) -> Any:
+    return _Bad(f"{text} is not a JSON number (NaN and Infinity are refused)")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    out = _Duplicate(obj)
+    out.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return out
+
+
+def _path(parent: str, key: Any) -> str:
+    return f"{parent}[{key}]" if isinstance(key, int) else (f"{parent}.{key}" if parent else str(key))
+
+
+def _first_bad(obj: Any) -> Optional[tuple[str, str]]:
+    """``(field, problem)`` of the first refused value in document order, else ``None``. Iterative,
+    so no depth ``json`` reads can exhaust the stack here."""
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _Bad):
+            return where or "(value)", value.problem
+        if isinstance(value, _Duplicate):
+            return _path(where, value.duplicate), f"the key {value.duplicate!r} appears twice in one object"
+        if isinstance(value, dict):
+            stack.extend((_path(where, k), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((_path(where, i), v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def parse_strict(path: str, line: Optional[int], text: str) -> Any:
+    """``json.loads(text)``, refusing with :class:`InputError` (``path``, ``line`` or the document's
+    line, the field): broken JSON, nesting too deep to read, integers outside 64 bits, numbers
+    outside the finite range of a float (``1e400``), ``NaN`` and ``Infinity``, and a key repeated
+    in one object."""
+    try:
+        obj = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant, object_pairs_hook=_pairs)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, exc.lineno if line is None else line, None,
+                         f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(path, line, None, "JSON nested too deeply to read") from None
+    except ValueError as exc:  # a number ``int``/``float`` cannot take at all
+        raise InputError(path, line, None, f"a number cannot be read: {str(exc)[:80]}") from None
+    try:
+        bad = _first_bad(obj)
+    except RecursionError:  # pragma: no cover - the walk is iterative
+        raise InputError(path, line, None, "JSON nested too deeply to read") from None
+    if bad is not None:
+        raise InputError(path, line, bad[0], bad[1])
+    return obj

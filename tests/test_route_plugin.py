@@ -1,0 +1,306 @@
+"""Plug-in routers: ``route --router module:Class``, ``--router http://...`` and ``evaluate_router``."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+import interleave_bench
+from interleave_bench.cli import main
+from interleave_bench.io import read_json
+from interleave_bench.route.model import ABORT_AFTER_FAILURES
+from interleave_bench.schema import ERROR
+
+from _route_util import read_rows, standard_sessions, write_data
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "route.md"
+
+ROUTERS = '''
+import asyncio
+from interleave_bench.route.base import Decision
+
+
+class Crash(BaseException):
+    """Stands for the process being killed: nothing may catch it."""
+
+
+class Keyword:
+    policy = "keyword"
+
+    def __init__(self, min_score=1, crash_after=None, fail_on=None, unknown_on=None):
+        self.min_score, self.crash_after, self.fail_on, self.unknown_on = min_score, crash_after, fail_on, unknown_on
+        self.sessions = set()
+
+    def route(self, view):
+        self.sessions.add(view.session_id)
+        if self.crash_after is not None and len(self.sessions) > self.crash_after:
+            raise Crash
+        text = view.pending_text().lower()
+        if self.fail_on and self.fail_on in text:
+            raise ValueError(f"cannot read {self.fail_on!r}")
+        if self.unknown_on and self.unknown_on in text:
+            return Decision.to_topic("nowhere")
+        words = set(text.split())
+        scores = {t.label: len(words & set(t.title.lower().split())) for t in view.topics}
+        best = max(scores, key=scores.get, default=None)
+        if best is not None and scores[best] >= self.min_score:
+            return Decision.to_topic(best)
+        return Decision.to_topic(view.current) if view.current else Decision.new(view.pending_text()[:40])
+
+
+class AsyncKeyword(Keyword):
+    policy = "keyword-async"
+
+    async def route(self, view):
+        await asyncio.sleep(0)
+        return Keyword.route(self, view)
+
+
+class Broken:
+    policy = "broken"
+
+    def route(self, view):
+        return {"kind": "topic"}
+
+
+class Builtin:
+    policy = "bm25"
+
+    def route(self, view):
+        return Decision.new("x")
+
+
+class NoRoute:
+    pass
+'''
+
+
+def cli(*args) -> int:
+    return main([str(a) for a in args])
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    return write_data(tmp_path / "data")
+
+
+@pytest.fixture
+def routers(tmp_path, monkeypatch):
+    folder = tmp_path / "mods"
+    folder.mkdir()
+    (folder / "my_routers.py").write_text(ROUTERS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    import importlib
+    import sys
+
+    sys.modules.pop("my_routers", None)
+    importlib.invalidate_caches()
+    yield importlib.import_module("my_routers")
+    sys.modules.pop("my_routers", None)
+
+
+def n_messages(data: Path, split: str = "all") -> int:
+    return sum(len(s["turns"]) for s in standard_sessions() if split == "all" or s["split"] == split)
+
+
+@pytest.mark.parametrize("cls, policy", [("Keyword", "keyword"), ("AsyncKeyword", "keyword-async")])
+def test_a_class_router_runs_under_its_own_policy_name(data, routers, cls, policy, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", f"my_routers:{cls}", "--router-arg", "min_score=1") == 0
+    path = data / "predictions" / f"closed-{policy}.jsonl"
+    rows = read_rows(path)
+    assert len(rows) == n_messages(data)
+    assert {r["policy"] for r in rows} == {policy} and {r["via"] for r in rows} == {"baseline"}
+    record = read_json(path.with_suffix(".run.json"))
+    assert record["options"]["policy"] == policy
+    assert record["options"]["router"] == f"my_routers:{cls}" and record["options"]["router_args"] == ["min_score=1"]
+    assert f"route closed-{policy}" in capsys.readouterr().out
+
+
+def test_sync_and_async_routers_decide_alike(data, routers):
+    assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword") == 0
+    assert cli("route", data, "--mode", "open", "--router", "my_routers:AsyncKeyword") == 0
+    sync = read_rows(data / "predictions" / "open-keyword.jsonl")
+    asyn = read_rows(data / "predictions" / "open-keyword-async.jsonl")
+    assert [r["pred"] for r in sync] == [r["pred"] for r in asyn]
+
+
+def test_other_router_args_make_another_run(data, routers, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword") == 0
+    capsys.readouterr()
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "min_score=3") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--fresh" in err
+
+
+def test_a_raising_router_gives_named_error_rows_and_a_rerun_asks_again(data, routers, capsys):
+    args = ["route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "fail_on=lisbon"]
+    assert cli(*args) == 0
+    path = data / "predictions" / "closed-keyword.jsonl"
+    rows = read_rows(path)
+    failed = [r for r in rows if r["pred"] == ERROR]
+    assert failed and all("lisbon" in next(s for s in standard_sessions() if s["session_id"] == r["session_id"])
+                          ["turns"][r["i"]]["text"].lower() for r in failed)
+    assert failed[0]["error"] == "router keyword raised ValueError: cannot read 'lisbon'"
+    assert f"{len(failed)} ERROR rows remain" in capsys.readouterr().err
+
+
+def test_an_unknown_topic_is_an_error_row_naming_it(data, routers):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "unknown_on=tax") == 0
+    failed = [r for r in read_rows(data / "predictions" / "closed-keyword.jsonl") if r["pred"] == ERROR]
+    assert failed and failed[0]["error"].startswith("router keyword answered unknown topic 'nowhere'")
+
+
+def test_a_router_that_always_fails_stops_the_run_with_one_line(data, routers, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Broken") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"the first {ABORT_AFTER_FAILURES} decisions of router broken all failed" in err
+    assert "label" in err or "unknown topic None" in err
+
+
+@pytest.mark.parametrize("spec, extra, said", [
+    ("my_routers", [], "expected module:Class"),
+    ("no_such_module_here:X", [], "cannot import 'no_such_module_here'"),
+    ("my_routers:Missing", [], "has no class 'Missing'"),
+    ("my_routers:NoRoute", [], "has no route(view)"),
+    ("my_routers:Builtin", [], "is a built-in policy's"),
+    ("my_routers:Keyword", ["--router-arg", "nonsense"], "expected NAME=VALUE"),
+    ("my_routers:Keyword", ["--router-arg", "colour=red"], "failed"),
+    ("my_routers:Keyword", ["--policy", "bm25"], "one of them"),
+    ("my_routers:Keyword", ["--dry-run"], "not --router"),
+])
+def test_a_router_that_cannot_be_made_is_one_line_exit_2(data, routers, spec, extra, said, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", spec, *extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and said in err, err
+
+
+def test_neither_policy_nor_router_is_one_line_exit_2(data, capsys):
+    assert cli("route", data, "--mode", "closed") == 2
+    assert "give --policy P or --router" in capsys.readouterr().err
+
+
+def test_a_module_in_the_current_folder_is_found(data, tmp_path, monkeypatch):
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "router_beside_me.py").write_text(ROUTERS, encoding="utf-8")
+    monkeypatch.chdir(here)
+    assert cli("route", data, "--mode", "closed", "--router", "router_beside_me:Keyword") == 0
+    assert (data / "predictions" / "closed-keyword.jsonl").exists()
+
+
+def test_an_interrupted_plugin_run_resumes_byte_identical(data, routers, tmp_path):
+    whole = tmp_path / "whole.jsonl"
+    assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--out", whole) == 0
+    cut = tmp_path / "cut.jsonl"
+    with pytest.raises(routers.Crash):
+        cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--router-arg", "crash_after=2", "--out", cut)
+    assert 0 < len(cut.read_bytes()) < len(whole.read_bytes())
+    # the same run goes on (its arguments are the record's), now without a crash
+    record = cut.with_suffix(".run.json")
+    doc = read_json(record)
+    assert doc["complete"] is False
+    import interleave_bench.route.plugin as plugin
+    from interleave_bench.route.runner import RouteOptions, run_route
+
+    router = plugin.load_router("my_routers:Keyword", ["crash_after=2"])
+    router.inner.crash_after = None
+    opts = RouteOptions(mode="open", policy="keyword", router="my_routers:Keyword", router_args=("crash_after=2",))
+    result = run_route(data, opts, out=cut, router=router)
+    assert result.resumed == 2
+    strip = [{k: v for k, v in r.items()} for r in read_rows(cut)]
+    assert strip == read_rows(whole)
+
+
+# --- HTTP ------------------------------------------------------------------------------------------
+
+
+def docs_server_source() -> str:
+    """The example server of docs/route.md#the-http-protocol, as published."""
+    text = DOCS.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    return next(b for b in blocks if "sticky_server.py" in b)
+
+
+@pytest.fixture
+def docs_server(tmp_path):
+    from http.server import HTTPServer
+
+    namespace: dict = {"__name__": "sticky_server"}
+    exec(compile(docs_server_source(), "sticky_server.py", "exec"), namespace)
+    server = HTTPServer(("127.0.0.1", 0), namespace["Handler"])
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/route"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.mark.parametrize("mode", ["closed", "open"])
+def test_the_docs_http_server_is_measured_over_loopback(data, docs_server, mode, capsys):
+    assert cli("route", data, "--mode", mode, "--router", docs_server) == 0
+    path = data / "predictions" / f"{mode}-sticky.jsonl"
+    rows = read_rows(path)
+    assert len(rows) == n_messages(data) and {r["policy"] for r in rows} == {"sticky"}
+    assert {r["via"] for r in rows} == {"router"} and ERROR not in {r["pred"] for r in rows}
+    by_session: dict[str, set] = {}
+    for r in rows:
+        by_session.setdefault(r["session_id"], set()).add(r["pred"])
+    # it keeps to the first topic: one label per session
+    assert all(len(labels) == 1 for labels in by_session.values())
+    if mode == "closed":
+        firsts = {s["session_id"]: s["threads"][0]["id"] for s in standard_sessions()}
+        assert all(labels == {firsts[sid]} for sid, labels in by_session.items())
+    assert read_json(path.with_suffix(".run.json"))["options"]["router"] == docs_server
+
+
+def test_an_http_router_that_is_not_there_is_one_line_exit_2(data, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, never listening: the connection is refused
+        assert cli("route", data, "--mode", "open", "--router", f"http://127.0.0.1:{port}/route") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "GET did not answer" in err
+
+
+def test_router_args_are_refused_for_an_http_router(data, docs_server, capsys):
+    assert cli("route", data, "--mode", "open", "--router", docs_server, "--router-arg", "a=1") == 2
+    assert "configured on its server" in capsys.readouterr().err
+
+
+# --- the Python API --------------------------------------------------------------------------------
+
+
+def test_evaluate_router_returns_the_score_document_and_writes_the_predictions(data, routers, capsys):
+    doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", bootstrap=50)
+    path = data / "predictions" / "closed-keyword.jsonl"
+    rows = read_rows(path)
+    assert len(rows) == n_messages(data) and {r["policy"] for r in rows} == {"keyword"}  # every split routed
+    assert doc == read_json(data / "predictions" / "closed-keyword.score.json")
+    assert doc["system"] == "closed-keyword" and doc["split"] == "dev"
+    # the same numbers as the commands give
+    assert cli("score", data, path, "--bootstrap", "50", "--json") == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["metrics"] == doc["metrics"] and printed["intervals"] == doc["intervals"]
+
+
+def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data, routers, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword") == 0
+    before = (data / "predictions" / "closed-keyword.jsonl").read_bytes()
+    # the same run from Python: nothing to route again, the file stays as it was
+    doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", split="test", bootstrap=0)
+    assert (data / "predictions" / "closed-keyword.jsonl").read_bytes() == before
+    assert doc["split"] == "test" and (data / "predictions" / "closed-keyword.test.score.json").is_file()
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "min_score=2",
+               "--fresh") == 0
+    from interleave_bench.errors import UsageError
+
+    with pytest.raises(UsageError, match="pass --fresh to start over, or --out"):
+        interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
