@@ -115,7 +115,9 @@ def test_leaderboard_show_html_renders_the_board_the_same_way(hub, tmp_path, cap
     assert code == 0, err
     text = out.read_text(encoding="utf-8")
     page = Page(text)
-    assert page.stack == [] and page.outside == [] and len(page.images) == 2
+    # both baselines cost nothing: the accuracy plot, and a line instead of a cost plot of one point
+    assert page.stack == [] and page.outside == [] and len(page.images) == 1
+    assert "Every system here costs the same, 0.000000 USD per message" in text
     assert page.headings == ["split dev, mode closed"]
     lo, hi = stay["intervals"]["accuracy"]
     assert "<td>closed-stay</td>" in text and f"{stay['metrics']['accuracy']:.3f} [{lo:.3f}, {hi:.3f}]" in text
