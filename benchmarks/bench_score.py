@@ -176,12 +176,13 @@ def run_cli(root: Path, argv: list[str], sample: bool = False) -> dict:
             "code": child.returncode, "stderr": stderr.decode("utf-8", "replace").strip().splitlines()[-1:]}
 
 
-def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
+def split_timing(data: Path, pred: Path, bootstrap: int, mode: str) -> dict[str, float]:
     """Seconds spent, each timed on its own in this process with the cyclic collector paused as
     the command pauses it: the data file's pass (full check, fingerprint, arrays; the command runs
     it in a second process beside the rest), reading the predictions into arrays, scoring on the
     arrays, and building the document (pooling, bootstrap)."""
-    from interleave_bench.score.columnar import PooledRun, PredictionStream, score_closed
+    from interleave_bench.score.block import score_block
+    from interleave_bench.score.columnar import PooledRun, PredictionStream
     from interleave_bench.score.datafile import DataPass
     from interleave_bench.heap import paused_gc
     from interleave_bench.score.run import NO_PREDICTIONS, LeftOut, score_document
@@ -198,15 +199,12 @@ def split_timing(data: Path, pred: Path, bootstrap: int) -> dict[str, float]:
         t0 = time.perf_counter()
         pooled = PooledRun()
         for cols, preds in pairs:
-            block = score_closed(cols, preds, "dev")
-            if block is None:
-                raise SystemExit("the columnar scorer declined these files")
-            pooled.add(block)
-        run = pooled.finish(rows=stream.rows, predictions_sha256=stream.sha256(), **stream.first)
+            pooled.add(score_block(cols, preds, "dev", mode))
+        run = pooled.finish(rows=stream.rows, predictions_sha256=stream.sha256(), scored_mode=mode, **stream.first)
         score = time.perf_counter() - t0
         del blocks, pairs
         t0 = time.perf_counter()
-        score_document(system="bench", mode="closed", split="dev", policy=run.policy, model=run.model,
+        score_document(system="bench", mode=mode, split="dev", cluster=run.cluster, policy=run.policy, model=run.model,
                        matrix=run.matrix, latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown,
                        rows=run.rows, outside=run.outside, left_out=[LeftOut(NO_PREDICTIONS, s) for s in run.unscored],
                        session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
@@ -277,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
         if not args.no_split:
             sys.path.insert(0, str(root))
-            parts = split_timing(data, pred, args.bootstrap)
+            parts = split_timing(data, pred, args.bootstrap, args.mode)
             total = sum(parts.values())
             print(f"  data file: check, fingerprint, arrays (a second process in the command): {parts['data']:.2f}s "
                   f"({parts['data'] / total:.0%})")

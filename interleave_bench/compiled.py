@@ -3,7 +3,7 @@
 :func:`compiled` derives, from a record type of :mod:`.schema` (a pydantic model), a
 ``msgspec`` struct type with the same fields in the same order, the same defaults, and the same
 constraints (types taken strictly as JSON writes them, ``Literal`` choices, ``min_length``,
-``ge``). It refuses unknown fields (``keep_unknown=False``) or passes over them. Nothing is
+``ge``, ``le``, ``pattern``). It refuses unknown fields (``keep_unknown=False``) or passes over them. Nothing is
 declared twice: the record types stay the one definition, and a test holds the two readings to
 each other on random and malformed records.
 
@@ -38,22 +38,48 @@ class Unsupported(TypeError):
     """A field whose type or constraint this module cannot compile exactly."""
 
 
+#: the options of pydantic's general field metadata compiled here: numbers taken as text (text only
+#: here), and a pattern
+_GENERAL = {"coerce_numbers_to_str", "pattern"}
+
+
+def _general(m: Any) -> dict[str, Any] | None:
+    """The options of a pydantic general metadata entry, ``None`` for another kind of entry."""
+    options = getattr(m, "__dict__", None)
+    if options is None or type(m).__name__ != "_PydanticGeneralMetadata":
+        return None
+    return dict(options)
+
+
+def _pattern(pattern: str) -> str:
+    """A record type's pattern as Python's ``re`` reads it: its ``$`` is the end of the text (it
+    is for the record types' regex engine), where Python's also matches before a last line break."""
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
+
+
 def _text_only(info: FieldInfo) -> bool:
     """Whether a field's metadata only coerces numbers to text (taken as text only here)."""
     return all(getattr(m, "coerce_numbers_to_str", None) is True and set(vars(m)) == {"coerce_numbers_to_str"}
                for m in info.metadata) and bool(info.metadata)
 
 
-def _meta(info: FieldInfo) -> dict[str, Any]:
-    """The msgspec constraints of a field's pydantic metadata."""
+def _meta(info: FieldInfo, patterns: bool = True) -> dict[str, Any]:
+    """The msgspec constraints of a field's pydantic metadata (``patterns``: its pattern too)."""
     out: dict[str, Any] = {}
     for m in info.metadata:
-        if getattr(m, "coerce_numbers_to_str", None) is True and set(vars(m)) == {"coerce_numbers_to_str"}:
+        general = _general(m)
+        if general is not None:
+            if not set(general) <= _GENERAL or general.get("coerce_numbers_to_str", True) is not True:
+                raise Unsupported(f"constraint {m!r}")
+            if "pattern" in general and patterns:
+                out["pattern"] = _pattern(general["pattern"])
             continue  # numbers are refused here: text only
         if isinstance(m, annotated_types.MinLen):
             out["min_length"] = m.min_length
         elif isinstance(m, annotated_types.Ge):
             out["ge"] = m.ge
+        elif isinstance(m, annotated_types.Le):
+            out["le"] = m.le
         elif isinstance(m, Strict):
             continue  # msgspec takes every JSON type strictly
         else:
@@ -61,42 +87,44 @@ def _meta(info: FieldInfo) -> dict[str, Any]:
     return out
 
 
-def _type(tp: Any, keep_unknown: bool, presence: tuple[type[BaseModel], ...] = (), meta: Any = None) -> Any:
+def _type(tp: Any, keep_unknown: bool, presence: tuple[type[BaseModel], ...] = (), meta: Any = None,
+          patterns: bool = True) -> Any:
     """The msgspec type of a pydantic annotation; ``meta`` (constraints) applies to the value
     itself, inside an ``Optional``."""
     origin = typing.get_origin(tp)
     if meta is not None:
         if origin in (Union, types.UnionType):
-            return Union[tuple(_type(a, keep_unknown, presence, None if a is type(None) else meta)
+            return Union[tuple(_type(a, keep_unknown, presence, None if a is type(None) else meta, patterns)
                                for a in typing.get_args(tp))]  # type: ignore[return-value]
-        return typing.Annotated[_type(tp, keep_unknown, presence), meta]
+        return typing.Annotated[_type(tp, keep_unknown, presence, patterns=patterns), meta]
     if tp in (str, bool, int, float, type(None)):
         return tp
     if tp is Any:
         return Any
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return compiled(tp, keep_unknown, presence)
+        return compiled(tp, keep_unknown, presence, patterns=patterns)
     if origin is Literal:
         return tp
     if origin in (Union, types.UnionType):
-        return Union[tuple(_type(a, keep_unknown, presence) for a in typing.get_args(tp))]  # type: ignore[return-value]
+        return Union[tuple(_type(a, keep_unknown, presence, patterns=patterns) for a in typing.get_args(tp))]  # type: ignore[return-value]
     if origin is list:
         (item,) = typing.get_args(tp)
-        return list[_type(item, keep_unknown, presence)]  # type: ignore[misc]
+        return list[_type(item, keep_unknown, presence, patterns=patterns)]  # type: ignore[misc]
     if origin is dict:
         key, value = typing.get_args(tp)
-        return dict[_type(key, keep_unknown, presence), _type(value, keep_unknown, presence)]  # type: ignore[misc]
+        return dict[_type(key, keep_unknown, presence, patterns=patterns), _type(value, keep_unknown, presence, patterns=patterns)]  # type: ignore[misc]
     if origin is typing.Annotated:
         base, *marks = typing.get_args(tp)
         if all(isinstance(m, FieldInfo) and _text_only(m) for m in marks):
-            return _type(base, keep_unknown, presence)
+            return _type(base, keep_unknown, presence, patterns=patterns)
         raise Unsupported(f"annotated type {tp!r}")
     raise Unsupported(f"type {tp!r}")
 
 
 @functools.lru_cache(maxsize=None)
 def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple[type[BaseModel], ...] = (),
-             extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = ()) -> type[msgspec.Struct]:
+             extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = (),
+             omit_defaults: bool = False, patterns: bool = True) -> type[msgspec.Struct]:
     """The msgspec struct type that reads what ``model`` reads (see the module's text).
 
     Unknown fields are refused unless ``keep_unknown`` (then passed over: the struct does not hold
@@ -121,8 +149,8 @@ def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple
             continue
         if info.alias not in (None, name) or info.validation_alias is not None:
             raise Unsupported(f"{model.__name__}.{name}: an alias")
-        meta = _meta(info)
-        tp = _type(info.annotation, keep_unknown, presence, msgspec.Meta(**meta) if meta else None)
+        meta = _meta(info, patterns)
+        tp = _type(info.annotation, keep_unknown, presence, msgspec.Meta(**meta) if meta else None, patterns)
         if unset and (info.default_factory is not None or info.default is not PydanticUndefined):
             fields.append((name, Union[tp, msgspec.UnsetType], msgspec.UNSET))
         elif info.default_factory is not None:
@@ -137,16 +165,17 @@ def compiled(model: type[BaseModel], keep_unknown: bool = False, presence: tuple
     # the collector need not track the millions a large file decodes to
     return msgspec.defstruct(
         f"Compiled{model.__name__}{'Lean' if leave_out else ''}", fields, kw_only=True, forbid_unknown_fields=not keep_unknown,
-        module=__name__, gc=False,
+        module=__name__, gc=False, omit_defaults=omit_defaults,
     )
 
 
 @functools.lru_cache(maxsize=None)
 def decoder(model: type[BaseModel], keep_unknown: bool = False, presence: tuple[type[BaseModel], ...] = (),
-            extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = ()) -> msgspec.json.Decoder:
+            extra: tuple[tuple[str, Any], ...] = (), leave_out: tuple[str, ...] = (),
+            omit_defaults: bool = False, patterns: bool = True) -> msgspec.json.Decoder:
     """A JSON decoder of one ``model`` record a call (bytes or str in, struct out); the options
     are :func:`compiled`'s."""
-    return msgspec.json.Decoder(compiled(model, keep_unknown, presence, extra, leave_out))
+    return msgspec.json.Decoder(compiled(model, keep_unknown, presence, extra, leave_out, omit_defaults, patterns))
 
 
 _ENCODER = msgspec.json.Encoder()

@@ -25,16 +25,9 @@ import msgspec
 from pydantic import ValidationError
 
 from .errors import InputError, InputErrors, UsageError, redact, redact_secrets
-from .schema import (
-    Manifest,
-    MidReplyCaseFile,
-    PredictionRow,
-    Record,
-    Session,
-    check_case_file,
-    check_session,
-    validation_problems,
-)
+from .json_text import json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
+from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
+                     validation_problems)
 
 R = TypeVar("R", bound=Record)
 
@@ -51,68 +44,6 @@ def dumps_line(obj: Any) -> str:
     if isinstance(obj, Record):
         obj = obj.dump()
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def _json_error(path: str, line: int | None, exc: json.JSONDecodeError) -> InputError:
-    return InputError(path, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
-
-
-#: a ``\\uD800``-``\\uDFFF`` escape: the only way a lone surrogate gets into parsed JSON text
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-#: the words Python's ``json`` reads as numbers though JSON has no such numbers
-_NON_FINITE = ("NaN", "Infinity")
-
-
-def _json_path(parent: str, key: Any) -> str:
-    return f"{parent}[{key}]" if isinstance(key, int) else (f"{parent}.{key}" if parent else str(key))
-
-
-def _find_bad_value(obj: Any) -> tuple[str, str] | None:
-    """``(field, problem)`` for the first lone surrogate or NaN/Infinity in parsed JSON, else ``None``.
-
-    Iterative, so a deep document cannot exhaust the stack here.
-    """
-    stack: list[tuple[str, Any]] = [("", obj)]
-    while stack:
-        where, value = stack.pop()
-        if isinstance(value, str):
-            if _SURROGATE.search(value):
-                return where or "(value)", "a lone surrogate (\\ud800-\\udfff) is not Unicode text"
-        elif isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
-                return where or "(value)", f"{value!r} is not a JSON number (NaN and Infinity are refused)"
-        elif isinstance(value, dict):
-            for k, v in reversed(list(value.items())):
-                if _SURROGATE.search(k):
-                    return _json_path(where, k.encode("utf-8", "backslashreplace").decode()), "a lone surrogate in a key is not Unicode text"
-                stack.append((_json_path(where, k), v))
-        elif isinstance(value, list):
-            stack.extend((_json_path(where, i), v) for i, v in reversed(list(enumerate(value))))
-    return None
-
-
-def needs_strict_parse(text: str) -> bool:
-    """Whether JSON text may hold a lone surrogate or NaN/Infinity, which fast parsers (pydantic's)
-    accept where :func:`parse_json` refuses them: such text must go through :func:`parse_json`."""
-    return bool(_SURROGATE_ESCAPE.search(text)) or any(w in text for w in _NON_FINITE)
-
-
-def parse_json(path: str, line: int | None, text: str) -> Any:
-    """Parse JSON text strictly; raises :class:`InputError` (file, line, field) for broken JSON, nesting
-    too deep for Python, ``NaN``/``Infinity`` and lone surrogates, which Python's ``json`` accepts but
-    which are not JSON numbers or Unicode text (they break every later step that writes the value)."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:  # a whole document's error names the line in it
-        raise _json_error(path, exc.lineno if line is None else line, exc) from None
-    except RecursionError:
-        raise InputError(path, line, None, "JSON nested too deeply to read") from None
-    if needs_strict_parse(text):
-        bad = _find_bad_value(obj)
-        if bad is not None:
-            raise InputError(path, line, bad[0], bad[1])
-    return obj
 
 
 def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
@@ -230,9 +161,9 @@ def _duplicate_ids(path: str | os.PathLike) -> list[InputError]:
     errors: list[InputError] = []
     for line, text in iter_json_lines(path):
         try:
-            sid = json.loads(text).get("session_id")
-        except (json.JSONDecodeError, AttributeError, RecursionError):
-            continue
+            sid = parse_json(str(path), line, text).get("session_id")
+        except (InputError, AttributeError):
+            continue  # (named where the line is read)
         if not isinstance(sid, str):
             continue
         if sid in first_line:

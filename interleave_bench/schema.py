@@ -10,9 +10,12 @@ every defect of a file.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from .json_text import INT64_MAX
+from .record_errors import ID_PATTERN, describe_error, loc_to_field, validation_problems  # noqa: F401 - read from here too
 
 # --- vocabularies ---------------------------------------------------------------------------------
 
@@ -72,6 +75,17 @@ class Record(BaseModel):
 
 # --- sessions ---------------------------------------------------------------------------------------
 
+#: numbers and flags are taken as written: "0", 1.0 or "yes" would be coerced silently otherwise
+STRICT = {"strict": True}
+#: a count or position: taken as written, never negative, and held to 64 bits as every file the
+#: project writes holds it (docs/score.md#the-score-file-interleave-score-v1)
+COUNT = {"ge": 0, "le": INT64_MAX, **STRICT}
+#: an id printed on one line of a report or an error: no control characters (a line break in a
+#: session id would print a line of its own, which could pass for an ``error:`` line)
+ID = {"pattern": ID_PATTERN}
+#: the longest a single routing decision may take: a week; more is a unit slip or a forged value
+MAX_ELAPSED_MS = 7 * 24 * 3600 * 1000
+
 
 # --- v1 vocabularies (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes; names fixed by the reference format) ---------------------
 
@@ -121,7 +135,7 @@ class Fact(Record):
 
 
 class Thread(Record):
-    id: str = Field(min_length=1)
+    id: str = Field(min_length=1, **ID)
     title: str
     domain: str
     goal: str = ""
@@ -149,12 +163,10 @@ class TurnFact(Record):
     value: Optional[str] = None
 
 
-#: numbers and flags are taken as written: "0", 1.0 or "yes" would be coerced silently otherwise
-STRICT = {"strict": True}
 
 
 class Turn(Record):
-    i: int = Field(ge=0, **STRICT)
+    i: int = Field(**COUNT)
     text: str
     gold: Gold
     style: Literal["explicit", "cue", "pronoun", "implicit", "oneoff"]
@@ -171,7 +183,7 @@ class TimelineEvent(Record):
 
     thread: str
     key: str
-    turn: int = Field(ge=0, **STRICT)
+    turn: int = Field(**COUNT)
     kind: Literal[FACT_STEPS]
     status: Literal[FACT_STATUSES]
     value: Optional[str] = None
@@ -182,8 +194,8 @@ class TimelineEvent(Record):
 class Probe(Record):
     """A question asked in topic ``thread`` after turn ``after`` about ``source``'s fact ``key`` (v1)."""
 
-    id: str = Field(min_length=1)
-    after: int = Field(ge=0, **STRICT)
+    id: str = Field(min_length=1, **ID)
+    after: int = Field(**COUNT)
     thread: str
     source: str
     key: str
@@ -194,7 +206,7 @@ class Probe(Record):
 
 
 class Session(Record):
-    session_id: str = Field(min_length=1)
+    session_id: str = Field(min_length=1, **ID)
     version: Literal[VERSIONS]  # type: ignore[valid-type]
     split: Literal["dev", "test"]
     lang: str = Field(min_length=1)
@@ -409,24 +421,26 @@ def check_session(s: Session) -> list[tuple[str, str]]:
 
 
 class RowUsage(Record):
-    input: int = Field(default=0, ge=0, **STRICT)
-    output: int = Field(default=0, ge=0, **STRICT)
-    cache_hit: int = Field(default=0, ge=0, **STRICT)
+    input: int = Field(default=0, **COUNT)
+    output: int = Field(default=0, **COUNT)
+    cache_hit: int = Field(default=0, **COUNT)
 
 
 class PredictionRow(Record):
-    session_id: str
-    i: int = Field(ge=0, **STRICT)
+    session_id: str = Field(**ID)
+    i: int = Field(**COUNT)
     #: open-mode systems elsewhere number their topics; a label is a label, so a number is read as
     #: its text (in the validator's core, not a Python hook: this runs for every row scored)
-    pred: str = Field(coerce_numbers_to_str=True)
+    pred: str = Field(min_length=1, coerce_numbers_to_str=True, **ID)
     mode: Optional[Literal[MODES]] = None  # type: ignore[valid-type]
     policy: Optional[str] = None
     refs: Optional[list[Annotated[str, Field(coerce_numbers_to_str=True)]]] = None
     usage: Optional[RowUsage] = None
-    elapsed_ms: Optional[float] = Field(default=None, ge=0, **STRICT)
+    elapsed_ms: Optional[float] = Field(default=None, ge=0, le=MAX_ELAPSED_MS, **STRICT)
     via: Optional[str] = None
-    burst: Optional[int] = Field(default=None, ge=1, **STRICT)
+    #: the router's calibrated chance that its decision is right
+    confidence: Optional[float] = Field(default=None, ge=0, le=1, **STRICT)
+    burst: Optional[int] = Field(default=None, ge=1, le=INT64_MAX, **STRICT)
     mixed: Optional[bool] = Field(default=None, **STRICT)
     waited: Optional[bool] = Field(default=None, **STRICT)
 
@@ -474,7 +488,7 @@ class Manifest(Record):
 
 
 class CatalogTopic(Record):
-    id: str = Field(min_length=1)
+    id: str = Field(min_length=1, **ID)
     title: str
     summary: str = ""
     entities: list[str] = Field(default_factory=list)
@@ -542,56 +556,3 @@ def check_case_file(f: MidReplyCaseFile, known_tags: tuple[str, ...] | None = No
             if known_tags is not None and tag not in known_tags:
                 problems.append((f"{where}.tags[{t}]", f"{tag!r} is not one of {', '.join(known_tags)}"))
     return problems
-
-
-# --- turning pydantic errors into one line each -----------------------------------------------------
-
-_QUOTED = re.compile(r"'([^']*)'")
-
-
-def loc_to_field(loc: tuple[Union[int, str], ...]) -> str:
-    """``('turns', 3, 'gold', 'action')`` -> ``turns[3].gold.action``."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(record)"
-
-
-def describe_error(err: dict[str, Any]) -> str:
-    """One short sentence for one pydantic error, showing the offending value."""
-    kind = err.get("type", "")
-    value = err.get("input")
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "literal_error":
-        allowed = _QUOTED.findall(err.get("ctx", {}).get("expected", ""))
-        return f"{value!r} is not one of {', '.join(allowed)}"
-    if kind in ("string_type", "int_type", "bool_type", "float_type", "list_type", "dict_type", "model_type"):
-        want = {
-            "string_type": "a string",
-            "int_type": "an integer",
-            "bool_type": "true or false",
-            "float_type": "a number",
-            "list_type": "a list",
-            "dict_type": "an object",
-            "model_type": "an object",
-        }[kind]
-        return f"expected {want}, got {_short(value)}"
-    if kind in ("int_parsing", "int_from_float", "bool_parsing", "float_parsing"):
-        return f"{err.get('msg', 'invalid value')}, got {_short(value)}"
-    return f"{err.get('msg', 'invalid value')} (got {_short(value)})"
-
-
-def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    if value is None:
-        text = "null"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
-    """``(field, message)`` for every error pydantic found in one record."""
-    return [(loc_to_field(tuple(e["loc"])), describe_error(e)) for e in exc.errors()]

@@ -271,6 +271,8 @@ def test_nothing_to_export_and_missing_folder_are_one_line_errors(tmp_path, caps
 # --- the round trip as a property -------------------------------------------------------------------------
 
 _text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+#: an id's text: no control characters (an id is printed on one line)
+_id_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12)
 _json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-2**62, 2**62),
                          st.floats(allow_nan=False, allow_infinity=False), _text)
 _json = st.recursive(_json_scalar, lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(_text, c, max_size=3)),
@@ -329,7 +331,7 @@ def sessions_st(draw, version: str = "interleave-v0"):
             turn["assistant"] = draw(_text)
         turn.update(draw(_extras))
         turns.append(turn)
-    s = {"session_id": "s-" + draw(_text), "version": version, "split": draw(st.sampled_from(["dev", "test"])),
+    s = {"session_id": "s-" + draw(_id_text), "version": version, "split": draw(st.sampled_from(["dev", "test"])),
          "lang": draw(st.sampled_from(["en", "zh", "de"])), "threads": threads, "turns": turns}
     maybe(s, "persona", draw(_text))
     if version == "interleave-v1" and draw(st.booleans()):
@@ -346,7 +348,7 @@ def sessions_st(draw, version: str = "interleave-v0"):
             events.append(e)
         s["timeline"] = events
         s["probes"] = [
-            {"id": "p" + draw(_text), "after": draw(st.integers(0, 60)), "thread": draw(st.sampled_from(ids)),
+            {"id": "p" + draw(_id_text), "after": draw(st.integers(0, 60)), "thread": draw(st.sampled_from(ids)),
              "source": draw(st.sampled_from(ids)), "key": draw(_text), "category": draw(st.sampled_from(PROBE_CATEGORIES)),
              "gold": draw(st.none() | _text), "decoys": draw(st.lists(_text, max_size=2)), "question": draw(_text),
              **draw(_extras)}

@@ -122,3 +122,33 @@ def test_every_defined_metric_lies_in_its_range(case):
         interval = doc["intervals"].get(key)
         if interval is not None:
             assert m.lo - 1e-9 <= interval[0] <= interval[1] <= m.hi + 1e-9, (key, interval)
+
+
+def test_every_scored_metric_names_the_function_that_computes_its_counts():
+    """From a metric's name to its code in one step: the entry's ``counts`` is a function of
+    score/block.py (score/cluster.py for the conversation metrics), and the counts a formula reads
+    are among those that function (or message_counts, which counts the messages) computes."""
+    import inspect
+
+    from interleave_bench.score import block, cluster
+    from interleave_bench.score.table import FAMILIES, family
+
+    named = [m for f in ("routing", "cost", "burst", "cluster") if f in FAMILIES for m in family(f)]
+    assert named and all(m.counts for m in named), [m.key for m in named if not m.counts]
+    for m in named:
+        home = cluster if m.family == "cluster" else block
+        assert callable(getattr(home, m.counts, None)), (m.key, m.counts)
+        if m.formula is None or m.counts == "score_block":
+            continue
+        read: list[str] = []
+
+        class Reads(dict):
+            def __getitem__(self, name):
+                read.append(name)
+                return 1.0
+
+        m.formula(Reads())
+        source = inspect.getsource(getattr(home, m.counts)) + inspect.getsource(block.message_counts)
+        # (names built from a stem: outcome_<outcome>, <group>_n, <group>_correct)
+        assert all(f'"{name}"' in source or f'"{name.rsplit("_", 1)[0]}"' in source or name.startswith("outcome_")
+                   for name in read), (m.key, read)

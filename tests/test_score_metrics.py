@@ -11,9 +11,9 @@ import pytest
 from interleave_bench.score import score_predictions
 from interleave_bench.score.report import main_table
 from interleave_bench.score.routing import score_session
-from interleave_bench.score.matching import match_labels
 from interleave_bench.schema import PredictionRow, Session
 
+from _score_reference import match_labels
 from _score_util import rows, session, turn
 
 # --- closed mode: session c1 -------------------------------------------------------------------------

@@ -149,7 +149,7 @@ def test_appender_cuts_partial_line_and_resumes(tmp_path):
     assert p.read_text(encoding="utf-8") == '{"k":1}\n{"k":2}\n{"k":3}\n'
 
 
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.text(max_size=20))
 
 
 @settings(max_examples=60, deadline=None)

@@ -100,7 +100,7 @@ def _score_setup(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_score_holds_its_score_file_while_it_scores(tmp_path, capsys):
     data, pred = _score_setup(tmp_path)
-    score_file = pred.with_name("closed-oracle.score.json")
+    score_file = pred.with_name("closed-oracle.all.score.json")  # the split's own score file
     with Holder(score_file) as h:
         assert main(["score", str(data), str(pred), "--split", "all", "--bootstrap", "0"]) == 2
         err = capsys.readouterr().err.strip().splitlines()

@@ -61,8 +61,7 @@ NO_INTERVALS = ("no bootstrap intervals: --bootstrap 0 was given, so accuracy, l
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
-    with _score_files_held(args), paused_gc(), _data_pass_started(args):
-        # loaded once the data file is being read (beside this process), not before
+    with _score_files_held(args), paused_gc():
         from ..hub.source import local_data
         from ..llm.prices import prices_from
         from ..score.run import prediction_files, score_files
@@ -137,21 +136,5 @@ def _score_files_held(args: argparse.Namespace) -> Any:
         except InterleaveError:
             paths = []  # said where the predictions are read
         for path in paths:
-            held.enter_context(exclusive_output(score_path(path), "score"))
+            held.enter_context(exclusive_output(score_path(path, args.split), "score"))
         yield
-
-
-def _data_pass_started(args: argparse.Namespace) -> Any:
-    """The pass over a local data file started in a second process (when the runs are scored in
-    this one), so that it reads while the scorer loads; see :func:`~..score.datafile.started_pass`."""
-    from ..hub.source import is_hub
-    from ..io import sessions_file
-    from ..score.datafile import started_pass
-
-    if args.jobs != 1 or is_hub(args.data):
-        return contextlib.nullcontext()
-    try:
-        path = sessions_file(args.data)
-    except InterleaveError:
-        return contextlib.nullcontext()  # said where the data is read
-    return started_pass(path)

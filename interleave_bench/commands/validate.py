@@ -13,11 +13,13 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 from ..errors import InputError, InputErrors
 from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
                   read_manifest, read_records_with_lines)
 from ..schema import PredictionRow
+from ..score.rows import mode_error
 
 #: the turns of each session of a data file: what predictions are checked against
 Turns = dict[str, int]
@@ -32,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def sniff(path: str) -> str:
     """``sessions``, ``predictions``, ``cases`` or ``manifest`` from a file's first record."""
     p = Path(path)
+    if p.suffix == ".parquet":
+        return "predictions"  # Parquet holds prediction rows only (as ``score`` reads them)
     if p.suffix == ".json":
         data = read_json(path)
         if isinstance(data, dict) and "cases" in data:
@@ -107,21 +111,38 @@ def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> t
     policies: Counter[str] = Counter()
     errors: list[InputError] = []
     first: dict[tuple[str, int], int] = {}
+    run_mode: str | None = None  # the first a row names: every row that names one names it
+    parquet = path.endswith(".parquet")
     try:
-        for line, r in read_records_with_lines(path, PredictionRow, collect=True):
+        for line, r in _rows_of(path, parquet):
             rows += 1
             sessions.add(r.session_id)
             policies[f"{r.mode or '?'}/{r.policy or '?'}"] += 1
             errors += _row_problems(path, line, r, first, data)
+            run_mode = run_mode or r.mode
+            if r.mode is not None and r.mode != run_mode:
+                errors.append(mode_error(path, line, r.mode, run_mode))
     except InputErrors as exc:
         errors = sorted(exc.errors + errors, key=lambda e: e.line or 0)
     except InputError as exc:
         errors = [exc]
-    if not errors:
+    if not errors and not parquet:
         errors = _label_types(path)
     kinds = ", ".join(sorted(policies)) or "none"
     against = f", all in {data[0]}" if data is not None else ""
     return f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds}){against}", errors
+
+
+def _rows_of(path: str, parquet: bool) -> Iterator[tuple[int, PredictionRow]]:
+    """``(line, row)`` of a predictions file, JSONL or Parquet (a Parquet row's number is its line),
+    read as ``score`` reads it; raises naming every bad one."""
+    if not parquet:
+        yield from read_records_with_lines(path, PredictionRow, collect=True)
+        return
+    from ..score.read import read_parquet_rows
+
+    rows, lines = read_parquet_rows(path)
+    yield from zip(lines, rows)
 
 
 def _label_types(path: str) -> list[InputError]:

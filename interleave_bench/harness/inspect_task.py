@@ -38,9 +38,9 @@ from ..route.model import ModelRouter
 from ..route.prompt import prompt_fingerprint
 from ..route.runner import RouteOptions, route_session
 from ..schema import JUDGE_NONE, MODES, PredictionRow, Session
-from ..score.bcubed import sequential_sum
+from ..score.bcubed import prf, sequential_sum
 from ..score.defaults import DEFAULT_SPLIT
-from ..score.routing import COL, POOLED, point_metrics, pooled_prf, score_session
+from ..score.routing import COL, POOLED, point_metrics, score_session
 from .data import load
 from .names import POSITION_KEY, PREDICTIONS_KEY, SESSION_KEY, TASK
 
@@ -120,7 +120,7 @@ def _pooled(scores: list[SampleScore]) -> dict[str, Optional[float]]:
     p = sequential_sum(x for m in metas for x in m.get(BCUBED_P, []))
     r = sequential_sum(x for m in metas for x in m.get(BCUBED_R, []))
     n = sum(len(m.get(BCUBED_P, [])) for m in metas)
-    return point_metrics(matrix.sum(axis=0), (None, None), pooled_prf(p, r, n))
+    return point_metrics(matrix.sum(axis=0), (None, None), prf(p, r, n))
 
 
 def _metric_of(key: str):
@@ -155,12 +155,12 @@ def routing_scorer(mode: str):
 def session_score(session: Session, rows: list[dict[str, Any]], mode: str) -> Score:
     """The score of one session's prediction rows: the scorer's replay, its counts kept for pooling."""
     scored = score_session(session, {r["i"]: PredictionRow(**r) for r in rows}, mode)
-    strict = scored.stats[COL["strict"]]
-    value = scored.stats[COL["strict_correct"]] / strict if strict else float("nan")
+    counts = scored.counts or [0.0] * len(COL)
+    strict = counts[COL["strict"]]
+    value = counts[COL["strict_correct"]] / strict if strict else float("nan")
     return Score(value=value, answer=" ".join(scored.labels),
                  explanation=", ".join(f"turn {t.i}: {o}" for t, o in zip(session.turns, scored.outcomes)),
-                 metadata={STATS: list(scored.stats), BCUBED_P: scored.bcubed_precision,
-                           BCUBED_R: scored.bcubed_recall})
+                 metadata={STATS: counts, BCUBED_P: scored.p_terms, BCUBED_R: scored.r_terms})
 
 
 def _sample(session: Session, position: int) -> Sample:

@@ -7,6 +7,8 @@ summary, and the summary says the price is unknown rather than printing a made-u
 
 from __future__ import annotations
 
+import functools
+
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -79,5 +81,10 @@ def prices_from(env: Mapping[str, str]) -> "Callable[[str | None], Price | None]
     """
     override = price_for(None, env) if env.get("EVAL_PRICES", "").strip() else None
     if override is not None:
-        return lambda model: override
+        return functools.partial(_always, override)  # (a partial pickles: --jobs hands it to workers)
     return table_price
+
+
+def _always(price: Price, model: str | None) -> Price:
+    """``price`` whatever the model."""
+    return price

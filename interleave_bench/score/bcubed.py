@@ -13,6 +13,7 @@ so that a value lying on a rounding boundary rounds the same way.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from functools import reduce
 from operator import add
@@ -53,10 +54,14 @@ def sequential_sum(values: Iterable[float]) -> float:
     return reduce(add, values, 0.0)
 
 
+#: B-cubed over no items: undefined (``null`` in documents, ``–`` in tables; docs/score.md#bcubed-f1)
+UNDEFINED = (math.nan, math.nan, math.nan)
+
+
 def prf(precision_sum: float, recall_sum: float, items: int) -> tuple[float, float, float]:
-    """Precision, recall and F1 from pooled sums; all 0.0 when there are no items (as the reference)."""
+    """Precision, recall and F1 from pooled sums; :data:`UNDEFINED` (NaN) when there are no items."""
     if items <= 0:
-        return 0.0, 0.0, 0.0
+        return UNDEFINED
     p = precision_sum / items
     r = recall_sum / items
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
@@ -67,8 +72,8 @@ def bcubed(
 ) -> tuple[float, float, float]:
     """B-cubed ``(precision, recall, f1)`` of ``predictions`` against ``references``, item by item.
 
-    ``groups`` (optional, one id per item) keeps clusters inside their group. Returns zeros for no
-    items. Raises ``ValueError`` when the sequences differ in length.
+    ``groups`` (optional, one id per item) keeps clusters inside their group. Returns NaN for no
+    items (undefined). Raises ``ValueError`` when the sequences differ in length.
 
     >>> [round(x, 4) for x in bcubed(["a", "a", "b"], [1, 1, 1])]
     [0.5556, 1.0, 0.7143]

@@ -20,11 +20,10 @@ from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from ..schema import SPECIAL_LABELS, PredictionRow, Session
+from .matching import linear_sum_assignment
 from .report import fmt, table
 from .table import family, rounded
 
-SPECIAL = frozenset(SPECIAL_LABELS)
 #: where these metrics come from (BibTeX), for cards and citations
 #: the IRC disentanglement corpus and its evaluation (Kummerfeld et al., 2019), BibTeX
 KUMMERFELD_2019 = """\
@@ -110,15 +109,8 @@ def one_to_one_overlap(c: Contingency) -> int:
     """
     if not c.n:
         return 0
-    from scipy.optimize import linear_sum_assignment  # here: scipy takes most of a second to import
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n_gold = len(c.gold_sizes)
-    size = n_gold + len(c.pred_sizes)
-    graph = coo_matrix((np.ones(len(c.counts)), (c.rows, n_gold + c.cols)), shape=(size, size))
-    n_comp, component = connected_components(graph, directed=False)
-    gold_comp, pred_comp = component[:n_gold], component[n_gold:]
+    gold_comp, pred_comp, n_comp = _components(c.rows, c.cols, n_gold, len(c.pred_sizes))
     of_cell = gold_comp[c.rows]
     # a component with one cluster on a side: its best match is its largest cell
     simple = (np.bincount(gold_comp, minlength=n_comp) == 1) | (np.bincount(pred_comp, minlength=n_comp) == 1)
@@ -130,13 +122,32 @@ def one_to_one_overlap(c: Contingency) -> int:
     hard = np.flatnonzero(~simple[of_cell])
     order = hard[np.argsort(of_cell[hard], kind="stable")]
     if len(order):
+        solve = linear_sum_assignment()
         for cells in np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1):
             r, k = gold_local[c.rows[cells]], pred_local[c.cols[cells]]
             weights = np.zeros((int(r.max()) + 1, int(k.max()) + 1), dtype=np.int64)
             weights[r, k] = c.counts[cells]
-            a, b = linear_sum_assignment(weights, maximize=True)
+            a, b = solve(weights, maximize=True)
             total += int(weights[a, b].sum())
     return total
+
+
+def _components(rows: np.ndarray, cols: np.ndarray, n_gold: int, n_pred: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The connected components of the overlap graph (an edge per non-empty cell): each gold and
+    predicted cluster's component number (``0..n-1``) and ``n``. Each cluster takes the least
+    gold cluster number reachable from it, spread along the cells until nothing changes (as
+    many rounds as the widest component is long)."""
+    gold = np.arange(n_gold, dtype=np.int64)
+    while True:
+        pred = np.full(n_pred, n_gold, dtype=np.int64)
+        np.minimum.at(pred, cols, gold[rows])
+        spread = gold.copy()
+        np.minimum.at(spread, rows, pred[cols])
+        if np.array_equal(spread, gold):
+            break
+        gold = spread
+    roots, number = np.unique(gold, return_inverse=True)
+    return number.reshape(-1), np.searchsorted(roots, pred), len(roots)
 
 
 def _local_numbers(component: np.ndarray) -> np.ndarray:
@@ -174,33 +185,13 @@ def vi_scaled(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | Non
     >>> round(vi_scaled("aaabbc", "xxyyyz"), 4)
     0.6448
     """
-    return _vi_scaled(contingency(gold, pred))
-
-
-def _vi_scaled(c: Contingency) -> float | None:
-    if c.n < 2:
-        return None
-    return 1.0 - variation_of_information(c) / math.log2(c.n)
+    return values_of_sums(contingency_sums(contingency(gold, pred)))["vi_scaled"]
 
 
 def _pairs(n: np.ndarray | int) -> float:
     """Unordered pairs among ``n`` items, summed over an array of sizes."""
     x = np.asarray(n, dtype=np.float64)
     return float((x * (x - 1) / 2.0).sum())
-
-
-def _ari(c: Contingency) -> float | None:
-    if not c.n:
-        return None
-    index = _pairs(c.counts)
-    gold_pairs, pred_pairs = _pairs(c.gold_sizes), _pairs(c.pred_sizes)
-    all_pairs = _pairs(c.n)
-    expected = gold_pairs * pred_pairs / all_pairs if all_pairs else 0.0
-    most = 0.5 * (gold_pairs + pred_pairs)
-    if most == expected:
-        # only when both clusterings are one cluster, or both all singletons: they agree
-        return 1.0
-    return (index - expected) / (most - expected)
 
 
 def adjusted_rand_index(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
@@ -212,16 +203,7 @@ def adjusted_rand_index(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> f
     >>> round(adjusted_rand_index("aaabbc", "xxyyyz"), 4)
     0.3182
     """
-    return _ari(contingency(gold, pred))
-
-
-def _shen(c: Contingency) -> float | None:
-    if not c.n:
-        return None
-    f1 = 2.0 * c.counts / (c.gold_sizes[c.rows] + c.pred_sizes[c.cols])
-    best = np.zeros(len(c.gold_sizes))
-    np.maximum.at(best, c.rows, f1)
-    return float((c.gold_sizes * best).sum()) / c.n
+    return values_of_sums(contingency_sums(contingency(gold, pred)))["ari"]
 
 
 def shen_f1(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
@@ -230,23 +212,7 @@ def shen_f1(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> float | None:
     >>> round(shen_f1("aaabbc", "xxyyyz"), 4)
     0.8333
     """
-    return _shen(contingency(gold, pred))
-
-
-def _exact(c: Contingency) -> tuple[float | None, float | None, float | None]:
-    gold_multi = int((c.gold_sizes > 1).sum())
-    pred_multi = int((c.pred_sizes > 1).sum())
-    whole = (c.counts > 1) & (c.counts == c.gold_sizes[c.rows]) & (c.counts == c.pred_sizes[c.cols])
-    matched = int(whole.sum())
-    precision = matched / pred_multi if pred_multi else None
-    recall = matched / gold_multi if gold_multi else None
-    if precision is None and recall is None:
-        f1 = None
-    elif not matched:
-        f1 = 0.0
-    else:
-        f1 = 2 * precision * recall / (precision + recall)  # type: ignore[operator]
-    return precision, recall, f1
+    return values_of_sums(contingency_sums(contingency(gold, pred)))["shen_f1"]
 
 
 def exact_match(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> tuple[float | None, float | None, float | None]:
@@ -259,7 +225,8 @@ def exact_match(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> tuple[flo
     >>> exact_match("aabbc", "xxyyy")
     (0.5, 0.5, 0.5)
     """
-    return _exact(contingency(gold, pred))
+    v = values_of_sums(contingency_sums(contingency(gold, pred)))
+    return v["exact_precision"], v["exact_recall"], v["exact_f1"]
 
 
 def cluster_metrics(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[str, float | None]:
@@ -267,79 +234,79 @@ def cluster_metrics(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> dict[
     return metrics_of(contingency(gold, pred))
 
 
-def run_clusterings(
-    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gold and predicted cluster codes of every message of ``sessions``, pooled over sessions.
+def contingency_sums(c: Contingency) -> dict[str, float]:
+    """What every conversation metric is taken from, summed over one contingency's cells and
+    clusters: the messages, the VI terms, the pairs (ARI), the size-weighted best F1s (Shen), the
+    one-to-one overlap, the exact matches and the conversations. The sums of contingencies of
+    disjoint messages whose conversations never meet (a run's blocks of sessions) are the
+    run's, so a run holds these numbers, not its cells, however many messages it has."""
+    if not c.n:
+        return dict.fromkeys(SUMS, 0.0)
+    n = c.counts.astype(np.float64)
+    f1 = 2.0 * c.counts / (c.gold_sizes[c.rows] + c.pred_sizes[c.cols])
+    best = np.zeros(len(c.gold_sizes))
+    np.maximum.at(best, c.rows, f1)
+    whole = (c.counts > 1) & (c.counts == c.gold_sizes[c.rows]) & (c.counts == c.pred_sizes[c.cols])
+    return {"messages": float(c.n),
+            "vi": float((n * (np.log2(c.gold_sizes[c.rows] / n) + np.log2(c.pred_sizes[c.cols] / n))).sum()),
+            "index": _pairs(c.counts), "gold_pairs": _pairs(c.gold_sizes), "pred_pairs": _pairs(c.pred_sizes),
+            "shen": float((c.gold_sizes * best).sum()), "one_to_one": float(one_to_one_overlap(c)),
+            "matched": float(whole.sum()), "gold_multi": float((c.gold_sizes > 1).sum()),
+            "pred_multi": float((c.pred_sizes > 1).sum()), "gold_conversations": float(len(c.gold_sizes)),
+            "predicted_conversations": float(len(c.pred_sizes))}
 
-    Clusters are session-qualified (a label in two sessions is two clusters). Gold: the message's
-    thread, or a cluster of its own for a one-off. Predicted: the row's label, or a cluster of its
-    own for ``CLARIFY``, ``ERROR`` or no row. Codes are dense, in order of first appearance.
-    """
-    gold: list[int] = []
-    pred: list[int] = []
-    n_gold = n_pred = 0
-    for s in sessions:
-        rows = by_session.get(s.session_id, {})
-        threads: dict[str, int] = {}
-        topics: dict[str, int] = {}
-        for t in s.turns:
-            thread = t.gold.thread
-            if thread is None:
-                gold.append(n_gold)
-                n_gold += 1
-            else:
-                code = threads.get(thread)
-                if code is None:
-                    code = threads[thread] = n_gold
-                    n_gold += 1
-                gold.append(code)
-            row = rows.get(t.i)
-            if row is None or row.pred in SPECIAL:
-                pred.append(n_pred)
-                n_pred += 1
-            else:
-                code = topics.get(row.pred)
-                if code is None:
-                    code = topics[row.pred] = n_pred
-                    n_pred += 1
-                pred.append(code)
-    return np.array(gold, dtype=np.int64), np.array(pred, dtype=np.int64)
+
+#: the sums :func:`contingency_sums` takes
+SUMS = ("messages", "vi", "index", "gold_pairs", "pred_pairs", "shen", "one_to_one", "matched", "gold_multi",
+        "pred_multi", "gold_conversations", "predicted_conversations")
+
+
+def values_of_sums(s: Mapping[str, float]) -> dict[str, float | None]:
+    """Every metric of the ``cluster`` family, unrounded, from :func:`contingency_sums`
+    (docs/score.md#conversation-metrics-open-mode)."""
+    total = s["messages"]
+    if not total:
+        return {m.key: None for m in family("cluster")}
+    all_pairs = _pairs(total)
+    expected = s["gold_pairs"] * s["pred_pairs"] / all_pairs if all_pairs else 0.0
+    most = 0.5 * (s["gold_pairs"] + s["pred_pairs"])
+    # ARI's 0 / 0 (both clusterings one cluster, or both all singletons): they agree
+    ari = 1.0 if most == expected else (s["index"] - expected) / (most - expected)
+    precision = s["matched"] / s["pred_multi"] if s["pred_multi"] else None
+    recall = s["matched"] / s["gold_multi"] if s["gold_multi"] else None
+    if precision is None and recall is None:
+        f1 = None
+    elif not s["matched"]:
+        f1 = 0.0
+    else:
+        f1 = 2 * precision * recall / (precision + recall)  # type: ignore[operator]
+    return {"one_to_one": s["one_to_one"] / total, "vi_scaled": None if total < 2 else
+            1.0 - (s["vi"] / total) / math.log2(total), "ari": ari, "shen_f1": s["shen"] / total,
+            "exact_precision": precision, "exact_recall": recall, "exact_f1": f1}
 
 
 def metrics_of(c: Contingency) -> dict[str, float | None]:
     """Every metric of the ``cluster`` family for one contingency, keyed and rounded as the table says."""
-    precision, recall, f1 = _exact(c)
-    values = {
-        "one_to_one": one_to_one_overlap(c) / c.n if c.n else None,
-        "vi_scaled": _vi_scaled(c),
-        "ari": _ari(c),
-        "shen_f1": _shen(c),
-        "exact_precision": precision,
-        "exact_recall": recall,
-        "exact_f1": f1,
-    }
+    return _rounded(values_of_sums(contingency_sums(c)))
+
+
+def _rounded(values: Mapping[str, float | None]) -> dict[str, float | None]:
     return {m.key: rounded(m.key, values[m.key]) for m in family("cluster")}
 
 
-def cluster_section(
-    sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]]
-) -> dict[str, Any]:
-    """The ``cluster`` section of a score document: ``{"metrics": {...}, "counts": {...}}``."""
-    return cluster_section_of(contingency_of_codes(*run_clusterings(sessions, by_session)))
-
-
 def cluster_section_of(c: Contingency) -> dict[str, Any]:
-    """:func:`cluster_section` from the run's contingency."""
+    """The ``cluster`` section of a score document from the run's contingency."""
+    return section_of_sums(contingency_sums(c))
+
+
+def section_of_sums(s: Mapping[str, float]) -> dict[str, Any]:
+    """The ``cluster`` section of a score document from the run's :func:`contingency_sums`:
+    ``{"metrics": {...}, "counts": {...}}``."""
     return {
-        "metrics": metrics_of(c),
-        "counts": {
-            "messages": c.n,
-            "gold_conversations": len(c.gold_sizes),
-            "predicted_conversations": len(c.pred_sizes),
-            "gold_multi": int((c.gold_sizes > 1).sum()),
-            "predicted_multi": int((c.pred_sizes > 1).sum()),
-        },
+        "metrics": _rounded(values_of_sums(s)),
+        "counts": {"messages": int(s["messages"]), "gold_conversations": int(s["gold_conversations"]),
+                   "predicted_conversations": int(s["predicted_conversations"]),
+                   "gold_multi": int(s["gold_multi"]), "predicted_multi": int(s["pred_multi"])},
     }
 
 

@@ -28,21 +28,19 @@ from itertools import chain, compress
 from operator import attrgetter, is_not
 from typing import Any, Iterator, Optional, Sequence
 
+import msgspec
 import numpy as np
 from msgspec import UNSET
 
 from .. import heap
 from ..compiled import DecodeErrors, decoder
-from ..schema import ACTIONS, CLARIFY, ERROR, STYLES, PredictionRow, RowUsage
-from .datafile import Bad, DataColumns, codes_in, data_pass, whole_line_blocks
-from .routing import CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns, pooled_prf
+from ..schema import PredictionRow, RowUsage
+from .datafile import Bad, DataColumns, data_pass, ids_unprintable, whole_line_blocks
+from .block import Block, score_block
+from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
+from .rows import other_modes
+from .routing import DEFAULT_MODE
 
-#: more cells than this in the per-session B-cubed sum grid and the sums are taken session by session
-GRID_CELLS = 20_000_000
-#: values per chunk of the pooled latencies (8 MB of floats)
-CHUNK_VALUES = 1 << 20
-#: label codes beside thread numbers (0..k-1)
-L_CLARIFY, L_ERROR = -2, -3
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -83,7 +81,8 @@ def _row_decoder() -> Any:
     """The compiled reader of a prediction row: unknown fields passed over but ``model``, and
     refused in a usage (each usage field is a count the scorer adds up); a usage records which of
     its fields were given (``{}`` is no model call)."""
-    return decoder(PredictionRow, keep_unknown=True, presence=(RowUsage,), extra=((MODEL_FIELD, Optional[str]),))
+    return decoder(PredictionRow, keep_unknown=True, presence=(RowUsage,), extra=((MODEL_FIELD, Optional[str]),),
+                   omit_defaults=True, patterns=False)
 
 
 #: optional fields of a prediction row most files leave out: a block none of whose rows names one
@@ -96,7 +95,7 @@ RARE_FIELDS = ("burst", "mixed", "waited")
 def _lean_decoder() -> Any:
     """The compiled reader of a prediction row that names none of :data:`RARE_FIELDS` nor any
     unknown field (it refuses one)."""
-    return decoder(PredictionRow, presence=(RowUsage,), leave_out=RARE_FIELDS)
+    return decoder(PredictionRow, presence=(RowUsage,), leave_out=RARE_FIELDS, omit_defaults=True, patterns=False)
 
 
 def _is_lean(row: Any) -> bool:
@@ -122,18 +121,60 @@ def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
         if lean is not None:
             try:
                 rows = lean(block)
-            except DecodeErrors:
+            except (*DecodeErrors, RecursionError):
                 lean = None  # a row names a rare or unknown field: the full reader from here on
         if rows is None:
             try:
                 rows = full(block)
-            except DecodeErrors as exc:
+            except (*DecodeErrors, RecursionError) as exc:
                 raise Bad(str(exc)) from None
+            if long_numbers(block):  # in a field passed over: the strict reader judges it
+                raise Bad("a number beyond 64 bits or the finite range")
+        if not named_once(block, rows):
+            raise Bad("a key named twice")
+        if ids_unprintable(block, chain(map(_SID, rows), map(_PRED, rows))):
+            raise Bad("a control character in an id")
         yield rows
 
 
+#: the longest run of digits, and of exponent digits, a number in range is written with
+INT_DIGITS, EXPONENT_DIGITS = 19, 3
+
+
+def long_numbers(block: bytes) -> bool:
+    """Whether the text may hold a number no reader takes (an integer beyond 64 bits, a float
+    beyond the finite range): a run of :data:`INT_DIGITS` digits or more, or an exponent of
+    :data:`EXPONENT_DIGITS` digits or more (text that merely looks so goes to the strict reader,
+    which decides)."""
+    b = np.frombuffer(block, dtype=np.uint8)
+    digit = (b >= 48) & (b <= 57)
+    at = np.arange(len(b))
+    run = at - np.maximum.accumulate(np.where(digit, -1, at))  # digits so far in the run ending here
+    if int(run.max(initial=0)) >= INT_DIGITS:
+        return True
+    e = np.flatnonzero((b[:-1] | 32) == ord("e"))  # an e or E after a digit
+    e = e[(e > 0) & digit[np.maximum(e - 1, 0)]]
+    sign = (b[np.minimum(e + 1, len(b) - 1)] == ord("+")) | (b[np.minimum(e + 1, len(b) - 1)] == ord("-"))
+    end = np.minimum(e + sign + EXPONENT_DIGITS, len(b) - 1)
+    return bool(np.any(run[end] >= EXPONENT_DIGITS))
+
+
+def named_once(block: bytes, rows: list[Any]) -> bool:
+    """Whether no row of the block names a key twice (JSON readers keep the last silently): the
+    block holds as many quote marks as its rows written again without their defaults, which name
+    every field a row holds once. A key that is null (the project writes none) or no field of the
+    row type, or text escaped otherwise, is a doubt: ``False`` (the strict reader decides). One
+    count of one byte over each text and one encoding: a quarter of the decoding's time, where
+    counting every key apart took twice the decoding's (the predictions of
+    ``benchmarks/bench_score.py --sessions 2000``)."""
+    return block.count(b'"') == _ENCODE_LINES(rows).count(b'"')
+
+
+_ENCODE_LINES = msgspec.json.Encoder().encode_lines
+
+
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
-_BURST, _MIXED, _WAITED = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited")
+_BURST, _MIXED, _WAITED, _MODE = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited"), attrgetter("mode")
 _TOKENS = attrgetter("input", "output", "cache_hit")
 _TOKEN_FIELDS = tuple(attrgetter(a) for a in ("input", "output", "cache_hit"))
 _NAMED = functools.partial(is_not, None)
@@ -221,6 +262,15 @@ def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> Predi
     )
 
 
+def record_columns(rows: list[PredictionRow], data: DataColumns, session: list[int]) -> PredictionColumns:
+    """Validated prediction records as arrays against a block of sessions (as :func:`row_columns`
+    reads decoded rows); a usage that names no field is no model call, as in a file."""
+    cols = row_columns(rows, data, session)
+    cols.call = np.fromiter((u is not None and bool(u.__pydantic_fields_set__ or u.__pydantic_extra__)
+                             for u in map(_USAGE_OF, rows)), dtype=bool, count=len(rows))
+    return cols
+
+
 def first_named(rows: list[Any]) -> dict[str, str | None]:
     """The first ``mode``, ``policy`` and non-empty ``model`` a block of decoded rows names."""
     return {
@@ -241,8 +291,10 @@ class PredictionStream:
     compiled structs (:func:`row_blocks`), a Parquet file's pyarrow tables (:mod:`.parquet`).
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, run_mode: str | None = None) -> None:
         self.parquet = str(path).endswith(".parquet")
+        #: the run's mode, that every row naming one must name (``None``: a mode asked for, rows unchecked)
+        self.run_mode = run_mode
         #: the SHA-256 of a JSONL file's bytes, taken as they are read (the file is read once)
         self.digest = None if self.parquet else hashlib.sha256()
         if self.parquet:
@@ -268,10 +320,16 @@ class PredictionStream:
             from . import parquet
 
             found = parquet.check_predictions(block)
+            if self.run_mode is not None and "mode" in block.column_names:
+                named = block.column("mode").unique().to_pylist()
+                if other_modes(named, self.run_mode):
+                    raise Bad("a row of another mode")
             self.rows += block.num_rows
             self._buffer = block if self._buffer is None else parquet.joined(self._buffer, block)
         else:
             found = first_named(block)
+            if self.run_mode is not None and other_modes(map(_MODE, block), self.run_mode):
+                raise Bad("a row of another mode")  # the strict reader names it
             self.rows += len(block)
             sids = list(map(_SID, block))
             if self._buffer is None:
@@ -344,401 +402,57 @@ class PredictionStream:
 # --- scoring --------------------------------------------------------------------------------------
 
 
-@dataclass
-class ColumnarRun:
-    """What a run's score document is built from: per-session counts and the pooled extras.
+def first_mode(path: str | os.PathLike) -> str:
+    """The mode a run is scored in when none is asked for: the first its rows name, else
+    ``DEFAULT_MODE`` (docs/score.md#interleave-bench-score-data-predjsonl). Only the blocks that
+    could name one are decoded. Raises :class:`Bad` for a row the compiled reader does not take."""
+    if str(path).endswith(".parquet"):
+        from . import parquet
 
-    ``matrix`` holds one row of :data:`~interleave_bench.score.routing.COLUMNS` per scored
-    session (in data order), ``session_ids`` and ``langs`` name them; ``latency`` the percentiles
-    of the ``latency_rows`` latencies that count; ``breakdown`` as
-    :func:`~interleave_bench.score.routing.merge_breakdowns` returns it; ``unscored`` the
-    split's sessions without rows; ``rows`` and ``outside`` count the file's rows and those of
-    sessions outside the split.
-    """
-
-    session_ids: list[str]
-    langs: list[str]
-    matrix: np.ndarray
-    latency: tuple[float | None, float | None]
-    latency_rows: int
-    bcubed: tuple[float, float, float]
-    breakdown: dict[str, dict[str, list[int]]]
-    unscored: list[str]
-    rows: int
-    outside: int
-    mode: str | None
-    policy: str | None
-    model: str | None
-    #: the predictions file's SHA-256 (``sha256:<hex>``) when taken as it was read
-    predictions_sha256: str | None = None
-    #: the mode the run was scored in, and its cluster section (open mode)
-    scored_mode: str = "closed"
-    cluster: dict[str, Any] | None = None
-
-
-@dataclass
-class Block:
-    """One block of sessions scored: what :class:`PooledRun` pools."""
-
-    session_ids: list[str]
-    langs: list[str]
-    matrix: np.ndarray
-    latencies: np.ndarray
-    p_terms: np.ndarray
-    r_terms: np.ndarray
-    breakdown: dict[tuple[str, str], list[int]]
-    unscored: list[str]
-    outside: int
-
-
-#: what joins the strings of a block (a string that holds it is kept as it is)
-_SEP = "\x00"
-
-
-def _packed(strings: list[str]) -> str | list[str]:
-    """A block's strings as one text, or the list itself when one of them holds :data:`_SEP`."""
-    text = _SEP.join(strings)
-    return text if text.count(_SEP) == len(strings) - 1 else list(strings)
-
-
-def _joined(parts: list[str | list[str]]) -> list[str]:
-    """The strings :func:`_packed` a block at a time, one list again."""
-    out: list[str] = []
-    for part in parts:
-        out += part.split(_SEP) if isinstance(part, str) else part
-    return out
-
-
-class PooledRun:
-    """A run pooled block by block (the columnar scorer's, and the replay's a block at a time);
-    holds per-session counts, never per-message data beyond the latencies (whose percentiles need
-    them all)."""
-
-    def __init__(self) -> None:
-        # ids and languages kept as one text per block (split when the run is finished): the
-        # strings of each block's records are let go with it rather than pinning its memory
-        self._ids: list[str | list[str]] = []
-        self._langs: list[str | list[str]] = []
-        self.matrix = _Chunks(len(COLUMNS))
-        self.latencies = _Chunks()
-        self.p_sum = self.r_sum = 0.0
-        self.items = 0
-        self.breakdown: dict[tuple[str, str], list[int]] = {}
-        self.unscored: list[str] = []
-        self.outside = 0
-
-    def add(self, block: Block) -> None:
-        if block.session_ids:
-            self._ids.append(_packed(block.session_ids))
-            self._langs.append(_packed(block.langs))
-        self.matrix.append(block.matrix)
-        if len(block.latencies):
-            self.latencies.append(block.latencies)
-        # the pooled B-cubed sums go on adding the items' terms in order (as the replay's)
-        if len(block.p_terms):
-            self.p_sum = float(np.cumsum(np.concatenate([[self.p_sum], block.p_terms]))[-1])
-            self.r_sum = float(np.cumsum(np.concatenate([[self.r_sum], block.r_terms]))[-1])
-            self.items += len(block.p_terms)
-        pool_breakdowns([block.breakdown], into=self.breakdown)
-        self.unscored += block.unscored
-        self.outside += block.outside
-
-    def finish(self, *, rows: int, mode: str | None, policy: str | None, model: str | None,
-               predictions_sha256: str | None, scored_mode: str = "closed",
-               cluster: dict[str, Any] | None = None) -> ColumnarRun:
-        """The run's pooled counts, with what its predictions file says of itself; the run lets
-        go of what it pooled (call once)."""
-        breakdown = grouped_breakdowns(self.breakdown)
-        latency = chunked_latency_percentiles(self.latencies.arrays())  # only these are kept
-        latency_rows = len(self.latencies)
-        self.latencies = _Chunks()  # let go before the matrix is joined
-        matrix, self.matrix = self.matrix.joined(), _Chunks(len(COLUMNS))
-        ids, langs = _joined(self._ids), _joined(self._langs)
-        self._ids, self._langs = [], []
-        return ColumnarRun(
-            session_ids=ids, langs=langs, matrix=matrix, latency=latency, latency_rows=latency_rows,
-            bcubed=pooled_prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
-            rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
-            predictions_sha256=predictions_sha256, scored_mode=scored_mode, cluster=cluster,
-        )
-
-
-class _Chunks:
-    """Values (or rows of ``width`` values) appended block by block into arrays of
-    :data:`CHUNK_VALUES` values each (large allocations, never regrown); a block of another dtype
-    starts a new one."""
-
-    def __init__(self, width: int = 0) -> None:
-        self._width = width
-        self._rows = max(CHUNK_VALUES // max(width, 1), 1)  # rows a chunk holds
-        self._chunks: list[np.ndarray] = []
-        self._used: list[int] = []
-
-    def append(self, values: np.ndarray) -> None:
-        """Add ``values`` (rows, when the chunks hold rows) after those appended so far."""
-        shape = (self._rows, self._width) if self._width else (self._rows,)
-        while len(values):
-            if not self._chunks or self._used[-1] == self._rows or self._chunks[-1].dtype != values.dtype:
-                self._chunks.append(np.empty(shape, dtype=values.dtype))
-                self._used.append(0)
-            at = self._used[-1]
-            take = min(self._rows - at, len(values))
-            self._chunks[-1][at:at + take] = values[:take]
-            self._used[-1] = at + take
-            values = values[take:]
-
-    def arrays(self) -> list[np.ndarray]:
-        """The values appended so far, chunk by chunk (views: no copy)."""
-        return [c[:n] for c, n in zip(self._chunks, self._used)]
-
-    def joined(self) -> np.ndarray:
-        """The values appended so far as one array (a copy; the dtype widens as
-        ``np.concatenate`` widens it)."""
-        if not self._chunks:
-            return np.zeros((0, self._width) if self._width else (0,))
-        return np.concatenate(self.arrays())
-
-    def __len__(self) -> int:
-        return sum(self._used)
-
-
-def _by_session(sess: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
-    return np.bincount(sess, weights=weights, minlength=n).astype(np.float64, copy=False)
-
-
-def _sequential_sums(sess: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Per-session left-to-right sums of ``values`` (grouped by ``sess``, non-decreasing), from 0.0."""
-    out = np.zeros(n, dtype=np.float64)
-    if not len(values):
-        return out
-    starts = np.searchsorted(sess, np.arange(n))
-    pos = np.arange(len(values)) - starts[sess]
-    width = int(pos.max()) + 1
-    if n * width <= GRID_CELLS:
-        grid = np.zeros((n, width), dtype=np.float64)
-        grid[sess, pos] = values
-        for k in range(width):  # column by column: each session's terms added in order
-            out += grid[:, k]
-        return out
-    from functools import reduce
-    from operator import add
-
-    ends = np.append(starts[1:], len(values))
-    vals = values.tolist()
-    for k in np.flatnonzero(ends > starts):
-        out[k] = reduce(add, vals[starts[k]:ends[k]], 0.0)
-    return out
-
-
-#: at most this many (session, gold thread, label) cells and the contingency is counted in a dense grid
-DENSE_CELLS = 1 << 22
-
-
-def _contingency(ps: np.ndarray, pg: np.ndarray, pl: np.ndarray, w: int, n: int) -> tuple[np.ndarray, ...]:
-    """The (gold thread, label) contingency of the items of ``n`` sessions (``ps`` the session of
-    each item, ``pg`` and ``pl`` its thread and label, both in ``[0, w)``): each item's B-cubed
-    precision and recall terms, and per session the non-empty cells, the threads and the labels."""
-    pred_key = ps * w + pl
-    ref_key = ps * w + pg
-    cell_key = ref_key * w + pl
-    if n * w * w <= DENSE_CELLS:
-        cell_count = np.bincount(cell_key, minlength=n * w * w)
-        pred_count = np.bincount(pred_key, minlength=n * w)
-        ref_count = np.bincount(ref_key, minlength=n * w)
-        per_cell = cell_count[cell_key]
-        return (per_cell / pred_count[pred_key], per_cell / ref_count[ref_key],
-                np.count_nonzero(cell_count.reshape(n, w * w), axis=1).astype(np.float64),
-                np.count_nonzero(ref_count.reshape(n, w), axis=1).astype(np.float64),
-                np.count_nonzero(pred_count.reshape(n, w), axis=1).astype(np.float64))
-    cells, cell_inv, cell_n = np.unique(cell_key, return_inverse=True, return_counts=True)
-    preds, pred_inv, pred_n = np.unique(pred_key, return_inverse=True, return_counts=True)
-    refs, ref_inv, ref_n = np.unique(ref_key, return_inverse=True, return_counts=True)
-    per_cell = cell_n[cell_inv]
-    return (per_cell / pred_n[pred_inv], per_cell / ref_n[ref_inv], _by_session(cells // (w * w), n),
-            _by_session(refs // w, n), _by_session(preds // w, n))
-
-
-def score_closed(data: DataColumns, preds: PredictionColumns, split: str) -> Block | None:
-    """Score a block of sessions of a closed-mode run on the arrays, exactly as the replay does
-    (``preds`` holds the rows of these sessions); ``None`` when the replay must decide (rows of unknown sessions or turns, duplicate rows, a label that is no
-    thread of its session, a session of ``CLOSED_TOPIC_SEED`` turns or more)."""
-    n_sess = len(data)
-    turn_start = data.turn_start
-    n_turns = np.diff(turn_start)
-    if n_turns.max() >= CLOSED_TOPIC_SEED:
-        return None
-    row_sess = preds.session
-    if np.any(row_sess < 0) or np.any(preds.i >= n_turns[row_sess]):
-        return None
-    row_turn = turn_start[row_sess] + preds.i
-    total = int(turn_start[-1])
-    has_row = np.zeros(total, dtype=bool)
-    has_row[row_turn] = True
-    if int(has_row.sum()) != preds.rows:
-        return None  # duplicates: the replay lists them with their lines
-    words = data.vocab.code
-    row_num = data.thread_number(row_sess, preds.label)
-    row_lab = np.where(preds.label == words.get(CLARIFY, -9), L_CLARIFY,
-                       np.where(preds.label == words.get(ERROR, -9), L_ERROR, row_num))
-    if np.any(row_lab == -1):
-        return None  # a label that names no thread of its session: the replay follows such topics
-    sess = data.turn_session
-    lab = np.full(total, L_ERROR, dtype=np.int64)
-    lab[row_turn] = row_lab
-    g = data.gold.astype(np.int64)
-    amb = data.ambiguous
-    thread = g >= 0
-    special = lab < 0
-    strict = thread & ~amb
-
-    # outcomes (7.2): a thread's first message sent elsewhere is merged into a topic, later ones are wrong
-    tt = np.flatnonzero(thread)
-    kind = np.full(total, OUTCOMES.index("wrong_existing"), dtype=np.int64)
-    kind[data.first_of_thread] = OUTCOMES.index("merged_new")
-    kind[thread & (lab == g)] = OUTCOMES.index("correct")
-    kind[thread & (lab == L_CLARIFY)] = OUTCOMES.index("clarify")
-    kind[thread & (lab == L_ERROR)] = OUTCOMES.index("error")
-    kind[~thread] = np.where(special[~thread], OUTCOMES.index("oneoff_isolated"), OUTCOMES.index("oneoff_into_topic"))
-    ok = thread & (lab == g)
-    judge = data.judge.astype(np.int64)
-    lenient = thread & (ok | (amb & ~special & (judge >= 0) & (lab == judge)))
-    cost = np.array([OUTCOME_COST.get(o, 0) for o in OUTCOMES], dtype=np.float64)[kind]
-
-    cols: dict[str, np.ndarray] = {
-        "messages": n_turns.astype(np.float64),
-        "thread_messages": _by_session(sess, n_sess, thread),
-        "strict": _by_session(sess, n_sess, strict),
-        "oneoffs": _by_session(sess, n_sess, ~thread),
-        "rows": _by_session(row_sess, n_sess),
-        "strict_correct": _by_session(sess, n_sess, strict & ok),
-        "lenient_correct": _by_session(sess, n_sess, lenient),
-        "strict_cost": _by_session(sess, n_sess, np.where(strict, cost, 0.0)),
-    }
-    cols["ambiguous"] = cols["thread_messages"] - cols["strict"]
-    for k, o in enumerate(OUTCOMES):
-        cols["outcome_" + o] = _by_session(sess, n_sess, kind == k)
-
-    # switches (7.6) over thread messages; a special label keeps the last topic label
-    s_t, g_t, l_t = sess[tt], g[tt], lab[tt]
-    same = np.zeros(len(tt), dtype=bool)
-    same[1:] = s_t[1:] == s_t[:-1]
-    gold_switch = same.copy()
-    gold_switch[1:] &= g_t[1:] != g_t[:-1]
-    valid = l_t >= 0
-    last = np.maximum.accumulate(np.where(valid, np.arange(len(tt)), -1)) if len(tt) else np.zeros(0, dtype=np.int64)
-    prev = np.full(len(tt), -1, dtype=np.int64)
-    prev[1:] = last[:-1]
-    has_prev = prev >= 0
-    has_prev[has_prev] = s_t[prev[has_prev]] == s_t[has_prev]
-    pred_switch = valid & has_prev
-    pred_switch[pred_switch] = l_t[pred_switch] != l_t[prev[pred_switch]]
-    cols["switch_tp"] = _by_session(s_t, n_sess, gold_switch & pred_switch)
-    cols["switch_fp"] = _by_session(s_t, n_sess, ~gold_switch & pred_switch)
-    cols["switch_fn"] = _by_session(s_t, n_sess, gold_switch & ~pred_switch)
-
-    # clusters (7.7, 7.8): (gold thread, label) pairs of thread messages with topic labels
-    pt = tt[valid]
-    ps, pg, pl = sess[pt], g[pt], lab[pt]
-    w = int(max(g.max(), lab.max())) + 2
-    p_terms, r_terms, cells_n, threads_n, labels_n = _contingency(ps, pg, pl, w, n_sess)
-    cols["thread_labels_sum"] = cols["label_threads_sum"] = cells_n
-    cols["thread_labels_n"] = threads_n
-    cols["label_threads_n"] = labels_n
-    cols["bcubed_p_sum"] = _sequential_sums(ps, p_terms, n_sess)
-    cols["bcubed_r_sum"] = _sequential_sums(ps, r_terms, n_sess)
-    cols["bcubed_n"] = _by_session(ps, n_sess)
-
-    # references (7.9): a thread message with gold refs is hit when a predicted ref names one of them
-    ref_turns = np.zeros(total, dtype=bool)
-    ref_turns[data.ref_turn] = True
-    with_refs = thread & ref_turns
-    hit = np.zeros(total, dtype=bool)
-    if len(preds.ref_row):
-        r_turn = row_turn[preds.ref_row]
-        r_num = data.thread_number(row_sess[preds.ref_row], preds.ref_code)
-        named = r_num >= 0
-        wr = int(max(data.ref_thread.max(initial=0), r_num.max(initial=0))) + 2
-        gold_keys = np.unique(data.ref_turn * wr + data.ref_thread)
-        found = codes_in(r_turn[named] * wr + r_num[named], gold_keys) >= 0
-        hit[r_turn[named][found]] = True
-    cols["refs_n"] = _by_session(sess, n_sess, with_refs)
-    cols["refs_hit"] = _by_session(sess, n_sess, with_refs & hit)
-
-    # cost (7.10)
-    cols["input_tokens"] = _by_session(row_sess, n_sess, preds.input_tokens.astype(np.float64))
-    cols["output_tokens"] = _by_session(row_sess, n_sess, preds.output_tokens.astype(np.float64))
-    cols["cached_tokens"] = _by_session(row_sess, n_sess, preds.cached_tokens.astype(np.float64))
-    cols["calls"] = _by_session(row_sess, n_sess, preds.call)
-
-    # bursts (7.11): three disjoint groups of strict messages
-    b = preds.burst
-    in_b = b > 0
-    r_strict = strict[row_turn] & in_b
-    r_ok = ok[row_turn]
-    groups = {"alone": r_strict & (b == 1), "mixed": r_strict & (b > 1) & preds.mixed,
-              "in_burst": r_strict & (b > 1) & ~preds.mixed}
-    cols["burst_rows"] = _by_session(row_sess, n_sess, in_b)
-    cols["burst_waited"] = _by_session(row_sess, n_sess, in_b & preds.waited)
-    for name, mask in groups.items():
-        cols[f"{name}_n"] = _by_session(row_sess, n_sess, mask)
-        cols[f"{name}_correct"] = _by_session(row_sess, n_sess, mask & r_ok)
-
-    # which sessions count: the split's sessions that have rows, in data order
-    in_split = np.array([split == "all" or x == split for x in data.splits], dtype=bool)
-    scored_mask = in_split & (cols["rows"] > 0)
-    scored = np.flatnonzero(scored_mask)
-    matrix = np.stack([cols[c] for c in COLUMNS], axis=1)[scored]
-
-    scored_pairs = scored_mask[ps]
-    lat_rows = scored_mask[row_sess] & ~np.isnan(preds.latency)
-    return Block(
-        session_ids=[data.session_ids[k] for k in scored],
-        langs=[data.langs[k] for k in scored],
-        matrix=matrix,
-        latencies=preds.latency[lat_rows],
-        p_terms=p_terms[scored_pairs],
-        r_terms=r_terms[scored_pairs],
-        breakdown=_breakdown(data, strict & scored_mask[sess], ok),
-        unscored=[data.session_ids[k] for k in np.flatnonzero(in_split & ~scored_mask)],
-        outside=int((~in_split[row_sess]).sum()),
-    )
-
-
-def _breakdown(data: DataColumns, strict: np.ndarray, ok: np.ndarray) -> dict[tuple[str, str], list[int]]:
-    """``{(dimension, key): [correct, n]}`` over the strict messages of a block (7.11)."""
-    pooled: dict[tuple[str, str], list[int]] = {}
-
-    def add(dim: str, codes: np.ndarray, names: Sequence[str], mask: np.ndarray, good: np.ndarray) -> None:
-        n = np.bincount(codes[mask], minlength=len(names))
-        k = np.bincount(codes[mask], weights=good[mask], minlength=len(names))
-        for c in np.flatnonzero(n):
-            pooled[(dim, names[c])] = [int(k[c]), int(n[c])]
-
-    add("action", data.action.astype(np.int64), ACTIONS, strict, ok)
-    add("style", data.style.astype(np.int64), STYLES, strict, ok)
-    tag_turn = data.tag_turn
-    add("tag", data.tag_codes, data.vocab.words(), strict[tag_turn], ok[tag_turn])
-    add("lang", data.turn_lang, data.lang_names, strict, ok)
-    return pooled
+        for table in parquet.tables(path):
+            named = parquet.check_predictions(table)["mode"] if len(table) else None
+            if named is not None:
+                return named
+        return DEFAULT_MODE
+    for block in whole_line_blocks(path):
+        if b'"mode"' not in block and b"\\u" not in block:  # (a key may be written with escapes)
+            continue
+        found = min(k for k in (block.find(b'"mode"'), block.find(b"\\u")) if k >= 0)
+        end = block.find(b"\n", found) + 1 or len(block)
+        # the first line that may name one (most files name it in their first row), then the rest
+        for part in (block[block.rfind(b"\n", 0, found) + 1:end], block[end:]):
+            try:
+                named = first_named(_row_decoder().decode_lines(part))["mode"] if part else None
+            except (*DecodeErrors, RecursionError) as exc:
+                raise Bad(str(exc)) from None
+            if named is not None:
+                return named
+    return DEFAULT_MODE
 
 
 def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], split: str,
                      mode: str | None, background: bool = False) -> tuple[list[ColumnarRun | None], str | None]:
-    """Score closed-mode runs on the arrays, reading the data file once, a block of sessions at a
-    time (in a forked process when ``background``), with every predictions file in step.
+    """Score runs on the arrays (:func:`~.block.score_block`, either mode), reading the data file
+    once, a block of sessions at a time (in a forked process when ``background``), with every
+    predictions file in step.
 
-    Returns one :class:`ColumnarRun` per file, ``None`` for a file the replay must score (a check
-    failed, open mode, rows out of the data's order, rows left out), all ``None`` when the data
-    file's checks fail; and the data fingerprint when the whole data file was read and passed
-    (else ``None``).
+    Returns one :class:`ColumnarRun` per file, ``None`` for a file whose rows the whole-file index
+    must list (a check failed, rows out of the data's order, rows left out), all ``None`` when the
+    data file's checks fail; and the data fingerprint when the whole data file was read and
+    passed (else ``None``).
     """
-    if mode not in (None, "closed"):
-        return [None] * len(pred_paths), None
     from ..progress import progress
 
+    modes: list[str | None] = []
+    for p in pred_paths:
+        try:
+            modes.append(mode or first_mode(p))
+        except Bad:
+            modes.append(None)
     blocks, reader = data_pass(data_path, background)
-    streams: list[PredictionStream | None] = [PredictionStream(p) for p in pred_paths]
-    runs: list[PooledRun | None] = [PooledRun() for _ in pred_paths]
+    streams: list[PredictionStream | None] = [PredictionStream(p, None if mode else m) if m else None
+                                              for p, m in zip(pred_paths, modes)]
+    runs: list[PooledRun | None] = [PooledRun() if m else None for m in modes]
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
         for n_block, data in enumerate(blocks, start=1):
@@ -749,7 +463,7 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
                 if stream is None:
                     continue
                 try:
-                    block = _score_block(data, stream, split, mode)
+                    block = _score_block(data, stream, split, modes[k])  # type: ignore[arg-type]
                 except Bad:
                     block = None
                 if block is None:
@@ -764,27 +478,34 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
         if close is not None:
             close()
     out: list[ColumnarRun | None] = []
-    for stream, run in zip(streams, runs):
+    for stream, run, run_mode in zip(streams, runs, modes):
         try:
             left = stream is None or stream.rest()
         except Bad:
             left = True
-        if left or run is None or not stream.rows or (mode is None and stream.first["mode"] not in (None, "closed")):
+        if left or run is None or not stream.rows:
             out.append(None)
         else:
-            out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), **stream.first))
+            out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), scored_mode=run_mode,
+                                  **stream.first))
     fingerprint = reader.fingerprint
     del streams, runs, blocks, reader
     heap.release()  # what the pass and the pooling let go
     return out, fingerprint
 
 
-def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str | None) -> Block | None:
+def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str) -> Block | None:
+    """A block of sessions of one run scored; ``None`` when some of its rows must be listed as
+    left out (rows of unknown sessions or turns, second rows for a turn)."""
     rows = stream.take(data)
-    if mode is None and stream.first["mode"] not in (None, "closed"):
-        return None  # an open-mode run
     try:
         preds = stream.columns(rows, data)
     except OverflowError:
         raise Bad("an integer beyond 64 bits") from None
-    return score_closed(data, preds, split)
+    n_turns = np.diff(data.turn_start)
+    if np.any(preds.session < 0) or np.any(preds.i >= n_turns[preds.session]):
+        return None
+    row_turn = data.turn_start[preds.session] + preds.i
+    if len(np.unique(row_turn)) != preds.rows:
+        return None  # duplicates: the index lists them with their lines
+    return score_block(data, preds, split, mode)

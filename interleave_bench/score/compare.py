@@ -16,7 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..schema import Session
-from .routing import METRICS, OUTCOME_COST, SessionScore
+from .block import SessionScore
+from .routing import METRICS, OUTCOME_COST
 from .run import RunScore
 from .stats import mcnemar_exact, paired_bootstrap_diff
 from .table import RATE, rounded

@@ -13,34 +13,30 @@ ascend, and spooled to a temporary file in case they do not: :func:`data_fingerp
 Anything the pass cannot vouch for raises :class:`Bad`; the caller then reads the file with the
 strict readers, which name every bad line, field and value (and take any valid file).
 
-:func:`data_pass` runs the pass in a forked process when asked, handing the blocks over a pipe
-while the caller scores the last one: the data file is read on one core while predictions are
-read and scored on the other.
+:func:`data_pass` runs the pass in a forked process when asked (:mod:`.forked`), handing the
+blocks over a pipe while the caller scores the last one: the data file is read on one core while
+predictions are read and scored on the other.
 """
 
 from __future__ import annotations
 
-import collections
 import functools
-import io
 import os
-import pickle
-import signal
 import tempfile
-import threading
 from array import array
-from contextlib import contextmanager
 from itertools import chain, compress
 from operator import attrgetter
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 from pydantic import ValidationError
 
 from .. import heap
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
-from ..io import LinesHash, needs_strict_parse, records_fingerprint
+from ..errors import InputError
+from ..io import LinesHash, parse_json, records_fingerprint
+from ..record_errors import CONTROL
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
 from .read import read_sessions_fast
 
@@ -347,10 +343,11 @@ def _is_v1(s: Any) -> bool:
 
 
 def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]]) -> Session:
-    """A session line read by the record type and checked by ``check``; raises :class:`Bad` at a defect."""
+    """A session line read as strict JSON by the record type and checked by ``check``; raises
+    :class:`Bad` at a defect."""
     try:
-        record = Session.model_validate_json(text)
-    except ValidationError:
+        record = Session.model_validate(parse_json("", None, text if isinstance(text, str) else text.decode("utf-8")))
+    except (ValidationError, InputError):
         raise Bad("a defect") from None
     if check(record):
         raise Bad("a defect")
@@ -360,15 +357,19 @@ def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]
 def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     """A line the compiled reader does not take, read by the record type: the session as the
     compiled reader that passes over unknown fields reads it, and its fingerprint line."""
-    text = line.decode("utf-8")
-    if needs_strict_parse(text):
-        raise Bad("a value only the strict reader judges")
-    record = _checked(text, check_session)
+    record = _checked(line.decode("utf-8"), check_session)
     try:
-        session = decoder(Session, keep_unknown=True).decode(line)
-    except DecodeErrors:
+        session = decoder(Session, keep_unknown=True, patterns=False).decode(line)
+    except (*DecodeErrors, RecursionError):
         raise Bad("a value the compiled reader cannot hold") from None
     return session, record.model_dump_json().encode("utf-8")
+
+
+def ids_unprintable(block: bytes, ids: Iterable[str]) -> bool:
+    """Whether an id of a block's records holds a control character (what
+    :data:`~interleave_bench.record_errors.ID_PATTERN` refuses), looked for only when the block
+    escapes some character: JSON text cannot hold a control character unescaped."""
+    return b"\\" in block and CONTROL.search("".join(ids)) is not None
 
 
 @dataclass
@@ -479,7 +480,7 @@ class DataPass:
     def _printed_blocks(self, until: int | None = None) -> Iterator[tuple[DataColumns | None, Printed]]:
         """The file's blocks (``until``: those before that byte), each decoded and checked: its
         sessions' arrays (``None`` without sessions or unless ``columns``) and fingerprint lines."""
-        strict = decoder(Session)
+        strict = decoder(Session, patterns=False)  # ids checked a block at a time (ids_unprintable)
         at = 0
         for n_block, block in enumerate(whole_line_blocks(self.path, self.block_bytes), start=1):
             start, at = at, at + len(block)
@@ -490,8 +491,10 @@ class DataPass:
             try:  # the whole block at once; line by line only when some line needs the record type
                 sessions = strict.decode_lines(block)
                 lines = canonical_lines(sessions)
-            except DecodeErrors:
+            except (*DecodeErrors, RecursionError):
                 sessions, lines = self._line_by_line(block)
+            if ids_unprintable(block, chain(map(_SESSION_ID, sessions), map(_ID, chain.from_iterable(map(_THREADS, sessions))))):
+                raise Bad("a control character in an id")
             v1 = [k for k, s in enumerate(sessions) if _is_v1(s)]
             if v1:  # their fingerprint lines are what the record type reads
                 each = lines.split(b"\n")
@@ -511,7 +514,7 @@ class DataPass:
     def _line_by_line(block: bytes) -> tuple[list[Any], bytes]:
         """A block's sessions and fingerprint lines, each line read by the compiled reader or, when
         it does not take it, by the record type."""
-        decode = decoder(Session).decode
+        decode = decoder(Session, patterns=False).decode
         sessions, printed = [], []
         for line in block.split(b"\n"):
             if not line.strip():
@@ -519,7 +522,7 @@ class DataPass:
             try:
                 s = decode(line)
                 p = canonical_line(s)
-            except DecodeErrors:
+            except (*DecodeErrors, RecursionError):
                 s, p = _by_record_type(line)
             sessions.append(s)
             printed.append(p + b"\n")
@@ -546,199 +549,13 @@ def data_fingerprint(path: str | os.PathLike) -> str:
     return run.fingerprint
 
 
-# --- the pass in a process of its own -------------------------------------------------------------
-
-
-class Forked:
-    """:meth:`DataPass.blocks` run in a forked process: iterate it for the blocks (in order,
-    read ahead by at most what the pipe holds), then read :attr:`fingerprint`. A :class:`Bad`
-    in the pass is raised here; the process is ended when the iteration ends or is left."""
-
-    def __init__(self, run: DataPass) -> None:
-        self.fingerprint: str | None = None
-        read_fd, write_fd = os.pipe()
-        _widen(write_fd)
-        pid = os.fork()
-        if pid == 0:  # the child: send every block, then the fingerprint; never return
-            os.close(read_fd)
-            code = 0
-            try:
-                with os.fdopen(write_fd, "wb") as out:
-                    try:
-                        for cols in run.blocks():
-                            pickle.dump(("block", cols), out, protocol=pickle.HIGHEST_PROTOCOL)
-                        pickle.dump(("done", run.fingerprint), out, protocol=pickle.HIGHEST_PROTOCOL)
-                    except Bad as exc:
-                        pickle.dump(("bad", str(exc)), out, protocol=pickle.HIGHEST_PROTOCOL)
-                    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
-                        pickle.dump(("error", f"{type(exc).__name__}: {exc}"), out, protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException:  # noqa: BLE001 - the parent left: nothing to tell
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        self._pid = pid
-        self._in = io.BufferedReader(_Drained(read_fd), PIPE_BYTES)
-
-    def __iter__(self) -> Iterator[DataColumns]:
-        try:
-            while True:
-                try:
-                    kind, value = pickle.load(self._in)
-                except EOFError:
-                    raise RuntimeError("the data file's reader ended without a word") from None
-                if kind == "block":
-                    yield value
-                elif kind == "done":
-                    self.fingerprint = value
-                    return
-                elif kind == "bad":
-                    raise Bad(value)
-                else:
-                    raise RuntimeError(f"the data file's reader failed: {value}")
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        if self._pid:
-            try:
-                os.kill(self._pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(self._pid, 0)
-            self._pid = 0
-            self._in.close()
-
-
-#: how many bytes of blocks the reading process may be ahead of the scorer (the pipe's size)
-PIPE_BYTES = 1 << 20
-#: how many bytes of blocks a drained pipe may hold beside it
-DRAINED_BYTES = 16 << 20
-
-
-class _Drained(io.RawIOBase):
-    """The read end of a pipe, drained by a thread as fast as the writer fills it (up to
-    :data:`DRAINED_BYTES` held), so that the writer never waits on a reader busy elsewhere; read
-    as a file. The thread spends its time in ``os.read``, which lets go of the interpreter."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._chunks: collections.deque[bytes] = collections.deque()
-        self._held = 0
-        self._view = memoryview(b"")
-        self._ended = False
-        self._stop = False
-        self._room = threading.Condition()
-        self._thread = threading.Thread(target=self._drain, name="data-pass-pipe", daemon=True)
-        self._thread.start()
-
-    def _drain(self) -> None:
-        try:
-            while True:
-                with self._room:
-                    while self._held >= DRAINED_BYTES and not self._stop:
-                        self._room.wait()
-                    if self._stop:
-                        return
-                try:
-                    chunk = os.read(self._fd, PIPE_BYTES)
-                except OSError:
-                    chunk = b""
-                with self._room:
-                    if chunk:
-                        self._chunks.append(chunk)
-                        self._held += len(chunk)
-                    else:
-                        self._ended = True
-                    self._room.notify_all()
-                if not chunk:
-                    return
-        finally:
-            os.close(self._fd)
-
-    def readable(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        """Stop draining (the writer is gone or no longer heard)."""
-        with self._room:
-            self._stop = True
-            self._room.notify_all()
-        super().close()
-
-    def readinto(self, buffer: Any) -> int:
-        if not len(self._view):
-            with self._room:
-                while not self._chunks and not self._ended:
-                    self._room.wait()
-                if not self._chunks:
-                    return 0
-                chunk = self._chunks.popleft()
-                self._held -= len(chunk)
-                self._room.notify_all()
-            self._view = memoryview(chunk)
-        n = min(len(buffer), len(self._view))
-        buffer[:n] = self._view[:n]
-        self._view = self._view[n:]
-        return n
-
-
-def _widen(fd: int) -> None:
-    """Let the pipe hold :data:`PIPE_BYTES` (a few blocks), so that neither process waits for
-    the other while both have work; the system's default and bound hold where it refuses."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-    except (ImportError, AttributeError, OSError):
-        pass
-
-
-#: passes started ahead (:func:`started_pass`), by the identity of their file
-_STARTED: dict[tuple[Any, ...], Forked] = {}
-
-
-def _identity(path: str | os.PathLike) -> tuple[Any, ...]:
-    """What tells one file's content from another's: where it is and its size and time."""
-    st = os.stat(path)
-    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-@contextmanager
-def started_pass(path: str | os.PathLike) -> Iterator[None]:
-    """Start the pass over the data file ``path`` in a forked process now, so that it reads while
-    the caller goes on (loading the scorer, opening the predictions); :func:`data_pass` of the
-    same, unchanged file in the block takes it over. A pass not taken over is ended on leaving.
-    Where the system does not fork, or ``path`` is no file, nothing starts."""
-    key = None
-    if hasattr(os, "fork"):
-        try:
-            key = _identity(path)
-        except OSError:
-            key = None
-        if key is not None and key not in _STARTED:
-            _STARTED[key] = Forked(DataPass(path))
-        else:
-            key = None
-    try:
-        yield
-    finally:
-        left = _STARTED.pop(key, None) if key is not None else None
-        if left is not None:
-            left.close()
-
-
 def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataColumns], Any]:
     """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
-    the data fingerprint once they are all taken; in a forked process when ``background`` (the
-    one :func:`started_pass` started, if any)."""
+    the data fingerprint once they are all taken; in a forked process when ``background``."""
     if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
-        try:
-            forked = _STARTED.pop(_identity(path), None)
-        except OSError:
-            forked = None
-        if forked is None:
-            forked = Forked(DataPass(path))
+        from .forked import Forked
+
+        forked = Forked(DataPass(path))
         return iter(forked), forked
     run = DataPass(path)
     return run.blocks(), run

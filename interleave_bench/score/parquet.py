@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..schema import MODES
+from ..schema import MAX_ELAPSED_MS, MODES
 from .columnar import PredictionColumns
 from .datafile import Bad, DataColumns
 
@@ -82,6 +82,20 @@ def _nonneg(col) -> None:
         lo = pc.min(col).as_py()
         if lo is not None and lo < 0:
             raise Bad("bound")
+
+
+def _within(col, hi: float, lo: float = 0) -> None:
+    """Raise unless every non-null value lies in ``[lo, hi]`` (NaN does not)."""
+    if col is not None and len(col.drop_null()):
+        values = _np(col.drop_null(), np.float64)
+        if not bool(np.all((values >= lo) & (values <= hi))):
+            raise Bad("bound")
+
+
+def _one_line(col) -> None:
+    """Raise unless no value holds a control character (an id is printed on one line)."""
+    if col is not None and pc.any(pc.match_substring_regex(col, r"[\x00-\x1f\x7f]")).as_py():
+        raise Bad("control character")
 
 
 def _np(col, dtype=None) -> np.ndarray:
@@ -150,9 +164,12 @@ def check_predictions(table) -> dict[str, Any]:
     """Check every declared field of a block of prediction rows; raise :class:`Bad` unless the
     record type accepts each as it stands. Returns the block's first ``mode``, ``policy`` and
     non-empty ``model``."""
-    _field(table, "session_id", True, _STR, False)
+    _one_line(_field(table, "session_id", True, _STR, False))
     _nonneg(_field(table, "i", True, _INT, False))
-    _field(table, "pred", True, _STR, False)
+    pred = _field(table, "pred", True, _STR, False)
+    _one_line(pred)
+    if len(pred) and pc.min(pc.utf8_length(pred)).as_py() == 0:
+        raise Bad("pred")
     mode = _field(table, "mode", False, _STR, True)
     _in(mode, MODES)
     policy = _field(table, "policy", False, _STR, True)
@@ -165,7 +182,8 @@ def check_predictions(table) -> dict[str, Any]:
             raise Bad("usage")  # other or null usage fields: the record type decides what they mean
         for name in _USAGE:
             _nonneg(_field(usage, name, False, _INT, True))
-    _nonneg(_field(table, "elapsed_ms", False, _NUM, True))
+    _within(_field(table, "elapsed_ms", False, _NUM, True), MAX_ELAPSED_MS)
+    _within(_field(table, "confidence", False, _NUM, True), 1)
     _field(table, "via", False, _STR, True)
     burst = _field(table, "burst", False, _INT, True)
     if burst is not None:

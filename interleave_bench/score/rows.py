@@ -68,6 +68,24 @@ class PredictionIndex:
         return self.mode or DEFAULT_MODE
 
 
+def other_modes(modes: Iterable[str | None], run_mode: str) -> list[int]:
+    """Positions of the rows that name a mode other than the run's (a run is scored in one mode,
+    the first its rows name: docs/score.md#interleave-bench-score-data-predjsonl)."""
+    return [k for k, m in enumerate(modes) if m is not None and m != run_mode]
+
+
+def mode_error(source: str, line: int, mode: str, run_mode: str) -> InputError:
+    """The error of a row (on ``line``) naming ``mode`` in a run of ``run_mode``."""
+    return InputError(source, line, "mode", f"{mode!r}, but the run's rows are {run_mode!r} (its first row that names "
+                      "a mode says so); one run is one mode (pass --mode to score it in another)")
+
+
+def mode_errors(rows: Sequence[PredictionRow], run_mode: str, source: str, lines: Sequence[int] | None) -> list[InputError]:
+    """One error per row of ``rows`` naming a mode other than ``run_mode``."""
+    return [mode_error(source, lines[k] if lines is not None else k + 1, rows[k].mode, run_mode)  # type: ignore[arg-type]
+            for k in other_modes((r.mode for r in rows), run_mode)]
+
+
 def as_rows(rows: Iterable[PredictionRow | Mapping[str, Any]], source: str) -> list[PredictionRow]:
     """Rows as :class:`PredictionRow`; plain dicts are validated (errors name ``source`` and the row number)."""
     out: list[PredictionRow] = []

@@ -17,27 +17,17 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import TypeAdapter
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, InputErrors, UsageError
 from ..io import sessions_file
 from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, table_price
 from ..schema import PredictionRow, Session
 from ..progress import progress
-from .routing import (
-    COL,
-    OUTCOMES,
-    SessionScore,
-    derive,
-    latency_percentiles,
-    merge_breakdowns,
-    point_metrics,
-    pooled_bcubed,
-    score_session,
-    share,
-    stats_matrix,
-)
-from .cluster import cluster_section
-from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions, index_rows
+from .block import SessionScore, score_block, session_scores
+from .columnar import ColumnarRun, PooledRun, record_columns
+from .routing import COL, OUTCOMES, derive, point_metrics, share
+from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
+                   index_rows, mode_errors)
 from .datafile import data_fingerprint
 from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
 from .read import read_predictions_fast, read_sessions_fast
@@ -298,6 +288,9 @@ def score_predictions(
     by_id = {s.session_id: s for s in all_sessions}
     index = index_rows(rows, by_id, source=source, lines=lines, allow_duplicates=allow_duplicates)
     run_mode = index.resolved_mode(mode)
+    wrong_mode = mode_errors(rows, run_mode, source, lines) if mode is None else []
+    if wrong_mode:
+        raise InputErrors(wrong_mode)
     if price is None:
         price = table_price
     if callable(price):
@@ -305,31 +298,61 @@ def score_predictions(
     chosen = select_split(all_sessions, split)
     if only_sessions is not None:
         chosen = [s for s in chosen if s.session_id in only_sessions]
+    pooled, scored, scores = _score_records(chosen, index, run_mode, system, show_progress)
+    in_split = {s.session_id for s in chosen}
+    run = pooled.finish(rows=index.rows, mode=index.mode, policy=index.policy, model=index.model, predictions_sha256=None,
+                        scored_mode=run_mode)
+    left_out = [LeftOut(NO_PREDICTIONS, sid) for sid in run.unscored]
+    left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
+    run.outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
+    result = run_document(run, left_out, system=system, split=split, bootstrap=bootstrap, seed=seed, price=price,
+                          provenance=provenance)
+    return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
 
+
+#: sessions scored at a time from records (what a block of a data file holds, about)
+RECORD_BLOCK = 2_000
+
+
+def _score_records(chosen: Sequence[Session], index: PredictionIndex, mode: str, system: str,
+                   show_progress: bool) -> tuple[PooledRun, list[Session], list[SessionScore]]:
+    """Sessions and their indexed rows scored by :func:`~.block.score_block`, a block of
+    :data:`RECORD_BLOCK` sessions at a time: the pooled run, the scored sessions and what each
+    of their messages came to."""
+    from .datafile import columns_of
+
+    pooled = PooledRun()
     scored: list[Session] = []
     scores: list[SessionScore] = []
-    left_out: list[LeftOut] = []
-    for s in progress(chosen, total=len(chosen), desc=f"score {system}", unit="session") if show_progress else chosen:
-        by_i = index.by_session.get(s.session_id)
-        if not by_i:
-            left_out.append(LeftOut(NO_PREDICTIONS, s.session_id))
-            continue
-        scored.append(s)
-        scores.append(score_session(s, by_i, run_mode))
-    left_out += index.unknown_sessions + index.unknown_turns + index.duplicates
-    in_split = {s.session_id for s in chosen}
-    matrix = stats_matrix(scores)
-    latencies = [x for sc in scores for x in sc.latencies]
-    result = score_document(
-        system=system, mode=run_mode, split=split, policy=index.policy, model=index.model,
-        matrix=matrix, latency=latency_percentiles(latencies), latency_rows=len(latencies),
-        bcubed=pooled_bcubed(scores), breakdown=merge_breakdowns(scores), rows=index.rows,
-        outside=sum(len(v) for sid, v in index.by_session.items() if sid not in in_split),
-        left_out=left_out, session_ids=[sc.session_id for sc in scores], langs=[sc.lang for sc in scores],
-        bootstrap=bootstrap, seed=seed, price=price, provenance=provenance,
-        cluster=cluster_section(scored, index.by_session) if run_mode == "open" else None,
+    starts = range(0, len(chosen), RECORD_BLOCK)
+    for at in progress(starts, desc=f"score {system}", unit="block") if show_progress else starts:
+        part = chosen[at:at + RECORD_BLOCK]
+        data = columns_of(list(part))
+        rows: list[PredictionRow] = []
+        where: list[int] = []
+        for k, s in enumerate(part):
+            by_i = index.by_session.get(s.session_id, {})
+            rows += by_i.values()
+            where += [k] * len(by_i)
+        block = score_block(data, record_columns(rows, data, where), "all", mode, detail=True)
+        pooled.add(block)
+        with_rows = [k for k, s in enumerate(part) if index.by_session.get(s.session_id)]
+        scored += [part[k] for k in with_rows]
+        scores += session_scores(data, block, with_rows)
+    return pooled, scored, scores
+
+
+def run_document(run: ColumnarRun, left_out: Sequence[LeftOut], *, system: str, split: str, bootstrap: int, seed: int,
+                 price: Price | None, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The score document of a run from its pooled counts (:class:`~.columnar.ColumnarRun`)."""
+    if bootstrap < 0:
+        raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
+    return score_document(
+        system=system, mode=run.scored_mode, split=split, policy=run.policy, model=run.model, matrix=run.matrix,
+        latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown, rows=run.rows,
+        outside=run.outside, left_out=left_out, session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
+        seed=seed, price=price, provenance=provenance, cluster=run.cluster,
     )
-    return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
 
 
 def score_runs(
@@ -414,7 +437,7 @@ def _document_of(
     sessions_of: Callable[[], Sequence[Session]],
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
     price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
-    keep_per_session: bool = True, stream: bool = False,
+    keep_per_session: bool = True,
 ) -> ScoredFile:
     """One predictions file's document: from its :class:`~.columnar.ColumnarRun` when the
     columnar scorer produced one (``fast``), else (when ``stream``) from the replay a block of
@@ -424,14 +447,6 @@ def _document_of(
     from ..provenance import provenance
 
     data_sha = fingerprint()  # first: the data file's defects are named before the predictions'
-    if fast is None and stream:
-        from .datafile import Bad
-        from .stream import stream_run
-
-        try:
-            fast = stream_run(data_path, pred_path, split, mode, allow_duplicates)
-        except Bad:
-            fast = None
     facts = provenance(
         data_file=str(data_path),
         data_sha256=data_sha,
@@ -442,17 +457,10 @@ def _document_of(
     )
     system = system_name(pred_path)
     if fast is not None:
-        if bootstrap < 0:
-            raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
         chosen_price = table_price if price is None else price
-        run_price = chosen_price(fast.model) if callable(chosen_price) else chosen_price
-        result = score_document(
-            system=system, mode=fast.scored_mode, split=split, policy=fast.policy, model=fast.model,
-            matrix=fast.matrix, latency=fast.latency, latency_rows=fast.latency_rows, bcubed=fast.bcubed, breakdown=fast.breakdown,
-            rows=fast.rows, outside=fast.outside, left_out=[LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored],
-            session_ids=fast.session_ids, langs=fast.langs,
-            bootstrap=bootstrap, seed=seed, price=run_price, provenance=facts, cluster=fast.cluster,
-        )
+        result = run_document(fast, [LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored], system=system, split=split,
+                              bootstrap=bootstrap, seed=seed, provenance=facts,
+                              price=chosen_price(fast.model) if callable(chosen_price) else chosen_price)
     else:
         rows, lines = read_predictions_fast(pred_path)
         result = score_predictions(
@@ -493,8 +501,8 @@ def score_files(
     (:mod:`.columnar`); a run that scorer cannot vouch for, and every run when ``sessions`` are
     given (already read), is scored by the replay (:func:`score_predictions`), which names every
     bad line. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
-    that many worker processes (each reads the data once for its share); the documents are the
-    same. Each document's provenance adds the data file and the data fingerprint (on the records:
+    that many worker processes (``concurrent.futures``; each reads the data once for its share,
+    and a callable ``price`` must pickle); the documents are the same. Each document's provenance adds the data file and the data fingerprint (on the records:
     :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
     ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
     Returns one :class:`ScoredFile` per predictions file, in order; unless ``keep_per_session``,
@@ -519,16 +527,13 @@ def score_files(
         return _score_share(pred_paths, data_path, records_fingerprint(sessions), sessions, options)
     if jobs <= 1:  # the data file read on a second core while the first reads and scores the runs
         return _score_share(pred_paths, data_path, None, sessions, options, background=True)
-    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     data_sha = data_fingerprint(data_path)  # the data's defects named once, before any worker starts
     shares = [pred_paths[k::jobs] for k in range(jobs)]
-    _SHARED.update(shares=shares, data_path=data_path, data_sha=data_sha, options=options)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            done = pool.map(_pool_task, range(jobs), chunksize=1)
-    finally:
-        _SHARED.clear()
+    with ProcessPoolExecutor(jobs) as pool:  # each share read and scored in a process of its own
+        done = list(pool.map(_score_share, shares, [data_path] * jobs, [data_sha] * jobs, [None] * jobs,
+                             [options] * jobs))
     by_path = {p: r for share, results in zip(shares, done) for p, r in zip(share, results)}
     return [by_path[p] for p in pred_paths]
 
@@ -556,14 +561,5 @@ def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | No
             read.append(read_sessions_fast(data_path))  # raises, naming every defect
         return read[0]
 
-    return [_document_of(p, data_path, fingerprint, f, sessions_of, stream=sessions is None, **options)
+    return [_document_of(p, data_path, fingerprint, f, sessions_of, **options)
             for p, f in zip(pred_paths, fast)]
-
-
-#: what the worker processes of :func:`score_files` share (set before the pool forks them)
-_SHARED: dict[str, Any] = {}
-
-
-def _pool_task(k: int) -> list[ScoredFile]:
-    s = _SHARED
-    return _score_share(s["shares"][k], s["data_path"], s["data_sha"], None, s["options"])

@@ -48,6 +48,9 @@ class Metric:
     #: the range every defined value lies in (checked by property tests)
     lo: float = 0.0
     hi: float = 1.0
+    #: the function of ``interleave_bench/score/block.py`` (or, for the conversation metrics, of
+    #: ``interleave_bench/score/cluster.py``) that computes what its value is taken from
+    counts: str | None = None
 
     @property
     def json_key(self) -> str:
@@ -143,68 +146,68 @@ INF = float("inf")
 
 ROUTING_METRICS = (
     _m("accuracy", "accuracy", "strict messages whose mapped label is the gold thread", "routing", RATE,
-       "bootstrap", True, _share("strict_correct", "strict")),
+       "bootstrap", True, _share("strict_correct", "strict"), counts="message_counts"),
     _m("accuracy_lenient", "lenient acc.", "thread messages right, or ambiguous and matching the independent reading",
-       "routing", RATE, "bootstrap", True, _share("lenient_correct", "thread_messages")),
+       "routing", RATE, "bootstrap", True, _share("lenient_correct", "thread_messages"), counts="message_counts"),
     _m("ambiguous_share", "ambiguous share", "thread messages the independent reading disputes", "routing", RATE,
        "wilson", None, lambda c: 1 - ratio(c["strict"], c["thread_messages"]),
-       wilson_counts=("ambiguous", "thread_messages")),
+       wilson_counts=("ambiguous", "thread_messages"), counts="message_counts"),
     _m("weighted_error", "weighted error", "mean outcome cost over strict messages (pollution costs 3)", "routing",
-       RATE, "bootstrap", False, _share("strict_cost", "strict"), hi=3.0),
+       RATE, "bootstrap", False, _share("strict_cost", "strict"), hi=3.0, counts="message_counts"),
     _m("oneoff_into_topic", "one-off into topic", "one-off questions sent into a topic that holds work", "routing",
        RATE, "wilson", False, _share("outcome_oneoff_into_topic", "oneoffs"),
-       wilson_counts=("outcome_oneoff_into_topic", "oneoffs")),
+       wilson_counts=("outcome_oneoff_into_topic", "oneoffs"), counts="message_counts"),
     _m("switch_precision", "switch precision", "predicted topic switches that are real switches", "routing", RATE,
-       "none", True, _switch_p),
+       "none", True, _switch_p, counts="switch_counts"),
     _m("switch_recall", "switch recall", "real switches the prediction also switches on", "routing", RATE, "none",
-       True, _switch_r),
+       True, _switch_r, counts="switch_counts"),
     _m("switch_f1", "switch F1", "harmonic mean of switch precision and recall", "routing", RATE, "bootstrap", True,
-       _switch_f1),
+       _switch_f1, counts="switch_counts"),
     _m("topics_per_thread", "topics/thread", "distinct labels a thread received (1.0 is ideal)", "routing",
-       MEAN_COUNT, "bootstrap", False, _share("thread_labels_sum", "thread_labels_n"), lo=1.0, hi=INF),
+       MEAN_COUNT, "bootstrap", False, _share("thread_labels_sum", "thread_labels_n"), lo=1.0, hi=INF, counts="cluster_counts"),
     _m("threads_per_topic", "threads/topic", "distinct gold threads a label received (1.0 is ideal)", "routing",
-       MEAN_COUNT, "bootstrap", False, _share("label_threads_sum", "label_threads_n"), lo=1.0, hi=INF),
+       MEAN_COUNT, "bootstrap", False, _share("label_threads_sum", "label_threads_n"), lo=1.0, hi=INF, counts="cluster_counts"),
     _m("bcubed_precision", "B-cubed precision", "B-cubed precision of labels against gold threads", "routing", RATE,
-       "none", True, _bcubed_p),
+       "none", True, _bcubed_p, counts="cluster_counts"),
     _m("bcubed_recall", "B-cubed recall", "B-cubed recall of labels against gold threads", "routing", RATE, "none",
-       True, _bcubed_r),
+       True, _bcubed_r, counts="cluster_counts"),
     _m("bcubed_f1", "B-cubed F1", "harmonic mean of B-cubed precision and recall", "routing", RATE, "bootstrap", True,
-       _bcubed_f1),
+       _bcubed_f1, counts="cluster_counts"),
     _m("refs_recall", "refs recall", "messages with gold refs where a predicted ref is one of them", "routing", RATE,
-       "wilson", True, _share("refs_hit", "refs_n"), wilson_counts=("refs_hit", "refs_n")),
+       "wilson", True, _share("refs_hit", "refs_n"), wilson_counts=("refs_hit", "refs_n"), counts="refs_counts"),
 )
 
 COST_METRICS = (
     _m("input_tokens_per_message", "input tok/msg", "input tokens per message (no usage counts zero)", "cost",
-       TOKENS, "none", False, _share("input_tokens", "messages"), shown=0, hi=INF),
+       TOKENS, "none", False, _share("input_tokens", "messages"), shown=0, hi=INF, counts="cost_counts"),
     _m("output_tokens_per_message", "output tok/msg", "output tokens per message", "cost", TOKENS, "none", False,
-       _share("output_tokens", "messages"), shown=1, hi=INF),
+       _share("output_tokens", "messages"), shown=1, hi=INF, counts="cost_counts"),
     _m("cached_tokens_per_message", "cached tok/msg", "cached input tokens per message", "cost", TOKENS, "none",
-       None, _share("cached_tokens", "messages"), shown=1, hi=INF),
+       None, _share("cached_tokens", "messages"), shown=1, hi=INF, counts="cost_counts"),
     _m("model_calls_share", "model calls share", "messages whose row made a model call", "cost", 3, "none", False,
-       _share("calls", "messages")),
+       _share("calls", "messages"), counts="cost_counts"),
     _m("latency_p50_ms", "latency p50 (ms)", "median latency of model-routed rows", "cost", None, "none", False,
-       shown=1, hi=INF),
+       shown=1, hi=INF, counts="score_block"),
     _m("latency_p90_ms", "latency p90 (ms)", "90th percentile latency of model-routed rows", "cost", None, "none",
-       False, shown=1, hi=INF),
+       False, shown=1, hi=INF, counts="score_block"),
     _m("cost_usd_per_message", "cost / msg", "USD per message at the recorded price", "cost", USD, "none", False,
-       shown=6, hi=INF),
+       shown=6, hi=INF, counts="cost_counts"),
 )
 
 #: the burst table: three disjoint groups of strict messages, replies held, calls per message
 BURST_METRICS = (
     _m("burst_alone", "alone", "accuracy of strict messages routed alone (burst = 1)", "burst", RATE, "wilson", True,
-       _share("alone_correct", "alone_n"), wilson_counts=("alone_correct", "alone_n"), field="alone"),
+       _share("alone_correct", "alone_n"), wilson_counts=("alone_correct", "alone_n"), field="alone", counts="burst_counts"),
     _m("burst_one_thread", "in a burst", "accuracy in a burst that stayed on one thread (burst > 1, not mixed)",
        "burst", RATE, "wilson", True, _share("in_burst_correct", "in_burst_n"),
-       wilson_counts=("in_burst_correct", "in_burst_n"), field="in_burst"),
+       wilson_counts=("in_burst_correct", "in_burst_n"), field="in_burst", counts="burst_counts"),
     _m("burst_mixed", "in a burst across threads", "accuracy in a burst across threads (burst > 1, mixed)", "burst",
        RATE, "wilson", True, _share("mixed_correct", "mixed_n"), wilson_counts=("mixed_correct", "mixed_n"),
-       field="mixed"),
+       field="mixed", counts="burst_counts"),
     _m("burst_waited_share", "replies held", "rows with burst whose reply waited for more messages", "burst", RATE,
-       "none", None, _share("burst_waited", "burst_rows"), field="waited_share"),
+       "none", None, _share("burst_waited", "burst_rows"), field="waited_share", counts="burst_counts"),
     _m("burst_model_calls_per_message", "model calls/msg", "model calls per message of a burst run", "burst", 3,
-       "none", False, _share("calls", "messages"), hi=INF, field="model_calls_per_message"),
+       "none", False, _share("calls", "messages"), hi=INF, field="model_calls_per_message", counts="cost_counts"),
 )
 
 
@@ -281,19 +284,19 @@ FACTS_METRICS: tuple[Metric, ...] = (
 #: rates have 4 decimals like every rate of the project
 CLUSTER_METRICS = (
     Metric("one_to_one", "1-1", "share of messages covered by the best one-to-one matching of predicted to gold conversations",
-           "cluster", 4, "none", True, "docs/score.md#one-to-one"),
+           "cluster", 4, "none", True, "docs/score.md#one-to-one", counts="contingency_sums"),
     Metric("vi_scaled", "1−VI/log₂N", "1 minus the variation of information in bits over log2 of the number of messages",
-           "cluster", 4, "none", True, "docs/score.md#vi-scaled"),
+           "cluster", 4, "none", True, "docs/score.md#vi-scaled", counts="contingency_sums"),
     Metric("ari", "ARI", "adjusted Rand index of the predicted against the gold conversations",
-           "cluster", 4, "none", True, "docs/score.md#ari", lo=-1.0),
+           "cluster", 4, "none", True, "docs/score.md#ari", lo=-1.0, counts="contingency_sums"),
     Metric("shen_f1", "Shen F1", "each gold conversation's best F1 against a predicted one, weighted by its size",
-           "cluster", 4, "none", True, "docs/score.md#shen-f1"),
+           "cluster", 4, "none", True, "docs/score.md#shen-f1", counts="contingency_sums"),
     Metric("exact_precision", "exact P", "share of predicted multi-message conversations equal to a gold one",
-           "cluster", 4, "none", True, "docs/score.md#exact-precision"),
+           "cluster", 4, "none", True, "docs/score.md#exact-precision", counts="contingency_sums"),
     Metric("exact_recall", "exact R", "share of gold multi-message conversations equal to a predicted one",
-           "cluster", 4, "none", True, "docs/score.md#exact-recall"),
+           "cluster", 4, "none", True, "docs/score.md#exact-recall", counts="contingency_sums"),
     Metric("exact_f1", "exact F1", "harmonic mean of exact-match precision and recall",
-           "cluster", 4, "none", True, "docs/score.md#exact-f1"),
+           "cluster", 4, "none", True, "docs/score.md#exact-f1", counts="contingency_sums"),
 )
 
 #: every metric of the project, in display order

@@ -41,7 +41,7 @@ Args:
         not change B-cubed.
 Returns:
     precision, recall, f1: floats in [0, 1], rounded to 4 decimals as `interleave-bench score`
-    rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1` (per item: all 0.0 for no items;
+    rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1` (per item: null for no items, undefined;
     per session: None with no thread message routed to a topic, as in the score file).
 Examples:
     >>> import evaluate

@@ -1,0 +1,74 @@
+"""The routing inputs' JSON text: :mod:`.strictjson`'s strict reading, and lone surrogates refused
+(they are no Unicode text, and break every later step that writes the value); what the records'
+readers (``interleave_bench.io``) parse every line with."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .errors import InputError
+from .strictjson import INT_MAX, INT_MIN, parse_strict
+
+#: the range of an integer in any file the project reads: 64 bits, signed (strictjson's)
+INT64_MIN, INT64_MAX = INT_MIN, INT_MAX
+
+#: a ``\\uD800``-``\\uDFFF`` escape: the only way a lone surrogate gets into parsed JSON text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: the words Python's ``json`` reads as numbers though JSON has no such numbers
+_NON_FINITE = ("NaN", "Infinity")
+
+
+def _json_path(parent: str, key: Any) -> str:
+    return f"{parent}[{key}]" if isinstance(key, int) else (f"{parent}.{key}" if parent else str(key))
+
+
+def find_bad_value(obj: Any) -> tuple[str, str] | None:
+    """``(field, problem)`` for the first lone surrogate (or NaN/Infinity) of parsed JSON, else
+    ``None``.
+
+    Iterative, so a deep document cannot exhaust the stack here.
+    """
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return where or "(value)", "a lone surrogate (\\ud800-\\udfff) is not Unicode text"
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                return where or "(value)", f"{value!r} is not a JSON number (NaN and Infinity are refused)"
+        elif isinstance(value, dict):
+            for k, v in reversed(list(value.items())):
+                if _SURROGATE.search(k):
+                    return _json_path(where, k.encode("utf-8", "backslashreplace").decode()), "a lone surrogate in a key is not Unicode text"
+                stack.append((_json_path(where, k), v))
+        elif isinstance(value, list):
+            stack.extend((_json_path(where, i), v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def needs_strict_parse(text: str) -> bool:
+    """Whether JSON text may hold a lone surrogate or NaN/Infinity, which fast parsers (pydantic's)
+    accept where :func:`parse_json` refuses them: such text must go through :func:`parse_json`."""
+    return bool(_SURROGATE_ESCAPE.search(text)) or any(w in text for w in _NON_FINITE)
+
+
+def json_error(path: str, line: int | None, exc: json.JSONDecodeError) -> InputError:
+    """The one-line error of text ``json`` cannot read."""
+    return InputError(path, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
+
+
+def parse_json(path: str, line: int | None, text: str) -> Any:
+    """Parse JSON text strictly: :func:`~.strictjson.parse_strict` (broken JSON, nesting too deep,
+    integers outside 64 bits, numbers beyond the finite range, NaN and Infinity, a key named twice
+    in one object), and lone surrogates, which are no Unicode text; each an :class:`InputError`
+    naming the file, line and field."""
+    obj = parse_strict(path, line, text)
+    if _SURROGATE_ESCAPE.search(text):
+        bad = find_bad_value(obj)
+        if bad is not None:
+            raise InputError(path, line, bad[0], bad[1])
+    return obj
