@@ -297,7 +297,7 @@ def main() -> int:
     counts, failing = tally(((group, case) for group, cases in chosen.items() for case in cases()), args.show)
     total = sum(sum(c.values()) for c in counts.values())
     print("\n".join(table(counts)))
-    print(f"hostile: {total} cases over {len(counts)} commands; {failing} not handled as they must be")
+    print(f"hostile: {total} cases over {len(counts)} commands and kinds of input; {failing} not handled as they must be")
     return 1 if failing else 0
 
 
