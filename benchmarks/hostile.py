@@ -1,4 +1,4 @@
-"""A hostile corpus for the commands that read result rows, vet inputs, IRC logs and facts data.
+"""A hostile corpus for every command that reads a user's files.
 
     python benchmarks/hostile.py [--only score-facts] [--show 5]
 
@@ -11,7 +11,9 @@ each through the command in this process (``interleave_bench.cli.main``):
 - ``score-facts`` on result rows, in the project's shapes and the reference implementation's;
 - ``score-facts --data`` on v1 data files with hostile probes and timelines (the facts inputs);
 - ``vet`` on JSON and JSONL files;
-- ``import irc`` on annotation files and logs.
+- ``import irc`` on annotation files and logs;
+- and (``benchmarks/hostile_reading.py``) sessions, predictions in JSONL and Parquet, manifests,
+  mid-reply case files and the SGD corpus through every command that reads them.
 
 A malformed case must end with exit 2 and exactly one ``error:`` line; a valid one with exit 0 or
 1 and no ``error:`` line. Prints the counts per command and kind of outcome: refused with one line,
