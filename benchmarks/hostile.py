@@ -1,4 +1,4 @@
-"""A hostile corpus for the commands that read result rows, vet inputs, IRC logs and facts data.
+"""A hostile corpus for every command that reads a user's files.
 
     python benchmarks/hostile.py [--only score-facts] [--show 5]
 
@@ -11,7 +11,9 @@ each through the command in this process (``interleave_bench.cli.main``):
 - ``score-facts`` on result rows, in the project's shapes and the reference implementation's;
 - ``score-facts --data`` on v1 data files with hostile probes and timelines (the facts inputs);
 - ``vet`` on JSON and JSONL files;
-- ``import irc`` on annotation files and logs.
+- ``import irc`` on annotation files and logs;
+- and (``benchmarks/hostile_reading.py``) sessions, predictions in JSONL and Parquet, manifests,
+  mid-reply case files and the SGD corpus through every command that reads them.
 
 A malformed case must end with exit 2 and exactly one ``error:`` line; a valid one with exit 0 or
 1 and no ``error:`` line. Prints the counts per command and kind of outcome: refused with one line,
@@ -22,53 +24,18 @@ input; exits 1 when any of the last three is not zero.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import json
-import os
 import shutil
 import sys
-import tempfile
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-os.environ.setdefault("INTERLEAVE_NO_PROGRESS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from interleave_bench.cli import main as cli_main  # noqa: E402
+from hostile_base import (BAD_COUNTS, BAD_IDS, BAD_NAMES, BAD_TEXTS, ROOT, Case, raw_json, table,  # noqa: E402
+                          tally)
+import hostile_reading  # noqa: E402  (the cases of every other reading command)
 
 import _facts_util  # noqa: E402  (the scripted v1 session of the facts tests)
-
-#: values no count can be (each is one malformed case per count field)
-BAD_COUNTS: tuple[Any, ...] = (-1, "6", 1.5, True, [], {}, "NaN", "1e400", "HUGE", "BIG64")
-#: values no id can be
-BAD_IDS: tuple[Any, ...] = ("", "a\nerror: forged", "tab\there", 5, None, [], {})
-#: values no name from a fixed list can be
-BAD_NAMES: tuple[Any, ...] = ("magic", "", 5, None, [], "FACTS")
-#: values no optional text can be
-BAD_TEXTS: tuple[Any, ...] = (5, [], {}, True)
-#: raw JSON spliced in for the placeholders above (not JSON values Python writes)
-RAW = {'"NaN"': "NaN", '"1e400"': "1e400", '"HUGE"': "9" * 5000, '"BIG64"': str(2**64)}
-
-
-def raw_json(obj: Any) -> str:
-    text = json.dumps(obj, ensure_ascii=False)
-    for k, v in RAW.items():
-        text = text.replace(k, v)
-    return text
-
-
-@dataclass
-class Case:
-    command: str
-    name: str
-    bad: bool  # must be refused (exit 2, one error line)
-    run: Callable[[Path], list[str]]  # writes its inputs under the folder, returns the arguments
-
 
 # --- score-facts rows --------------------------------------------------------------------------------
 
@@ -319,33 +286,8 @@ def irc_cases() -> Iterator[Case]:
     yield _irc_case("a log too short for its links", True, log=b"[00:00] <a> hi\n")
 
 
-#: the outcomes a case must have
-OK = ("refused with one line", "refused with a line per defect", "accepted")
-COMMANDS = {"score-facts": score_facts_cases, "facts inputs": facts_data_cases, "vet": vet_cases, "import irc": irc_cases}
-
-
-def run_case(case: Case, folder: Path) -> tuple[str, str]:
-    """``(outcome, stderr)`` of one case run in this process."""
-    args = case.run(folder)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli_main(args)
-        except SystemExit as exc:  # option errors
-            code = exc.code if isinstance(exc.code, int) else 2
-        except BaseException as exc:  # noqa: BLE001 - counted, never hidden
-            return "internal error", f"{type(exc).__name__}: {exc}"
-    text = err.getvalue()
-    errors = [line for line in text.splitlines() if line.startswith("error:")]
-    if "internal error" in text or "Traceback" in text:
-        return "internal error", text
-    if case.bad:
-        if code == 2 and len(errors) == 1:
-            return "refused with one line", text
-        if code == 2 and errors:  # several defects, a line naming file, line and field for each
-            return "refused with a line per defect", text
-        return "silently accepted", text
-    return ("accepted" if code in (0, 1) and not errors else "valid input refused"), text
+COMMANDS = {"score-facts": score_facts_cases, "facts inputs": facts_data_cases, "vet": vet_cases, "import irc": irc_cases,
+            **hostile_reading.COMMANDS}
 
 
 def main() -> int:
@@ -353,30 +295,11 @@ def main() -> int:
     ap.add_argument("--only", choices=list(COMMANDS), help="one command's cases")
     ap.add_argument("--show", type=int, default=5, help="cases of each failing outcome to print (default 5)")
     args = ap.parse_args()
-    counts: dict[str, Counter] = {}
-    shown: Counter = Counter()
-    failing = 0
-    for command, cases in COMMANDS.items():
-        if args.only and command != args.only:
-            continue
-        c = counts.setdefault(command, Counter())
-        for case in cases():
-            with tempfile.TemporaryDirectory() as tmp:
-                outcome, err = run_case(case, Path(tmp))
-            c[outcome] += 1
-            if outcome not in OK:
-                failing += 1
-                if shown[outcome] < args.show:
-                    shown[outcome] += 1
-                    print(f"{outcome}: {command}: {case.name}: {err.strip()[:300]}")
+    chosen = {k: v for k, v in COMMANDS.items() if not args.only or k == args.only}
+    counts, failing = tally(((group, case) for group, cases in chosen.items() for case in cases()), args.show)
     total = sum(sum(c.values()) for c in counts.values())
-    print("| command | cases | refused with one line | accepted (valid) | other |")
-    print("|---|---|---|---|---|")
-    for command, c in counts.items():
-        other = {k: v for k, v in c.items() if k not in ("refused with one line", "accepted")}
-        print(f"| {command} | {sum(c.values())} | {c['refused with one line']} | {c['accepted']} | "
-              f"{', '.join(f'{k} {v}' for k, v in other.items()) or 0} |")
-    print(f"hostile: {total} cases over {len(counts)} commands; {failing} not handled as they must be")
+    print("\n".join(table(counts)))
+    print(f"hostile: {total} cases over {len(counts)} commands and kinds of input; {failing} not handled as they must be")
     return 1 if failing else 0
 
 

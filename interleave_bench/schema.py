@@ -211,7 +211,7 @@ class Session(Record):
     session_id: str = Field(min_length=1, **ID)
     version: Literal[VERSIONS]  # type: ignore[valid-type]
     split: Literal["dev", "test"]
-    lang: str = Field(min_length=1)
+    lang: str = Field(min_length=1, **ID)
     persona: str = ""
     threads: list[Thread] = Field(min_length=1)
     turns: list[Turn] = Field(min_length=1)
@@ -429,7 +429,7 @@ class RowUsage(Record):
 
 
 class PredictionRow(Record):
-    session_id: str = Field(**ID)
+    session_id: str = Field(min_length=1, **ID)
     i: int = Field(**COUNT)
     #: open-mode systems elsewhere number their topics; a label is a label, so a number is read as
     #: its text (in the validator's core, not a Python hook: this runs for every row scored)
@@ -456,20 +456,20 @@ class PredictionRow(Record):
 
 
 class ManifestCounts(Record):
-    sessions: int = 0
-    messages: int = 0
-    ambiguous: int = 0
-    leaks: int = 0
-    failed: int = 0
+    sessions: int = Field(default=0, **COUNT)
+    messages: int = Field(default=0, **COUNT)
+    ambiguous: int = Field(default=0, **COUNT)
+    leaks: int = Field(default=0, **COUNT)
+    failed: int = Field(default=0, **COUNT)
 
 
 class ManifestUsage(Record):
-    calls: int = 0
-    cached: int = 0
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
+    calls: int = Field(default=0, **COUNT)
+    cached: int = Field(default=0, **COUNT)
+    input_tokens: int = Field(default=0, **COUNT)
+    cached_input_tokens: int = Field(default=0, **COUNT)
+    output_tokens: int = Field(default=0, **COUNT)
+    cost_usd: float = Field(default=0.0, ge=0, allow_inf_nan=False)
 
 
 class Manifest(Record):
@@ -478,7 +478,7 @@ class Manifest(Record):
     generator: Optional[int] = None
     writer: str
     model: Optional[str] = None
-    seed: Optional[int] = None
+    seed: Optional[int] = Field(default=None, **STRICT)
     options: dict[str, Any] = Field(default_factory=dict)
     counts: ManifestCounts = Field(default_factory=ManifestCounts)
     failed: list[dict[str, Any]] = Field(default_factory=list)
@@ -505,11 +505,11 @@ class Running(Record):
 
 
 class MidReplyCase(Record):
-    id: str = Field(min_length=1)
-    lang: str = Field(min_length=1)
+    id: str = Field(min_length=1, **ID)
+    lang: str = Field(min_length=1, **ID)
     running: Running
     how: Literal["interjection", "queued"]
-    text: str
+    text: str = Field(min_length=1)
     expect: str = Field(min_length=1)
     tags: list[str] = Field(default_factory=list)
 

@@ -493,7 +493,8 @@ class DataPass:
                 lines = canonical_lines(sessions)
             except (*DecodeErrors, RecursionError):
                 sessions, lines = self._line_by_line(block)
-            if ids_unprintable(block, chain(map(_SESSION_ID, sessions), map(_ID, chain.from_iterable(map(_THREADS, sessions))))):
+            if ids_unprintable(block, chain(map(_SESSION_ID, sessions), map(_LANG, sessions),
+                                            map(_ID, chain.from_iterable(map(_THREADS, sessions))))):
                 raise Bad("a control character in an id")
             v1 = [k for k, s in enumerate(sessions) if _is_v1(s)]
             if v1:  # their fingerprint lines are what the record type reads
