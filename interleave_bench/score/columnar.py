@@ -328,7 +328,8 @@ class PredictionStream:
             self._buffer = block if self._buffer is None else parquet.joined(self._buffer, block)
         else:
             found = first_named(block)
-            if self.run_mode is not None and other_modes(map(_MODE, block), self.run_mode):
+            modes = list(map(_MODE, block))
+            if self.run_mode is not None and modes.count(None) + modes.count(self.run_mode) != len(modes):
                 raise Bad("a row of another mode")  # the strict reader names it
             self.rows += len(block)
             sids = list(map(_SID, block))
@@ -506,6 +507,6 @@ def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: 
     if np.any(preds.session < 0) or np.any(preds.i >= n_turns[preds.session]):
         return None
     row_turn = data.turn_start[preds.session] + preds.i
-    if len(np.unique(row_turn)) != preds.rows:
+    if preds.rows and int(np.bincount(row_turn).max()) > 1:  # (a count per turn: cheaper than sorting)
         return None  # duplicates: the index lists them with their lines
     return score_block(data, preds, split, mode)
