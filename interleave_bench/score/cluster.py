@@ -130,7 +130,7 @@ def one_to_one_overlap(c: Contingency) -> int:
     # threads and topics) all solved at once, by every assignment of their size
     side = np.array([max(int(gold_local[c.rows[g]].max()), int(pred_local[c.cols[g]].max())) + 1 for g in groups])
     solve = None
-    for size in np.unique(side):
+    for size in sorted(set(side.tolist())):
         which = np.flatnonzero(side == size)
         cells = np.concatenate([groups[k] for k in which])
         batch = np.repeat(np.arange(len(which)), [len(groups[k]) for k in which])

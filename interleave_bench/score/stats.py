@@ -6,6 +6,7 @@ Pure functions: numbers in, numbers out.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
@@ -94,8 +95,29 @@ def percentile_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> t
     if values.size == 0:
         return None
     tail = (1.0 - confidence) / 2.0 * 100.0
-    lo, hi = np.percentile(values, [tail, 100.0 - tail])
+    lo, hi = linear_percentiles(values, [tail, 100.0 - tail])
     return (float(lo), float(hi))
+
+
+def linear_percentiles(values: np.ndarray, q: Sequence[float]) -> np.ndarray:
+    """``np.percentile(values, q)`` of finite float values, to the bit: the same virtual index
+    ``(n - 1) * q / 100`` and the same interpolation (from the upper neighbour when the weight is
+    0.5 or more), without the step by which numpy loads ``numpy.ma`` (20 ms of a command's
+    start)."""
+    ordered = np.sort(values)
+    n = len(ordered)
+    virtual = (n - 1) * np.true_divide(np.asarray(q, dtype=np.float64), 100)
+    below = np.floor(virtual)
+    above = below + 1
+    last = virtual >= n - 1
+    below[last] = above[last] = -1
+    below[virtual < 0] = above[virtual < 0] = 0
+    a, b = ordered[below.astype(np.intp)], ordered[above.astype(np.intp)]
+    gamma = virtual - below
+    diff = b - a
+    out = a + diff * gamma
+    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    return out
 
 
 def bootstrap_ratio_interval(
