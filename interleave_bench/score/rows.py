@@ -188,3 +188,50 @@ def index_rows(
     if dup_errors:
         raise InputErrors(dup_errors)
     return idx
+
+
+class LeftOutRows:
+    """What :func:`index_rows` lists, gathered from rows met a block at a time in any order: each
+    row is told with its line, and the lists come back in the file's order, as the index makes
+    them (the same reasons, lines and errors)."""
+
+    def __init__(self, source: str, allow_duplicates: bool) -> None:
+        self.source = source
+        self.allow_duplicates = allow_duplicates
+        self._stray: dict[tuple[str, int], int] = {}  # rows of unknown sessions or turns: first line by key
+        self._last: dict[tuple[str, int], int] = {}  # the last line met of each stray key
+        self._unknown: list[LeftOut] = []
+        self._duplicates: list[tuple[int, LeftOut]] = []  # (line of the later row, the earlier one left out)
+        self._errors: list[InputError] = []
+
+    def stray(self, session_id: str, i: int, line: int, known_session: bool) -> None:
+        """A row of a session the data does not hold, or of a turn its session does not have."""
+        key = (session_id, i)
+        if key in self._stray:
+            self.repeated(session_id, i, line, self._last[key], self._stray[key])
+            self._last[key] = line
+            return
+        self._stray[key] = self._last[key] = line
+        self._unknown.append(LeftOut(UNKNOWN_TURN if known_session else UNKNOWN_SESSION, session_id, i, line))
+
+    def repeated(self, session_id: str, i: int, line: int, previous: int, first: int) -> None:
+        """A second (or later) row for a turn, on ``line``; ``previous`` and ``first``: the lines
+        of the row before it and of the first row for that turn."""
+        if self.allow_duplicates:
+            self._duplicates.append((line, LeftOut(DUPLICATE, session_id, i, previous)))
+        else:
+            self._errors.append(InputError(
+                self.source, line, "i",
+                f"second row for session {session_id!r} turn {i} (first on line {first}); "
+                "remove it or pass --allow-duplicates to keep the last",
+            ))
+
+    def listed(self) -> list[LeftOut]:
+        """The rows left out, as :func:`index_rows` lists them (unknown sessions, unknown turns,
+        duplicates, each in the file's order); raises :class:`InputErrors` naming every
+        duplicate unless duplicates are allowed."""
+        if self._errors:
+            raise InputErrors(sorted(self._errors, key=lambda e: e.line or 0))
+        unknown = sorted(self._unknown, key=lambda x: x.line or 0)
+        return ([x for x in unknown if x.reason == UNKNOWN_SESSION] + [x for x in unknown if x.reason == UNKNOWN_TURN]
+                + [x for _, x in sorted(self._duplicates, key=lambda d: d[0])])
