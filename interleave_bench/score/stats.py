@@ -6,7 +6,7 @@ Pure functions: numbers in, numbers out.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -66,13 +66,33 @@ def bootstrap_sums(stats: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     draw_type = np.int32 if n_units < 2**31 else np.int64
     step = max(2, BOOTSTRAP_WEIGHT_BYTES // (8 * n_units))  # rows of counts per product
     weights = np.empty((min(step + 1, BOOTSTRAP_BLOCK, resamples), n_units), dtype=np.float64)
+    with one_blas_thread():
+        _resampled_sums(stats, rng, draw_type, step, weights, out)
+    return out
+
+
+def one_blas_thread() -> Any:
+    """The products on one BLAS thread: a threaded product splits the sums, so the last bit of a
+    sum of fractions moved with the machine's cores, and on a shared machine its threads cost
+    more than the product (the ten products of 1,000 resamples of 2,000 sessions by 40 counts, as
+    ``benchmarks/bench_score.py --sessions 2000`` takes them, on two cores shared with other work:
+    0.145 s threaded, 0.009 s on one thread)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
+
+
+def _resampled_sums(stats: np.ndarray, rng: np.random.Generator, draw_type: type, step: int, weights: np.ndarray,
+                    out: np.ndarray) -> None:
+    """:func:`bootstrap_sums`' resamples, a block of products at a time, into ``out``."""
+    n_units = len(stats)
+    resamples = len(out)
     for start in range(0, resamples, BOOTSTRAP_BLOCK):
         block = min(BOOTSTRAP_BLOCK, resamples - start)
         for lo, hi in _product_rows(block, step):
             for r in range(hi - lo):
                 weights[r] = np.bincount(rng.integers(0, n_units, size=n_units, dtype=draw_type), minlength=n_units)
             out[start + lo:start + hi] = weights[:hi - lo] @ stats
-    return out
 
 
 def _product_rows(block: int, step: int) -> list[tuple[int, int]]:
