@@ -31,7 +31,7 @@ from ..schema import PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, data_pass, ids_unprintable, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
-from .rows import LeftOutRows, other_modes
+from .rows import LeftOutRows, other_modes, row_lines
 from .routing import DEFAULT_MODE
 
 
@@ -107,16 +107,16 @@ def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
 
 def numbered_blocks(path: str | os.PathLike, digest: Any) -> Iterator[tuple[list[Any], Sequence[int]]]:
     """The rows of a JSONL predictions file, decoded by the compiled reader a block at a time
-    (by the lean one while every block it meets fits it), with the line of each; every byte of the
+    (by the lean one while every block it meets fits it), with the number of each (from 0, blank
+    lines passed over: :class:`~.rows.LeftOutRows` finds its line when it is listed); every byte of the
     file goes to ``digest`` (a hashlib object) as it is read. Raises :class:`Bad` for a line that
     reader does not take (the strict reader decides)."""
     # blank lines are passed over, as the strict reader does
     lean: Any = _lean_decoder().decode_lines
     full = _row_decoder().decode_lines
-    before = 0  # lines before the block
+    before = 0  # rows before the block
     for block in whole_line_blocks(path):
         digest.update(block)
-        at, before = before, before + block.count(b"\n") + (not block.endswith(b"\n"))
         rows = None
         if lean is not None:
             try:
@@ -134,15 +134,8 @@ def numbered_blocks(path: str | os.PathLike, digest: Any) -> Iterator[tuple[list
             raise Bad("a key named twice")
         if ids_unprintable(block, chain(map(_SID, rows), map(_PRED, rows))):
             raise Bad("a control character in an id")
-        yield rows, _row_lines(block, at, before, len(rows))
-
-
-def _row_lines(block: bytes, at: int, end: int, n: int) -> range | list[int]:
-    """The line (1-based) of each of a block's ``n`` rows, its lines numbered from ``at + 1`` to
-    ``end``: blank lines (JSON whitespace only, once the block is decoded) hold no row."""
-    if end - at == n:
-        return range(at + 1, end + 1)
-    return [k for k, line in enumerate(block.split(b"\n")[:end - at], start=at + 1) if line.strip()]
+        yield rows, range(before, before + len(rows))
+        before += len(rows)
 
 
 #: the longest run of digits, and of exponent digits, a number in range is written with
@@ -316,12 +309,12 @@ class PredictionStream:
             self._blocks = numbered_blocks(path, self.digest)
         self._buffer: Any = None
         self._sids: list[str] = []  # the session id of each buffered JSONL row
-        self._lines: list[int] = []  # and its line
+        self._lines: list[int] = []  # and its number in the file (from 0)
         self._done = False
         self.whole = whole
         self.rows = 0
         self.first: dict[str, str | None] = {"mode": None, "policy": None, "model": None}
-        self.listing = LeftOutRows(str(path), allow_duplicates)
+        self.listing = LeftOutRows(str(path), allow_duplicates, functools.partial(row_lines, path))
 
     def _pull(self) -> bool:
         block = next(self._blocks, None)
@@ -559,35 +552,32 @@ def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: 
     """A block of sessions of one run scored, the rows it leaves out listed (a JSONL file's);
     ``None`` when a Parquet file's rows must be listed as left out."""
     taken = stream.take(data)
-    try:
-        if taken is not None and not stream.parquet:
-            taken = _listed(data, taken, stream.listing)
-        preds = stream.columns(taken, data)
-    except OverflowError:
-        raise Bad("an integer beyond 64 bits") from None
-    n_turns = np.diff(data.turn_start)
-    if np.any(preds.session < 0) or np.any(preds.i >= n_turns[preds.session]):
-        return None
-    row_turn = data.turn_start[preds.session] + preds.i
-    if preds.rows and int(np.bincount(row_turn).max()) > 1:  # (a count per turn: cheaper than sorting)
-        return None
+    for listed in (False, True):
+        try:
+            preds = stream.columns(taken, data)
+        except OverflowError:
+            raise Bad("an integer beyond 64 bits") from None
+        n_turns = np.diff(data.turn_start)
+        if not (np.any(preds.session < 0) or np.any(preds.i >= n_turns[preds.session])):
+            row_turn = data.turn_start[preds.session] + preds.i
+            if not preds.rows or int(np.bincount(row_turn).max()) <= 1:  # (a count per turn: cheaper than sorting)
+                break
+        if stream.parquet or listed:
+            return None
+        taken = _listed(data, taken, stream.listing)  # rows left out: listed, then the rest read again
     return score_block(data, preds, split, mode)
 
 
 def _listed(data: DataColumns, taken: tuple[list[Any], list[int], list[int]], listing: LeftOutRows) -> tuple[list[Any], ...]:
-    """A block's JSONL rows (rows, session positions, lines; in file order) without those left
+    """A block's JSONL rows (rows, session positions, numbers; in file order) without those left
     out of the numbers, which ``listing`` is told: rows of turns their session does not have, and
     of a turn that has another row (the last counts)."""
     rows, pos, lines = taken
-    if not rows:
-        return taken
     i = np.fromiter(map(_I, rows), dtype=np.int64, count=len(rows))
     where = np.array(pos, dtype=np.int64)
     stray = i >= np.diff(data.turn_start)[where]
     turn = np.where(stray, -1, data.turn_start[where] + i)
     counts = np.bincount(turn[~stray])
-    if not stray.any() and (not len(counts) or int(counts.max()) <= 1):
-        return taken
     keep = ~stray
     for k in np.flatnonzero(stray):
         listing.stray(rows[k].session_id, int(i[k]), lines[k], known_session=True)
