@@ -247,8 +247,14 @@ class LeaderboardRow(Document):
     data_revision: str
     #: the commit the claimed data revision resolved to (filled in by ``leaderboard add``)
     data_commit: Optional[str] = None
+    #: the config of the data revision the run was scored on (v0, v1, ...), when known: rows of
+    #: different configs of one revision are ranked apart
+    data_config: Optional[str] = None
     data_sha256: str
     predictions_sha256: str
+    #: the run's rows, in any order or layout: SHA-256 over each row's canonical JSON, sorted (set
+    #: by ``leaderboard add``; one run is one row however its file is written)
+    rows_sha256: Optional[str] = None
     sessions: Optional[int]
     messages: Optional[int]
     package_version: Optional[str]

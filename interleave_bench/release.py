@@ -404,6 +404,8 @@ def released_commit(repo_id: str, tag: str, folder: Path) -> Optional[str]:
 
     Raises :class:`UsageError` when the tag names other content (tags are never moved) or the Hub fails.
     """
+    import tempfile
+
     from huggingface_hub.errors import RepositoryNotFoundError
     from huggingface_hub.hf_api import RepoFile
 
@@ -423,12 +425,44 @@ def released_commit(repo_id: str, tag: str, folder: Path) -> Optional[str]:
             return None
         remote = {e.path: e for e in api.list_repo_tree(repo_id, repo_type=client.REPO_TYPE, revision=tags[tag], recursive=True)
                   if isinstance(e, RepoFile)}
-    added, changed, deleted = diff_remote(local_files(folder), remote)
+    with tempfile.TemporaryDirectory(prefix="interleave-release-") as tmp:
+        local, kept = _as_pushed(api, repo_id, tags[tag], local_files(folder), remote, Path(tmp), what)
+        added, changed, deleted = diff_remote(local, remote, keep=tuple(kept))
     if added or changed or deleted:
         raise UsageError(f"{what}: tag {tag!r} already names commit {tags[tag][:12]}, which holds other content "
                          f"({len(added) + len(changed) + len(deleted)} files differ); a tag names one revision for good: "
                          "choose another --revision")
     return tags[tag]
+
+
+def _as_pushed(api: Any, repo_id: str, commit: str, local: list[Any], remote: dict[str, Any], tmp: Path,
+               what: str) -> tuple[list[Any], list[str]]:
+    """``(files, kept configs)``: the folder's files as ``push`` would have published them at ``commit``.
+
+    A push keeps the configs on the Hub that the folder does not carry, and declares them in the
+    README (and the Eval Results file) it publishes (:func:`~.hub.push.push_folder`); the same
+    merge is made here, so a release that kept another config is found to hold this content.
+    """
+    from .hub import client
+    from .hub.evalresults import EVAL_YAML, eval_yaml
+    from .hub.export import README
+    from .hub.push import _local_file, merge_card, remote_configs
+
+    here = remote_configs({f.path: f for f in local})
+    kept = [c for c in remote_configs(remote) if c not in here]
+    mine = next((f for f in local if f.path == README), None)
+    if not kept or README not in remote or mine is None:
+        return local, kept
+    with client.hub_errors(what):
+        theirs = Path(api.hf_hub_download(repo_id, README, repo_type=client.REPO_TYPE, revision=commit,
+                                          cache_dir=str(tmp / "cache"))).read_text(encoding="utf-8")
+    merged, tasks = tmp / README, tmp / EVAL_YAML
+    merged.write_text(merge_card(Path(mine.abspath).read_text(encoding="utf-8"), theirs, kept), encoding="utf-8",
+                      newline="\n")
+    tasks.parent.mkdir(parents=True, exist_ok=True)
+    tasks.write_text(eval_yaml([*here, *kept]), encoding="utf-8", newline="\n")
+    rest = [f for f in local if f.path not in (README, EVAL_YAML)]
+    return rest + [_local_file(merged, README), _local_file(tasks, EVAL_YAML)], kept
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,8 @@ class Turn(Record):
     ambiguous: bool = Field(**STRICT)
     #: v1: the assistant's reply to this message
     assistant: Optional[str] = None
+    #: multi-party chat (``import irc``): who wrote the message
+    speaker: Optional[str] = None
 
 
 class TimelineEvent(Record):

@@ -1,13 +1,15 @@
 #!/usr/bin/env python
-"""Add scored runs to the InterleaveBench leaderboard on the Hub, or print it (thin wrapper).
+"""Score runs and add them to the InterleaveBench leaderboard on the Hub, or print it (thin wrapper).
 
-Same as ``interleave-bench leaderboard add|show``. ``add`` appends one row per score file (the
-``*.score.json`` that ``interleave-bench score`` writes) and publishes the board as one commit
-tagged v1, v2, ...; it refuses runs without provenance, duplicates, and runs on another data
-revision than the one ranked (unless --new-board). ``show`` prints the ranking with intervals.
+Same as ``interleave-bench leaderboard add|show``. ``add`` scores each run itself (a predictions
+file on ``--data``, or the files a ``*.score.json`` names, whose figures must agree with the
+computed ones), appends one row per run and publishes the board as one commit tagged board-1,
+board-2, ...; it refuses figures that disagree, runs without intervals, duplicates (the same
+predictions, or a name already in the table) and runs on another data revision than the one ranked
+(unless --new-board). ``show`` prints the ranking with intervals.
 
-    python scripts/publish_leaderboard.py add predictions/closed-bm25.score.json \\
-        --repo my-org/interleavebench-leaderboard --system bm25-baseline --data-repo my-org/interleavebench
+    python scripts/publish_leaderboard.py add predictions/closed-bm25.jsonl --data hub:my-org/interleavebench@v0.1 \\
+        --repo my-org/interleavebench-leaderboard --system bm25-baseline
     python scripts/publish_leaderboard.py show --repo my-org/interleavebench-leaderboard
 
 Environment: HF_TOKEN (or a `hf auth login`) for add, HF_ENDPOINT (a Hub mirror; default the Hub).

@@ -1,4 +1,4 @@
-"""Small hand-written v1 sessions for the facts tests (DESIGN sections 3 and 7a).
+"""Small hand-written v1 sessions for the facts tests (README.md#file-formats, docs/generate.md#v1-replies-fact-episodes-timeline-and-probes).
 
 One scripted session of three topics covers every fact type and probe category: a stated budget
 that is updated (cross + stale), a deposit the assistant proposes and the user accepts, a guest count

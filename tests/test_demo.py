@@ -15,8 +15,8 @@ def test_demo_generates_routes_scores_and_prints_the_table(tmp_path):
     assert first.returncode == 0, first.stderr[-2000:]
     out = first.stdout
     rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ") and "-" in line.split("|")[1]}
-    assert set(rows) == {"closed-oracle", "closed-stay", "closed-bm25", "open-oracle", "open-single",
-                         "open-always_new", "open-bm25"}
+    assert set(rows) == {"closed-oracle", "closed-stay", "closed-bm25", "closed-local", "open-oracle", "open-single",
+                         "open-always_new", "open-bm25", "open-local"}
     for oracle in ("closed-oracle", "open-oracle"):
         assert "| 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] | 0.000 [0.000, 0.000] |" in rows[oracle]
     data = tmp_path / "data" / "interleave-v0-demo"

@@ -1,4 +1,4 @@
-"""Judging answers and delivered lines (DESIGN 7a): a hand case for every verdict and edge, and
+"""Judging answers and delivered lines (docs/facts.md#judging-an-answer): a hand case for every verdict and edge, and
 property tests of the invariants."""
 
 from __future__ import annotations

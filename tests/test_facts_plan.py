@@ -1,4 +1,4 @@
-"""v1 fact episodes, timeline and probes (DESIGN.md section 7a): rates over 2,000 seeded plans, a
+"""v1 fact episodes, timeline and probes (docs/generate.md#v1-replies-fact-episodes-timeline-and-probes): rates over 2,000 seeded plans, a
 hand-built plan with its hand-computed timeline and probes, and the v1 checks of ``validate``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scoring facts results (DESIGN 7a): hand-built result files with hand-computed figures, each gate
+"""Scoring facts results (docs/facts.md#metrics): hand-built result files with hand-computed figures, each gate
 passing and failing, missing and duplicate answers failing the run, and score-facts end to end."""
 
 from __future__ import annotations

@@ -1,15 +1,18 @@
-"""The leaderboard: rows from score files, the refusal rules, ranking with intervals, publication tags."""
+"""The leaderboard: rows computed from the runs themselves, the refusal rules, ranking with intervals, tags."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import _board_util as b
 import _hub_util as u
 from _hub_util import TOKEN, hub  # noqa: F401  (the fixture)
 from interleave_bench.errors import InputError, InputErrors
+from interleave_bench.hub.board_score import differences, name_key, normalise_name
 from interleave_bench.hub.leaderboard import (
     board_features,
     check_additions,
@@ -17,6 +20,7 @@ from interleave_bench.hub.leaderboard import (
     next_tag,
     rank,
     row_from_score,
+    value_range,
 )
 
 BOARD = "org/interleavebench-leaderboard"
@@ -25,42 +29,56 @@ DATA_B = "sha256:" + "b" * 64
 DATA_REPO = "org/interleavebench"
 
 
-def _scores(tmp_path):
-    return {
-        "bm25": u.write_json(tmp_path / "s" / "closed-bm25.score.json", u.score("closed-bm25", 0.734, 0.61, data_sha=DATA_A)),
-        "llm": u.write_json(tmp_path / "s" / "closed-llm.score.json",
-                            u.score("closed-llm", 0.812, 0.40, policy="llm", model="deepseek-chat", data_sha=DATA_A)),
-    }
+@pytest.fixture
+def runs(tmp_path):
+    """``(data folder, {run: predictions file})`` of the seven baselines on ten sessions."""
+    return b.baselines(tmp_path / "data")
 
 
 def _add(capsys, *args):
     return u.cli(["leaderboard", "add", *args, "--repo", BOARD], capsys)
 
 
-def test_add_two_runs_then_show_them_ranked_with_intervals(hub, tmp_path, capsys):
-    s = _scores(tmp_path)
-    code, out, err = _add(capsys, s["bm25"], "--system", "bm25-baseline", "--data-repo", "org/interleavebench")
+def _one_line_refusal(capsys, path, *args):
+    code, out, err = _add(capsys, path, *args)
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: {path}: "), err
+    return err
+
+
+def test_rows_are_scored_from_the_predictions_and_shown_ranked_with_intervals(hub, runs, tmp_path, capsys):
+    data, preds = runs
+    code, out, err = _add(capsys, str(preds["closed-stay"]), "--data", str(data), "--system", "stay-baseline",
+                          "--data-repo", DATA_REPO)
     assert code == 0, err
     assert "published org/interleavebench-leaderboard" in out and ", tag board-1" in out
-    code, out, err = _add(capsys, s["llm"])
+    # a score file comes along: its figures are recomputed, agree, and the computed row is published
+    score = b.score_file(data, preds["closed-bm25"], bootstrap=1000, out=tmp_path / "s" / "closed-bm25.score.json")
+    code, out, err = _add(capsys, str(tmp_path / "s" / "closed-bm25.score.json"))
     assert code == 0, err
 
+    stay = b.score_file(data, preds["closed-stay"], bootstrap=1000)
     code, out, err = u.cli(["leaderboard", "show", "--repo", BOARD], capsys)
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == f"# {BOARD} at main (board-2)"
-    assert f"data revision: `{DATA_A}`; 2 runs ranked" in out
+    fp = score["provenance"]["data_sha256"]
+    assert f"data revision: `{fp}`; 2 runs ranked" in out
     table = [line for line in lines if line.startswith("| ") and not line.startswith("| rank")]
-    assert table[0].startswith("| 1 | closed-llm | llm | deepseek-chat | 0.812 [0.780, 0.843] | 0.400 [0.350, 0.460] |")
-    assert table[1].startswith("| 2 | bm25-baseline | bm25 | - | 0.734 [0.702, 0.765] | 0.610 [0.560, 0.670] |")
-    assert table[0].endswith("| $0.000123 | board-2 |") and table[1].endswith("| n/a | board-1 |")
+
+    def cell(doc, m="accuracy"):
+        lo, hi = doc["intervals"][m]
+        return f"{doc['metrics'][m]:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    assert table[0].startswith(f"| 1 | closed-bm25 | bm25 | - | {cell(score)} | {cell(score, 'weighted_error')} |")
+    assert table[1].startswith(f"| 2 | stay-baseline | stay | - | {cell(stay)} |")
+    assert table[0].endswith("| board-2 |") and table[1].endswith("| board-1 |")
 
     # one commit and one tag per publication; an earlier publication still shows what it held
     assert sorted(hub.tags(BOARD)) == ["board-1", "board-2"]
     commits = hub.commits(BOARD)
     assert len(commits) == 3 and [c.oid for c in commits[1:]] == [hub.tags(BOARD)["board-1"], hub.tags(BOARD)["board-2"]]
     code, out, _ = u.cli(["leaderboard", "show", "--repo", BOARD, "--revision", "board-1"], capsys)
-    assert code == 0 and "1 run ranked" in out and "closed-llm" not in out
+    assert code == 0 and "1 run ranked" in out and "closed-bm25" not in out
 
     # the board is a dataset: typed rows through load_dataset, at a publication tag
     script = (
@@ -71,99 +89,193 @@ def test_add_two_runs_then_show_them_ranked_with_intervals(hub, tmp_path, capsys
     loaded, logs = u.run_python(script, hub.env, cwd=tmp_path)
     assert loaded["features"] == board_features().to_dict()
     rows = {r["system"]: r for r in loaded["rows"]}
-    assert rows["bm25-baseline"]["accuracy_lo"] == 0.702 and rows["bm25-baseline"]["data_repo"] == "org/interleavebench"
-    assert rows["closed-llm"]["publication"] == "board-2" and rows["closed-llm"]["data_revision"] == DATA_A
-    assert json.loads(rows["closed-llm"]["provenance"])["predictions_file"] == "predictions/closed-llm.jsonl"
+    assert rows["stay-baseline"]["accuracy_lo"] == stay["intervals"]["accuracy"][0]
+    assert rows["stay-baseline"]["data_repo"] == DATA_REPO
+    assert rows["closed-bm25"]["publication"] == "board-2" and rows["closed-bm25"]["data_revision"] == fp
+    assert json.loads(rows["closed-bm25"]["provenance"])["predictions_file"] == str(preds["closed-bm25"])
     assert TOKEN not in out + logs and u.files_containing(tmp_path, TOKEN) == []
 
     readme = hub.files(BOARD, "board-2")["README.md"].decode()
-    assert "| 1 | closed-llm |" in readme and "publication `board-2`" in readme
+    assert "| 1 | closed-bm25 |" in readme and "publication `board-2`" in readme
 
 
-def test_a_duplicate_add_is_refused_with_a_clear_message(hub, tmp_path, capsys):
-    s = _scores(tmp_path)
-    assert _add(capsys, s["bm25"])[0] == 0
-    code, out, err = _add(capsys, s["bm25"])
-    assert code == 2
-    assert err.strip() == (f"error: {s['bm25']}: duplicate: closed-bm25 (closed, bm25, no model, dev) on data revision "
-                           f"{DATA_A} is already on the board (published in board-1)")
+def test_the_same_run_or_the_same_name_twice_is_refused(hub, runs, capsys):
+    data, preds = runs
+    stay = str(preds["closed-stay"])
+    assert _add(capsys, stay, "--data", str(data))[0] == 0
+    code, out, err = _add(capsys, stay, "--data", str(data))
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: {stay}: duplicate: closed-stay (closed, stay, no model, dev) on data revision sha256:")
+    assert err.rstrip().endswith("is already on the board (published in board-1)")
     # the same predictions under another name are the same run
-    code, _, err = _add(capsys, s["bm25"], "--system", "renamed")
+    code, _, err = _add(capsys, stay, "--data", str(data), "--system", "renamed")
     assert code == 2 and "provenance.predictions_sha256: duplicate: the same predictions are already on the board" in err
+    # a name that differs by case or spacing is the same name
+    for name in ("CLOSED-STAY", "closed-stay ", "  closed-stay"):
+        code, _, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data), "--system", name)
+        assert code == 2 and "duplicate: " in err and "is already on the board" in err, (name, err)
+        assert name == "CLOSED-STAY" or "duplicate: closed-stay (" in err
+    # a line break in a name would forge a line of output
+    code, _, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data), "--system", "bm25\nerror: forged")
+    assert code == 2 and err.count("\n") == 1 and "--system: a name may not hold control characters (U+000A)" in err
     # and two copies in one add
-    code, _, err = _add(capsys, s["llm"], s["llm"])
+    code, _, err = _add(capsys, str(preds["closed-bm25"]), str(preds["closed-bm25"]), "--data", str(data))
     assert code == 2 and "duplicate" in err
+    code, _, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data), "--system", "CLOSED-STAY")
+    assert "is already on the board as closed-stay (names are one row of a table" in err
     assert sorted(hub.tags(BOARD)) == ["board-1"] and len(hub.commits(BOARD)) == 2
+    # a name is normalised before it is published
+    code, out, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data), "--system", "  my   ＢＭ25 ")
+    assert code == 0, err
+    assert "added my BM25 (closed, bm25, no model, dev)" in out
 
 
-def test_runs_without_provenance_or_on_other_data_are_refused_unless_new_board(hub, tmp_path, capsys):
-    s = _scores(tmp_path)
+def test_a_score_file_that_disagrees_with_the_computed_run_is_refused_naming_the_field(hub, runs, tmp_path, capsys):
+    data, preds = runs
+    honest = b.score_file(data, preds["closed-stay"])
+    cases = {
+        "metrics.accuracy": b.forged(honest, metrics__accuracy=0.95),
+        "counts.strict": b.forged(honest, counts__strict=371),
+        "intervals.accuracy": b.forged(honest, intervals__accuracy=[0.0, 1.0]),
+        "provenance.predictions_sha256": b.forged(honest, provenance__predictions_sha256="sha256:" + "0" * 64),
+    }
+    for field, doc in cases.items():
+        err = _one_line_refusal(capsys, b.write(tmp_path / "s" / f"{field}.score.json", doc))
+        assert f": {field}: the file says " in err and "the board publishes what it computes" in err, err
+    assert hub.repos.get(("dataset", BOARD)) is None  # refused before any request
+
+
+def test_a_run_without_intervals_is_refused(hub, runs, tmp_path, capsys):
+    data, preds = runs
+    bare = b.write(tmp_path / "s" / "bare.score.json", b.score_file(data, preds["closed-stay"], bootstrap=0))
+    err = _one_line_refusal(capsys, bare)
+    assert "provenance.bootstrap: 0: the run has no intervals" in err
+
+
+def test_runs_without_provenance_or_on_other_data_are_refused_unless_new_board(hub, runs, tmp_path, capsys):
+    data, preds = runs
     noprov = u.write_json(tmp_path / "s" / "noprov.score.json", u.score("x", 0.5, 0.5, provenance=False))
     code, _, err = _add(capsys, noprov)
     assert code == 2 and f"error: {noprov}: provenance.data_sha256: required field is missing" in err and len(err.splitlines()) == 1
     assert hub.repos.get(("dataset", BOARD)) is None  # refused before any request
 
-    assert _add(capsys, s["bm25"])[0] == 0
-    other = u.write_json(tmp_path / "s" / "newdata.score.json", u.score("closed-bm25", 0.70, 0.7, data_sha=DATA_B))
-    code, _, err = _add(capsys, other)
-    assert code == 2 and f"scored on data revision {DATA_B}, but the board ranks {DATA_A}" in err and "--new-board" in err
+    assert _add(capsys, str(preds["closed-stay"]), "--data", str(data))[0] == 0
+    other_data, other = b.baselines(tmp_path / "other", n=6)
+    code, _, err = _add(capsys, str(other["closed-stay"]), "--data", str(other_data))
+    assert code == 2 and "but the board ranks sha256:" in err and "--new-board" in err
 
-    code, out, err = _add(capsys, other, "--new-board")
+    code, out, err = _add(capsys, str(other["closed-stay"]), "--data", str(other_data), "--new-board")
     assert code == 0, err
     code, out, _ = u.cli(["leaderboard", "show", "--repo", BOARD], capsys)
-    assert f"data revision: `{DATA_B}`; 1 run ranked, 1 on other data revisions not shown" in out
-    code, out, _ = u.cli(["leaderboard", "show", "--repo", BOARD, "--data-revision", DATA_A], capsys)
-    assert "| 1 | closed-bm25 | bm25 | - | 0.734 [0.702, 0.765] |" in out
+    assert "1 run ranked, 1 on other data revisions not shown" in out
     assert sorted(hub.tags(BOARD)) == ["board-1", "board-2"]
 
 
 def publish_data(tmp_path, capsys, n=6, revision="v0.1"):
-    """Export ``n`` sessions as v0, push them to DATA_REPO tagged ``revision``; returns their fingerprint."""
-    from interleave_bench.io import records_fingerprint
-    from interleave_bench.schema import Session
-
-    rows = u.sessions(n)
-    src = u.write_data(tmp_path / f"data-{revision}", rows, u.manifest(n=n))
+    """Export ``n`` sessions as v0, push them to DATA_REPO tagged ``revision``; returns the data folder and runs."""
+    data, preds = b.baselines(tmp_path / f"data-{revision}", n=n)
     out = tmp_path / f"export-{revision}"
-    assert u.cli(["export", "--v0", str(src), "--out", str(out)], capsys)[0] == 0
+    assert u.cli(["export", "--v0", str(data), "--out", str(out)], capsys)[0] == 0
     code, _, err = u.cli(["push", str(out), "--repo", DATA_REPO, "--revision", revision], capsys)
     assert code == 0, err
-    return records_fingerprint(Session.model_validate(r) for r in rows)
+    return data, preds
 
 
-def test_a_run_on_the_same_data_file_joins_the_board_under_its_published_revision(hub, tmp_path, capsys):
-    fp = publish_data(tmp_path, capsys)
-    bm25 = u.write_json(tmp_path / "s" / "bm25.score.json", u.score("closed-bm25", 0.734, 0.61, data_sha=fp))
-    llm = u.write_json(tmp_path / "s" / "llm.score.json",
-                       u.score("closed-llm", 0.812, 0.40, policy="llm", model="deepseek-chat", data_sha=fp))
-    code, _, err = _add(capsys, bm25, "--data-repo", DATA_REPO, "--data-revision", "v0.1")
+def test_runs_on_a_published_revision_are_ranked_under_its_name(hub, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data, preds = publish_data(tmp_path, capsys)
+    code, out, err = _add(capsys, str(preds["closed-stay"]), "--data", f"hub:{DATA_REPO}@v0.1")
     assert code == 0, err
-    # scored on the same file (same fingerprint), submitted without naming the revision
-    code, out, err = _add(capsys, llm)
+    assert "added closed-stay (closed, stay, no model, dev) on data revision v0.1" in out
+    # scored on the same file locally, submitted without naming the revision: joins under its name
+    code, out, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data))
     assert code == 0, err
-    assert "added closed-llm (closed, llm, deepseek-chat, dev) on data revision v0.1" in out
+    assert "added closed-bm25 (closed, bm25, no model, dev) on data revision v0.1" in out
     code, out, _ = u.cli(["leaderboard", "show", "--repo", BOARD], capsys)
-    assert "data revision: `v0.1`; 2 runs ranked" in out
-    # the same revision name over different data is refused: v0.1 on the data repo holds other records
-    other = u.write_json(tmp_path / "s" / "other.score.json", u.score("third", 0.6, 0.9, data_sha=DATA_B))
-    code, _, err = _add(capsys, other, "--data-revision", "v0.1")
-    assert code == 2 and err.count("\n") == 1
-    assert f"scored on data {DATA_B}, but {DATA_REPO}@v0.1 (commit {hub.tags(DATA_REPO)['v0.1'][:12]}) holds v0 {fp}" in err
+    assert "data revision: `v0.1`; 2 runs ranked" in out and "### config `v0`, split `dev`, mode `closed`" in out
 
 
-def test_a_server_error_publishes_nothing(hub, tmp_path, capsys):
-    s = _scores(tmp_path)
-    assert _add(capsys, s["bm25"])[0] == 0
+def test_a_false_data_revision_claim_is_refused(hub, tmp_path, capsys):
+    data, preds = publish_data(tmp_path, capsys)
+    other_data, other = b.baselines(tmp_path / "other", n=5)
+    run = str(preds["closed-stay"])
+    err = _one_line_refusal(capsys, run, "--data", str(data), "--data-repo", DATA_REPO, "--data-revision", "v9.9")
+    assert "'v9.9' is not a revision of org/interleavebench" in err
+    # a revision that exists but holds other data than the run was scored on
+    err = _one_line_refusal(capsys, str(other["closed-stay"]), "--data", str(other_data), "--data-repo", DATA_REPO,
+                            "--data-revision", "v0.1")
+    assert f"(commit {hub.tags(DATA_REPO)['v0.1'][:12]}) holds v0 " in err and "the run was not scored on that revision" in err
+    # a claim without a repo to check it against
+    err = _one_line_refusal(capsys, run, "--data", str(data), "--data-revision", "v0.1")
+    assert "give --data-repo ORG/NAME" in err
+    assert hub.repos.get(("dataset", BOARD)) is None or len(hub.commits(BOARD)) == 1  # nothing published
+    # the true claim goes through
+    code, out, err = _add(capsys, run, "--data", str(data), "--data-repo", DATA_REPO, "--data-revision", "v0.1")
+    assert code == 0, err
+
+
+def test_a_server_error_publishes_nothing(hub, runs, capsys):
+    data, preds = runs
+    assert _add(capsys, str(preds["closed-stay"]), "--data", str(data))[0] == 0
     hub.fail_next_commits(1, status=503)
-    code, _, err = _add(capsys, s["llm"])
+    code, _, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data))
     assert code == 2 and "the Hub answered HTTP 503" in err and "nothing was published" in err
     assert sorted(hub.tags(BOARD)) == ["board-1"]
-    assert _add(capsys, s["llm"])[0] == 0 and sorted(hub.tags(BOARD)) == ["board-1", "board-2"]
+    assert _add(capsys, str(preds["closed-bm25"]), "--data", str(data))[0] == 0
+    assert sorted(hub.tags(BOARD)) == ["board-1", "board-2"]
+
+
+def test_a_concurrent_publication_is_refused_naming_the_boards_current_revision(hub, runs, capsys, monkeypatch):
+    import interleave_bench.hub.leaderboard as lb
+
+    data, preds = runs
+    assert _add(capsys, str(preds["closed-stay"]), "--data", str(data))[0] == 0
+    read_at = hub.repo(BOARD).branches["main"]
+    real = lb.write_board
+    others = []
+
+    def another_add_first(*args, **kw):  # the other add publishes after this one read the board
+        if not others:
+            monkeypatch.setattr(lb, "write_board", real)
+            others.append(lb.add_runs([str(preds["open-bm25"])], BOARD, data=str(data)))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lb, "write_board", another_add_first)
+    code, _, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data))
+    now = hub.repo(BOARD).branches["main"]
+    assert code == 2 and err.count("\n") == 1 and now == others[0].commit != read_at
+    assert f"the board is at {now[:12]}, moved by another publication since this add read it at {read_at[:12]}" in err
 
 
 def test_show_of_a_missing_board_is_one_line(hub, capsys):
     code, _, err = u.cli(["leaderboard", "show", "--repo", "org/nothing-here"], capsys)
     assert code == 2 and "repository not found" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_board_page_says_leaderboard_once(hub, runs, tmp_path, capsys):
+    from interleave_bench.hub.board_render import page_title
+
+    data, preds = runs
+    assert _add(capsys, str(preds["closed-stay"]), "--data", str(data))[0] == 0
+    page = tmp_path / "board.html"
+    assert u.cli(["leaderboard", "show", "--repo", BOARD, "--html", str(page)], capsys)[0] == 0
+    html = page.read_text(encoding="utf-8")
+    assert f"<title>{BOARD}</title>" in html and "leaderboard leaderboard" not in html
+    assert page_title("org/runs") == "org/runs leaderboard"
+
+
+def test_publish_leaderboard_script_wraps_the_command(hub, runs, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    data, preds = runs
+    script = Path(__file__).resolve().parents[1] / "scripts" / "publish_leaderboard.py"
+    spec = importlib.util.spec_from_file_location("publish_leaderboard", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["add", str(preds["closed-stay"]), "--data", str(data), "--repo", BOARD]) == 0
+    assert mod.main(["show", "--repo", BOARD]) == 0
+    assert "| 1 | closed-stay |" in capsys.readouterr().out
 
 
 # --- pure parts -------------------------------------------------------------------------------------------
@@ -175,7 +287,7 @@ def _row(system, acc, werr, **kw):
     return r
 
 
-def test_rank_orders_by_accuracy_then_weighted_error_and_groups_by_split_and_mode():
+def test_rank_orders_by_accuracy_then_weighted_error_and_groups_by_config_split_and_mode():
     rows = [
         _row("f", 0.99, 0.01, data_revision=DATA_B, publication="board-1"),  # an earlier board: not ranked
         _row("a", 0.70, 0.50, publication="board-2"),
@@ -183,13 +295,37 @@ def test_rank_orders_by_accuracy_then_weighted_error_and_groups_by_split_and_mod
         _row("c", 0.80, 0.40, publication="board-3"),  # ties b on accuracy, wins on weighted error
         _row("d", 0.10, 0.10, accuracy=None, publication="board-3"),  # no accuracy sorts last
         _row("e", 0.99, 0.01, mode="open", publication="board-3"),  # another mode: another table
+        _row("g", 0.99, 0.01, data_config="sgd", publication="board-3"),  # another config: another table
     ]
     rev, groups, left_out = rank(rows)  # the board ranks the revision of its latest publication
     assert rev == DATA_A and left_out == 1
-    assert [(g.split, g.mode) for g in groups] == [("dev", "closed"), ("dev", "open")]
+    assert [(g.config, g.split, g.mode) for g in groups] == [(None, "dev", "closed"), (None, "dev", "open"),
+                                                             ("sgd", "dev", "closed")]
     assert [r["system"] for r in groups[0].rows] == ["c", "b", "a", "d"]
+    assert groups[2].title == "config sgd, split dev, mode closed"
     rev, groups, left_out = rank(rows, DATA_B)
-    assert rev == DATA_B and left_out == 5 and [r["system"] for r in groups[0].rows] == ["f"]
+    assert rev == DATA_B and left_out == 6 and [r["system"] for r in groups[0].rows] == ["f"]
+
+
+def test_value_ranges_are_the_metric_tables():
+    from interleave_bench.score.table import metric
+
+    assert value_range("routing", "topics_per_thread") == (metric("topics_per_thread").lo, metric("topics_per_thread").hi)
+    assert value_range("routing", "topics_per_thread")[0] == 1.0
+    assert value_range("routing", "weighted_error") == (0.0, 3.0)
+    assert value_range("mid_reply", "mixed_in") == (metric("mid_reply_mixed_in").lo, metric("mid_reply_mixed_in").hi)
+    assert value_range("shared_facts", "stale") == (metric("stale_answers").lo, metric("stale_answers").hi)
+    assert value_range("shared_facts", "weighted_error") is None
+
+
+def test_check_additions_accepts_new_runs_on_the_ranked_revision():
+    existing = [_row("a", 0.7, 0.5, publication="board-1")]
+    check_additions(existing, [_row("b", 0.8, 0.4)], ["b.json"])  # no exception
+    with pytest.raises(InputErrors):
+        check_additions(existing, [_row("b", 0.8, 0.4, data_revision=DATA_B)], ["b.json"])
+    check_additions(existing, [_row("b", 0.8, 0.4, data_revision=DATA_B)], ["b.json"], new_board=True)
+    with pytest.raises(InputErrors, match="duplicate: A"):
+        check_additions(existing, [_row("A", 0.8, 0.4)], ["b.json"])  # a name is a name whatever its case
 
 
 def test_intervals_are_formatted_beside_the_value():
@@ -205,33 +341,6 @@ def test_next_tag_counts_publications():
     assert next_tag(["board-1", "board-2", "data-123", "v0.1"]) == "board-3"
     # a board tagged v<n> before the board-<n> naming goes on counting from there
     assert next_tag(["board-1", "board-2", "data-123", "v10"]) == "board-11"
-
-
-def test_a_malformed_score_file_is_one_line_naming_the_field():
-    bad = {"format": "something-else", "metrics": {}, "mode": 3, "split": "dev"}
-    with pytest.raises(InputError) as exc:
-        row_from_score("run.score.json", bad)
-    assert exc.value.field == "format"
-    line = exc.value.format()
-    assert len(line.splitlines()) == 1 and line.startswith("run.score.json: format:") and "mode" in line
-    good = u.score("x", 0.5, 0.5)
-    for field, breaks in [("mode", {"mode": 3}), ("provenance.data_sha256", {"provenance": {"bootstrap": 1, "seed": 0}}),
-                          ("metrics.accuracy", {"metrics": {"accuracy": "high"}}),
-                          ("counts.messages", {"counts": {**good["counts"], "messages": None}})]:
-        with pytest.raises(InputError) as exc:
-            row_from_score("run.score.json", {**good, **breaks})
-        assert exc.value.field == field and len(exc.value.format().splitlines()) == 1
-    with pytest.raises(InputError) as exc:
-        row_from_score("run.score.json", {**good, "metrics": {"weighted_error": 0.1}})
-    assert exc.value.field == "metrics.accuracy" and "ranks on it" in str(exc.value)
-
-
-def test_check_additions_accepts_new_runs_on_the_ranked_revision():
-    existing = [_row("a", 0.7, 0.5, publication="board-1")]
-    check_additions(existing, [_row("b", 0.8, 0.4)], ["b.json"])  # no exception
-    with pytest.raises(InputErrors):
-        check_additions(existing, [_row("b", 0.8, 0.4, data_revision=DATA_B)], ["b.json"])
-    check_additions(existing, [_row("b", 0.8, 0.4, data_revision=DATA_B)], ["b.json"], new_board=True)
 
 
 def test_a_board_from_a_newer_version_is_not_rewritten(tmp_path):
@@ -250,116 +359,32 @@ def test_a_board_from_a_newer_version_is_not_rewritten(tmp_path):
         _read_rows(str(tmp_path / "new.parquet"))
 
 
-def test_publish_leaderboard_script_wraps_the_command(hub, tmp_path, capsys):
-    import importlib.util
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[1] / "scripts" / "publish_leaderboard.py"
-    spec = importlib.util.spec_from_file_location("publish_leaderboard", script)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    s = _scores(tmp_path)
-    assert mod.main(["add", s["bm25"], "--repo", BOARD]) == 0
-    assert mod.main(["show", "--repo", BOARD]) == 0
-    assert "| 1 | closed-bm25 |" in capsys.readouterr().out
 
 
-# --- honesty: claims are checked, impossible values and partial runs refused -------------------------------
+# --- invariants of names and agreement ----------------------------------------------------------------------
 
 
-def _one_line_refusal(capsys, path, *args):
-    code, out, err = _add(capsys, path, *args)
-    assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: {path}: "), err
-    return err
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_a_normalised_name_is_stable_printable_and_keeps_its_identity(raw):
+    try:
+        name = normalise_name(raw, "x.json", "system")
+    except InputError as exc:
+        assert "\n" not in exc.format()
+        return
+    assert normalise_name(name, "x.json", "system") == name  # normalising twice changes nothing
+    assert name == name.strip() and "  " not in name and name.isprintable()
+    assert name_key(name) == name_key(raw) == name_key(name.upper()) == name_key(f" {name} ")
 
 
-def test_a_false_data_revision_claim_is_refused(hub, tmp_path, capsys):
-    fp = publish_data(tmp_path, capsys)
-    # on a fresh board: a revision the data repo does not have
-    s = u.write_json(tmp_path / "s" / "a.score.json", u.score("a", 0.7, 0.5, data_sha=fp))
-    err = _one_line_refusal(capsys, s, "--data-repo", DATA_REPO, "--data-revision", "v9.9")
-    assert "'v9.9' is not a revision of org/interleavebench" in err
-    # a revision that exists but holds other data than the run was scored on
-    other = u.write_json(tmp_path / "s" / "b.score.json", u.score("b", 0.7, 0.5, data_sha=DATA_B))
-    err = _one_line_refusal(capsys, other, "--data-repo", DATA_REPO, "--data-revision", "v0.1")
-    assert "the run was not scored on that revision" in err
-    # a claim without a repo to check it against
-    err = _one_line_refusal(capsys, s, "--data-revision", "v0.1")
-    assert "give --data-repo ORG/NAME" in err
-    assert hub.repos.get(("dataset", BOARD)) is None or len(hub.commits(BOARD)) == 1  # nothing published
-    # the true claim goes through, and the row records the commit it resolved to
-    code, out, err = _add(capsys, s, "--data-repo", DATA_REPO, "--data-revision", "v0.1")
-    assert code == 0, err
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                           | st.text(max_size=5), lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=12)
 
 
-def test_values_out_of_range_or_outside_their_interval_are_refused(hub, tmp_path, capsys):
-    bad = u.score("cheat", 0.7, 0.5)
-    bad["metrics"]["accuracy"] = 2.5
-    bad["intervals"]["accuracy"] = [2.4, 2.6]
-    err = _one_line_refusal(capsys, u.write_json(tmp_path / "s" / "range.score.json", bad))
-    assert "metrics.accuracy: 2.5 is outside its range [0.0, 1.0]" in err
-    outside = u.score("odd", 0.7, 0.5)
-    outside["intervals"]["accuracy"] = [0.75, 0.8]
-    err = _one_line_refusal(capsys, u.write_json(tmp_path / "s" / "interval.score.json", outside))
-    assert "metrics.accuracy: 0.7 lies outside its own 95% interval [0.75, 0.8]" in err
-    negative = u.score("neg", 0.7, 0.5)
-    negative["metrics"]["weighted_error"] = -0.1
-    negative["intervals"]["weighted_error"] = None
-    err = _one_line_refusal(capsys, u.write_json(tmp_path / "s" / "neg.score.json", negative))
-    assert "metrics.weighted_error: -0.1 is outside its range [0.0, 3.0]" in err
-    assert hub.repos.get(("dataset", BOARD)) is None  # refused before any request
-
-
-def test_a_partial_run_is_refused(hub, tmp_path, capsys):
-    partial = u.score("partial", 0.9, 0.1)
-    partial["counts"]["sessions_without_rows"] = 3
-    partial["not_scored"] = [{"reason": "no predictions", "session_id": f"s{k}"} for k in range(3)]
-    err = _one_line_refusal(capsys, u.write_json(tmp_path / "s" / "partial.score.json", partial))
-    assert "a partial run: 3 sessions of split 'dev' had no predictions" in err
-
-
-def _summary(kind, acc=(7, 10), **more):
-    k, n = acc
-    doc = {
-        "kind": kind, "policy": "rule", "model": None,
-        "cases": {"path": "packaged", "sha256": "sha256:" + "c" * 64, "selected": n, "lang": None, "limit": None},
-        "results": {"path": "results/x.jsonl", "sha256": "sha256:" + hashlib.sha256(kind.encode()).hexdigest()},
-        "metrics": {"n": n, "accuracy": {"value": round(k / n, 4), "k": k, "n": n, "ci95": [0.3968, 0.8922]},
-                    "mixed_in": {"value": 0.5, "k": 1, "n": 2, "ci95": [0.0945, 0.9055]}},
-        "provenance": {"package_version": "0.1.0", "created": "2025-03-02T09:00:00+00:00"},
-    }
-    doc.update(more)
-    return doc
-
-
-def test_mid_reply_and_shared_facts_summaries_are_rows_of_their_own_kind(hub, tmp_path, capsys):
-    mid = u.write_json(tmp_path / "s" / "mid.score.json", _summary("mid-reply"))
-    rate = {"value": 0.7, "k": 7, "n": 10, "ci95": [0.3968, 0.8922]}
-    facts_doc = {  # as `interleave-bench score-facts` writes it
-        "format": 1, "kind": "facts", "system": None, "model": None, "passed": True,
-        "results": {"path": "facts/run.jsonl", "sha256": "sha256:" + "f" * 64},
-        "data": {"path": "data/sessions.jsonl", "sha256": "sha256:" + "c" * 64},
-        "metrics": {"strategies": {"facts": {"answer_accuracy": rate, "stale_answers": {**rate, "value": 0.1, "k": 1, "ci95": [0.0179, 0.4042]},
-                                             "proposal_answers": {**rate, "value": 0.0, "k": 0, "ci95": [0.0, 0.2775]}},
-                                   "summary": {"answer_accuracy": {**rate, "value": 0.5, "k": 5}}},
-                    "duplicates": [], "missing": []},
-        "provenance": {"package_version": "0.1.0", "results": "sha256:" + "f" * 64},
-    }
-    facts = u.write_json(tmp_path / "s" / "facts.score.json", facts_doc)
-    routing = _scores(tmp_path)["bm25"]
-    code, out, err = _add(capsys, routing)
-    assert code == 0, err
-    code, out, err = _add(capsys, mid, facts, "--new-board")
-    assert code == 0, err
-    code, out, _ = u.cli(["leaderboard", "show", "--repo", BOARD, "--data-revision", "sha256:" + "c" * 64], capsys)
-    assert "mode `mid-reply`" in out and "mode `facts`" in out
-    assert "| 1 | mid-reply-rule | rule | - | 0.700 [0.397, 0.892] |" in out
-    assert "| 1 | facts | facts | - | 0.700 [0.397, 0.892] | 0.100 [0.018, 0.404] | 0.000 [0.000, 0.278] |" in out
-    partial = u.write_json(tmp_path / "s" / "mid-partial.score.json",
-                           _summary("mid-reply", cases={"sha256": "sha256:" + "c" * 64, "limit": 5, "lang": None}))
-    err = _one_line_refusal(capsys, partial)
-    assert "a partial run (limit 5)" in err
-    unfinished = u.write_json(tmp_path / "s" / "facts-partial.score.json",
-                              {**facts_doc, "metrics": {**facts_doc["metrics"], "missing": ["s1/p2/facts"]}})
-    err = _one_line_refusal(capsys, unfinished)
-    assert "a partial run: 1 probe answer missing (first s1/p2/facts)" in err
+@settings(max_examples=200, deadline=None)
+@given(json_values, json_values)
+def test_a_document_agrees_with_itself_and_not_with_another(a, other):
+    assert list(differences(a, a)) == []
+    if list(differences(a, other)):
+        assert list(differences(other, a))  # disagreement goes both ways

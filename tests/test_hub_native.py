@@ -172,48 +172,47 @@ def test_the_dataset_carries_eval_yaml_and_a_model_gets_its_eval_results_from_th
                               {"id": "v0-open", "config": "v0", "split": "test"},
                               {"id": "mid-reply", "config": "mid_reply", "split": "test"}]
 
-    fp = records_fingerprint(Session.model_validate(r) for r in rows)
-    model = "org/router-7b"
-    closed = u.score("closed-llm", 0.812, 0.4, policy="llm", model=model, split="test", data_sha=fp)
-    dev = u.score("closed-llm-dev", 0.9, 0.2, policy="llm", model=model, split="dev", data_sha=fp)  # no task on dev
-    paths = [u.write_json(tmp_path / "s" / f"{n}.score.json", d) for n, d in (("closed", closed), ("dev", dev))]
-    code, out, err = u.cli(["leaderboard", "add", *paths, "--repo", "org/board", "--data-repo", DATA_REPO,
-                            "--data-revision", "v0.1"], capsys)
-    assert code == 0, err
-    code, out, err = u.cli(["leaderboard", "export-eval-results", "--repo", "org/board", "--model", model,
-                            "--out", str(tmp_path / "model-repo")], capsys)
-    assert code == 0, err
-    written = sorted(p.relative_to(tmp_path / "model-repo").as_posix() for p in (tmp_path / "model-repo").rglob("*.yaml"))
-    assert written == [".eval_results/interleavebench-v0-closed.yaml"]
-    [entry] = yaml.safe_load((tmp_path / "model-repo" / written[0]).read_text())
-    assert entry["dataset"] == {"id": DATA_REPO, "task_id": "v0-closed", "revision": hub.tags(DATA_REPO)["v0.1"]}
-    assert entry["value"] == 0.812 and entry["evaluation_framework"] == "interleave-bench"
-    assert entry["source"]["url"].endswith("/datasets/org/board/tree/board-1")
-    assert "95% interval [0.78, 0.843]" in entry["notes"]
+    from interleave_bench.route.standard import write_baselines
+    from interleave_bench.score.run import score_files
 
+    src = tmp_path / "src"
+    made = {r.path.name: r.path for r in write_baselines(src / "sessions.jsonl", "all", out_dir=tmp_path / "preds")}
+    pred = made["closed-stay.jsonl"]
+    model = "org/router-7b"
+    # the board scores the runs on the published revision, on the test split (a task) and on dev (none)
+    for split, run in (("test", pred), ("dev", made["closed-bm25.jsonl"])):
+        code, out, err = u.cli(["leaderboard", "add", str(run), "--data", str(src), "--split", split, "--system",
+                                f"stay-{split}", "--model", model, "--repo", "org/board", "--data-repo", DATA_REPO,
+                                "--data-revision", "v0.1"], capsys)
+        assert code == 0, err
+    test = score_files(src, [pred], split="test", write=False)[0].result
     code, out, err = u.cli(["leaderboard", "export-eval-results", "--repo", "org/board", "--model", "other/model"], capsys)
     assert code == 2 and err.count("\n") == 1
 
 
 def test_a_mid_reply_summary_is_checked_against_the_published_cases(hub, tmp_path, capsys, monkeypatch):
-    from interleave_bench.io import read_case_file, records_fingerprint
-
     publish_v0(tmp_path, capsys, u.sessions(5), revision="v0.1", mid_reply=True)
-    cases = records_fingerprint(read_case_file(tmp_path / "cases-src.json").cases)
-
-    def summary(name, data_sha):
-        doc = {"kind": "mid-reply", "policy": "rule", "model": None,
-               "cases": {"path": "c.json", "sha256": "sha256:" + "0" * 64, "selected": 3, "lang": None, "limit": None},
-               "results": {"path": f"{name}.jsonl", "sha256": "sha256:" + name * 64},
-               "metrics": {"n": 3, "accuracy": {"value": 0.6667, "k": 2, "n": 3, "ci95": [0.2077, 0.9385]}},
-               "provenance": {"data_sha256": data_sha, "predictions_sha256": "sha256:" + name * 64}}
-        return u.write_json(tmp_path / "s" / f"{name}.score.json", doc)
+    out = tmp_path / "mid" / "rule.jsonl"
+    assert u.cli(["mid-reply", str(tmp_path / "cases-src.json"), "--rule-only", "--out", str(out)], capsys)[0] == 0
+    summary = tmp_path / "mid" / "rule.score.json"
+    doc = json.loads(summary.read_text(encoding="utf-8"))
 
     args = ["--repo", "org/board", "--data-repo", DATA_REPO, "--data-revision", "v0.1"]
-    code, _, err = u.cli(["leaderboard", "add", summary("a", cases), *args], capsys)
+    code, _, err = u.cli(["leaderboard", "add", str(summary), *args], capsys)
     assert code == 0, err
-    code, _, err = u.cli(["leaderboard", "add", summary("b", "sha256:" + "9" * 64), *args], capsys)
-    assert code == 2 and err.count("\n") == 1 and f"holds mid_reply {cases}" in err
+    # a run on other cases (one case's text changed), claimed on the revision that holds these
+    cases = u.case_file()
+    cases["cases"][0]["text"] = "add Sintra and Cascais"
+    other_cases = u.write_json(tmp_path / "cases-other.json", cases)
+    out = tmp_path / "mid" / "other.jsonl"
+    assert u.cli(["mid-reply", other_cases, "--rule-only", "--out", str(out)], capsys)[0] == 0
+    code, _, err = u.cli(["leaderboard", "add", str(tmp_path / "mid" / "other.score.json"), *args], capsys)
+    assert code == 2 and err.count("\n") == 1 and "holds mid_reply sha256:" in err, err
+    # the first run's rows, said to be scored on other cases: its own case file says otherwise
+    doc["provenance"]["data_sha256"] = "sha256:" + "9" * 64
+    forged = u.write_json(tmp_path / "mid" / "forged.score.json", doc)
+    code, _, err = u.cli(["leaderboard", "add", forged, *args], capsys)
+    assert code == 2 and err.count("\n") == 1 and "provenance.data_sha256: says sha256:999" in err, err
 
 
 # --- the data fingerprint is on the records -------------------------------------------------------------------

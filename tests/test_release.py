@@ -160,3 +160,19 @@ def test_a_push_failing_on_the_server_stops_with_one_line_and_the_repo_keeps_its
     assert err.startswith("error: release stopped at step 7/7 (push): push to org/interleavebench: the Hub answered HTTP 500")
     assert f"the repo still holds revision {head[:12]}" in err
     assert hub.repo(REPO).branches["main"] == head and set(hub.tags(REPO)) == {"v0.1"}
+
+
+def test_rerunning_a_release_that_kept_another_config_makes_no_commit(hub, tmp_path, capsys):
+    v0 = u.write_data(tmp_path / "v0", u.sessions(5), u.manifest(n=5))
+    v1 = u.write_data(tmp_path / "v1", u.sessions(5, version="interleave-v1"), u.manifest("interleave-v1", n=5))
+    assert _release(tmp_path, capsys, "--revision", "v0.1", "--v0", str(v0), "--v1", str(v1))[0] == 0
+    # the next release carries v0 only: the push keeps v1 and declares it on the card
+    args = ("--revision", "v0.2", "--v0", str(v0), "--work", str(tmp_path / "rel2"))
+    code, out, err = _release(tmp_path, capsys, *args)
+    assert code == 0, err
+    assert "v1/" in " ".join(hub.files(REPO, "v0.2")) and "`v1`" in hub.files(REPO, "v0.2")["README.md"].decode()
+    head, writes = hub.repo(REPO).branches["main"], len(_writes(hub))
+    code, out, err = _release(tmp_path, capsys, *args)
+    assert code == 0, err
+    assert f"tag v0.2 already names commit {head[:12]} holding this content: no commit made" in out
+    assert hub.repo(REPO).branches["main"] == head and len(_writes(hub)) == writes

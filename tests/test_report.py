@@ -103,14 +103,21 @@ def test_report_refuses_an_unknown_comparison_in_one_line(tmp_path, monkeypatch,
 
 def test_leaderboard_show_html_renders_the_board_the_same_way(hub, tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    a = u.write_json(tmp_path / "s" / "a.score.json", u.score("closed-bm25", 0.734, 0.61))
-    b = u.write_json(tmp_path / "s" / "b.score.json", u.score("closed-llm", 0.812, 0.4, policy="llm", model="m"))
-    assert u.cli(["leaderboard", "add", a, b, "--repo", "org/board"], capsys)[0] == 0
+    import _board_util
+
+    data, preds = _board_util.baselines(tmp_path / "data")
+    stay = _board_util.score_file(data, preds["closed-stay"], bootstrap=1000)
+    code, _, err = u.cli(["leaderboard", "add", str(preds["closed-bm25"]), str(preds["closed-stay"]), "--data", str(data),
+                          "--repo", "org/board"], capsys)
+    assert code == 0, err
     out = tmp_path / "board.html"
     code, stdout, err = u.cli(["leaderboard", "show", "--repo", "org/board", "--html", str(out)], capsys)
     assert code == 0, err
     text = out.read_text(encoding="utf-8")
     page = Page(text)
-    assert page.stack == [] and page.outside == [] and len(page.images) == 2
+    # both baselines cost nothing: the accuracy plot, and a line instead of a cost plot of one point
+    assert page.stack == [] and page.outside == [] and len(page.images) == 1
+    assert "Every system here costs the same, 0.000000 USD per message" in text
     assert page.headings == ["split dev, mode closed"]
-    assert "<td>closed-llm</td>" in text and "0.812 [0.780, 0.843]" in text
+    lo, hi = stay["intervals"]["accuracy"]
+    assert "<td>closed-stay</td>" in text and f"{stay['metrics']['accuracy']:.3f} [{lo:.3f}, {hi:.3f}]" in text

@@ -111,7 +111,7 @@ def test_bm25_hand_computed():
     docs = [["kitchen", "cabinet"], ["hotel", "lisbon", "hotel"]]
     assert idf(2, 1) == pytest.approx(math.log(2))
     assert bm25_scores(["hotel"], docs) == pytest.approx([0.0, 0.902322], abs=1e-5)
-    # a query term counts once however often it is said (DESIGN.md section 6): "hotel" twice is "hotel"
+    # a query term counts once however often it is said (docs/route.md#policies): "hotel" twice is "hotel"
     assert bm25_scores(["kitchen", "hotel", "hotel"], docs) == pytest.approx([0.754913, 0.902322], abs=1e-5)
     assert bm25_scores(["x"], [[], []]) == [0.0, 0.0]
     assert bm25_scores(["x"], []) == []

@@ -1,4 +1,4 @@
-"""Every metric of DESIGN.md section 7 on short sessions written for the purpose, computed by hand.
+"""Every metric of docs/score.md#the-metrics-exactly on short sessions written for the purpose, computed by hand.
 
 The hand computations are in the comments beside each fixture; the assertions compare the
 scorer's numbers with them.
@@ -347,7 +347,7 @@ def test_switch_f1_is_defined_once_anything_counts():
 
 
 def test_burst_table_by_hand():
-    # The three groups are disjoint (DESIGN.md 7.11). Strict messages 0..5:
+    # The three groups are disjoint (docs/score.md#the-metrics-exactly). Strict messages 0..5:
     # 0 alone (right); 1+2 a burst on one thread t1 (1 right, 2 right); 3+4 a burst across threads
     # (3 right, 4 wrong); 5 alone (wrong). alone 1/2; in a burst on one thread 2/2; across 1/2.
     # waited on 1, 3 and 5 of 6 rows = 0.5

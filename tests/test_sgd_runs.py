@@ -75,16 +75,32 @@ def test_the_leaderboard_takes_an_sgd_run_on_its_release_and_never_ranks_it_with
     assert code == 0, err
     [folder] = (tmp_path / "hub-data").glob("*/sgd@*")
     assert read_sessions(folder / "sessions.jsonl") == read_sessions(imported / "sessions.jsonl")
-    run = u.write_json(tmp_path / "s" / "sgd-bm25.score.json", u.score("closed-bm25", 0.58, 1.25, data_sha=sgd_fp))
-    code, out, err = run_cli(capsys, "leaderboard", "add", run, "--repo", BOARD, "--data-repo", DATA_REPO,
-                             "--data-revision", "v0.1")
+    # the board scores the SGD run itself, on the release's sgd config
+    code, out, err = run_cli(capsys, "leaderboard", "add", folder / "predictions" / "closed-bm25.jsonl", "--data",
+                             f"hub:{DATA_REPO}@v0.1#sgd", "--system", "sgd-bm25", "--repo", BOARD)
     assert code == 0, err
-    # a v0 run on the same release is other data: it is not ranked beside the SGD run
-    from interleave_bench.schema import Session
-
-    v0_fp = records_fingerprint(Session.model_validate(r) for r in v0_rows)
-    other = u.write_json(tmp_path / "s" / "v0-bm25.score.json", u.score("closed-stay", 0.7, 0.9, data_sha=v0_fp))
-    code, _, err = run_cli(capsys, "leaderboard", "add", other, "--repo", BOARD, "--data-revision", "v0.1")
-    assert code == 2 and err.count("\n") == 1 and "were scored on other data" in err
+    assert "added sgd-bm25 (closed, bm25, no model, dev) on data revision v0.1" in out
+    # a v0 run on the same release is other data: it goes in a table of its own, never beside the SGD run
+    code, out, err = run_cli(capsys, "baselines", v0, "--mode", "closed")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "leaderboard", "add", v0 / "predictions" / "closed-stay.jsonl", "--data", v0,
+                           "--data-repo", DATA_REPO, "--data-revision", "v0.1", "--repo", BOARD)
+    assert code == 0, err
     code, out, _ = run_cli(capsys, "leaderboard", "show", "--repo", BOARD)
-    assert "data revision: `v0.1`; 1 run ranked" in out and "closed-stay" not in out
+    assert "data revision: `v0.1`; 2 runs ranked" in out
+    tables = out.split("### ")[1:]
+    assert [t.splitlines()[0] for t in tables] == ["config `sgd`, split `dev`, mode `closed`",
+                                                   "config `v0`, split `dev`, mode `closed`"]
+    assert "sgd-bm25" in tables[0] and "closed-stay" not in tables[0] and "closed-stay" in tables[1]
+    # an SGD run scored on the local copy, claimed on the release: the revision's sgd config holds that data
+    code, _, err = run_cli(capsys, "leaderboard", "add", folder / "predictions" / "closed-stay.jsonl", "--data", folder,
+                           "--data-repo", DATA_REPO, "--data-revision", "v0.1", "--repo", BOARD)
+    assert code == 0, err
+    code, out, _ = run_cli(capsys, "leaderboard", "show", "--repo", BOARD)
+    sgd_table = out.split("### ")[1]
+    assert sgd_table.startswith("config `sgd`") and "closed-stay" in sgd_table
+    from interleave_bench.hub.client import hub_api
+    from interleave_bench.hub.leaderboard import fetch_board
+
+    rows = fetch_board(hub_api(), BOARD).rows
+    assert {r["data_sha256"] for r in rows if r["data_config"] == "sgd"} == {sgd_fp}

@@ -1,7 +1,7 @@
 """``interleave-bench demo``: the main job on the embedded default, with no key and no network.
 
-Generates offline data from the packaged templates, runs the model-free baselines in both modes,
-scores them and prints the table; then writes a small offline v1 set (replies, fact episodes,
+Generates offline data from the packaged templates, runs the model-free baselines and the free
+``local`` router in both modes, scores them and prints the table; then writes a small offline v1 set (replies, fact episodes,
 timeline and probes) and prints its probe counts by category. Every step is deterministic (seeded generation, model-free
 routers, seeded bootstrap), so a rerun, or a run after an interruption, ends with the same files
 and the same table.
@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from ..generate import generate_offline
     from ..commands.baselines import write_baselines
     from ..io import sessions_file
+    from ..route.runner import RouteOptions, run_route
     from ..llm.prices import prices_from
     from ..heap import paused_gc
     from ..score.read import read_sessions_fast
@@ -65,10 +66,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"1/4 generating {args.sessions} sessions offline (templates, seed {args.seed}) into {out}/", file=sys.stderr)
     # offline generation takes about a second and is deterministic: always write it afresh
     data = generate_offline(args.sessions, out, seed=args.seed, overwrite=True)
-    print(f"2/4 routing with the model-free baselines (split {args.split})", file=sys.stderr)
+    print(f"2/4 routing with the model-free baselines and local (split {args.split})", file=sys.stderr)
     with paused_gc():  # records by the thousand: keep the cyclic collector off meanwhile
         sessions = read_sessions_fast(sessions_file(out))  # read and validated once for every step
         results = write_baselines(str(out), args.split, sessions=sessions)
+        # the free router that knows how sure it is, beside the baselines
+        results += [run_route(out, RouteOptions(mode=mode, policy="local", split=args.split), fresh=True, sessions=sessions)
+                    for mode in ("closed", "open")]
         print("3/4 scoring", file=sys.stderr)
         runs = score_files(out, [r.path for r in results], split=args.split, bootstrap=args.bootstrap,
                            sessions=sessions, price=price)

@@ -1,9 +1,12 @@
 """``interleave-bench leaderboard add|show``: publish scored runs to a leaderboard dataset, print it.
 
-``add`` appends one row per score file (or mid-reply / shared-facts summary) and publishes the board
-as one commit tagged board-1, board-2...; it refuses runs without provenance, values outside their
-range or interval, partial runs, data revisions that do not hold the data the run was scored on,
-duplicates, and runs on another data revision than the one ranked (unless --new-board), exit 2. ``show`` prints the ranking as markdown with intervals.
+``add`` scores each run itself (predictions on --data, or the files a score file or mid-reply /
+shared-facts summary names, whose stated figures must agree with the computed ones), appends one
+row per run and publishes the board as one commit tagged board-1, board-2...; it refuses, exit 2,
+figures that disagree, runs without intervals, values outside their range, partial runs, data
+revisions that do not hold the data the run was scored on, duplicates (the same predictions, or a
+name already in the table, case and spacing aside), and runs on another data revision than the
+one ranked (unless --new-board). ``show`` prints the ranking as markdown with intervals.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ..progress import Timer, summary_line
+from ..schema import SCORE_SPLITS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,14 +23,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     lsub = p.add_subparsers(dest="leaderboard_command", metavar="ACTION")
     lsub.required = True
 
-    a = lsub.add_parser("add", help="add one row per score file and publish the board (one commit + tag)")
-    a.add_argument("scores", nargs="+", metavar="SCORE.json", help="score files written by `interleave-bench score` (or mid-reply / shared-facts summaries)")
+    a = lsub.add_parser("add", help="score runs, add one row each and publish the board (one commit + tag)")
+    a.add_argument("runs", nargs="+", metavar="RUN",
+                   help="prediction files (scored on --data), or score files written by `interleave-bench score` "
+                        "(or mid-reply / shared-facts summaries): recomputed from the files they name")
+    a.add_argument("--data", metavar="DATA",
+                   help="the data the predictions were routed on: a data folder, sessions file or hub:ORG/NAME@REV[#CONFIG] "
+                        "(default for a score file: the data its provenance names)")
+    a.add_argument("--split", choices=SCORE_SPLITS,
+                   help="the split predictions files are scored on (default: a score file's, else dev)")
     a.add_argument("--repo", required=True, metavar="ORG/NAME", help="the leaderboard dataset repo, e.g. org/interleavebench-leaderboard")
-    a.add_argument("--system", metavar="NAME", help="the system's name on the board (default: the score file's `system`)")
-    a.add_argument("--model", metavar="M", help="the model behind the run (default: the score file's `model`)")
+    a.add_argument("--system", metavar="NAME", help="the system's name on the board (default: the score file's `system`, else the predictions "
+                        "file's name); normalised, and one row of its table whatever its case")
+    a.add_argument("--model", metavar="M", help="the model behind the run (default: the model the run's rows name)")
     a.add_argument("--data-repo", metavar="R", help="the dataset repo the run was scored on, e.g. org/interleavebench")
     a.add_argument("--data-revision", metavar="REV",
-                   help="the data revision (a tag of --data-repo); default: the data fingerprint in the score's provenance")
+                   help="the data revision (a tag of --data-repo), checked against the data the run was scored on; "
+                        "default: the revision of hub: data, else the data fingerprint")
     a.add_argument("--new-board", action="store_true",
                    help="start a new ranking on this data revision (earlier rows stay in the history, unranked)")
     a.add_argument("--private", action="store_true", help="create the board repo private")
@@ -54,8 +67,8 @@ def run_add(args: argparse.Namespace) -> int:
     from ..hub.leaderboard import add_runs, describe, render_markdown
 
     timer = Timer()
-    r = add_runs(args.scores, args.repo, system=args.system, model=args.model, data_repo=args.data_repo,
-                 data_revision=args.data_revision, new_board=args.new_board, private=args.private)
+    r = add_runs(args.runs, args.repo, data=args.data, system=args.system, model=args.model, data_repo=args.data_repo,
+                 data_revision=args.data_revision, split=args.split, new_board=args.new_board, private=args.private)
     for row in r.added:
         print(f"added {describe(row)} on data revision {row['data_revision']}")
     print(f"published {r.repo_id}: commit {r.commit}, tag {r.tag}")

@@ -42,6 +42,9 @@ SYSTEM_TAG = "system"
 THREAD_PREFIX = "c"
 #: a log line's time stamp, dropped from the turn text (``[03:10] <nick> text`` -> ``<nick> text``)
 _STAMP = re.compile(r"^\[\d{1,2}:\d{2}\] ")
+#: the speaker of a message line, after the time stamp: ``<nick> text`` (an action, ``* nick
+#: waves``, is the nick's too)
+_SPEAKER = re.compile(r"^(?:<([^<>\s]+)>|\* (\S+))")
 #: characters of a bad annotation line (and digits of a bad number) an error shows: enough to find
 #: it, never a whole binary file on one line
 SHOWN_LINE = 80
@@ -188,6 +191,12 @@ def message_text(line: str) -> str:
     return _STAMP.sub("", line, count=1)
 
 
+def speaker_of(line: str) -> str | None:
+    """Who wrote a log line (``<nick> text`` or ``* nick does``); None for a system line."""
+    m = _SPEAKER.match(message_text(line))
+    return None if m is None else (m.group(1) or m.group(2))
+
+
 def is_system(line: str) -> bool:
     """True for a system line of the log (joins, parts, renames), which starts with ``===``."""
     return line.startswith("===")
@@ -201,7 +210,8 @@ def read_session(pair: LogPair) -> dict[str, Any]:
     (the annotation file's name, for ``export-irc``) and ``open_only`` (true: the conversations
     are not known up front, so closed-mode routing does not apply). Each turn carries ``line``
     (its message number in the log) and ``gold.links`` (the messages it replies to, itself for a
-    conversation start). Raises :class:`InputError` for malformed files.
+    conversation start) and, for a message someone wrote (not a system line), ``speaker`` (the
+    nick). Raises :class:`InputError` for malformed files.
     """
     lines = read_log(pair.log)
     uf = UnionFind()
@@ -232,7 +242,7 @@ def read_session(pair: LogPair) -> dict[str, Any]:
             action = "continue" if thread == previous else "switch"
         previous = thread
         line = lines[n]
-        turns.append({
+        turn = {
             "i": i,
             "text": message_text(line),
             "gold": {"thread": thread, "action": action, "refs": [], "links": sorted(links[n])},
@@ -241,7 +251,11 @@ def read_session(pair: LogPair) -> dict[str, Any]:
             "judge": {"thread": thread},
             "ambiguous": False,
             "line": n,
-        })
+        }
+        speaker = None if is_system(line) else speaker_of(line)
+        if speaker is not None:
+            turn["speaker"] = speaker
+        turns.append(turn)
     return {
         "session_id": f"irc-{pair.name}",
         "version": VERSION,

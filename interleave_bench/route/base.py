@@ -4,8 +4,10 @@ A router sees only what a live system would: the user's messages so far, its own
 messages routed to them, and in closed mode the thread cards (id, title, description, goal). This
 is enforced by construction: :func:`conversation_of` copies exactly those fields out of a session
 into a :class:`Conversation`, and routers are handed :class:`RouterView` objects built from it by the
-runner. Gold labels, the independent reading, ambiguity flags, tags, styles, facts and refs of turns
-never reach a view. The ``oracle`` policy alone is given gold, through the separate
+runner. Where the data has them, the view also carries the assistant's reply to each message
+already routed (never to a pending one: it has not been answered yet) and, in multi-party chat,
+each message's speaker. Gold labels, the independent reading, ambiguity flags, tags, styles, facts
+and refs of turns never reach a view. The ``oracle`` policy alone is given gold, through the separate
 :class:`GoldLabels` argument of :class:`GoldRouter`.
 """
 
@@ -33,10 +35,17 @@ class ThreadCard:
 
 @dataclass(frozen=True)
 class Message:
-    """One user message: its turn number and text."""
+    """One user message: its turn number and text; the assistant's ``reply`` to it where the data
+    has one (a pending message never carries it) and its ``speaker`` in multi-party chat."""
 
     i: int
     text: str
+    reply: Optional[str] = None
+    speaker: Optional[str] = None
+
+    def unanswered(self) -> "Message":
+        """The message as it is before the assistant replies (no ``reply``)."""
+        return self if self.reply is None else replace(self, reply=None)
 
 
 @dataclass(frozen=True)
@@ -54,22 +63,26 @@ class Conversation:
 
 
 def conversation_of(session: Session) -> Conversation:
-    """The allowed fields of ``session``, copied: thread id/title/description/goal, turn i/text."""
+    """The allowed fields of ``session``, copied: thread id/title/description/goal, turn
+    i/text/assistant reply/speaker."""
     return Conversation(
         session_id=session.session_id,
         lang=session.lang,
         cards=tuple(ThreadCard(t.id, t.title, t.description, t.goal) for t in session.threads),
-        messages=tuple(Message(t.i, t.text) for t in session.turns),
+        messages=tuple(Message(t.i, t.text, t.assistant or None, t.speaker or None) for t in session.turns),
     )
 
 
 @dataclass(frozen=True)
 class RoutedMessage:
-    """A message already routed, with the label the system gave it (a topic, CLARIFY or ERROR)."""
+    """A message already routed, with the label the system gave it (a topic, CLARIFY or ERROR), the
+    assistant's reply to it (where the data has one) and its speaker (multi-party chat)."""
 
     i: int
     text: str
     label: str
+    reply: Optional[str] = None
+    speaker: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +101,8 @@ class RouterView:
 
     ``topics`` are in creation order (closed mode: the thread cards first); ``history`` holds every
     earlier message with the label it got; ``current`` is the label of the latest message routed to
-    a topic (None before the first).
+    a topic (None before the first). Pending messages never carry a reply (they are stripped of
+    one here, whoever builds the view).
     """
 
     session_id: str
@@ -99,6 +113,10 @@ class RouterView:
     history: tuple[RoutedMessage, ...]
     current: Optional[str]
     pending: tuple[Message, ...]
+
+    def __post_init__(self) -> None:
+        if any(m.reply is not None for m in self.pending):
+            object.__setattr__(self, "pending", tuple(m.unanswered() for m in self.pending))
 
     def labels(self) -> list[str]:
         return [t.label for t in self.topics]
@@ -129,7 +147,7 @@ class RouterView:
         return replace(
             self,
             topics=topics,
-            history=self.history + (RoutedMessage(msg.i, msg.text, label),),
+            history=self.history + (RoutedMessage(msg.i, msg.text, label, None, msg.speaker),),
             current=current,
             pending=rest,
         )

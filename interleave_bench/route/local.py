@@ -1,29 +1,31 @@
 """The ``local`` policy: a model-free router with a calibrated confidence for every decision.
 
 For each message it scores every candidate (each topic it may go to, a new topic in open mode, and
-a one-off in both modes) with a few signals a message really carries, weighs them with weights
-fitted on the offline ``dev`` split (``interleave_bench/data/local/weights.json``, written by
+a one-off in both modes) with signals that carry from one chat to another, weighs them with
+weights fitted across corpora (``interleave_bench/data/local/weights.json``, written by
 ``scripts/fit_local.py``), and picks the best candidate. The signals:
 
-- lexical overlap of the message with each topic's card and routed messages: BM25 over the bm25
-  baseline's tokens (:func:`~.text.tokens`), and character 3-grams, which match Chinese without a
-  word segmenter and English word forms ("bike" in "bikes"); the first sentence (where people
-  name what they are talking about) is scored apart from the rest, and sentences that point
-  elsewhere ("keep it consistent with ...", "结合...") apart again;
+- lexical overlap of the message with each topic's card, routed messages and the assistant's
+  replies to them: BM25 over the bm25 baseline's tokens (:func:`~.text.tokens`), character
+  3-grams (Chinese without a segmenter, English word forms), the share of a card's title and
+  words the message has; the first sentence (where people name what they are talking about) is
+  scored apart from the rest, and sentences that point elsewhere apart again;
 - tokens that only one topic has seen (the values of its facts: a date, an amount, a name);
-- a topic's title named in the message;
-- recency: the current topic, the one before it, how long since a topic last had a message,
-  whether it has had one at all;
-- the dialogue signals of the message itself: a bare acknowledgement, a short lead-in, a vague
-  follow-up ("that one", "这个"), a pointer back ("the other one", "之前那个"), a new-subject or
-  one-off opener.
+- recency and gaps: the current topic, the one before it, turns since a topic's last message,
+  how many topics have been heard from since;
+- dialogue acts (:mod:`.local_text`): an acknowledgement, a short carry-on, a vague follow-up, a
+  pointer back, a request or a new-subject opener, a one-off opener; a short answer right after the
+  assistant asked something, or a message after a reply that asked nothing;
+- in multi-party chat (messages with a ``speaker``): the topic of the speaker's latest message, of
+  the latest messages of the participants the message names, and of the latest message that named
+  the speaker; a first message of a new speaker; a system line (nobody wrote it).
 
-The winning candidate's probability (a softmax over the candidates) is mapped through a
-monotone calibration fitted on the router's own dev-split runs, so ``confidence`` reads as the
-chance the decision is right. A one-off is offered only when there is a current topic and no topic
-alone shares :data:`WORK_TERMS` words with the first sentence. One-off topics are titled with
-:data:`ONEOFF_TITLE_PREFIX`; they are never offered as a place for a later message and never count
-as the current topic.
+The winning candidate's probability (a softmax over the candidates) is mapped through a monotone
+calibration cross-fitted on the fit's corpora (each session judged by weights fitted without
+it), so ``confidence`` reads as the chance the decision is right. A one-off is offered only when
+there is a current topic and no topic alone shares :data:`WORK_TERMS` words with the first
+sentence. One-off topics are titled with :data:`ONEOFF_TITLE_PREFIX`; they are never offered as a
+place for a later message and never count as the current topic.
 
 The router sees only the :class:`~.base.RouterView` (gold-blind, like every router here).
 """
@@ -32,21 +34,21 @@ from __future__ import annotations
 
 import json
 import math
-from bisect import bisect_right
-import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
-from operator import mul
+from operator import attrgetter, mul
 from importlib import resources
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .base import Decision, RouterView, TopicView
+from .base import Decision, RouterView, ThreadCard, TopicView
 from .bm25 import B, K1, idf
-from ..text import is_bare_ack, normalize
+from ..text import is_bare_ack
+from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
 POLICY = "local"
@@ -57,158 +59,31 @@ ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
-WEIGHTS_FORMAT = "interleave-local-1"
-#: character n-gram length: three characters catch word stems and most Chinese words
-CHAR_N = 3
+WEIGHTS_FORMAT = "interleave-local-2"
 #: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
 #: at a time, so a few hundred topics are plenty)
 PROFILE_CACHE_MAX = 2048
+#: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
+SHORT_ANSWER_TOKENS = 6
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
 #: a one-off (one such word can be chance; two are a subject)
 WORK_TERMS = 2
-
-# --- dialogue signals --------------------------------------------------------------------------------
-# English entries match as whole words of the lowercased text, Chinese ones anywhere.
-
-#: words that point back at what is being discussed: the message continues the current topic
-ANAPHORA = (
-    "it", "that", "this", "those", "these", "them", "same", "again", "that one", "this one",
-    "what we were just doing", "as discussed",
-    "它", "这个", "那个", "这件事", "那件事", "这边", "那边", "刚才", "这部分", "那部分", "这块", "那块",
-)
-#: phrases that point at another, earlier topic ("back to the other one")
-OTHER_TOPIC = (
-    "the other", "other one", "earlier one", "from before", "previous one", "what we had before",
-    "other thing", "other matter", "other plan",
-    "另一个", "另一件", "之前那", "前面那", "先前那", "早先那", "另外那件", "换回",
-)
-#: openers that acknowledge or carry on ("ok,", "thanks!", "好的，")
-LEADS = (
-    "ok", "okay", "alright", "all right", "great", "thanks", "thank you", "sure", "good", "got it", "fine",
-    "yep", "yes", "yeah", "cool", "nice", "noted", "understood", "agreed", "makes sense", "mhm", "next",
-    "go on", "carry on", "keep going", "continue", "and then", "right", "perfect", "sounds good",
-    "好", "行", "嗯", "可以", "收到", "明白", "谢谢", "不错", "没问题", "了解", "对", "很好", "太好了",
-    "懂了", "清楚了", "继续", "接着", "然后", "下一步", "往下", "再补",
-)
-#: phrases that open a new piece of work
-NEW_SUBJECT = (
-    "new", "start", "starting", "begin", "another one", "also need", "adding", "tackle", "bring in",
-    "separate matter", "get going", "need a hand", "help with", "juggling", "my list",
-    "新", "开始", "再加一件", "还在弄", "还得处理", "着手", "筹备", "搞定", "帮我看看", "还有个事",
-)
-#: phrases that announce a question outside every piece of work
-ONEOFF_OPENERS = (
-    "random question", "off topic", "unrelated", "side question", "different question", "quick question",
-    "by the way", "general knowledge",
-    "随便问", "题外话", "不相关", "插一句", "常识", "岔开", "顺便问",
-)
-#: phrases that draw on another topic: a sentence holding one speaks of that topic, not to it
-REFERENCES = (
-    "consistent with", "as in", "against", "around", "factor in", "bear in mind", "alongside",
-    "clash with", "line up with", "coordinate", "together with", "compared with", "other side",
-    "elsewhere", "same as",
-    "参照", "参考", "对照", "考虑到", "避开", "配合", "沿用", "结合", "冲突", "撞上", "保持一致", "那边的",
-)
-
-#: a sentence ends after one of these (a full stop inside "v1.2" or "$1.5" does not end one)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
-_WORD_RUN = re.compile(r"[a-z0-9]+")
-_LEADING_JUNK = re.compile(r"^[\W_]+")
-
-
-def _lexicon(phrases: Sequence[str]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """English phrases (words joined by single spaces) and Chinese ones of a lexicon."""
-    words = frozenset(" ".join(p.split()) for p in phrases if not _CJK.search(p))
-    return words, tuple(p for p in phrases if _CJK.search(p))
-
-
-_LEXICONS = {name: _lexicon(v) for name, v in (
-    ("anaphora", ANAPHORA), ("other", OTHER_TOPIC), ("new", NEW_SUBJECT), ("oneoff", ONEOFF_OPENERS),
-    ("ref", REFERENCES),
-)}
-_LEAD_WORDS, _LEAD_CHINESE = _lexicon(LEADS)
-#: the longest English phrase of any lexicon, in words
-MAX_PHRASE_WORDS = max(len(p.split()) for words, _ in [*_LEXICONS.values(), (_LEAD_WORDS, ())] for p in words)
-
-
-@lru_cache(maxsize=1 << 14)
-def word_phrases(lowered: str) -> frozenset[str]:
-    """Every run of 1 to :data:`MAX_PHRASE_WORDS` consecutive English words of ``lowered``, each
-    joined by single spaces (words are ASCII letter and digit runs, as in the bm25 tokens)."""
-    words = _WORD_RUN.findall(lowered)
-    return frozenset(" ".join(words[i : i + n]) for n in range(1, MAX_PHRASE_WORDS + 1) for i in range(len(words) - n + 1))
-
-
-def says(kind: str, lowered: str) -> bool:
-    """True when lowercased text ``lowered`` holds a phrase of lexicon ``kind`` (English ones as
-    whole words, Chinese ones anywhere)."""
-    words, chinese = _LEXICONS[kind]
-    return not words.isdisjoint(word_phrases(lowered)) or any(c in lowered for c in chinese)
-
-
-def starts_with_lead(lowered: str) -> bool:
-    """True when lowercased text ``lowered`` opens (after any punctuation) with an acknowledgement
-    or carry-on word."""
-    text = _LEADING_JUNK.sub("", lowered, count=1)
-    if text.startswith(_LEAD_CHINESE):
-        return True
-    if not text[:1].isascii() or not text[:1].isalnum():
-        return False
-    words = _WORD_RUN.findall(text[:60])
-    return any(" ".join(words[:n]) in _LEAD_WORDS for n in range(1, min(len(words), MAX_PHRASE_WORDS) + 1))
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, in order (never empty: a text without an end is one sentence)."""
-    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
-    return [p for p in parts if p] or [text]
-
-
-@lru_cache(maxsize=1 << 16)
-def char_grams(text: str) -> frozenset[str]:
-    """The distinct character 3-grams of normalised ``text`` (spaces kept, so word edges count)."""
-    norm = normalize(text)
-    if len(norm) < CHAR_N:
-        return frozenset((norm,)) if norm else frozenset()
-    return frozenset(norm[k : k + CHAR_N] for k in range(len(norm) - CHAR_N + 1))
-
-
-@dataclass(frozen=True)
-class MessageParts:
-    """A message split the way the signals read it: first sentence, pointing sentences, the rest."""
-
-    head: str
-    refs: str
-    rest: str
-    lowered: str
-    lowered_head: str
-
-
-@lru_cache(maxsize=1 << 14)
-def split_message(text: str) -> MessageParts:
-    """The :class:`MessageParts` of ``text``: sentence one, later sentences that draw on another
-    topic (:data:`REFERENCES`), and the other later sentences."""
-    sents = sentences(text)
-    refs, rest = [], []
-    for s in sents[1:]:
-        (refs if says("ref", s.lower()) else rest).append(s)
-    return MessageParts(sents[0], " ".join(refs), " ".join(rest), text.lower(), sents[0].lower())
-
 
 # --- topic profiles ------------------------------------------------------------------------------------
 
 
 class TopicProfile:
-    """A topic's text as counts: token frequencies, length and character n-grams (grown in place)."""
+    """A topic's text as counts: token frequencies, length and character n-grams (grown in place).
 
-    __slots__ = ("count", "last", "tf", "length", "grams")
+    It holds the card, the messages routed to the topic (without their speakers' names) and the
+    assistant's replies to them."""
+
+    __slots__ = ("count", "last", "tf", "length", "grams", "replied")
 
     def __init__(self) -> None:
         self.count = 0  # messages taken in
         self.last = -1  # turn of the latest one
+        self.replied = False  # whether the latest one's reply is in (it comes after the message)
         self.tf: dict[str, int] = {}
         self.length = 0
         self.grams: set[str] = set()
@@ -229,21 +104,29 @@ class ProfileCache:
         self._store: dict[tuple[str, str, str, str], TopicProfile] = {}
 
     def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
-        """The profile of ``topic`` as the view shows it (card text, then its messages)."""
+        """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
         card = topic.card
         key = (view.session_id, view.mode, topic.label, card.title if card is not None else "")
         msgs = topic.messages
         prof = self._store.get(key)
-        # a session's topics only grow, so a profile whose latest message is still in place is a prefix
-        if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last):
+        # a session's topics only grow, so a profile whose latest message is still in place is a
+        # prefix; a reply arrives after its message, so the latest one is taken in when it shows
+        if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
+                or (prof.replied and msgs[prof.count - 1].reply is None):
             if len(self._store) >= PROFILE_CACHE_MAX:
                 self._store.clear()
             prof = TopicProfile()
             if card is not None:
                 prof.add(f"{card.title}\n{card.description}\n{card.goal}")
             self._store[key] = prof
+        if prof.count and not prof.replied and prof.count <= len(msgs) and msgs[prof.count - 1].reply is not None:
+            prof.add(msgs[prof.count - 1].reply)
+            prof.replied = True
         for m in msgs[prof.count:]:
-            prof.add(m.text)
+            prof.add(body(m.text, m.speaker))
+            prof.replied = m.reply is not None
+            if prof.replied:
+                prof.add(m.reply)
             prof.last = m.i
         prof.count = len(msgs)
         return prof
@@ -258,16 +141,19 @@ TOPIC_FEATURES = (
     "topic.ref_bm25", "topic.ref_title", "topic.ref_only_here",
     "topic.rest_bm25", "topic.rest_title", "topic.rest_only_here",
     "topic.current", "topic.current_ack", "topic.current_short", "topic.current_anaphora",
-    "topic.current_lead", "topic.current_other", "topic.current_unnamed",
-    "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.unseen",
+    "topic.current_lead", "topic.current_other", "topic.current_unnamed", "topic.current_request",
+    "topic.current_asked", "topic.current_answer", "topic.current_done", "topic.title_share", "topic.card_share",
+    "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.rank", "topic.unseen",
+    "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
+    "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
 )
 NEW_FEATURES = (
-    "new.bias", "new.opener", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
-    "new.oneoff_opener",
+    "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
+    "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses", "new.multi",
 )
 ONEOFF_FEATURES = (
     "oneoff.bias", "oneoff.opener", "oneoff.head_bm25_max", "oneoff.tail_bm25_max", "oneoff.vague",
-    "oneoff.new_opener", "oneoff.length", "oneoff.head_chars_max",
+    "oneoff.new_opener", "oneoff.length", "oneoff.head_chars_max", "oneoff.request",
 )
 FEATURES = TOPIC_FEATURES + NEW_FEATURES + ONEOFF_FEATURES
 _TOPIC_PAD = [0.0] * (len(NEW_FEATURES) + len(ONEOFF_FEATURES))
@@ -336,6 +222,16 @@ def _title_terms(title: str) -> frozenset[str]:
     return frozenset(tokens(title))
 
 
+@lru_cache(maxsize=1 << 12)
+def _card_terms(card: ThreadCard) -> frozenset[str]:
+    return frozenset(tokens(f"{card.title}\n{card.description}\n{card.goal}"))
+
+
+def _share(part: frozenset[str], whole: frozenset[str]) -> float:
+    """The share of ``whole`` found in ``part`` (0 for an empty ``whole``)."""
+    return len(part & whole) / len(whole) if whole else 0.0
+
+
 def _title_in(title: str, text: str, terms: set[str]) -> bool:
     """:func:`~.text.title_mentioned`, asked only when ``terms`` (the text's tokens) hold every
     token of the title, which a mention implies."""
@@ -359,7 +255,7 @@ def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Option
 
 def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     """The candidates of ``view``'s pending unit with their feature rows (see :data:`FEATURES`)."""
-    text = view.pending_text()
+    text = "\n".join(body(m.text, m.speaker) for m in view.pending)
     parts = split_message(text)
     topics = [t for t in view.topics if not is_oneoff_topic(t)]
     labels = [t.label for t in topics]
@@ -374,14 +270,18 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     lead = float(starts_with_lead(parts.lowered))
     other = float(says("other", parts.lowered_head))
     new_opener = float(says("new", parts.lowered_head))
+    request = float(says("request", parts.lowered_head))
     oneoff_opener = float(says("oneoff", parts.lowered_head))
     vague = max(ack, short, anaphora, lead)
     length = math.log1p(len(all_q))
+    brief = float(len(all_q) <= SHORT_ANSWER_TOKENS)
+    last = view.history[-1] if view.history else None
 
     rows: list[list[float]] = []
     current = previous = None
     work_terms = 0
     head_bm_max = tail_bm_max = head_chars_max = 0.0
+    who = NOBODY
     if n:
         ov = overlap(all_q, profs)
         df, weights = ov.df, ov.weights
@@ -411,8 +311,17 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         tail_bm_max = math.log1p(max(x[1] + x[2] for x in sums))
         head_chars_max = max(head_chars)
         work_terms = max(x[3] for x in sums)
-        current, previous = _recency(view, set(labels))
+        allowed = set(labels)
+        current, previous = _recency(view, allowed)
+        who = people(view, text, allowed)
+        multi = float(who.multi)  # many people in one chat: conversations run side by side        # the assistant's latest reply asked something: a short message answers it
+        asked = float(last is not None and last.label == current and asks(last.reply))
+        # ... or it answered without asking anything: that piece of work may be done
+        done = float(last is not None and last.label == current and bool(last.reply) and not asked)
+        grams = char_grams(parts.head)
+        head_terms = frozenset(head_q)
         at = view.pending[0].i
+        later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
         for k, (t, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, sums)):
             title = t.card.title if t.card is not None else ""
@@ -420,27 +329,40 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
             ref_title = float(bool(title and ref_q) and _title_in(title, parts.refs, ref_q))
             rest_title = float(bool(title and rest_q) and _title_in(title, parts.rest, rest_q))
             named = head_title or ho > 0
-            gap = log1p(at - t.messages[-1].i) if t.messages else 0.0  # unseen: its own feature
+            if t.messages:
+                gap = log1p(at - t.messages[-1].i)
+                rank = log1p(bisect_left(later, -t.messages[-1].i))
+            else:
+                gap = rank = 0.0  # unseen: its own feature
             cur = float(t.label == current)
             prev = float(t.label == previous)
+            lab = t.label
             rows.append([  # in TOPIC_FEATURES order
                 log1p(hb), float(k == best and hb > 0), head_chars[k], head_title, log1p(ho),
                 log1p(rb), ref_title, log1p(ro),
                 log1p(tb), rest_title, log1p(to),
                 cur, cur * ack, cur * short, cur * anaphora, cur * lead, cur * other, cur * float(not named),
-                prev, prev * other, gap, gap * other, float(not t.messages),
+                cur * request, cur * asked, cur * asked * brief, cur * done,
+                _share(grams, char_grams(title)) if title else 0.0,
+                _share(_card_terms(t.card), head_terms) if t.card is not None else 0.0,
+                prev, prev * other, gap, gap * other, rank, float(not t.messages),
+                float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
+                log1p(who.named_in.get(lab, 0)), float(lab == who.named_me),
+                multi * gap, multi * rank, multi * log1p(hb),
             ] + _TOPIC_PAD)
     out_labels = list(labels)
     if view.mode == "open":
         rows.append(_NEW_LEFT + [  # in NEW_FEATURES order
-            1.0, new_opener, head_bm_max, head_chars_max, vague, length, oneoff_opener,
+            1.0, new_opener, request, head_bm_max, head_chars_max, vague, length, oneoff_opener,
+            float(who.multi and who.speaker is not None and who.mine is None),
+            float(who.multi and who.speaker is None), float(who.names_someone), float(who.multi),
         ] + _NEW_RIGHT)
         out_labels.append(NEW)
     # a one-off is a question off the work in progress: with no current topic there is nothing to
     # be off from, and a first sentence sharing several words with one topic alone is that work
     if current is not None and work_terms < WORK_TERMS:
         rows.append(_ONEOFF_LEFT + [  # in ONEOFF_FEATURES order
-            1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max,
+            1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max, request,
         ])
         out_labels.append(ONEOFF)
     return Candidates(tuple(out_labels), rows)
@@ -479,12 +401,44 @@ class Calibration:
         return y0 + (y1 - y0) * (p - x0) / (x1 - x0)
 
 
+#: the kinds of chat a confidence is calibrated for apart: one person, no replies shown; one
+#: person with the assistant's replies; several people (messages with speakers). Their accuracy
+#: levels differ, so one map for all would be off for each
+CHAT_KINDS = ("plain", "replies", "multi")
+_SPEAKER, _REPLY = attrgetter("speaker"), attrgetter("reply")
+#: latest messages that say what kind of chat a view is
+KIND_WINDOW = 8
+
+
+def chat_kind(view: RouterView) -> str:
+    """The :data:`CHAT_KINDS` entry of ``view``, read from its pending and latest messages."""
+    recent = view.history[-KIND_WINDOW:]
+    if any(map(_SPEAKER, view.pending)) or any(map(_SPEAKER, recent)):
+        return "multi"
+    return "replies" if any(map(_REPLY, recent)) else "plain"
+
+
 @dataclass(frozen=True)
 class ModeWeights:
-    """The fitted weights of one mode (one per :data:`FEATURES` entry) and its calibration."""
+    """The fitted weights of one mode (one per :data:`FEATURES` entry) and its calibration: one
+    map per kind of chat the fit saw enough of (:data:`CHAT_KINDS`), ``calibration`` for the rest."""
 
     weights: np.ndarray
     calibration: Calibration
+    by_kind: dict[str, Calibration] = field(default_factory=dict)
+
+    def confidence(self, probability: float, kind: str) -> float:
+        """The calibrated chance that a decision of winning ``probability`` in a ``kind`` chat is right."""
+        return self.by_kind.get(kind, self.calibration)(probability)
+
+
+def _cal_json(c: Calibration) -> dict[str, list[float]]:
+    return {"x": [round(v, 6) for v in c.x], "y": [round(v, 6) for v in c.y]}
+
+
+def _cal_of(doc: Optional[dict[str, Any]]) -> Calibration:
+    doc = doc or {}
+    return Calibration(tuple(doc.get("x", ())), tuple(doc.get("y", ())))
 
 
 @dataclass(frozen=True)
@@ -502,8 +456,8 @@ class LocalWeights:
             "modes": {
                 mode: {
                     "weights": {name: round(float(w), 6) for name, w in zip(FEATURES, mw.weights)},
-                    "calibration": {"x": [round(v, 6) for v in mw.calibration.x],
-                                    "y": [round(v, 6) for v in mw.calibration.y]},
+                    "calibration": _cal_json(mw.calibration),
+                    "calibration_by_chat": {k: _cal_json(c) for k, c in sorted(mw.by_kind.items())},
                 }
                 for mode, mw in self.modes.items()
             },
@@ -521,9 +475,12 @@ class LocalWeights:
             missing = [f for f in FEATURES if f not in w]
             if missing:
                 raise ValueError(f"{source}: field 'modes.{mode}.weights' lacks {missing[0]!r}")
-            cal = m.get("calibration") or {}
-            modes[mode] = ModeWeights(np.array([float(w[f]) for f in FEATURES]),
-                                      Calibration(tuple(cal.get("x", ())), tuple(cal.get("y", ()))))
+            kinds = m.get("calibration_by_chat") or {}
+            unknown = [k for k in kinds if k not in CHAT_KINDS]
+            if unknown:
+                raise ValueError(f"{source}: field 'modes.{mode}.calibration_by_chat' has unknown kind {unknown[0]!r}")
+            modes[mode] = ModeWeights(np.array([float(w[f]) for f in FEATURES]), _cal_of(m.get("calibration")),
+                                      {k: _cal_of(c) for k, c in kinds.items()})
         for mode in ("closed", "open"):
             if mode not in modes:
                 raise ValueError(f"{source}: field 'modes.{mode}' is missing")
@@ -570,7 +527,7 @@ class LocalRouter:
         cands = candidates(view, self.cache)
         # the first on a tie: topics in creation order, then new, then one-off
         k, p = best_of(cands.features, self._weights[view.mode])
-        return Scored(cands.labels[k], p, self.weights.modes[view.mode].calibration(p))
+        return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, chat_kind(view)))
 
     def decide_scored(self, view: RouterView) -> tuple[Decision, Scored]:
         """The decision for ``view``'s pending unit (``via: local``, with its confidence rounded to

@@ -25,28 +25,35 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from scipy.optimize import minimize
 
-from ..schema import PredictionRow, Session
+from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
+from ..score.cluster import one_to_one
 from ..score.routing import score_session
-from .base import Message, conversation_of
+from .base import conversation_of
 from .local import (
     FEATURES,
     NEW,
     ONEOFF,
     ONEOFF_TITLE_PREFIX,
+    CHAT_KINDS,
     Calibration,
     LocalRouter,
     LocalWeights,
     ModeWeights,
     ProfileCache,
     candidates,
+    chat_kind,
 )
 from .runner import RouteOptions, TopicState, route_session
 from .text import short_title
 
 MODES = ("closed", "open")
-#: L2 penalty on the weights (the loss is summed over messages): the template data are nearly
+#: L2 penalty on the weights per mode (the loss is summed over messages; chosen on halves of the dev
+#: corpora, fitted on one half and measured on the other): the template data are nearly
 #: separable, and without it weights grow until every decision is certain and brittle off them
-L2 = 1.0
+L2 = {"closed": 5.0, "open": 1.0}
+#: session folds of the cross-fitted calibration: each session is routed by weights fitted on the
+#: other folds, so its confidence is judged on sessions the weights never saw
+FOLDS = 3
 #: L-BFGS iterations: the problem is small and smooth; it converges well before this
 MAX_ITER = 500
 #: steps kept in the calibration map: enough for a smooth curve, small enough to read
@@ -74,6 +81,45 @@ class Examples:
     rows: np.ndarray
     group: np.ndarray
     target: np.ndarray
+    #: per message: its weight in the loss (1 unless corpora are balanced, see :func:`pooled`)
+    weight: Optional[np.ndarray] = None
+
+    def weighted(self, w: float) -> "Examples":
+        """The same examples, each message weighing ``w``."""
+        return Examples(self.rows, self.group, self.target, np.full(len(self.target), w))
+
+
+def concat(parts: Sequence[Examples]) -> Examples:
+    """The examples of ``parts`` as one set (weights dropped: one corpus's pieces weigh alike)."""
+    parts = [p for p in parts if len(p.target)]
+    if not parts:
+        return Examples(np.zeros((0, len(FEATURES))), np.zeros(0, dtype=int), np.zeros(0, dtype=int))
+    groups, targets, offset, msgs = [], [], 0, 0
+    for p in parts:
+        groups.append(p.group + msgs)
+        targets.append(p.target + offset)
+        offset += len(p.rows)
+        msgs += len(p.target)
+    return Examples(np.vstack([p.rows for p in parts]), np.concatenate(groups), np.concatenate(targets))
+
+
+def pooled(parts: Sequence[Examples]) -> Examples:
+    """The examples of several corpora as one set, each corpus weighing the same in total (so a
+    large corpus does not drown a small one) and the whole weighing as many messages as it has."""
+    parts = [p for p in parts if len(p.target)]
+    if not parts:
+        return concat(parts)
+    total = sum(len(p.target) for p in parts)
+    rows, group, target, weight = [], [], [], []
+    offset = msgs = 0
+    for p in parts:
+        rows.append(p.rows)
+        group.append(p.group + msgs)
+        target.append(p.target + offset)
+        weight.append(np.full(len(p.target), total / (len(parts) * len(p.target))))
+        offset += len(p.rows)
+        msgs += len(p.target)
+    return Examples(np.vstack(rows), np.concatenate(group), np.concatenate(target), np.concatenate(weight))
 
 
 def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
@@ -110,7 +156,9 @@ def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
                 label = topic_of[thread] = state.open_topic(short_title(m.text))  # type: ignore[index]
             else:
                 label = want
-            state.record(Message(m.i, m.text), label)
+            state.record(m, label)
+    if not rows:
+        return Examples(np.zeros((0, len(FEATURES))), np.zeros(0, dtype=int), np.zeros(0, dtype=int))
     return Examples(np.vstack(rows), np.asarray(group), np.asarray(target))
 
 
@@ -121,13 +169,17 @@ def _loss_and_grad(w: np.ndarray, ex: Examples, starts: np.ndarray, l2: float) -
     z = np.exp(scores - peak[ex.group])
     norm = np.add.reduceat(z, starts)
     p = z / norm[ex.group]
-    loss = float(np.sum(np.log(norm) + peak) - scores[ex.target].sum()) + l2 * float(w @ w)
-    grad = ex.rows.T @ p - ex.rows[ex.target].sum(axis=0) + 2 * l2 * w
+    mw = np.ones(len(ex.target)) if ex.weight is None else ex.weight
+    loss = float(mw @ (np.log(norm) + peak) - mw @ scores[ex.target]) + l2 * float(w @ w)
+    grad = ex.rows.T @ (p * mw[ex.group]) - mw @ ex.rows[ex.target] + 2 * l2 * w
     return loss, grad
 
 
-def fit_weights(ex: Examples, l2: float = L2) -> np.ndarray:
-    """The weights (one per :data:`~.local.FEATURES` entry) that best predict ``ex``'s targets."""
+def fit_weights(ex: Examples, l2: float = L2["open"]) -> np.ndarray:
+    """The weights (one per :data:`~.local.FEATURES` entry) that best predict ``ex``'s targets
+    (all zero when there is nothing to learn from)."""
+    if not len(ex.target):
+        return np.zeros(len(FEATURES))
     starts = np.flatnonzero(np.r_[True, ex.group[1:] != ex.group[:-1]])
     res = minimize(_loss_and_grad, np.zeros(len(FEATURES)), args=(ex, starts, l2), jac=True, method="L-BFGS-B",
                    options={"maxiter": MAX_ITER})
@@ -195,6 +247,16 @@ def fit_calibration(probability: Sequence[float], correct: Sequence[bool]) -> Ca
     return Calibration(tuple(float(v) for v in bx), tuple(float(v) for v in by))
 
 
+def fit_calibrations(judged: Sequence["Judged"], w: np.ndarray) -> ModeWeights:
+    """``w`` with the calibrations fitted on ``judged``: one over all of them, and one per kind of
+    chat with at least :data:`MIN_STEP_MESSAGES` messages."""
+    def fit(js: Sequence[Judged]) -> Calibration:
+        return fit_calibration([j.probability for j in js], [j.correct for j in js])
+
+    by_kind = {k: [j for j in judged if j.kind == k] for k in CHAT_KINDS}
+    return ModeWeights(w, fit(judged), {k: fit(js) for k, js in by_kind.items() if len(js) >= MIN_STEP_MESSAGES})
+
+
 @dataclass(frozen=True)
 class Judged:
     """A strict message routed by ``local``: its winning probability, confidence and whether the
@@ -205,12 +267,17 @@ class Judged:
     correct: bool
     lang: str
     style: str
+    #: the kind of chat it was routed in (:data:`~.local.CHAT_KINDS`)
+    kind: str = "plain"
 
 
-def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter) -> list[Judged]:
-    """Route ``sessions`` in ``mode`` with ``router`` and judge every strict message's decision."""
+def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
+              rows_out: Optional[dict[str, dict[int, PredictionRow]]] = None) -> list[Judged]:
+    """Route ``sessions`` in ``mode`` with ``router`` and judge every strict message's decision
+    (and keep each session's prediction rows in ``rows_out``, when given)."""
     opts = RouteOptions(mode=mode, policy="local")
     probability: dict[tuple[str, int], float] = {}
+    kind: dict[tuple[str, int], str] = {}
 
     class Recording:
         policy = router.policy
@@ -219,6 +286,7 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter) -> li
         async def route(self, view):  # noqa: ANN001 - the Router protocol
             decision, scored = router.decide_scored(view)
             probability[(view.session_id, view.pending[0].i)] = scored.probability
+            kind[(view.session_id, view.pending[0].i)] = chat_kind(view)
             return decision
 
     rec = Recording()
@@ -228,12 +296,15 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter) -> li
         for s in sessions:
             rows, _ = await route_session(s, rec, opts)
             by_i = {r["i"]: PredictionRow.model_validate(r) for r in rows}
+            if rows_out is not None:
+                rows_out[s.session_id] = by_i
             scored = score_session(s, by_i, mode)
             conf = {r["i"]: r["confidence"] for r in rows}
             for t, ok in zip(s.turns, scored.correct):
                 if t.gold.thread is None or t.ambiguous:
                     continue
-                out.append(Judged(probability[(s.session_id, t.i)], conf[t.i], bool(ok), s.lang, t.style))
+                key = (s.session_id, t.i)
+                out.append(Judged(probability[key], conf[t.i], bool(ok), s.lang, t.style, kind[key]))
 
     asyncio.run(main())
     return out
@@ -263,33 +334,180 @@ def reliability_holds(table: Sequence[dict[str, Any]], *, min_n: int = RELIABILI
     return all(row["gap"] <= tolerance for row in table if row["n"] >= min_n)
 
 
-def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
-    """Fit weights and calibration for both modes on ``sessions`` (which must all be ``dev``).
+def calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = RELIABILITY_BINS) -> Optional[float]:
+    """Expected calibration error: over ``bins`` equal-width bins of ``confidence`` (a confidence of
+    exactly 1 in the top bin), the gap between mean confidence and accuracy, weighted by the
+    bin's share of the messages (None for no messages)."""
+    c = np.asarray(confidence, dtype=float)
+    if not len(c):
+        return None
+    ok = np.asarray(correct, dtype=float)
+    idx = np.minimum((c * bins).astype(int), bins - 1)
+    gap = 0.0
+    for b in range(bins):
+        sel = idx == b
+        if sel.any():
+            gap += sel.sum() * abs(float(c[sel].mean()) - float(ok[sel].mean()))
+    return gap / len(c)
 
-    Returns the weights and a report ``{mode: {examples, accuracy, reliability}}`` measured on the
-    calibrated router's own run over the same sessions. ``source`` describes the data (stored in
-    the weights file's ``fit`` block). Raises ValueError when a session is not from ``dev``.
-    """
+
+@dataclass(frozen=True)
+class Corpus:
+    """Dev sessions of one corpus to fit on, and what they are (stored in the weights file)."""
+
+    name: str
+    sessions: Sequence[Session]
+    source: dict[str, Any]
+
+    def modes(self) -> tuple[str, ...]:
+        """The modes its sessions can be routed in (real chat logs: open only)."""
+        return ("open",) if any(is_open_only(s) for s in self.sessions) else MODES
+
+
+def _one_to_one(sessions: Sequence[Session], rows: dict[str, dict[int, PredictionRow]]) -> Optional[float]:
+    """1-1 pooled over ``sessions`` as the scorer pools it: clusters are session-qualified, a
+    one-off is a gold cluster of its own, a ``CLARIFY``/``ERROR`` (or missing) row a predicted one."""
+    gold: list[tuple] = []
+    pred: list[tuple] = []
     for s in sessions:
-        if s.split != "dev":
-            raise ValueError(f"session {s.session_id} is from split {s.split!r}: the local router fits on dev only")
+        by_i = rows.get(s.session_id, {})
+        for t in s.turns:
+            gold.append((s.session_id, t.gold.thread) if t.gold.thread is not None else (s.session_id, "one-off", t.i))
+            row = by_i.get(t.i)
+            pred.append((s.session_id, row.pred) if row is not None and row.pred not in SPECIAL_LABELS
+                        else (s.session_id, "alone", t.i))
+    value = one_to_one(gold, pred)
+    return None if value is None else round(value, 4)
+
+
+def _raw_router(w: np.ndarray) -> LocalRouter:
+    return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
+
+
+def _measure(c: Corpus, mode: str, judged: list[Judged], cal: ModeWeights, rows: dict) -> dict[str, Any]:
+    conf = [cal.confidence(j.probability, j.kind) for j in judged]
+    ok = [j.correct for j in judged]
+    ece = calibration_error(conf, ok)
+    out = {"strict_messages": len(judged),
+           "accuracy": round(float(np.mean(ok)), 4) if judged else None,
+           "ece": None if ece is None else round(ece, 4)}
+    if mode == "open":
+        out["one_to_one"] = _one_to_one(c.sessions, rows)
+    return out
+
+
+def router_scores(sessions: Sequence[Session], mode: str, router: Any) -> dict[str, Any]:
+    """Strict accuracy of any router over ``sessions`` in ``mode`` (and 1-1 in open mode), as the
+    scorer judges it: the comparison row of the held-out table."""
+    opts = RouteOptions(mode=mode, policy=router.policy)
+    rows: dict[str, dict[int, PredictionRow]] = {}
+    ok: list[bool] = []
+
+    async def main() -> None:
+        for s in sessions:
+            out, _ = await route_session(s, router, opts)
+            by_i = rows[s.session_id] = {r["i"]: PredictionRow.model_validate(r) for r in out}
+            scored = score_session(s, by_i, mode)
+            ok.extend(bool(c) for t, c in zip(s.turns, scored.correct) if t.gold.thread is not None and not t.ambiguous)
+
+    asyncio.run(main())
+    out: dict[str, Any] = {"accuracy": round(float(np.mean(ok)), 4) if ok else None}
+    if mode == "open":
+        out["one_to_one"] = _one_to_one(sessions, rows)
+    return out
+
+
+def _folds(sessions: Sequence[Session]) -> list[Sequence[Session]]:
+    return [sessions[k::FOLDS] for k in range(FOLDS)]
+
+
+@dataclass
+class CrossFitted:
+    """Per corpus, its strict messages judged when every session was routed by weights fitted
+    without it, and the prediction rows of those runs."""
+
+    judged: dict[str, list[Judged]]
+    rows: dict[str, dict[str, dict[int, PredictionRow]]]
+
+    def pooled(self) -> list[Judged]:
+        return [j for judged in self.judged.values() for j in judged]
+
+
+def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: dict[str, list[Examples]], l2: float) -> CrossFitted:
+    """Every strict message of ``corpora`` routed by weights fitted without its session: the
+    sessions of each corpus fall in :data:`FOLDS` folds, and fold k of every corpus is routed by
+    weights fitted on the other folds of all of them."""
+    out = CrossFitted({c.name: [] for c in corpora}, {c.name: {} for c in corpora})
+    for k in range(FOLDS):
+        w = fit_weights(pooled([concat([e for j, e in enumerate(examples[c.name]) if j != k]) for c in corpora]), l2)
+        router = _raw_router(w)
+        for c in corpora:
+            out.judged[c.name].extend(judge_run(_folds(c.sessions)[k], mode, router, out.rows[c.name]))
+    return out
+
+
+def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None) -> tuple[LocalWeights, dict[str, Any]]:
+    """Weights and calibration for both modes, fitted across ``corpora`` (dev sessions only).
+
+    Per mode, over the corpora that can be routed in it (real chat logs: open mode only): the
+    weights are fitted on all of them pooled, each corpus weighing the same (:func:`pooled`). The
+    calibration is cross-fitted: every session is routed by weights fitted without it
+    (:func:`_cross_fitted`), and the map from winning probability to being right is fitted on
+    those runs, so no confidence is learnt from the sessions it is judged on.
+
+    The report's ``held_out`` table leaves each corpus out in turn: weights and calibration are
+    fitted on the others exactly as above, then measured on it (accuracy, expected calibration
+    error, 1-1 in open mode): how the router and its confidence do on a corpus they never saw.
+    Its ``in_domain`` table measures the same on each corpus's cross-fitted runs, with the shipped
+    calibration: how they do on new sessions of a corpus like those fitted on. Returns the weights
+    and the report ``{"held_out": {corpus: {mode: {...}}}, "in_domain": {...}, "fit": {mode: {...}}}``.
+    Raises ValueError when a session is not from ``dev``.
+    """
+    l2 = dict(L2) if l2 is None else l2
+    for c in corpora:
+        for s in c.sessions:
+            if s.split != "dev":
+                raise ValueError(f"{c.name}: session {s.session_id} is from split {s.split!r}: "
+                                 f"the local router fits on dev only")
     modes: dict[str, ModeWeights] = {}
-    report: dict[str, Any] = {}
+    held_out: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
+    in_domain: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
+    per_mode: dict[str, Any] = {}
     for mode in MODES:
-        ex = gold_examples(sessions, mode)
-        w = fit_weights(ex)
-        raw = LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
-        judged = judge_run(sessions, mode, raw)
-        cal = fit_calibration([j.probability for j in judged], [j.correct for j in judged])
-        modes[mode] = ModeWeights(w, cal)
-        calibrated = [cal(j.probability) for j in judged]
-        report[mode] = {
-            "examples": int(len(ex.target)),
-            "strict_messages": len(judged),
-            "accuracy": round(float(np.mean([j.correct for j in judged])), 4) if judged else None,
-            "reliability": reliability_table(calibrated, [j.correct for j in judged]),
+        these = [c for c in corpora if mode in c.modes()]
+        if not these:
+            raise ValueError(f"no corpus can be routed in {mode} mode")
+        examples = {c.name: [gold_examples(f, mode) for f in _folds(c.sessions)] for c in these}
+        w = fit_weights(pooled([concat(examples[c.name]) for c in these]), l2[mode])
+        cross = _cross_fitted(these, mode, examples, l2[mode])
+        runs = cross.pooled()
+        modes[mode] = cal = fit_calibrations(runs, w)
+        for c in these:
+            in_domain[c.name][mode] = _measure(c, mode, cross.judged[c.name], cal, cross.rows[c.name])
+        for c in these if len(these) > 1 else ():
+            rest = [d for d in these if d is not c]
+            w_c = fit_weights(pooled([concat(examples[d.name]) for d in rest]), l2[mode])
+            others = _cross_fitted(rest, mode, examples, l2[mode]).pooled()
+            cal_c = fit_calibrations(others, w_c)
+            rows: dict[str, dict[int, PredictionRow]] = {}
+            judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)
+            held_out[c.name][mode] = _measure(c, mode, judged, cal_c, rows)
+        calibrated = [cal.confidence(j.probability, j.kind) for j in runs]
+        ok = [j.correct for j in runs]
+        ece = calibration_error(calibrated, ok)
+        per_mode[mode] = {
+            "corpora": [c.name for c in these],
+            "examples": {c.name: sum(len(e.target) for e in examples[c.name]) for c in these},
+            "ece": None if ece is None else round(ece, 4),
+            "reliability": reliability_table(calibrated, ok),
         }
-    fit = {"split": "dev", "sessions": len(sessions), "l2": L2, **(source or {}),
-           "dev_accuracy": {m: report[m]["accuracy"] for m in MODES},
-           "reliability": {m: report[m]["reliability"] for m in MODES}}
-    return LocalWeights(modes, fit), report
+    fit = {"split": "dev", "l2": l2, "folds": FOLDS,
+           "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
+           "held_out": held_out, "in_domain": in_domain,
+           "cross_fitted": {m: {"ece": per_mode[m]["ece"], "reliability": per_mode[m]["reliability"]} for m in MODES}}
+    return LocalWeights(modes, fit), {"held_out": held_out, "in_domain": in_domain, "fit": per_mode}
+
+
+def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
+    """Fit on the ``dev`` sessions of one corpus (:func:`fit_corpora` with that corpus alone)."""
+    return fit_corpora([Corpus("data", sessions, dict(source or {}))])

@@ -2,9 +2,10 @@
 
 The user message is one JSON object (the system prompt explains its fields): the mode, the topics
 (id, title, message count, latest messages; declared threads add description and goal), the latest
-messages of the conversation with the topic each went to, the current topic, and the new
-message(s) numbered from 1. Texts are cut to :data:`MAX_TEXT_CHARS` so a long chat keeps a bounded
-prompt.
+messages of the conversation with the topic each went to (and, where the data has them, the
+assistant's reply to each and who wrote it), the current topic, and the new message(s) numbered
+from 1. Texts and replies are cut to :data:`MAX_TEXT_CHARS`, and only the latest
+:data:`RECENT_MESSAGES` messages carry theirs, so a long chat keeps a bounded prompt.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import RouterView, TopicView
+from .base import RoutedMessage, RouterView, TopicView
 from .prompt import system_prompt
 
 #: latest messages of the chat shown with their topics: enough to follow a back-and-forth
@@ -41,12 +42,23 @@ def topic_entry(t: TopicView, mode: str) -> dict[str, Any]:
     return entry
 
 
+def conversation_entry(m: RoutedMessage) -> dict[str, Any]:
+    """One earlier message of the chat as the model sees it: its topic, speaker, text and reply."""
+    entry: dict[str, Any] = {"topic": m.label}
+    if m.speaker is not None:
+        entry["speaker"] = m.speaker
+    entry["text"] = _cut(m.text)
+    if m.reply is not None:
+        entry["reply"] = _cut(m.reply)
+    return entry
+
+
 def build_payload(view: RouterView) -> dict[str, Any]:
     """The JSON object the model routes from."""
     return {
         "mode": view.mode,
         "topics": [topic_entry(t, view.mode) for t in view.topics],
-        "conversation": [{"topic": m.label, "text": _cut(m.text)} for m in view.history[-RECENT_MESSAGES:]],
+        "conversation": [conversation_entry(m) for m in view.history[-RECENT_MESSAGES:]],
         "current": view.current,
         "new": [{"n": k + 1, "text": m.text} for k, m in enumerate(view.pending)],
     }

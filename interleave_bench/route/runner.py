@@ -220,7 +220,7 @@ class TopicState:
                 raise RuntimeError(f"router answered unknown topic {label!r}")
             self.messages[label].append(msg)
             self.current = label
-        self.history.append(RoutedMessage(msg.i, msg.text, label))
+        self.history.append(RoutedMessage(msg.i, msg.text, label, msg.reply, msg.speaker))
 
     def view(self, pending: Sequence[Message]) -> RouterView:
         return RouterView(

@@ -1,0 +1,460 @@
+"""The board computes, never trusts: every row is scored here, from the run's own rows and its data.
+
+A routing row comes from a predictions file and the data it was routed on (a local data folder or
+a published revision, ``hub:ORG/NAME@REV#CONFIG``), scored with the project's scorer
+(:func:`interleave_bench.score.run.score_files`). A facts row is re-scored from its result rows
+(:func:`interleave_bench.facts.results.score_file`, the figures of :mod:`interleave_bench.score.facts`),
+a mid-reply row from its result rows (:func:`interleave_bench.midreply.metrics.mid_reply_scores`).
+A score file or summary may come along: every figure it states is compared with the one computed
+here, and the first that differs is refused, naming its field. What goes on the board is always
+the computed figure. See docs/hub.md#interleave-bench-leaderboard.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from ..errors import InputError, InputErrors, UsageError
+from ..io import read_json, sha256_file
+from .board_rows import (
+    KIND_MID_REPLY,
+    SUMMARY_KINDS,
+    row_from_score,
+    row_from_summary,
+)
+
+#: what a fingerprint on the board must look like: a SHA-256, as every file and record hash is written
+FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
+#: a system name is a label in a table: longer than this is not a name
+MAX_NAME_CHARS = 100
+#: two figures agree when they differ by no more than float noise (both are rounded the same way)
+AGREE = 1e-9
+#: the most bootstrap resamples the board redraws to reproduce a stated file's intervals: ten times the
+#: scorer's default already pins the interval's ends to their rounding; more only costs the board time
+MAX_BOOTSTRAP = 10_000
+#: a score file named like this is a document; anything else given to ``add`` is a predictions file
+DOCUMENT_SUFFIX = ".json"
+
+
+@dataclass
+class Scored:
+    """One run as the board computed it: the file that names it, its row and its computed document."""
+
+    path: str
+    row: dict[str, Any]
+    doc: dict[str, Any]
+    #: the run's rows as a set (:func:`rows_fingerprint`)
+    rows_sha256: Optional[str] = None
+
+
+# --- names and fingerprints ------------------------------------------------------------------------
+
+
+def normalise_name(raw: Any, path: str, field: str) -> str:
+    """A system name as the board keeps it: NFKC, runs of white space as one space, trimmed.
+
+    Raises :class:`InputError` (naming ``path`` and ``field``) for a name that is not text, is
+    empty, holds a control or format character (a line break forges a line of output) or is
+    longer than :data:`MAX_NAME_CHARS`.
+    """
+    if not isinstance(raw, str):
+        raise InputError(path, None, field, f"expected a name (text), got {type(raw).__name__}")
+    bad = next((c for c in raw if unicodedata.category(c).startswith("C") and c not in " \t"), None)
+    if bad is not None:
+        raise InputError(path, None, field, f"a name may not hold control characters (U+{ord(bad):04X})")
+    name = " ".join(unicodedata.normalize("NFKC", raw).split())
+    if not name:
+        raise InputError(path, None, field, "empty: the board needs a name for the run")
+    if len(name) > MAX_NAME_CHARS:
+        raise InputError(path, None, field, f"{len(name)} characters: a name on the board has at most {MAX_NAME_CHARS}")
+    return name
+
+
+def name_key(name: Optional[str]) -> str:
+    """What makes two names the same on the board: equal when case-folded (after :func:`normalise_name`)."""
+    return " ".join(unicodedata.normalize("NFKC", name or "").split()).casefold()
+
+
+def check_fingerprint(value: Any, path: str, field: str) -> None:
+    """Refuse a stated fingerprint that is not ``sha256:`` and 64 hex digits."""
+    if value is not None and not (isinstance(value, str) and FINGERPRINT.fullmatch(value)):
+        raise InputError(path, None, field, f"{str(value)[:80]!r} is not a fingerprint (sha256: and 64 hex digits)")
+
+
+# --- reading what was given -------------------------------------------------------------------------
+
+
+def read_document(path: str) -> Any:
+    """A JSON document, with one line for what Python's reader cannot hold (a 5,000-digit number)."""
+    try:
+        return read_json(path)
+    except InputError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise unreadable(path, exc) from None
+
+
+def unreadable(path: str, exc: Exception) -> InputError:
+    """One line for a file Python's JSON reader gave up on (too deep, or a number too long to hold)."""
+    if isinstance(exc, RecursionError):
+        return InputError(path, None, None, "JSON nested too deeply to read")
+    if "digits" in str(exc):  # Python refuses to read integers this long: no count or figure is
+        return InputError(path, None, None, f"holds a number of more than {sys.get_int_max_str_digits()} digits: "
+                                            "not a count or figure any run gives")
+    return InputError(path, None, None, f"cannot be read: {' '.join(str(exc).split())}")
+
+
+def is_document(path: str) -> bool:
+    """Whether ``add`` takes ``path`` as a score file or summary (``*.json``) rather than predictions."""
+    return path.endswith(DOCUMENT_SUFFIX)
+
+
+def referenced_file(named: Any, doc_path: str, field: str, what: str) -> Path:
+    """The file a document names (as given, else beside the document); refused when neither exists."""
+    if not isinstance(named, str) or not named:
+        raise InputError(doc_path, None, field, f"missing: the board recomputes the run from its {what}")
+    for candidate in (Path(named), Path(doc_path).parent / named, Path(doc_path).parent / Path(named).name):
+        if candidate.is_file():
+            return candidate
+    raise InputError(doc_path, None, field, f"{named}: no such file; the board recomputes the run from its {what} "
+                                            "(give the file as it was scored)")
+
+
+def rows_fingerprint(path: Path) -> str:
+    """The run's rows as a set: SHA-256 (``sha256:<hex>``) over each row's canonical JSON (keys
+    sorted, null fields left out), the lines sorted; the same rows reordered, reformatted, or as
+    Parquet give the same fingerprint. The file has been read and checked by its scorer already."""
+    import json
+
+    from ..io import iter_json_lines, sorted_lines_fingerprint
+
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(path).to_pylist()
+    else:
+        rows = [json.loads(text) for _, text in iter_json_lines(path)]
+    return sorted_lines_fingerprint(sorted(
+        json.dumps({k: v for k, v in r.items() if v is not None}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        for r in rows if isinstance(r, dict)))
+
+
+# --- agreement --------------------------------------------------------------------------------------
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= AGREE
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def differences(stated: Any, computed: Any, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """``(field, stated, computed)`` for every leaf where the two documents differ, in the stated order
+    (keys only the computed one has are differences too; a stated key the computer lacks is one)."""
+    if isinstance(stated, dict) and isinstance(computed, dict):
+        for k in [*stated, *(k for k in computed if k not in stated)]:
+            yield from differences(stated.get(k), computed.get(k), f"{prefix}.{k}" if prefix else str(k))
+        return
+    if not _same(stated, computed):
+        yield prefix, stated, computed
+
+
+def _short(v: Any) -> str:
+    """A stated or computed value for a message: JSON, cut to a readable length."""
+    import json
+
+    text = repr(v) if isinstance(v, str) else json.dumps(v, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, Any], parts: tuple[str, ...],
+                        source: str) -> None:
+    """Raise one :class:`InputError` naming the first field of ``parts`` the two documents disagree on."""
+    found = [d for part in parts for d in differences(stated.get(part), computed.get(part), part)]
+    if found:
+        field, said, got = found[0]
+        more = f" (and {len(found) - 1} more field{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+        raise InputError(path, None, field, f"the file says {_short(said)}, but {source} gives {_short(got)}{more}: "
+                                            "the board publishes what it computes, and refuses a file that disagrees")
+
+
+# --- routing runs ------------------------------------------------------------------------------------
+
+#: the parts of a routing score document the recomputation must reproduce
+ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst", "breakdowns",
+                 "cluster")
+
+
+def _data_of(data: str) -> tuple[str, Optional[dict[str, Any]]]:
+    """A data argument as a local path, with where it came from (a ``hub:`` revision is fetched)."""
+    from .source import local_data
+
+    return local_data(data)
+
+
+def _stated_data(doc: dict[str, Any], doc_path: str) -> str:
+    """The data a score file says it was scored on: its Hub revision, else its data file."""
+    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+    if prov.get("data_repo") and prov.get("data_revision"):
+        config = f"#{prov['data_config']}" if prov.get("data_config") else ""
+        return f"hub:{prov['data_repo']}@{prov['data_revision']}{config}"
+    return str(referenced_file(prov.get("data_file"), doc_path, "provenance.data_file", "data (or give --data)"))
+
+
+def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = None, stated_path: Optional[str] = None,
+                  split: Optional[str] = None, bootstrap: Optional[int] = None, seed: Optional[int] = None) -> Scored:
+    """Score one predictions file on ``data`` with the project's scorer; compare a stated score file.
+
+    The split, mode, bootstrap and seed are the stated file's (else ``split``/``bootstrap``/``seed``,
+    else the scorer's defaults), so its intervals can be reproduced. Raises :class:`InputError`
+    naming the first field the stated file gets wrong.
+    """
+    from ..llm.prices import prices_from
+    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
+    from ..score.run import score_files
+
+    where = stated_path or str(pred)
+    prov = (stated or {}).get("provenance") if isinstance((stated or {}).get("provenance"), dict) else {}
+    n_boot = prov.get("bootstrap", bootstrap if bootstrap is not None else DEFAULT_BOOTSTRAP)
+    n_seed = prov.get("seed", seed if seed is not None else DEFAULT_SEED)
+    for field, v in (("provenance.bootstrap", n_boot), ("provenance.seed", n_seed)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v.bit_length() > 63:
+            raise InputError(where, None, field, f"{_short(v)} is not a count the scorer takes")
+    if n_boot == 0:
+        raise InputError(where, None, "provenance.bootstrap", "0: the run has no intervals, and the board shows every "
+                                                              "headline number with its interval (score with --bootstrap N)")
+    if n_boot > MAX_BOOTSTRAP:
+        raise InputError(where, None, "provenance.bootstrap", f"{n_boot}: the board redraws at most {MAX_BOOTSTRAP:,} "
+                                                              "resamples to check the intervals")
+    run_split = (stated or {}).get("split") or split or DEFAULT_SPLIT
+    local, source = _data_of(data)
+    try:
+        run = score_files(local, [pred], mode=(stated or {}).get("mode"), split=run_split, bootstrap=n_boot, seed=n_seed,
+                          write=False, data_source=source, price=prices_from(os.environ))[0]
+    except UsageError as exc:
+        raise InputError(where, None, None, str(exc)) from None
+    except (ValueError, RecursionError) as exc:  # what the readers let through is still one line, not a traceback
+        raise unreadable(str(pred), exc) from None
+    doc = run.result
+    if not doc["counts"]["sessions"]:
+        raise InputError(where, None, "counts.sessions", f"0: {pred} holds no predictions for a session of split "
+                                                         f"{run_split!r} of {data}: nothing to rank")
+    if stated is not None:
+        for field in ("data_sha256", "predictions_sha256"):
+            check_fingerprint(prov.get(field), where, f"provenance.{field}")
+        what = f"the board's scoring of {pred} on {data}"
+        refuse_disagreement(where, {"provenance": {k: prov.get(k) for k in ("data_sha256", "predictions_sha256")}},
+                            {"provenance": {k: doc["provenance"][k] for k in ("data_sha256", "predictions_sha256")}},
+                            ("provenance",), what)
+        refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
+        if _same(prov.get("price"), doc["provenance"].get("price")):
+            refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
+    return Scored(where, {}, doc, rows_fingerprint(pred))
+
+
+# --- summaries: facts and mid-reply runs ------------------------------------------------------------
+
+
+def _facts_metrics(results: Path) -> dict[str, Any]:
+    from ..facts.results import score_file
+
+    return score_file(results)
+
+
+def _mid_reply_metrics(results: Path) -> dict[str, Any]:
+    from ..midreply.metrics import mid_reply_scores
+    from ..midreply.results import read_results
+
+    rows = read_results(results)
+    return mid_reply_scores([r.destination for r in rows], [r.expect for r in rows], running=[r.running for r in rows],
+                            lang=[r.lang for r in rows], how=[r.how for r in rows], tags=[r.tags for r in rows])
+
+
+#: what a mid-reply summary names as its case file when it ran on the cases the package ships
+PACKAGED = "packaged"
+
+
+def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> None:
+    """A mid-reply run's cases, checked against the case file it names: the file hashes to
+    ``cases.sha256``, its cases' fingerprint is the stated data fingerprint, and every case has a
+    result row (else it is a partial run)."""
+    from ..io import records_fingerprint
+    from ..midreply.cases import load_cases, packaged_cases_path
+    from ..midreply.results import read_results
+
+    cases = doc.get("cases") if isinstance(doc.get("cases"), dict) else {}
+    named = cases.get("path")
+    if named == PACKAGED:
+        with packaged_cases_path() as p:
+            file_sha, case_file = sha256_file(p), load_cases(p)
+    else:
+        found = referenced_file(named, path, "cases.path", "case file")
+        file_sha, case_file = sha256_file(found), load_cases(found)
+    if cases.get("sha256") is not None and cases["sha256"] != file_sha:
+        raise InputError(path, None, "cases.sha256", f"says {cases['sha256']}, but the case file {named} hashes to {file_sha}")
+    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+    fp = records_fingerprint(case_file.cases)
+    if prov.get("data_sha256") is not None and prov["data_sha256"] != fp:
+        raise InputError(path, None, "provenance.data_sha256", f"says {prov['data_sha256']}, but the cases of {named} "
+                                                                f"have the fingerprint {fp}")
+    answered = {r.case_id for r in read_results(results)}
+    left = [c.id for c in case_file.cases if c.id not in answered]
+    if left:
+        raise InputError(path, None, "cases", f"a partial run: {len(left)} of {len(case_file.cases)} cases of {named} "
+                                              f"have no result row (first {left[0]}): the board ranks runs over the whole case set")
+
+
+def _check_facts_data(path: str, doc: dict[str, Any]) -> None:
+    """A facts run's data claim, checked when the sessions file it names is here: its records'
+    fingerprint must be the stated one (else the claim is left to the revision check)."""
+    from ..io import iter_sessions, records_fingerprint
+
+    data = doc.get("data") if isinstance(doc.get("data"), dict) else {}
+    named, stated = data.get("path"), data.get("sha256")
+    if not isinstance(named, str) or stated is None or not Path(named).is_file():
+        return
+    fp = records_fingerprint(iter_sessions(named))
+    if fp != stated:
+        raise InputError(path, None, "data.sha256", f"says {stated}, but the sessions of {named} have the fingerprint {fp}")
+
+
+def score_summary(path: str, doc: dict[str, Any]) -> Scored:
+    """Re-score a facts or mid-reply summary from the result rows it names; refuse any figure it gets wrong.
+
+    The results file must hash to the summary's ``results.sha256``; the summary's ``passed`` (facts)
+    and every figure of its ``metrics`` must equal the recomputation.
+    """
+    kind = SUMMARY_KINDS[doc["kind"]]
+    results_doc = doc.get("results") if isinstance(doc.get("results"), dict) else {}
+    results = referenced_file(results_doc.get("path"), path, "results.path", "result rows")
+    sha = sha256_file(results)
+    for field in ("results.sha256", "provenance.predictions_sha256"):
+        part, key = field.split(".")
+        stated = (doc.get(part) or {}).get(key) if isinstance(doc.get(part), dict) else None
+        check_fingerprint(stated, path, field)
+        if stated is not None and stated != sha:
+            raise InputError(path, None, field, f"says {stated}, but {results} hashes to {sha}: not the rows it was scored from")
+    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+    for field, value in (("provenance.data_sha256", prov.get("data_sha256")),
+                         ("data.sha256", (doc.get("data") or {}).get("sha256") if isinstance(doc.get("data"), dict) else None),
+                         ("cases.sha256", (doc.get("cases") or {}).get("sha256") if isinstance(doc.get("cases"), dict) else None)):
+        check_fingerprint(value, path, field)
+    source = f"re-scoring {results}"
+    if kind == KIND_MID_REPLY:
+        _check_case_set(path, doc, results)
+    else:
+        _check_facts_data(path, doc)
+    try:
+        metrics = _mid_reply_metrics(results) if kind == KIND_MID_REPLY else _facts_metrics(results)
+    except (ValueError, RecursionError) as exc:  # what the readers let through is still one line
+        raise unreadable(str(results), exc) from None
+    stated_metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
+    if kind != KIND_MID_REPLY:
+        refuse_disagreement(path, doc, {"passed": metrics["passed"]}, ("passed",), source)
+    refuse_disagreement(path, {"metrics": stated_metrics}, {"metrics": metrics}, ("metrics",), source)
+    computed = {**doc, "metrics": metrics, "results": {**results_doc, "sha256": sha},
+                "provenance": {**prov, "predictions_sha256": sha}}
+    if kind != KIND_MID_REPLY:
+        computed["passed"] = metrics["passed"]
+    return Scored(path, {}, computed, rows_fingerprint(results))
+
+
+# --- one entry point ----------------------------------------------------------------------------------
+
+
+def score_given(
+    paths: list[str],
+    *,
+    data: Optional[str] = None,
+    system: Optional[str] = None,
+    model: Optional[str] = None,
+    data_repo: Optional[str] = None,
+    data_revision: Optional[str] = None,
+    split: Optional[str] = None,
+) -> list[Scored]:
+    """One :class:`Scored` per file given, every row computed here; every file's problems collected.
+
+    A ``*.json`` file is a score file or summary (its run recomputed from the files it names, or
+    from ``data``); any other is a predictions file, scored on ``data``. ``system`` names the run
+    (default: the document's name, else the predictions file's); names are normalised
+    (:func:`normalise_name`). A run scored from ``hub:`` data claims that revision unless
+    ``data_revision`` says otherwise.
+    """
+    out: list[Scored] = []
+    errs: list[InputError] = []
+    for p in paths:
+        try:
+            out.append(_score_one(p, data=data, system=system, model=model, data_repo=data_repo,
+                                  data_revision=data_revision, split=split))
+        except InputErrors as exc:
+            errs += exc.errors
+        except InputError as exc:
+            errs.append(exc)
+    if errs:
+        raise InputErrors(errs)
+    return out
+
+
+def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Optional[str],
+               data_repo: Optional[str], data_revision: Optional[str], split: Optional[str]) -> Scored:
+    """One file given to ``add``, scored: a predictions file on ``data``, a score file from what it
+    names, a summary from its result rows."""
+    from ..score.run import system_name
+
+    if system is not None:
+        system = normalise_name(system, p, "--system")
+    if not is_document(p):
+        if data is None:
+            raise UsageError(f"{p}: a predictions file is scored on its data: give --data DIR or --data hub:ORG/NAME@REV")
+        if not Path(p).is_file():
+            raise InputError(p, None, None, "no such file")
+        scored = score_routing(Path(p), data, split=split)
+        name = system or normalise_name(system_name(Path(p)), p, "system")
+        return _routing_row(scored, name, model, data_repo, data_revision)
+    doc = read_document(p)
+    if not isinstance(doc, dict):
+        raise InputError(p, None, None, "expected a score file or summary (a JSON object)")
+    if doc.get("kind") in SUMMARY_KINDS:
+        scored = score_summary(p, doc)
+        stated = doc.get("system")
+        name = system or (normalise_name(stated, p, "system") if stated is not None else None)
+        prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+        rev_claim = data_revision or prov.get("data_revision")
+        scored.row = row_from_summary(p, scored.doc, system=name, model=model, data_repo=data_repo, data_revision=rev_claim)
+        scored.row["system"] = normalise_name(scored.row["system"], p, "system")
+        scored.row["rows_sha256"] = scored.rows_sha256
+        return scored
+    from ..documents import read_score_document
+
+    read_score_document(p, doc, traced=True)  # the stated document's form, first field at fault
+    name = system or normalise_name(doc.get("system"), p, "system")
+    pred = referenced_file(doc["provenance"].get("predictions_file"), p, "provenance.predictions_file",
+                           "predictions")
+    scored = score_routing(pred, data or _stated_data(doc, p), stated=doc, stated_path=p, split=split)
+    return _routing_row(scored, name, model, data_repo, data_revision)
+
+
+def _routing_row(scored: Scored, name: str, model: Optional[str], data_repo: Optional[str],
+                 data_revision: Optional[str]) -> Scored:
+    prov = scored.doc["provenance"]
+    rev = data_revision or prov.get("data_revision")
+    repo = data_repo or (prov.get("data_repo") if data_revision is None else None)
+    scored.row = row_from_score(scored.path, scored.doc, system=name, model=model, data_repo=repo, data_revision=rev)
+    scored.row["rows_sha256"] = scored.rows_sha256
+    if prov.get("data_config") and rev == prov.get("data_revision"):
+        scored.row["data_config"] = prov["data_config"]
+        scored.row["data_commit"] = prov.get("data_commit")
+    return scored

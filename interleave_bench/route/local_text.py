@@ -1,0 +1,246 @@
+"""The text signals of the ``local`` router: what a message says, read without a model.
+
+Lexicons of dialogue acts (an acknowledgement or carry-on opener, a vague follow-up, a pointer
+back, a request opening a new subject, a one-off opener, a sentence drawing on another topic),
+sentence splitting, character n-grams, and in multi-party chat who is who (:func:`people`). English
+entries match as whole words of the lowercased text, Chinese ones anywhere. Entries are the
+language's ordinary words for those acts, never one writer's fixed phrasing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import attrgetter
+from typing import Optional, Sequence
+
+from .base import RouterView
+
+from ..text import normalize
+
+#: character n-gram length: three characters catch word stems and most Chinese words
+CHAR_N = 3
+
+# --- dialogue signals --------------------------------------------------------------------------------
+# English entries match as whole words of the lowercased text, Chinese ones anywhere.
+
+#: words that point back at what is being discussed: the message continues the current topic
+ANAPHORA = (
+    "it", "that", "this", "those", "these", "them", "same", "again", "that one", "this one",
+    "它", "这个", "那个", "这件事", "那件事", "这边", "那边", "刚才", "这部分", "那部分", "这块", "那块",
+)
+#: phrases that point at another, earlier topic ("back to the other one")
+OTHER_TOPIC = (
+    "the other", "other one", "earlier one", "from before", "previous one", "what we had before",
+    "other thing", "other matter", "other plan",
+    "另一个", "另一件", "之前那", "前面那", "先前那", "早先那", "另外那件", "换回",
+)
+#: openers that acknowledge or carry on ("ok,", "thanks!", "好的，")
+LEADS = (
+    "ok", "okay", "alright", "all right", "great", "thanks", "thank you", "sure", "good", "got it", "fine",
+    "yep", "yes", "yeah", "cool", "nice", "noted", "understood", "agreed", "makes sense", "mhm", "next",
+    "go on", "carry on", "keep going", "continue", "and then", "right", "perfect", "sounds good",
+    "好", "行", "嗯", "可以", "收到", "明白", "谢谢", "不错", "没问题", "了解", "对", "很好", "太好了",
+    "懂了", "清楚了", "继续", "接着", "然后", "下一步", "往下", "再补",
+)
+#: phrases that open a new piece of work
+NEW_SUBJECT = (
+    "new", "start", "starting", "begin", "another", "also need", "also want", "something else", "different",
+    "新", "开始", "另外", "还有个事", "还有一件", "换个",
+)
+#: the forms of a request ("I need ...", "can you ...", "帮我..."): one with nothing in common with the
+#: topics so far opens a new piece of work
+REQUEST = (
+    "i need", "i want", "i would like", "i d like", "i am looking for", "i m looking for", "looking for",
+    "can you", "could you", "would you", "help me", "please", "how do i", "how can i", "is there",
+    "我想", "我要", "我需要", "帮我", "能不能", "可以帮", "请", "怎么",
+)
+#: phrases that announce a question outside every piece of work
+ONEOFF_OPENERS = (
+    "random question", "off topic", "unrelated", "side question", "different question", "quick question",
+    "by the way", "general knowledge",
+    "随便问", "题外话", "不相关", "插一句", "常识", "岔开", "顺便问",
+)
+#: phrases that draw on another topic: a sentence holding one speaks of that topic, not to it
+REFERENCES = (
+    "consistent with", "as in", "against", "around", "factor in", "bear in mind", "alongside",
+    "clash with", "line up with", "coordinate", "together with", "compared with", "other side",
+    "elsewhere", "same as",
+    "参照", "参考", "对照", "考虑到", "避开", "配合", "沿用", "结合", "冲突", "撞上", "保持一致", "那边的",
+)
+
+#: a sentence ends after one of these (a full stop inside "v1.2" or "$1.5" does not end one)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+_WORD_RUN = re.compile(r"[a-z0-9]+")
+_LEADING_JUNK = re.compile(r"^[\W_]+")
+
+
+def _lexicon(phrases: Sequence[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """English phrases (words joined by single spaces) and Chinese ones of a lexicon."""
+    words = frozenset(" ".join(p.split()) for p in phrases if not _CJK.search(p))
+    return words, tuple(p for p in phrases if _CJK.search(p))
+
+
+_LEXICONS = {name: _lexicon(v) for name, v in (
+    ("anaphora", ANAPHORA), ("other", OTHER_TOPIC), ("new", NEW_SUBJECT), ("oneoff", ONEOFF_OPENERS),
+    ("ref", REFERENCES), ("request", REQUEST),
+)}
+_LEAD_WORDS, _LEAD_CHINESE = _lexicon(LEADS)
+#: the longest English phrase of any lexicon, in words
+MAX_PHRASE_WORDS = max(len(p.split()) for words, _ in [*_LEXICONS.values(), (_LEAD_WORDS, ())] for p in words)
+
+
+@lru_cache(maxsize=1 << 14)
+def word_phrases(lowered: str) -> frozenset[str]:
+    """Every run of 1 to :data:`MAX_PHRASE_WORDS` consecutive English words of ``lowered``, each
+    joined by single spaces (words are ASCII letter and digit runs, as in the bm25 tokens)."""
+    words = _WORD_RUN.findall(lowered)
+    return frozenset(" ".join(words[i : i + n]) for n in range(1, MAX_PHRASE_WORDS + 1) for i in range(len(words) - n + 1))
+
+
+def says(kind: str, lowered: str) -> bool:
+    """True when lowercased text ``lowered`` holds a phrase of lexicon ``kind`` (English ones as
+    whole words, Chinese ones anywhere)."""
+    words, chinese = _LEXICONS[kind]
+    return not words.isdisjoint(word_phrases(lowered)) or any(c in lowered for c in chinese)
+
+
+def starts_with_lead(lowered: str) -> bool:
+    """True when lowercased text ``lowered`` opens (after any punctuation) with an acknowledgement
+    or carry-on word."""
+    text = _LEADING_JUNK.sub("", lowered, count=1)
+    if text.startswith(_LEAD_CHINESE):
+        return True
+    if not text[:1].isascii() or not text[:1].isalnum():
+        return False
+    words = _WORD_RUN.findall(text[:60])
+    return any(" ".join(words[:n]) in _LEAD_WORDS for n in range(1, min(len(words), MAX_PHRASE_WORDS) + 1))
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, in order (never empty: a text without an end is one sentence)."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
+    return [p for p in parts if p] or [text]
+
+
+@lru_cache(maxsize=1 << 16)
+def char_grams(text: str) -> frozenset[str]:
+    """The distinct character 3-grams of normalised ``text`` (spaces kept, so word edges count)."""
+    norm = normalize(text)
+    if len(norm) < CHAR_N:
+        return frozenset((norm,)) if norm else frozenset()
+    return frozenset(norm[k : k + CHAR_N] for k in range(len(norm) - CHAR_N + 1))
+
+
+@dataclass(frozen=True)
+class MessageParts:
+    """A message split the way the signals read it: first sentence, pointing sentences, the rest."""
+
+    head: str
+    refs: str
+    rest: str
+    lowered: str
+    lowered_head: str
+
+
+@lru_cache(maxsize=1 << 14)
+def split_message(text: str) -> MessageParts:
+    """The :class:`MessageParts` of ``text``: sentence one, later sentences that draw on another
+    topic (:data:`REFERENCES`), and the other later sentences."""
+    sents = sentences(text)
+    refs, rest = [], []
+    for s in sents[1:]:
+        (refs if says("ref", s.lower()) else rest).append(s)
+    return MessageParts(sents[0], " ".join(refs), " ".join(rest), text.lower(), sents[0].lower())
+
+
+# --- replies and speakers --------------------------------------------------------------------------------
+
+_SPEAKER_OF = attrgetter("speaker")
+#: question marks, Western and full-width
+_QUESTION = ("?", "？")
+#: a participant's name as chat clients write it: letters, digits and the punctuation nicks allow
+_NAME = re.compile(r"[a-z0-9_\-\[\]\\^{}|`]+")
+
+
+def asks(reply: str | None) -> bool:
+    """True when the assistant's ``reply`` ends by asking something (its last sentence holds a
+    question mark)."""
+    if not reply:
+        return False
+    last = sentences(reply)[-1]
+    return any(q in last for q in _QUESTION)
+
+
+def body(text: str, speaker: str | None) -> str:
+    """``text`` without the speaker's own name in front (``<nick> text``, ``* nick does``): what the
+    speaker said, so a name every message of theirs carries does not count as shared words."""
+    if speaker:
+        for lead in (f"<{speaker}>", f"* {speaker}"):
+            if text.startswith(lead):
+                return text[len(lead):].lstrip()
+    return text
+
+
+@lru_cache(maxsize=1 << 15)
+def names_in(text: str) -> frozenset[str]:
+    """The lowercased words of ``text`` that could be a participant's name (a name is matched
+    whole, so ``dave`` is not found in ``davenport``)."""
+    return frozenset(_NAME.findall(text.lower()))
+
+
+@dataclass(frozen=True)
+class People:
+    """Who is who in multi-party chat, as the view shows it, for the pending message's speaker.
+
+    ``mine``: topic of the speaker's latest message (None if they have not spoken); ``spoke``:
+    how many messages the speaker has in each topic; ``addressed``: the topics of the latest
+    messages of the participants the message names; ``named_in``: participants named, per topic
+    they spoke in; ``named_me``: topic of the latest message that named the speaker."""
+
+    multi: bool
+    speaker: Optional[str]
+    mine: Optional[str]
+    spoke: dict[str, int]
+    addressed: frozenset[str]
+    named_in: dict[str, int]
+    named_me: Optional[str]
+    names_someone: bool
+
+
+NOBODY = People(False, None, None, {}, frozenset(), {}, None, False)
+
+
+def people(view: RouterView, said: str, allowed: set[str]) -> People:
+    """The :class:`People` of ``view``'s pending message, whose words are ``said``."""
+    me = view.pending[0].speaker
+    if me is None and not any(map(_SPEAKER_OF, view.history)):
+        return NOBODY
+    latest: dict[str, str] = {}
+    topics_of: dict[str, set[str]] = {}
+    spoke: dict[str, int] = {}
+    named_me = None
+    me_lower = me.lower() if me else None
+    for r in view.history:
+        if r.speaker is None or r.label not in allowed:
+            continue
+        who = r.speaker.lower()
+        latest[who] = r.label
+        topics_of.setdefault(who, set()).add(r.label)
+        if who == me_lower:
+            spoke[r.label] = spoke.get(r.label, 0) + 1
+        elif me_lower is not None and me_lower in names_in(r.text):
+            named_me = r.label
+    if me is None:
+        return People(True, None, None, {}, frozenset(), {}, None, False)
+    named = [n for n in names_in(said) if n in latest and n != me_lower]
+    named_in: dict[str, int] = {}
+    for n in named:
+        for label in topics_of[n]:
+            named_in[label] = named_in.get(label, 0) + 1
+    return People(True, me, latest.get(me_lower), spoke, frozenset(latest[n] for n in named), named_in,
+                  named_me, bool(named))

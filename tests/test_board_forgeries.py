@@ -1,0 +1,272 @@
+"""A corpus of forged leaderboard rows: each is refused with one line naming the file (and field), none
+gives an internal error, and the honest run each is forged from is accepted by the same rules.
+
+The rules are those ``leaderboard add`` applies before it sends anything (docs/hub.md#interleave-bench-leaderboard):
+the run scored by the board itself, the figures a file states compared with the computed ones, the
+values, intervals and completeness checked, and the board's uniqueness of runs and names.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import _board_util as b
+from interleave_bench.errors import InputError, InputErrors, UsageError
+from interleave_bench.hub.board_checks import check_additions, check_complete, check_intervals, check_values
+from interleave_bench.hub.board_score import score_given
+
+
+def verdict(paths: list[str], existing: list[dict[str, Any]] = (), **options: Any) -> list[str]:
+    """The error lines ``leaderboard add`` would print for ``paths`` against a board of ``existing`` rows
+    (empty: accepted)."""
+    try:
+        scored = score_given(paths, **options)
+        rows, where = [s.row for s in scored], [s.path for s in scored]
+        check_values(rows, where)
+        check_intervals(rows, where)
+        check_complete([s.doc for s in scored], where)
+        check_additions(list(existing), rows, where)
+    except InputErrors as exc:
+        return [e.format() for e in exc.errors]
+    except InputError as exc:
+        return [exc.format()]
+    except UsageError as exc:
+        return [str(exc)]
+    return []
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """The honest material: a data folder, its baselines, a score file, a facts and a mid-reply summary."""
+    root = tmp_path_factory.mktemp("forgeries")
+    data, preds = b.baselines(root / "data")
+    honest = b.score_file(data, preds["closed-stay"], out=root / "honest.score.json")
+    return {"root": root, "data": data, "preds": preds, "score": honest,
+            "facts": _facts_summary(root), "mid": _mid_reply_summary(root)}
+
+
+def _facts_summary(root: Path) -> dict[str, Any]:
+    """A facts run's summary as ``score-facts`` writes it, knowing its data (the board needs the fingerprint)."""
+    from _facts_util import write_rows
+    from test_facts_score import passing_rows
+
+    from interleave_bench.commands.score_facts import score_and_write
+
+    results = write_rows(root / "facts" / "run.jsonl", passing_rows())
+    doc = score_and_write(results).model_dump(mode="json")
+    doc["data"] = {"path": "data/sessions.jsonl", "sha256": "sha256:" + "c" * 64}
+    doc["provenance"]["data_sha256"] = doc["data"]["sha256"]
+    return doc
+
+
+def _mid_reply_summary(root: Path) -> dict[str, Any]:
+    """A rule-only mid-reply run's summary (results written under ``root``)."""
+    import os
+
+    from interleave_bench.cli import main
+
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["mid-reply", "--rule-only", "--out", str(root / "mid" / "mid-reply-rule.jsonl")]) == 0
+    finally:
+        os.chdir(here)
+    summary = next((root / "mid").glob("*.score.json"))
+    doc = json.loads(summary.read_text(encoding="utf-8"))
+    doc["results"]["path"] = str(root / "mid" / Path(doc["results"]["path"]).name)
+    return doc
+
+
+def _score(w, **changes) -> dict[str, Any]:
+    return b.forged(w["score"], **changes)
+
+
+def _raw(w, old: str, new: str) -> str:
+    """The honest score file's text with ``old`` replaced once by ``new`` (forgeries JSON cannot hold)."""
+    text = json.dumps(w["score"])
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def _partial_predictions(w) -> dict[str, Any]:
+    """A run that left one session of its split unrouted, with a score file that says so."""
+    pred = w["preds"]["closed-stay"]
+    lines = pred.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])["session_id"]
+    cut = w["root"] / "partial" / "closed-stay.jsonl"
+    cut.parent.mkdir(exist_ok=True)
+    cut.write_text("".join(line + "\n" for line in lines if json.loads(line)["session_id"] != first), encoding="utf-8")
+    return b.score_file(w["data"], cut)
+
+
+def _other_run(w, run: str) -> dict[str, Any]:
+    return b.score_file(w["data"], w["preds"][run])
+
+
+def _predictions(w, name: str, edit: Callable[[list[str]], list[str]]) -> Path:
+    """The honest predictions file with its lines edited, as a predictions file of its own."""
+    lines = w["preds"]["closed-stay"].read_text(encoding="utf-8").splitlines()
+    out = w["root"] / "preds" / f"{name}.jsonl"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("".join(line + "\n" for line in edit(lines)), encoding="utf-8")
+    return out
+
+
+def _facts_rows(w, name: str, old: str, new: str) -> dict[str, Any]:
+    """The honest facts summary, naming result rows edited (and its hash taken of the edited rows)."""
+    from interleave_bench.io import sha256_file
+
+    src = Path(w["facts"]["results"]["path"])
+    text = src.read_text(encoding="utf-8")
+    assert old in text
+    out = w["root"] / "facts" / f"{name}.jsonl"
+    out.write_text(text.replace(old, new, 1), encoding="utf-8")
+    sha = sha256_file(out)
+    return b.forged(w["facts"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha)
+
+
+def _mid_subset(w) -> dict[str, Any]:
+    """A mid-reply run on five cases whose summary hides it (its figures re-stated for those rows)."""
+    from interleave_bench.hub.board_score import _mid_reply_metrics
+    from interleave_bench.io import sha256_file
+
+    src = Path(w["mid"]["results"]["path"])
+    out = w["root"] / "mid" / "subset.jsonl"
+    out.write_text("".join(src.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
+    sha = sha256_file(out)
+    return b.forged(w["mid"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha,
+                    metrics=_mid_reply_metrics(out), cases__selected=5)
+
+
+def _board_row(w, **changes) -> list[dict[str, Any]]:
+    """A board already holding the honest run (as published), with ``changes`` to that row."""
+    row = score_given([str(w["root"] / "honest.score.json")])[0].row
+    return [{**row, "publication": "board-1", **changes}]
+
+
+#: name -> (what to submit, given the honest world); a dict is a score file, a str its raw text, a
+#: Path a predictions file, a tuple (document, board rows) a submission to a board already holding rows
+FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    # metrics that contradict the run's own counts, or any value the scorer would not give
+    "accuracy raised": lambda w: _score(w, metrics__accuracy=0.95),
+    "accuracy null": lambda w: _score(w, metrics__accuracy=None),
+    "accuracy a string": lambda w: _score(w, metrics__accuracy="0.95"),
+    "accuracy above 1": lambda w: _score(w, metrics__accuracy=2.5),
+    "accuracy negative": lambda w: _score(w, metrics__accuracy=-0.1),
+    "accuracy infinite": lambda w: _raw(w, '"accuracy": ' + json.dumps(w["score"]["metrics"]["accuracy"]), '"accuracy": 1e400'),
+    "accuracy NaN": lambda w: _raw(w, '"accuracy": ' + json.dumps(w["score"]["metrics"]["accuracy"]), '"accuracy": NaN'),
+    "accuracy a flag": lambda w: _score(w, metrics__accuracy=True),
+    "weighted error zeroed": lambda w: _score(w, metrics__weighted_error=0.0),
+    "lenient accuracy nudged": lambda w: _score(w, metrics__accuracy_lenient=w["score"]["metrics"]["accuracy_lenient"] - 0.01),
+    "B-cubed F1 raised": lambda w: _score(w, metrics__bcubed_f1=0.99),
+    "switch F1 raised": lambda w: _score(w, metrics__switch_f1=0.99),
+    "topics per thread below 1": lambda w: _score(w, metrics__topics_per_thread=0.5),
+    "tokens per message negative": lambda w: _score(w, metrics__input_tokens_per_message=-1.0),
+    "a metric dropped": lambda w: {**w["score"], "metrics": {k: v for k, v in w["score"]["metrics"].items() if k != "switch_f1"}},
+    # intervals
+    "interval widened": lambda w: _score(w, intervals__accuracy=[0.0, 1.0]),
+    "interval removed": lambda w: _score(w, intervals__accuracy=None),
+    "interval shifted": lambda w: _score(w, intervals__weighted_error=[x + 0.01 for x in w["score"]["intervals"]["weighted_error"]]),
+    "no intervals at all (bootstrap 0)": lambda w: _score(w, provenance__bootstrap=0, intervals={}),
+    "bootstrap negative": lambda w: _score(w, provenance__bootstrap=-1),
+    "bootstrap of a billion (the board would redraw them)": lambda w: _score(w, provenance__bootstrap=10 ** 9),
+    "seed not a number": lambda w: _score(w, provenance__seed="x"),
+    # counts: contradicting, negative, zero, too long to read
+    "strict count raised": lambda w: _score(w, counts__strict=371),
+    "strict count negative": lambda w: _score(w, counts__strict=-5),
+    "sessions zero": lambda w: _score(w, counts__sessions=0),
+    "messages zero": lambda w: _score(w, counts__messages=0),
+    "messages a 5,000-digit number": lambda w: _raw(w, f'"messages": {w["score"]["counts"]["messages"]}', '"messages": ' + "9" * 5000),
+    "outcome count raised": lambda w: _score(w, outcomes__correct=w["score"]["outcomes"]["correct"] + 100),
+    "partial run hidden": lambda w: b.forged(_partial_predictions(w), counts__sessions_without_rows=0, not_scored=[]),
+    "partial run as it is": lambda w: _partial_predictions(w),
+    "predictions with a 5,000-digit turn": lambda w: _predictions(
+        w, "digits", lambda ls: [ls[0].replace('"i":0', '"i":' + "9" * 5000, 1), *ls[1:]]),
+    "predictions for sessions the data lacks": lambda w: _predictions(
+        w, "elsewhere", lambda ls: [line.replace('"session_id":"', '"session_id":"x-') for line in ls]),
+    # fingerprints
+    "data fingerprint not a hash": lambda w: _score(w, provenance__data_sha256="abc"),
+    "predictions fingerprint not a hash": lambda w: _score(w, provenance__predictions_sha256="deadbeef"),
+    "predictions fingerprint of another file": lambda w: _score(w, provenance__predictions_sha256="sha256:" + "0" * 64),
+    "data fingerprint of other data": lambda w: _score(w, provenance__data_sha256="sha256:" + "1" * 64),
+    "no provenance": lambda w: {k: v for k, v in w["score"].items() if k != "provenance"},
+    "predictions file gone": lambda w: _score(w, provenance__predictions_file=str(w["root"] / "nowhere.jsonl")),
+    "another run's predictions": lambda w: _score(w, provenance__predictions_file=str(w["preds"]["closed-oracle"])),
+    # what the run was
+    "split claimed test": lambda w: _score(w, split="test"),
+    "mode claimed open": lambda w: _score(w, mode="open"),
+    "policy claimed llm": lambda w: _score(w, policy="llm"),
+    "model claimed": lambda w: _score(w, model="gpt-x"),
+    "another format": lambda w: _score(w, format="interleave-score-v2"),
+    "not an object": lambda w: "[1, 2, 3]",
+    # names
+    "a line break in the name": lambda w: _score(w, system="stay\nerror: forged line"),
+    "an empty name": lambda w: _score(w, system="   "),
+    "a right-to-left override in the name": lambda w: _score(w, system="stay\u202emiws"),
+    "a name of 200 letters": lambda w: _score(w, system="s" * 200),
+    # the board's uniqueness
+    "the same run under another name": lambda w: (_score(w, system="renamed"), _board_row(w)),
+    "the same rows reordered under another name": lambda w: (_predictions(w, "reordered", lambda ls: ls[::-1]), _board_row(w)),
+    "the same rows reformatted under another name": lambda w: (
+        _predictions(w, "reformatted", lambda ls: [json.dumps(json.loads(line), indent=None, separators=(", ", ": "))
+                                                   for line in ls]), _board_row(w)),
+    "a name differing by case": lambda w: (_other_run(w, "closed-bm25") | {"system": "CLOSED-STAY"}, _board_row(w)),
+    "a name differing by a trailing space": lambda w: (_other_run(w, "closed-bm25") | {"system": "closed-stay "}, _board_row(w)),
+    # facts summaries: re-scored from their result rows
+    "facts passed forged": lambda w: b.forged(w["facts"], passed=not w["facts"]["passed"]),
+    "facts accuracy raised": lambda w: b.forged(w["facts"], metrics__strategies__facts__answer_accuracy__value=0.99),
+    "facts count raised": lambda w: b.forged(w["facts"], metrics__strategies__facts__answer_accuracy__k=4),
+    "facts results of other rows": lambda w: b.forged(w["facts"], results__sha256="sha256:" + "2" * 64),
+    "facts claimed on other data": lambda w: b.forged(w["facts"], data__path=str(w["data"] / "sessions.jsonl")),
+    "facts results gone": lambda w: b.forged(w["facts"], results__path=str(w["root"] / "none.jsonl")),
+    "facts gates forged": lambda w: b.forged(w["facts"], metrics__gates__beats_summary__passed=False),
+    "facts rows with a 5,000-digit count": lambda w: _facts_rows(w, "digits", '"context_tokens": 120', '"context_tokens": ' + "9" * 5000),
+    # mid-reply summaries: re-scored from their result rows
+    "mid-reply accuracy raised": lambda w: b.forged(w["mid"], metrics__accuracy__value=0.99),
+    "mid-reply count raised": lambda w: b.forged(w["mid"], metrics__accuracy__k=w["mid"]["metrics"]["accuracy"]["k"] + 1),
+    "mid-reply interval widened": lambda w: b.forged(w["mid"], metrics__accuracy__ci95=[0.0, 1.0]),
+    "mid-reply cases cut": lambda w: b.forged(w["mid"], cases__limit=5),
+    "mid-reply rows of a few cases, claimed whole": lambda w: _mid_subset(w),
+    "mid-reply claimed on other cases": lambda w: b.forged(w["mid"], provenance__data_sha256="sha256:" + "4" * 64),
+    "routing breakdown forged": lambda w: _score(w, breakdowns__lang__en__correct=w["score"]["breakdowns"]["lang"]["en"]["n"]),
+    "mid-reply results of other rows": lambda w: b.forged(w["mid"], results__sha256="sha256:" + "3" * 64),
+}
+
+
+def _submit(w, name: str) -> tuple[list[str], str]:
+    made = FORGERIES[name](w)
+    doc, board = made if isinstance(made, tuple) else (made, [])
+    if isinstance(doc, Path):  # a predictions file, scored on the honest data
+        return verdict([str(doc)], board, data=str(w["data"])), str(doc)
+    path = w["root"] / "forged" / f"{name.replace(' ', '_').replace(',', '')}.score.json"
+    b.write(path, doc if isinstance(doc, str) else json.dumps(doc))
+    return verdict([str(path)], board), str(path)
+
+
+def test_the_honest_runs_are_accepted(world):
+    assert verdict([str(world["root"] / "honest.score.json")]) == []
+    assert verdict([str(world["preds"]["closed-bm25"])], data=str(world["data"])) == []
+    opened = b.score_file(world["data"], world["preds"]["open-bm25"], out=world["root"] / "open.score.json")
+    assert opened["cluster"] and verdict([str(world["root"] / "open.score.json")]) == []
+    for kind in ("facts", "mid"):
+        path = b.write(world["root"] / f"{kind}.honest.score.json", world[kind])
+        assert verdict([path]) == [], kind
+
+
+def test_the_corpus_is_large_enough():
+    assert len(FORGERIES) >= 40
+
+
+@pytest.mark.parametrize("name", list(FORGERIES))
+def test_every_forged_row_is_refused_with_one_line(world, name):
+    lines, path = _submit(world, name)
+    assert lines, f"{name}: accepted"
+    assert all("\n" not in line for line in lines), lines
+    # each line names the file at fault: the one submitted, or the rows it names when those are bad
+    named = lines[0].split(": ", 1)[0].rsplit(":", 1)[0] if not lines[0].startswith(f"{path}: ") else path
+    assert Path(named).is_file(), lines
+    assert "Traceback" not in lines[0] and "Exceeds the limit" not in lines[0]
