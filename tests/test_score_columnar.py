@@ -178,13 +178,50 @@ def test_what_the_replay_decides_scores_the_same(tmp_path, case):
         all_rows[0]["pred"] = 1  # a number as a label: the record type reads it as text
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
-    # open mode and a label that names no thread are scored on the arrays; rows left out are listed by the index
-    on_arrays = case in ("unknown label", "open")
+    # all are scored on the arrays, rows left out listed as the index lists them, but a number as
+    # a label (the strict reader's to read)
+    on_arrays = case != "numbered"
     assert (score_run_blocks(data, [pred], "dev", None)[0][0] is not None) == on_arrays
     (fast,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=allow)
     rows_, lines = read_predictions_fast(pred)
     old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=20,
                             source=str(pred), lines=lines, allow_duplicates=allow).result
+    assert without_provenance(fast.result) == without_provenance(old)
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_rows_left_out_are_listed_on_the_arrays_with_their_lines_past_blank_lines(tmp_path, monkeypatch, allow):
+    from interleave_bench.score import datafile
+
+    monkeypatch.setattr(datafile, "BLOCK_BYTES", 512)  # many blocks, some with blank lines in them
+    ss = many_sessions(12, turns=5)
+    all_rows = [r for s in ss for r in rows(s["session_id"], [t["gold"]["thread"] or "ERROR" for t in s["turns"]])]
+    all_rows.insert(7, {"session_id": ss[1]["session_id"], "i": 9, "pred": "t1"})  # an unknown turn
+    all_rows.insert(8, {"session_id": ss[1]["session_id"], "i": 9, "pred": "t2"})  # and again
+    all_rows.insert(20, {"session_id": "elsewhere", "i": 0, "pred": "t1"})
+    all_rows.insert(33, dict(all_rows[30], pred="t2"))  # a second row for a turn, then a third
+    all_rows.append(dict(all_rows[30], pred="t1"))
+    pred = tmp_path / "run.jsonl"
+    lines = [json.dumps(r) for r in all_rows]
+    for at in (3, 11, 12, 26, 40):
+        lines.insert(at, "  " if at % 2 else "")
+    pred.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    (run,), _ = score_run_blocks(data, [pred], "dev", None, allow_duplicates=allow)
+    assert run is not None  # scored on the arrays
+    rows_, numbers = read_predictions_fast(pred)
+    try:
+        old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=20,
+                                source=str(pred), lines=numbers, allow_duplicates=allow).result
+    except InputErrors as exc:
+        assert not allow
+        with pytest.raises(InputErrors) as got:
+            score_files(data, [pred], split="dev", bootstrap=20, write=False)
+        assert [str(e) for e in got.value.errors] == [str(e) for e in exc.errors]
+        return
+    assert allow
+    (fast,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=True)
+    assert len(old["not_scored"]) >= 5, old["not_scored"]
     assert without_provenance(fast.result) == without_provenance(old)
 
 
@@ -376,8 +413,8 @@ def test_chunked_latency_percentiles_are_those_of_the_joined_latencies(chunks):
                                   "unknown session", "duplicate"])
 def test_open_mode_on_arrays_a_block_at_a_time_scores_as_the_whole_file_replay(tmp_path, monkeypatch, case):
     """Open-mode runs (and closed ones with labels that name no thread) are scored on the arrays a
-    block of sessions at a time, over many blocks, to the replay's document; what only the
-    whole-file index can list goes to it, with the same document or the same error."""
+    block of sessions at a time, over many blocks, to the replay's document; rows left out are
+    listed as the whole-file index lists them, with the same document or the same error."""
     from interleave_bench.score import datafile
 
     monkeypatch.setattr(datafile, "BLOCK_BYTES", 4096)  # a few sessions a block
@@ -402,12 +439,8 @@ def test_open_mode_on_arrays_a_block_at_a_time_scores_as_the_whole_file_replay(t
         all_rows.insert(40, dict(all_rows[12]))
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
-    streamed = case not in ("rows out of order", "unknown session", "duplicate")
-    (run,), _ = score_run_blocks(data, [pred], "dev", None)
-    if streamed:
-        assert run.scored_mode == mode and len(run.session_ids) == 30
-    else:
-        assert run is None
+    (run,), _ = score_run_blocks(data, [pred], "dev", None)  # rows in another order: a second pass, read whole
+    assert run.scored_mode == mode and len(run.session_ids) == 30
     rows_, lines = read_predictions_fast(pred)
     try:
         old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=40,

@@ -14,6 +14,7 @@ from interleave_bench.score import bcubed, score_predictions
 from interleave_bench.score.stats import (
     bootstrap_ratio_interval,
     bootstrap_sums,
+    linear_percentiles,
     mcnemar_exact,
     paired_bootstrap_diff,
     percentile_interval,
@@ -238,6 +239,15 @@ def test_bootstrap_depends_on_the_seed_and_resamples_sessions():
     assert bootstrap_ratio_interval([3.0], [4.0], 100, seed=0) == (0.75, 0.75)
     assert bootstrap_ratio_interval([0.0], [0.0], 100, seed=0) is None
     assert percentile_interval(np.array([np.nan, 1.0, 3.0])) == (1.05, 2.95)
+
+
+@SETTINGS
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=40),
+       st.lists(st.floats(0, 100), min_size=1, max_size=4))
+def test_linear_percentiles_are_numpys_to_the_bit(values, q):
+    got = linear_percentiles(np.array(values), q)
+    want = np.percentile(np.array(values), q)
+    assert [x.hex() for x in got.tolist()] == [x.hex() for x in want.tolist()]
 
 
 def test_mcnemar_exact_by_hand():

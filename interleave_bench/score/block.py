@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..schema import ACTIONS, CLARIFY, ERROR, STYLES
-from .datafile import DataColumns, codes_in
+from .datafile import DataColumns, codes_in, distinct
 from .matching import linear_sum_assignment
 from .routing import CLOSED_TOPIC_SEED, COLUMNS, OUTCOME_COST, OUTCOMES
 
@@ -195,7 +195,7 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
     :func:`~.matching.match_labels` does. A matched pair with zero agreement maps nothing.
     """
     labelled = topic >= 0
-    label_keys = np.unique(sess[labelled] * v + topic[labelled])
+    label_keys = distinct(sess[labelled] * v + topic[labelled])
     agree = labelled & (g >= 0)
     tw = int(g.max(initial=0)) + 1  # thread numbers run below this
     cells, counts = np.unique((sess[agree] * tw + g[agree]) * v + topic[agree], return_counts=True)
@@ -457,7 +457,7 @@ def refs_counts(m: Messages) -> dict[str, np.ndarray]:
             r_num = data.thread_number(r_sess, preds.ref_code)
         named = r_num >= 0
         wr = int(max(data.ref_thread.max(initial=0), r_num.max(initial=0))) + 2
-        gold_keys = np.unique(data.ref_turn * wr + data.ref_thread)
+        gold_keys = distinct(data.ref_turn * wr + data.ref_thread)
         found = codes_in(r_turn[named] * wr + r_num[named], gold_keys) >= 0
         hit[r_turn[named][found]] = True
     return {"refs_n": by_session(m.sess, m.n, with_refs), "refs_hit": by_session(m.sess, m.n, with_refs & hit)}

@@ -14,6 +14,8 @@ one-off. Every function is pure: cluster ids in, numbers out; the functions taki
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
@@ -121,15 +123,40 @@ def one_to_one_overlap(c: Contingency) -> int:
     gold_local, pred_local = _local_numbers(gold_comp), _local_numbers(pred_comp)
     hard = np.flatnonzero(~simple[of_cell])
     order = hard[np.argsort(of_cell[hard], kind="stable")]
-    if len(order):
-        solve = linear_sum_assignment()
-        for cells in np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1):
-            r, k = gold_local[c.rows[cells]], pred_local[c.cols[cells]]
-            weights = np.zeros((int(r.max()) + 1, int(k.max()) + 1), dtype=np.int64)
-            weights[r, k] = c.counts[cells]
-            a, b = solve(weights, maximize=True)
-            total += int(weights[a, b].sum())
+    if not len(order):
+        return total
+    groups = np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1)
+    # each component's matrix padded to a square of its larger side: the small ones (a session's
+    # threads and topics) all solved at once, by every assignment of their size
+    side = np.array([max(int(gold_local[c.rows[g]].max()), int(pred_local[c.cols[g]].max())) + 1 for g in groups])
+    solve = None
+    for size in sorted(set(side.tolist())):
+        which = np.flatnonzero(side == size)
+        cells = np.concatenate([groups[k] for k in which])
+        batch = np.repeat(np.arange(len(which)), [len(groups[k]) for k in which])
+        weights = np.zeros((len(which), int(size), int(size)), dtype=np.int64)
+        weights[batch, gold_local[c.rows[cells]], pred_local[c.cols[cells]]] = c.counts[cells]
+        if size <= MAX_ENUMERATED:
+            perms, rows = _assignments(int(size)), np.arange(size)
+            for at in range(0, len(weights), ENUMERATED_AT_ONCE):  # (at most 2.4 MB of sums at a time)
+                total += int(weights[at:at + ENUMERATED_AT_ONCE, rows, perms].sum(axis=2).max(axis=1).sum())
+            continue
+        solve = solve or linear_sum_assignment()
+        for w in weights:
+            a, b = solve(w, maximize=True)
+            total += int(w[a, b].sum())
     return total
+
+
+#: the largest component solved by trying every assignment (120 of them) rather than by scipy's
+#: ``linear_sum_assignment`` one component at a time, and how many components are tried at once
+MAX_ENUMERATED, ENUMERATED_AT_ONCE = 5, 512
+
+
+@functools.lru_cache(maxsize=None)
+def _assignments(size: int) -> np.ndarray:
+    """Every assignment of ``size`` rows to ``size`` columns, one a row (``size!`` by ``size``)."""
+    return np.array(list(itertools.permutations(range(size))), dtype=np.int64)
 
 
 def _components(rows: np.ndarray, cols: np.ndarray, n_gold: int, n_pred: int) -> tuple[np.ndarray, np.ndarray, int]:

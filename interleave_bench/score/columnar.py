@@ -1,21 +1,14 @@
-"""The fast path of ``score``: files read into arrays, checked and scored as arrays.
+"""The predictions' side of ``score``: files read into arrays in step with the data's blocks.
 
 The data file is read once, by :mod:`.datafile` (its full check and fingerprint on the way), into
 a few compact numpy arrays per block of sessions. A JSONL predictions file is read by the compiled
 reader of the prediction record (:func:`~interleave_bench.compiled.decoder`: the same fields,
 types and bounds, checked in C) and a Parquet one by pyarrow (:mod:`.parquet`), into arrays in
-step with the data: no per-row model objects. Anything the readers cannot vouch for (a bad value,
-a number where the record reads text, an unknown field in a usage) raises :class:`Bad`; the
-caller then reads the file with the strict record readers, which accept the same files and name
-every bad line, field and value.
-
-:func:`score_closed` scores a closed-mode run on the arrays with the formulas of
-:mod:`.routing`, to the same bits: in closed mode every catalog topic holds its own thread
-(``CLOSED_TOPIC_SEED``), so a message's outcome depends only on its label, its gold thread and
-whether that thread came up earlier, and each accumulator becomes a grouped count. It returns
-``None`` for what only the replay in :func:`~interleave_bench.score.routing.score_session`
-decides (a label that is no thread of its session, open mode, rows left out), and the caller
-scores the run with it.
+step with the data: no per-row model objects. Rows left out of the numbers (unknown sessions or
+turns, second rows for a turn) are listed as :func:`~.rows.index_rows` lists them. Anything the
+readers cannot vouch for raises :class:`Bad`; the caller then reads the file with the strict
+record readers, which name every bad line, field and value. :func:`score_run_blocks` scores
+each block of sessions with :func:`~.block.score_block`, in either mode.
 """
 
 from __future__ import annotations
@@ -38,7 +31,7 @@ from ..schema import PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, data_pass, ids_unprintable, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
-from .rows import other_modes
+from .rows import LeftOutRows, other_modes, row_lines
 from .routing import DEFAULT_MODE
 
 
@@ -108,13 +101,20 @@ def _field_or_none(row: Any, name: str) -> Any:
 
 
 def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
+    """The rows of :func:`numbered_blocks` without their lines."""
+    return (rows for rows, _ in numbered_blocks(path, digest))
+
+
+def numbered_blocks(path: str | os.PathLike, digest: Any) -> Iterator[tuple[list[Any], Sequence[int]]]:
     """The rows of a JSONL predictions file, decoded by the compiled reader a block at a time
-    (by the lean one while every block it meets fits it); every byte of the file goes to
-    ``digest`` (a hashlib object) as it is read. Raises :class:`Bad` for a line that reader does
-    not take (the strict reader decides)."""
+    (by the lean one while every block it meets fits it), with the number of each (from 0, blank
+    lines passed over: :class:`~.rows.LeftOutRows` finds its line when it is listed); every byte of the
+    file goes to ``digest`` (a hashlib object) as it is read. Raises :class:`Bad` for a line that
+    reader does not take (the strict reader decides)."""
     # blank lines are passed over, as the strict reader does
     lean: Any = _lean_decoder().decode_lines
     full = _row_decoder().decode_lines
+    before = 0  # rows before the block
     for block in whole_line_blocks(path):
         digest.update(block)
         rows = None
@@ -134,7 +134,8 @@ def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
             raise Bad("a key named twice")
         if ids_unprintable(block, chain(map(_SID, rows), map(_PRED, rows))):
             raise Bad("a control character in an id")
-        yield rows
+        yield rows, range(before, before + len(rows))
+        before += len(rows)
 
 
 #: the longest run of digits, and of exponent digits, a number in range is written with
@@ -167,10 +168,19 @@ def named_once(block: bytes, rows: list[Any]) -> bool:
     count of one byte over each text and one encoding: a quarter of the decoding's time, where
     counting every key apart took twice the decoding's (the predictions of
     ``benchmarks/bench_score.py --sessions 2000``)."""
-    return block.count(b'"') == _ENCODE_LINES(rows).count(b'"')
+    return _quotes(block) == _quotes(_ENCODE_LINES(rows))
 
 
 _ENCODE_LINES = msgspec.json.Encoder().encode_lines
+
+
+def _quotes(text: bytes) -> int:
+    """The quote marks in ``text``, counted by numpy: ``bytes.count`` of one byte goes a byte at a
+    time (the blocks of ``benchmarks/bench_score.py --sessions 2000``: 0.2 ms a megabyte against 0.9 ms)."""
+    return int(np.count_nonzero(np.frombuffer(text, dtype=np.uint8) == _QUOTE))
+
+
+_QUOTE = ord('"')
 
 
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
@@ -286,12 +296,15 @@ class PredictionStream:
 
     :meth:`take` returns the rows of the given sessions among those read so far, reading on while
     the last row read belongs to them: a file in the data's session order is read once, in step
-    with the data, and never held whole. Rows that wait for a later block (or never find one)
-    stay buffered; :meth:`rest` says whether any are left at the end. A JSONL file's rows are
-    compiled structs (:func:`row_blocks`), a Parquet file's pyarrow tables (:mod:`.parquet`).
+    with the data, and never held whole (``whole``: read whole before the first block is taken,
+    for a file whose rows come in another order). Rows that wait for a later block (or never find
+    one) stay buffered; :meth:`rest` says what is left at the end. A JSONL file's rows are
+    compiled structs (:func:`row_blocks`) with their lines, a Parquet file's pyarrow tables
+    (:mod:`.parquet`). ``listing`` gathers the JSONL rows left out of the numbers.
     """
 
-    def __init__(self, path: str | os.PathLike, run_mode: str | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, run_mode: str | None = None, whole: bool = False,
+                 allow_duplicates: bool = False) -> None:
         self.parquet = str(path).endswith(".parquet")
         #: the run's mode, that every row naming one must name (``None``: a mode asked for, rows unchecked)
         self.run_mode = run_mode
@@ -302,21 +315,24 @@ class PredictionStream:
 
             self._blocks: Iterator[Any] = parquet.tables(path)
         else:
-            self._blocks = row_blocks(path, self.digest)
+            self._blocks = numbered_blocks(path, self.digest)
         self._buffer: Any = None
         self._sids: list[str] = []  # the session id of each buffered JSONL row
+        self._lines: list[int] = []  # and its number in the file (from 0)
         self._done = False
+        self.whole = whole
         self.rows = 0
         self.first: dict[str, str | None] = {"mode": None, "policy": None, "model": None}
+        self.listing = LeftOutRows(str(path), allow_duplicates, functools.partial(row_lines, path))
 
     def _pull(self) -> bool:
         block = next(self._blocks, None)
         if block is None:
             self._done = True
             return False
-        if not len(block):
-            return True
         if self.parquet:
+            if not len(block):
+                return True
             from . import parquet
 
             found = parquet.check_predictions(block)
@@ -327,15 +343,19 @@ class PredictionStream:
             self.rows += block.num_rows
             self._buffer = block if self._buffer is None else parquet.joined(self._buffer, block)
         else:
+            block, lines = block
+            if not block:
+                return True
             found = first_named(block)
-            if self.run_mode is not None and other_modes(map(_MODE, block), self.run_mode):
+            modes = list(map(_MODE, block))
+            if self.run_mode is not None and modes.count(None) + modes.count(self.run_mode) != len(modes):
                 raise Bad("a row of another mode")  # the strict reader names it
             self.rows += len(block)
             sids = list(map(_SID, block))
             if self._buffer is None:
-                self._buffer, self._sids = block, sids
+                self._buffer, self._sids, self._lines = block, sids, list(lines)
             else:
-                self._buffer, self._sids = self._buffer + block, self._sids + sids
+                self._buffer, self._sids, self._lines = self._buffer + block, self._sids + sids, self._lines + list(lines)
         for key, value in found.items():
             if self.first[key] is None:
                 self.first[key] = value
@@ -354,12 +374,12 @@ class PredictionStream:
 
     def take(self, data: DataColumns) -> Any:
         """The buffered rows of the sessions of ``data`` (in file order), reading on as needed:
-        for a JSONL file the rows (compiled structs) and each one's session position in ``data``,
-        for a Parquet file a pyarrow table; ``None`` when the file has no rows."""
+        for a JSONL file the rows (compiled structs), each one's session position in ``data`` and
+        its line, for a Parquet file a pyarrow table; ``None`` when the file has no rows."""
         where = data.session_index
         while not self._done:
             last = self._last_session()
-            if last is not None and last not in where:
+            if not self.whole and last is not None and last not in where:
                 break
             self._pull()
         if self._buffer is None:
@@ -369,17 +389,17 @@ class PredictionStream:
 
             taken, self._buffer = parquet.split(self._buffer, where)
             return taken
-        rows, sids = self._buffer, self._sids
+        rows, sids, lines = self._buffer, self._sids, self._lines
         pos = list(map(where.get, sids))
         left = pos.count(None)
         cut = pos.index(None) if left else len(pos)
         if left == len(pos) - cut:  # in the data's order: the wanted rows come first
-            self._buffer, self._sids = rows[cut:], sids[cut:]
-            return rows[:cut], pos[:cut]
+            self._buffer, self._sids, self._lines = rows[cut:], sids[cut:], lines[cut:]
+            return rows[:cut], pos[:cut], lines[:cut]
         mine = [p is not None for p in pos]
         other = [not m for m in mine]
-        self._buffer, self._sids = list(compress(rows, other)), list(compress(sids, other))
-        return list(compress(rows, mine)), list(compress(pos, mine))
+        self._buffer, self._sids, self._lines = list(compress(rows, other)), list(compress(sids, other)), list(compress(lines, other))
+        return list(compress(rows, mine)), list(compress(pos, mine)), list(compress(lines, mine))
 
     def columns(self, taken: Any, data: DataColumns) -> PredictionColumns:
         """What :meth:`take` returned, as arrays against a block of sessions."""
@@ -389,14 +409,24 @@ class PredictionStream:
             from . import parquet
 
             return parquet.prediction_columns(taken, data)
-        rows, session = taken
+        rows, session, _ = taken
         return row_columns(rows, data, session)
 
-    def rest(self) -> bool:
-        """Whether any row is left over once every session block has been taken (read to the end)."""
+    def rest(self, known: set[str] | None = None) -> bool:
+        """Whether rows are left over once every session block has been taken (read to the end)
+        that :attr:`listing` cannot list: rows of sessions in ``known`` (the data's: the file's
+        rows came in another order), or any row of a Parquet file or when ``known`` is not given.
+        The rows of unknown sessions of a JSONL file are listed."""
         while self._pull():
             pass
-        return self._buffer is not None and len(self._buffer) > 0
+        if self._buffer is None or not len(self._buffer):
+            return False
+        if self.parquet or known is None or any(sid in known for sid in self._sids):
+            return True
+        for row, line in zip(self._buffer, self._lines):
+            self.listing.stray(row.session_id, row.i, line, known_session=False)
+        self._buffer, self._sids, self._lines = [], [], []
+        return False
 
 
 # --- scoring --------------------------------------------------------------------------------------
@@ -431,32 +461,67 @@ def first_mode(path: str | os.PathLike) -> str:
 
 
 def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], split: str,
-                     mode: str | None, background: bool = False) -> tuple[list[ColumnarRun | None], str | None]:
+                     mode: str | None, background: bool = False,
+                     allow_duplicates: bool = False) -> tuple[list[ColumnarRun | None], str | None]:
     """Score runs on the arrays (:func:`~.block.score_block`, either mode), reading the data file
     once, a block of sessions at a time (in a forked process when ``background``), with every
-    predictions file in step.
+    predictions file in step; a JSONL file whose rows come in another order than the data's is
+    scored in a second pass that reads it whole first. Rows left out of the numbers (of unknown
+    sessions or turns, second rows for a turn) are listed on the run (:attr:`ColumnarRun.listing`).
 
-    Returns one :class:`ColumnarRun` per file, ``None`` for a file whose rows the whole-file index
-    must list (a check failed, rows out of the data's order, rows left out), all ``None`` when the
-    data file's checks fail; and the data fingerprint when the whole data file was read and
-    passed (else ``None``).
+    Returns one :class:`ColumnarRun` per file, ``None`` for a file the strict reader must judge (a
+    check failed; a Parquet file with rows left out), all ``None`` when the data file's checks
+    fail; and the data fingerprint when the whole data file was read and passed (else ``None``).
     """
-    from ..progress import progress
-
     modes: list[str | None] = []
     for p in pred_paths:
         try:
             modes.append(mode or first_mode(p))
         except Bad:
             modes.append(None)
+    out: list[ColumnarRun | None] = [None] * len(pred_paths)
+    todo = [k for k, m in enumerate(modes) if m]
+    fingerprint = None
+    for whole in (False, True):
+        if not todo:
+            break
+        try:
+            runs, passed = _pass(data_path, [pred_paths[k] for k in todo], [modes[k] for k in todo], split, mode,
+                                 background, whole, allow_duplicates)
+        except Bad:
+            return [None] * len(pred_paths), None
+        fingerprint = fingerprint or passed
+        again = []
+        for k, run in zip(todo, runs):
+            if run is _AGAIN:
+                again.append(k)
+            else:
+                out[k] = run  # type: ignore[assignment]
+        todo = again
+    heap.release()  # what the pass and the pooling let go
+    return out, fingerprint
+
+
+#: what :func:`_pass` returns for a file whose rows came in another order than the data's
+_AGAIN = object()
+
+
+def _pass(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], modes: Sequence[str | None],
+          split: str, mode: str | None, background: bool, whole: bool, allow_duplicates: bool) -> tuple[list[Any], str | None]:
+    """One pass over the data file with every predictions file in step (``whole``: each read
+    whole first): a run, ``None`` or :data:`_AGAIN` per file, and the data fingerprint."""
+    from ..progress import progress
+
     blocks, reader = data_pass(data_path, background)
-    streams: list[PredictionStream | None] = [PredictionStream(p, None if mode else m) if m else None
+    streams: list[PredictionStream | None] = [PredictionStream(p, None if mode else m, whole, allow_duplicates)
                                               for p, m in zip(pred_paths, modes)]
-    runs: list[PooledRun | None] = [PooledRun() if m else None for m in modes]
+    runs: list[PooledRun | None] = [PooledRun() for _ in modes]
+    known: set[str] = set()  # the data's session ids
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
         for n_block, data in enumerate(blocks, start=1):
             bar.update(len(data))
+            known.update(data.session_ids)
             if n_block % heap.EVERY == 0:
                 heap.release()
             for k, stream in enumerate(streams):
@@ -470,42 +535,64 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
                     streams[k] = runs[k] = None
                 else:
                     runs[k].add(block)  # type: ignore[union-attr]
-    except Bad:
-        return [None] * len(pred_paths), None
     finally:
         bar.close()
         close = getattr(blocks, "close", None)
         if close is not None:
             close()
-    out: list[ColumnarRun | None] = []
+    out: list[Any] = []
     for stream, run, run_mode in zip(streams, runs, modes):
         try:
-            left = stream is None or stream.rest()
+            left = stream is None or stream.rest(known)
         except Bad:
+            stream = None
             left = True
-        if left or run is None or not stream.rows:
+        if left and stream is not None and not stream.parquet and not whole:
+            out.append(_AGAIN)
+        elif left or run is None or not stream.rows:  # type: ignore[union-attr]
             out.append(None)
         else:
-            out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), scored_mode=run_mode,
-                                  **stream.first))
-    fingerprint = reader.fingerprint
-    del streams, runs, blocks, reader
-    heap.release()  # what the pass and the pooling let go
-    return out, fingerprint
+            out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), scored_mode=run_mode,  # type: ignore[arg-type]
+                                  listing=stream.listing, **stream.first))
+    return out, reader.fingerprint
 
 
 def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str) -> Block | None:
-    """A block of sessions of one run scored; ``None`` when some of its rows must be listed as
-    left out (rows of unknown sessions or turns, second rows for a turn)."""
-    rows = stream.take(data)
-    try:
-        preds = stream.columns(rows, data)
-    except OverflowError:
-        raise Bad("an integer beyond 64 bits") from None
-    n_turns = np.diff(data.turn_start)
-    if np.any(preds.session < 0) or np.any(preds.i >= n_turns[preds.session]):
-        return None
-    row_turn = data.turn_start[preds.session] + preds.i
-    if len(np.unique(row_turn)) != preds.rows:
-        return None  # duplicates: the index lists them with their lines
+    """A block of sessions of one run scored, the rows it leaves out listed (a JSONL file's);
+    ``None`` when a Parquet file's rows must be listed as left out."""
+    taken = stream.take(data)
+    for listed in (False, True):
+        try:
+            preds = stream.columns(taken, data)
+        except OverflowError:
+            raise Bad("an integer beyond 64 bits") from None
+        n_turns = np.diff(data.turn_start)
+        if not (np.any(preds.session < 0) or np.any(preds.i >= n_turns[preds.session])):
+            row_turn = data.turn_start[preds.session] + preds.i
+            if not preds.rows or int(np.bincount(row_turn).max()) <= 1:  # (a count per turn: cheaper than sorting)
+                break
+        if stream.parquet or listed:
+            return None
+        taken = _listed(data, taken, stream.listing)  # rows left out: listed, then the rest read again
     return score_block(data, preds, split, mode)
+
+
+def _listed(data: DataColumns, taken: tuple[list[Any], list[int], list[int]], listing: LeftOutRows) -> tuple[list[Any], ...]:
+    """A block's JSONL rows (rows, session positions, numbers; in file order) without those left
+    out of the numbers, which ``listing`` is told: rows of turns their session does not have, and
+    of a turn that has another row (the last counts)."""
+    rows, pos, lines = taken
+    i = np.fromiter(map(_I, rows), dtype=np.int64, count=len(rows))
+    where = np.array(pos, dtype=np.int64)
+    stray = i >= np.diff(data.turn_start)[where]
+    turn = np.where(stray, -1, data.turn_start[where] + i)
+    counts = np.bincount(turn[~stray])
+    keep = ~stray
+    for k in np.flatnonzero(stray):
+        listing.stray(rows[k].session_id, int(i[k]), lines[k], known_session=True)
+    for t in np.flatnonzero(counts > 1):
+        same = np.flatnonzero(turn == t)
+        for before, k in zip(same[:-1], same[1:]):
+            listing.repeated(rows[k].session_id, int(i[k]), lines[k], lines[before], lines[same[0]])
+        keep[same[:-1]] = False
+    return list(compress(rows, keep)), list(compress(pos, keep)), list(compress(lines, keep))

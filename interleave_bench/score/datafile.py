@@ -85,6 +85,12 @@ def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -
         raise Bad(str(exc)) from None
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``, without its look for a masked array (which loads ``numpy.ma``)."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
+
+
 def codes_in(keys: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """For each key, its position in ``pool`` (unique int64 keys), or -1."""
     if not len(pool):

@@ -47,6 +47,8 @@ class ColumnarRun:
     #: the mode the run was scored in, and its cluster section (open mode)
     scored_mode: str = "closed"
     cluster: dict[str, Any] | None = None
+    #: the rows left out of the numbers (:class:`~.rows.LeftOutRows`), when any were met
+    listing: Any = None
 
 
 #: what joins the strings of a block (a string that holds it is kept as it is)
@@ -105,7 +107,7 @@ class PooledRun:
             self.clusters.add(*block.clusters)
 
     def finish(self, *, rows: int, mode: str | None, policy: str | None, model: str | None,
-               predictions_sha256: str | None, scored_mode: str = "closed") -> ColumnarRun:
+               predictions_sha256: str | None, scored_mode: str = "closed", listing: Any = None) -> ColumnarRun:
         """The run's pooled counts, with what its predictions file says of itself; the run lets
         go of what it pooled (call once)."""
         breakdown = grouped_breakdowns(self.breakdown)
@@ -120,7 +122,7 @@ class PooledRun:
             bcubed=prf(self.p_sum, self.r_sum, self.items), breakdown=breakdown, unscored=self.unscored,
             rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
             predictions_sha256=predictions_sha256, scored_mode=scored_mode,
-            cluster=self.clusters.section() if scored_mode == "open" else None,
+            cluster=self.clusters.section() if scored_mode == "open" else None, listing=listing,
         )
 
 

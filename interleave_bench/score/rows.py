@@ -9,8 +9,9 @@ reads a file: a later row for the same turn replaces an earlier one).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import InputError, InputErrors
 from ..io import parse_record
@@ -188,3 +189,68 @@ def index_rows(
     if dup_errors:
         raise InputErrors(dup_errors)
     return idx
+
+
+def row_lines(path: str | os.PathLike[str], numbers: set[int]) -> dict[int, int]:
+    """The line (1-based) of each of the given rows of a JSONL file, by number (from 0): blank
+    lines hold no row."""
+    out: dict[int, int] = {}
+    number = 0
+    with open(path, "rb") as fh:
+        for line, text in enumerate(fh, start=1):
+            if text.strip():
+                if number in numbers:
+                    out[number] = line
+                number += 1
+    return out
+
+
+class LeftOutRows:
+    """What :func:`index_rows` lists, gathered from rows met a block at a time in any order: each
+    row is told by its number in the file (from 0), which ``lines_of`` turns into lines when the
+    rows are listed (only then: most files have none to list), and the lists come back in the
+    file's order, as the index makes them (the same reasons, lines and errors)."""
+
+    def __init__(self, source: str, allow_duplicates: bool, lines_of: Callable[[set[int]], dict[int, int]]) -> None:
+        self.source = source
+        self.allow_duplicates = allow_duplicates
+        self.lines_of = lines_of
+        self._stray: dict[tuple[str, int], int] = {}  # rows of unknown sessions or turns: first number by key
+        self._last: dict[tuple[str, int], int] = {}  # the last number met of each stray key
+        self._unknown: list[tuple[int, str, str, int]] = []  # (number, reason, session, turn)
+        self._repeated: list[tuple[int, int, int, str, int]] = []  # (number, previous, first, session, turn)
+
+    def stray(self, session_id: str, i: int, number: int, known_session: bool) -> None:
+        """A row of a session the data does not hold, or of a turn its session does not have."""
+        key = (session_id, i)
+        if key in self._stray:
+            self.repeated(session_id, i, number, self._last[key], self._stray[key])
+            self._last[key] = number
+            return
+        self._stray[key] = self._last[key] = number
+        self._unknown.append((number, UNKNOWN_TURN if known_session else UNKNOWN_SESSION, session_id, i))
+
+    def repeated(self, session_id: str, i: int, number: int, previous: int, first: int) -> None:
+        """A second (or later) row for a turn; ``previous`` and ``first``: the numbers of the row
+        before it and of the first row for that turn."""
+        self._repeated.append((number, previous, first, session_id, i))
+
+    def listed(self) -> list[LeftOut]:
+        """The rows left out, as :func:`index_rows` lists them (unknown sessions, unknown turns,
+        duplicates, each in the file's order); raises :class:`InputErrors` naming every
+        duplicate unless duplicates are allowed."""
+        if not self._unknown and not self._repeated:
+            return []
+        line = self.lines_of({n for entry in self._unknown for n in entry[:1]}
+                             | {n for entry in self._repeated for n in entry[:3]})
+        repeated = sorted(self._repeated)
+        if repeated and not self.allow_duplicates:
+            raise InputErrors([InputError(
+                self.source, line[n], "i",
+                f"second row for session {sid!r} turn {i} (first on line {line[first]}); "
+                "remove it or pass --allow-duplicates to keep the last",
+            ) for n, _, first, sid, i in repeated])
+        unknown = sorted(self._unknown)
+        return ([LeftOut(reason, sid, i, line[n]) for n, reason, sid, i in unknown if reason == UNKNOWN_SESSION]
+                + [LeftOut(reason, sid, i, line[n]) for n, reason, sid, i in unknown if reason == UNKNOWN_TURN]
+                + [LeftOut(DUPLICATE, sid, i, line[previous]) for _, previous, _, sid, i in repeated])

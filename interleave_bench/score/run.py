@@ -458,7 +458,9 @@ def _document_of(
     system = system_name(pred_path)
     if fast is not None:
         chosen_price = table_price if price is None else price
-        result = run_document(fast, [LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored], system=system, split=split,
+        left_out = [LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored]
+        left_out += fast.listing.listed() if fast.listing is not None else []  # raises naming every duplicate
+        result = run_document(fast, left_out, system=system, split=split,
                               bootstrap=bootstrap, seed=seed, provenance=facts,
                               price=chosen_price(fast.model) if callable(chosen_price) else chosen_price)
     else:
@@ -545,7 +547,8 @@ def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | No
     from .columnar import score_run_blocks
 
     if sessions is None:
-        fast, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], background)
+        fast, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], background,
+                                        options["allow_duplicates"])
     else:
         fast, passed = [None] * len(pred_paths), None
     known: list[str] = [sha for sha in (data_sha, passed) if sha is not None][:1]
