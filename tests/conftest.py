@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -37,3 +38,21 @@ def openai_env(fake_server, monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", key)
     monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
     return {"server": fake_server, "key": key, "cache": tmp_path / "cache"}
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory):
+    """The project's wheel, built once for every test that inspects or installs it (no build
+    isolation, no download)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(root)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [wheel] = list(out.glob("*.whl"))
+    return wheel

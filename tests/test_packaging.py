@@ -12,14 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_wheel_ships_data_prompts_and_card_templates(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    [wheel] = list(tmp_path.glob("*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_wheel_ships_data_prompts_and_card_templates(built_wheel):
+    names = set(zipfile.ZipFile(built_wheel).namelist())
     shipped_data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "interleave_bench" / "data").rglob("*") if p.is_file()
                     and "__pycache__" not in p.parts}
     assert shipped_data and shipped_data <= names, sorted(shipped_data - names)
@@ -84,7 +78,7 @@ def see_this_environment(python: Path) -> None:
                                                           encoding="utf-8")
 
 
-def test_the_wheel_in_a_fresh_venv_loads_every_metric_from_anywhere_and_matches_score_json(tmp_path):
+def test_the_wheel_in_a_fresh_venv_loads_every_metric_from_anywhere_and_matches_score_json(tmp_path, built_wheel):
     """Build the wheel (no build isolation, no download), install it into a venv that takes its
     dependencies from this machine (``--system-site-packages``, no network), and from a folder
     outside the checkout: every metric loads by ``metric_path``, its examples pass, and the routing
@@ -94,11 +88,7 @@ def test_the_wheel_in_a_fresh_venv_loads_every_metric_from_anywhere_and_matches_
 
     from _score_util import write_jsonl
 
-    wheels = tmp_path / "wheels"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                           str(wheels), str(ROOT)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    [wheel] = list(wheels.glob("*.whl"))
+    wheel = built_wheel
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True,
                    timeout=120)
