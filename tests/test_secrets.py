@@ -24,7 +24,10 @@ def run_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Compl
     return proc
 
 
-def test_key_is_in_no_file_and_no_output(fake_server, tmp_path):
+
+def model_env(fake_server, tmp_path) -> dict[str, str]:
+    """The environment of a command run against the fake server with the test key, its cache and
+    Hub home under ``tmp_path``."""
     env = dict(os.environ)
     env.update({
         "OPENAI_BASE_URL": fake_server.url,
@@ -33,6 +36,10 @@ def test_key_is_in_no_file_and_no_output(fake_server, tmp_path):
         "HF_HOME": str(tmp_path / "hf"),
         "INTERLEAVE_NO_PROGRESS": "1",
     })
+    return env
+
+def test_key_is_in_no_file_and_no_output(fake_server, tmp_path):
+    env = model_env(fake_server, tmp_path)
     data = tmp_path / "data"
     outputs = [
         run_cli(["generate", "--sessions", "3", "--model", "m1", "--out", str(data)], env, tmp_path),
@@ -68,14 +75,7 @@ def run_any(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Compl
 def test_a_provider_echoing_the_authorization_header_leaks_the_key_nowhere(fake_server, tmp_path):
     """Every request's error text echoes the bearer token and a ``?key=`` URL: ERROR rows, mid-reply
     and facts rows, manifests, score files and stderr must all hold it redacted."""
-    env = dict(os.environ)
-    env.update({
-        "OPENAI_BASE_URL": fake_server.url,
-        "OPENAI_API_KEY": KEY,
-        "INTERLEAVE_CACHE": str(tmp_path / "cache"),
-        "HF_HOME": str(tmp_path / "hf"),
-        "INTERLEAVE_NO_PROGRESS": "1",
-    })
+    env = model_env(fake_server, tmp_path)
     data = tmp_path / "data"
     run_cli(["generate", "--sessions", "3", "--model", "m1", "--out", str(data)], env, tmp_path)
     v1 = tmp_path / "v1"
