@@ -135,6 +135,7 @@ class Candidates:
     labels: tuple[str, ...]  # topic labels, then NEW (open mode), then ONEOFF (when offered)
     blocks: tuple[int, ...]
     rows: list[list[float]]
+    kind: str = "plain"  # the kind of chat (:func:`chat_kind`)
 
     @property
     def features(self) -> list[list[float]]:
@@ -324,7 +325,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         ])
         out_labels.append(ONEOFF)
         blocks.append(ONEOFF_BLOCK)
-    return Candidates(tuple(out_labels), tuple(blocks), rows)
+    return Candidates(tuple(out_labels), tuple(blocks), rows, kind)
 
 
 def split_weights(weights: Sequence[float]) -> tuple[tuple[float, ...], ...]:
@@ -493,7 +494,7 @@ class LocalRouter:
         cands = candidates(view, self.cache)
         # the first on a tie: topics in creation order, then new, then one-off
         k, p = best_of(cands, self._weights[view.mode])
-        return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, chat_kind(view)))
+        return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, cands.kind))
 
     def decide_scored(self, view: RouterView) -> tuple[Decision, Scored]:
         """The decision for ``view``'s pending unit (``via: local``, with its confidence rounded to
