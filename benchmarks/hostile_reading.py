@@ -72,6 +72,12 @@ def mutations(good: Any, fields: dict[str, tuple[Any, ...]], raw_at: tuple[str, 
         "caf\u00e9".encode("utf-8"), b"caf\xe9")
 
 
+def refused_by(bad: bool | str | tuple[str, ...], command: str) -> bool:
+    """Whether ``command`` must refuse a file marked ``bad``: ``True`` (every command), ``False``
+    (none), or the one command or commands that must."""
+    return bad is True or (bad is not False and command in ((bad,) if isinstance(bad, str) else bad))
+
+
 def _content(doc: Any) -> str | bytes:
     return doc if isinstance(doc, (str, bytes)) else raw_json(doc)
 
@@ -146,7 +152,7 @@ def _session_case(command: str, name: str, bad: bool | str, content: str | bytes
     def run(folder: Path) -> list[str]:
         return SESSION_COMMANDS[command](folder, _data(folder, content))
 
-    return _case(command, f"sessions: {name}", bad is True or bad == command, run)
+    return _case(command, f"sessions: {name}", refused_by(bad, command), run)
 
 
 def _case(command: str, name: str, bad: bool, run: Callable[[Path], list[str]]) -> Case:
@@ -175,8 +181,8 @@ ROW_FIELDS: dict[str, tuple[Any, ...]] = {
 }
 
 
-def prediction_files() -> Iterator[tuple[str, bool | str, str | bytes]]:
-    """``(name, bad, content)``: ``bad`` is ``True``, ``False`` or the one command that must refuse it."""
+def prediction_files() -> Iterator[tuple[str, bool | str | tuple[str, ...], str | bytes]]:
+    """``(name, bad, content)``: ``bad`` as :func:`refused_by` reads it."""
     lines = [raw_json(r) for r in ROWS]
     yield "valid", False, "\n".join(lines)
     for name, doc in mutations(ROWS[2], {f: v for f, v in ROW_FIELDS.items()}, ("i", "confidence")):
@@ -187,8 +193,10 @@ def prediction_files() -> Iterator[tuple[str, bool | str, str | bytes]]:
     yield "a turn twice", True, "\n".join(lines + [lines[2]])
     for name, row in (("a turn past the session's last", {**ROWS[2], "i": 99}),
                       ("a session not in the data", {**ROWS[2], "session_id": "en-0099"})):
-        # the scorer counts and reports rows outside the data; only ``validate DATA PRED`` refuses them
-        yield name, "validate", "\n".join(lines + [raw_json(row)])
+        # the scorer counts and reports rows outside the data; ``validate DATA PRED`` and the board refuse them
+        yield name, ("validate", "leaderboard add"), "\n".join(lines + [raw_json(row)])
+    # a run is ranked in the table of the mode its rows name: the board alone needs them to name it
+    yield "rows naming no mode", "leaderboard add", "\n".join(raw_json({k: v for k, v in r.items() if k != "mode"}) for r in ROWS)
     yield "a line that is [1, 2]", True, "\n".join(lines[:2] + ["[1, 2]"] + lines[2:])
     for name, content in BROKEN_FILES:
         yield name, True, content
@@ -211,7 +219,7 @@ def prediction_cases() -> Iterator[Case]:
             def run(folder: Path, make=make, content=content) -> list[str]:
                 return make(folder, _data(folder, raw_json(SESSION)), _write(folder / "run.jsonl", content))
 
-            yield _case(command, f"predictions: {name}", bad is True or bad == command, run)
+            yield _case(command, f"predictions: {name}", refused_by(bad, command), run)
 
 
 PARQUET_CHANGES: tuple[tuple[str, str, Any], ...] = (
