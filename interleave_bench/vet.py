@@ -442,7 +442,7 @@ def read_allowlist(path: str | os.PathLike) -> list[AllowRule]:
             raise InputError(name, line, "kind", f"{kind!r} is not one of {', '.join(KINDS)}")
         try:
             pattern = re.compile(m.group("pattern"))
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:  # a repetition past the engine's limit, nesting too deep
             raise InputError(name, line, "pattern", f"not a regular expression: {exc}") from None
         rules.append(AllowRule(pattern, kind, m.group("reason").strip(), name, line))
     return rules

@@ -155,3 +155,14 @@ def _email_ok_by_domain(text: str) -> bool:
 def test_reserved_addresses_read_by_their_ending_as_by_their_domain(local, labels):
     text = ".".join(local) + "@" + ".".join(labels)
     assert vet._email_ok(text) == _email_ok_by_domain(text)
+
+
+def test_an_allowlist_pattern_past_the_engine_s_limits_is_one_line(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"text": "mail ann@mail.de"}) + "\n", encoding="utf-8")
+    for pattern in ("a{99999999999}", "(" * 2000 + ")" * 2000):
+        allow = tmp_path / "allow.txt"
+        allow.write_text(f"{pattern}  # a reason\n", encoding="utf-8")
+        code = main(["vet", str(data), "--allow", str(allow)])
+        err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+        assert code == 2 and len(err) == 1 and f"{allow}:1: pattern: not a regular expression" in err[0], err
