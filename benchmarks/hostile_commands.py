@@ -4,7 +4,10 @@
   binary and Latin-1 files);
 - ``facts DATA --dry-run``: the v1 sessions it asks its probes on (the fake model on loopback);
 - ``export-irc PRED --data DATA``: a run on imported IRC data (its predictions, its sessions and the
-  run record beside the predictions).
+  run record beside the predictions);
+- ``route --out PRED`` resumed: the rows an earlier run kept in its output, read back;
+- ``push DIR``: an exported folder (its card, its Parquet files and their rows), validated before
+  anything is sent (the case stops at the missing token when the folder is valid).
 """
 
 from __future__ import annotations
@@ -174,4 +177,168 @@ def export_irc_cases() -> Iterator[Case]:
         yield _export_case(f"run record: {name}", True, record=record, data_arg=False)
 
 
-COMMANDS = {"vet --allow": allow_cases, "facts": facts_cases, "export-irc": export_irc_cases}
+
+
+# --- push DIR: an exported folder, validated before anything is sent -------------------------------
+
+#: the push stops at its first step past the folder's validation when there is no token to publish with
+PUSH_ENV = {"HF_TOKEN": ""}
+PARQUET = "v0/dev-00000-of-00001.parquet"
+
+
+@functools.lru_cache(maxsize=1)
+def exported() -> dict[str, bytes]:
+    """The files ``export --v0`` writes for the session of :mod:`hostile_reading`: ``{relative path: bytes}``."""
+    import contextlib
+    import io
+
+    from hostile_reading import SESSION
+
+    from interleave_bench.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        (data / "sessions.jsonl").write_text(raw_json(SESSION) + "\n", encoding="utf-8")
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert main(["export", "--v0", str(data), "--out", str(Path(tmp) / "hub")]) == 0
+        return {str(p.relative_to(Path(tmp) / "hub")): p.read_bytes() for p in (Path(tmp) / "hub").rglob("*") if p.is_file()}
+
+
+def _parquet_rows(change: Callable[[dict], None]) -> bytes:
+    """The exported Parquet file with its one row changed in place (same schema)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(exported()[PARQUET]))
+    rows = table.to_pylist()
+    change(rows[0])
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), out)
+    return out.getvalue()
+
+
+def _other_schema() -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist([{"a": 1}]), out)
+    return out.getvalue()
+
+
+def _push_case(name: str, bad: bool, changes: Callable[[], dict[str, bytes | None]]) -> Case:
+    def run(folder: Path) -> list[str]:
+        files: dict[str, bytes | None] = {**exported(), **changes()}
+        hub = folder / "hub"
+        for rel, content in files.items():
+            if content is not None:
+                (hub / rel).parent.mkdir(parents=True, exist_ok=True)
+                (hub / rel).write_bytes(content)
+        hub.mkdir(exist_ok=True)
+        return ["push", str(hub), "--repo", "org/data"]
+
+    return Case("push", name, bad, run, None if bad else "no Hugging Face token", env=PUSH_ENV)
+
+
+def push_cases() -> Iterator[Case]:
+    readme = lambda: exported()["README.md"].decode("utf-8")  # noqa: E731
+    yield _push_case("the folder as exported", False, dict)
+    yield _push_case("no README", True, lambda: {"README.md": None})
+    yield _push_case("a README without its YAML header", True, lambda: {"README.md": b"# InterleaveBench\n"})
+    yield _push_case("a README whose YAML is broken", True, lambda: {"README.md": b"---\nconfigs: [\n---\n"})
+    yield _push_case("a README declaring an unknown config", True,
+                     lambda: {"README.md": readme().replace("config_name: v0", "config_name: v9", 1).encode()})
+    yield _push_case("a README naming no file for its split", True,
+                     lambda: {"README.md": readme().replace("path: v0/dev-*.parquet", "path: v0/none-*.parquet", 1).encode()})
+    yield _push_case("a README in Latin-1", True, lambda: {"README.md": readme().encode("utf-8") + "caf\u00e9\n".encode("latin-1")})
+    yield _push_case("no Parquet file", True, lambda: {PARQUET: None})
+    for name, content in (("cut in half", lambda: exported()[PARQUET][: len(exported()[PARQUET]) // 2]),
+                          ("empty", lambda: b""), ("random bytes", lambda: bytes(range(256)) * 8),
+                          ("of another schema", _other_schema)):
+        yield _push_case(f"a Parquet file {name}", True, lambda content=content: {PARQUET: content()})
+    for name, change in (("session_id ''", lambda r: r.__setitem__("session_id", "")),
+                         ("a newline in session_id", lambda r: r.__setitem__("session_id", "a\nerror: forged")),
+                         ("turns[1].i = -1", lambda r: r["turns"][1].__setitem__("i", -1)),
+                         ("turns[1].gold.thread = 'nowhere'", lambda r: r["turns"][1]["gold"].__setitem__("thread", "nowhere")),
+                         ("no turns", lambda r: r.__setitem__("turns", [])),
+                         ("threads[0].id = ''", lambda r: r["threads"][0].__setitem__("id", ""))):
+        yield _push_case(f"a row with {name}", True, lambda change=change: {PARQUET: _parquet_rows(change)})
+
+
+# --- route --out PRED, resumed: the rows a run kept are read back ----------------------------------
+
+ROUTE = ["--mode", "closed", "--policy", "bm25"]
+
+
+def _two_sessions() -> str:
+    from hostile_reading import SESSION
+
+    return raw_json(SESSION) + "\n" + raw_json({**SESSION, "session_id": "en-0002"}) + "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def routed() -> dict[str, Any]:
+    """A bm25 run over two sessions: ``{"rows": [row lines]}``."""
+    import contextlib
+    import io
+
+    from interleave_bench.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "sessions.jsonl").write_text(_two_sessions(), encoding="utf-8")
+        out = Path(tmp) / "run.jsonl"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert main(["route", str(Path(tmp) / "sessions.jsonl"), *ROUTE, "--out", str(out)]) == 0
+        return {"rows": out.read_text(encoding="utf-8").splitlines()}
+
+
+def _resume_case(name: str, bad: bool, kept: Callable[[list[str]], str | bytes]) -> Case:
+    """``route`` resumed on an output holding ``kept(the run's row lines)`` (the first session done)."""
+    def run(folder: Path) -> list[str]:
+        (folder / "sessions.jsonl").write_text(_two_sessions(), encoding="utf-8")
+        out = folder / "run.jsonl"
+        content = kept(routed()["rows"])
+        out.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+        return ["route", str(folder / "sessions.jsonl"), *ROUTE, "--out", str(out)]
+
+    return Case("route (resumed)", name, bad, run)
+
+
+def resume_cases() -> Iterator[Case]:
+    def first(rows: list[str]) -> list[dict]:
+        return [json.loads(r) for r in rows if json.loads(r)["session_id"] == "en-0001"]
+
+    def with_row3(change: Callable[[dict], str | bytes]) -> Callable[[list[str]], str | bytes]:
+        def kept(rows: list[str]) -> str | bytes:
+            done = first(rows)
+            new = change(done[3])
+            parts = [raw_json(r) for r in done[:3]], [raw_json(r) for r in done[4:]]
+            if isinstance(new, bytes):
+                return b"\n".join([*(x.encode() for x in parts[0]), new, *(x.encode() for x in parts[1])]) + b"\n"
+            return "\n".join([*parts[0], new, *parts[1]]) + "\n"
+
+        return kept
+
+    yield _resume_case("the first session done", False, lambda rows: "\n".join(raw_json(r) for r in first(rows)) + "\n")
+    yield _resume_case("the first session done, the second cut mid-way", False,
+                       lambda rows: "\n".join(rows[: len(first(rows)) + 3]) + "\n" + rows[len(first(rows)) + 3][:30])
+    yield _resume_case("an empty output", False, lambda rows: "")
+    fields = {k: v for k, v in ROW_FIELDS.items() if k not in ("session_id", "mode", "policy")}
+    for name, doc in mutations(json.loads(routed()["rows"][3]), fields, ("i", "confidence")):
+        yield _resume_case(f"row 4: {name}", True, with_row3(lambda r, doc=doc: doc if isinstance(doc, (str, bytes)) else raw_json(doc)))
+    yield _resume_case("row 4: a turn given twice", True, with_row3(lambda r: raw_json({**r, "i": 2})))
+    yield _resume_case("row 4: a turn the session lacks", True, with_row3(lambda r: raw_json({**r, "i": 99})))
+    yield _resume_case("row 4: of another policy", True, with_row3(lambda r: raw_json({**r, "policy": "local"})))
+    yield _resume_case("row 4: of another session", True, with_row3(lambda r: raw_json({**r, "session_id": "en-0002"})))
+    for name, content in BROKEN_FILES:
+        # a last line without its line break is what a crash leaves: cut off, and routed again
+        if b"\n" in content.rstrip(b"\n ") or (content.strip() and content.endswith(b"\n")):
+            yield _resume_case(name, True, lambda rows, content=content: content)
+
+
+COMMANDS = {"route (resumed)": resume_cases, "vet --allow": allow_cases, "facts": facts_cases, "export-irc": export_irc_cases, "push": push_cases}

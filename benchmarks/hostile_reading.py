@@ -6,11 +6,12 @@ values of :mod:`hostile_base`), or the whole file broken (cut off, empty, binary
 repeated, nesting 100,000 deep), and is run through every command that reads that kind of file:
 
 - sessions: ``validate``, ``score``, ``compare``, ``baselines``, ``route --policy local`` and
-  ``bm25``, ``stats``, ``export --v0``, ``report``, ``leaderboard add --data``;
+  ``bm25``, ``stats``, ``export --v0``, ``report``, ``leaderboard add --data``, ``release --dry-run``;
 - predictions (JSONL): ``validate DATA PRED``, ``score``, ``compare``, ``report``, ``leaderboard add``;
   (Parquet): ``validate DATA PRED`` and ``score``;
 - manifests: ``validate`` and ``export --v0``;
-- mid-reply case files: ``validate``, ``mid-reply --rule-only`` and ``export --mid-reply``;
+- mid-reply case files: ``validate``, ``mid-reply --rule-only``, ``export --mid-reply`` and
+  ``release --mid-reply --dry-run``;
 - the SGD corpus (dialogues and schema): ``import sgd``.
 """
 
@@ -145,7 +146,15 @@ SESSION_COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "export": lambda f, d: ["export", "--v0", str(d.parent), "--out", str(f / "hub")],
     "report": lambda f, d: ["report", str(d), str(_rows_file(f)), "--html", str(f / "r.html"), "--bootstrap", "0"],
     "leaderboard add": lambda f, d: _board([str(_rows_file(f)), "--data", str(d)]),
+    "release": lambda f, d: _release(f, ["--v0", str(d.parent), "--no-mid-reply"]),
 }
+
+
+def _release(folder: Path, data: list[str]) -> list[str]:
+    """``release --dry-run`` of ``data``: every step but the push (no allowlist of the machine's applies)."""
+    allow = _write(folder / "allow.txt", "", line=False)
+    return ["release", *data, "--revision", "v0.1", "--repo", "org/data", "--dry-run", "--bootstrap", "20",
+            "--allow", str(allow), "--work", str(folder / "work")]
 
 
 def _session_case(command: str, name: str, bad: bool | str, content: str | bytes) -> Case:
@@ -329,7 +338,8 @@ def mid_reply_cases() -> Iterator[Case]:
     files += [(name, True, content) for name, content in BROKEN_FILES]
     commands = {"validate": lambda f, p: ["validate", str(p)],
                 "mid-reply": lambda f, p: ["mid-reply", str(p), "--rule-only", "--out", str(f / "mr.jsonl")],
-                "export": lambda f, p: ["export", "--mid-reply", str(p), "--out", str(f / "hub")]}
+                "export": lambda f, p: ["export", "--mid-reply", str(p), "--out", str(f / "hub")],
+                "release": lambda f, p: _release(f, ["--v0", str(_data(f, raw_json(SESSION)).parent), "--mid-reply", str(p)])}
     for command, make in commands.items():
         for name, bad, content in files:
             def run(folder: Path, make=make, content=content) -> list[str]:

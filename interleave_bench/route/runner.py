@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
-from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
+from ..io import (JsonlAppender, exclusive_output, iter_sessions, parse_record, read_json, sessions_file, sha256_file,
+                  truncate_partial_line, write_json)
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..documents import RunCounts, RunRecord, validate_document
@@ -412,6 +413,8 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
         return set()
     truncate_partial_line(out)
     expected = [(s.session_id, len(s.turns)) for s in sessions]
+    turns = [frozenset(t.i for t in s.turns) for s in sessions]
+    seen: set[int] = set()  # the turns of the current session with a row
     done: set[str] = set()
     pos = 0  # index into expected
     current: Optional[str] = None
@@ -432,6 +435,8 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
                 raise mismatch(f"line {line_no} is not a prediction row") from None
             if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
                 raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
+            # a row this run kept is read as strictly as any predictions file (1e400, a repeated key)
+            parse_record(str(out), line_no, raw.decode("utf-8", "replace"), PredictionRow)
             if sid != current:
                 if current is not None:
                     if current_rows != expected[pos][1]:
@@ -443,6 +448,11 @@ def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) 
                 if pos >= len(expected) or expected[pos][0] != sid:
                     raise mismatch(f"line {line_no}: session {sid!r} is not the next session of this run")
                 current, current_rows, current_start = sid, 0, offset
+                seen = set()
+            if row["i"] not in turns[pos] or row["i"] in seen:
+                raise mismatch(f"line {line_no}: turn {row['i']} of session {sid!r} is "
+                               f"{'given twice' if row['i'] in seen else 'not a turn of it'}")
+            seen.add(row["i"])
             if row.get("pred") == ERROR and failed_at is None:
                 failed_at = current_start
             current_rows += 1
