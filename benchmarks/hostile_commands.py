@@ -5,7 +5,7 @@
 - ``facts DATA --dry-run``: the v1 sessions it asks its probes on (the fake model on loopback);
 - ``export-irc PRED --data DATA``: a run on imported IRC data (its predictions, its sessions and the
   run record beside the predictions);
-- ``route --out PRED`` resumed: the rows an earlier run kept in its output, read back;
+- ``route --out PRED`` and ``generate --out DIR`` resumed: what an earlier run kept in its output, read back;
 - ``push DIR``: an exported folder (its card, its Parquet files and their rows), validated before
   anything is sent (the case stops at the missing token when the folder is valid).
 """
@@ -341,4 +341,51 @@ def resume_cases() -> Iterator[Case]:
             yield _resume_case(name, True, lambda rows, content=content: content)
 
 
-COMMANDS = {"route (resumed)": resume_cases, "vet --allow": allow_cases, "facts": facts_cases, "export-irc": export_irc_cases, "push": push_cases}
+# --- generate --out DIR, resumed: the sessions an earlier run wrote are read back -------------------
+
+GENERATE = ["generate", "--offline", "--sessions", "2"]
+
+
+@functools.lru_cache(maxsize=1)
+def generated() -> dict[str, Any]:
+    """An offline generation of two sessions: ``{"sessions": [dicts], "manifest": text}``."""
+    import contextlib
+    import io
+
+    from interleave_bench.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert main([*GENERATE, "--out", tmp]) == 0
+        lines = (Path(tmp) / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+        return {"sessions": [json.loads(x) for x in lines], "manifest": (Path(tmp) / "manifest.json").read_text()}
+
+
+def _generate_case(name: str, bad: bool, kept: Callable[[], str | bytes]) -> Case:
+    """``generate`` resumed on a folder whose ``sessions.jsonl`` holds ``kept()`` (its manifest as written)."""
+    def run(folder: Path) -> list[str]:
+        out = folder / "gen"
+        out.mkdir()
+        (out / "manifest.json").write_text(generated()["manifest"], encoding="utf-8")
+        content = kept()
+        (out / "sessions.jsonl").write_bytes((content if isinstance(content, bytes) else content.encode("utf-8")) + b"\n")
+        return [*GENERATE, "--out", str(out)]
+
+    return Case("generate (resumed)", name, bad, run)
+
+
+def generate_cases() -> Iterator[Case]:
+    from hostile_reading import SESSION_FIELDS
+
+    first = generated()["sessions"][0]
+    yield _generate_case("the first session written", False, lambda: raw_json(first))
+    fields = {k: v for k, v in SESSION_FIELDS.items() if k in ("session_id", "persona", "turns[1].i", "turns[1].text",
+                                                                 "turns[1].gold.thread", "threads[0].id")}
+    for name, doc in mutations(first, fields, ("turns[1].i",)):
+        yield _generate_case(name, True, lambda doc=doc: doc if isinstance(doc, (str, bytes)) else raw_json(doc))
+    for name, content in BROKEN_FILES:
+        if content.strip():
+            yield _generate_case(name, True, lambda content=content: content)
+
+
+COMMANDS = {"generate (resumed)": generate_cases, "route (resumed)": resume_cases, "vet --allow": allow_cases, "facts": facts_cases, "export-irc": export_irc_cases, "push": push_cases}

@@ -50,5 +50,5 @@ def test_the_sample_covers_every_reading_command():
     commands = {c.command for _, c in SAMPLE}
     assert {"validate", "score", "compare", "baselines", "route local", "route bm25", "stats", "export", "report",
             "leaderboard add", "mid-reply", "import sgd", "import irc", "import inspect", "vet", "vet --allow", "score-facts",
-            "facts", "export-irc", "push", "release", "route (resumed)"} <= commands
+            "facts", "export-irc", "push", "release", "route (resumed)", "generate (resumed)"} <= commands
     assert len(SAMPLE) >= 60
