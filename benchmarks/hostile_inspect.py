@@ -24,7 +24,7 @@ from hostile_reading import BROKEN_FILES, ROW_FIELDS, ROWS, SESSION, repeated, s
 
 #: the store key and the members of an ``.eval`` log (interleave_bench.harness.names, inspect's layout)
 KEY = "interleavebench_predictions"
-HEADER, SAMPLE = "header.json", "samples/en-0001_epoch_1.json"
+HEADER, START, SAMPLE = "header.json", "_journal/start.json", "samples/en-0001_epoch_1.json"
 #: the run's model and mode, as the log's header states them
 MODEL, MODE = "mockllm/model", "closed"
 #: stands where a raw value is spliced into a member's JSON text
@@ -173,7 +173,19 @@ def inspect_cases() -> Iterator[Case]:
     yield _member_case("header: task_args.mode = 1e400", True, HEADER, lambda h: _raw_at(h, "eval.task_args.mode", "1e400"))
     yield _member_case("header: the eval key repeated", True, HEADER, lambda h: raw_json(h).replace('"eval": ', '"eval": {}, "eval": ', 1))
     yield _member_case("header: cut off", True, HEADER, lambda h: raw_json(h)[:100])
-    yield _member_case("no header member", True, HEADER, lambda h: None)
+    # a run that did not finish has no header yet: its spec is read from the journal's start
+    yield _member_case("no header member (a run that did not finish)", False, HEADER, lambda h: None)
+    for name, change in (("task another", lambda t: raw_json(set_at(t, "eval.task", "other/task"))),
+                         ("mode 1e400", lambda t: _raw_at(t, "eval.task_args.mode", "1e400")),
+                         ("eval key repeated", lambda t: raw_json(t).replace('"eval": ', '"eval": {}, "eval": ', 1))):
+        def no_header(folder: Path, change=change) -> Path:
+            members = {k: v for k, v in base_log()["members"].items() if k != HEADER}
+            members[START] = change(json.loads(members[START]))
+            return _archive(folder / "run.eval", members)
+
+        yield _case(f".eval: no header member, the start's {name}", True, no_header)
+    yield _case(".eval: no header and no start member", True, lambda folder: _archive(
+        folder / "run.eval", {k: v for k, v in base_log()["members"].items() if k not in (HEADER, START)}))
     yield _member_case("no sample member", True, SAMPLE, lambda s: None)
     yield _member_case("a sample member of random bytes", True, SAMPLE, lambda s: bytes(range(256)) * 4)
     def cut(folder: Path) -> Path:

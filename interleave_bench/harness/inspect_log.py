@@ -32,8 +32,9 @@ from .names import POSITION_KEY, PREDICTIONS_KEY, TASK
 HEADER_FIELDS = [("eval", "task"), ("eval", "task_args"), ("eval", "model"), ("status",)]
 #: the sample fields the import reads (each ``samples/*.json`` member, each of a ``.json`` log's ``samples``)
 SAMPLE_FIELDS = [("id",), ("epoch",), ("metadata", POSITION_KEY), ("error",), ("store", PREDICTIONS_KEY)]
-#: an ``.eval`` log is a zip archive; these members hold what the import reads
-HEADER_MEMBER, SAMPLES_DIR = "header.json", "samples/"
+#: an ``.eval`` log is a zip archive; these members hold what the import reads (a run that did not
+#: finish has no header yet: inspect reads the run's spec from its journal's start)
+HEADER_MEMBER, START_MEMBER, SAMPLES_DIR = "header.json", "_journal/start.json", "samples/"
 #: a ``.json`` log is one JSON document; any other name is read as an ``.eval`` archive (as inspect does)
 JSON_SUFFIX = ".json"
 
@@ -108,17 +109,18 @@ def _check_members(path: str) -> None:
     try:
         with zipfile.ZipFile(path) as zf:
             # a member written twice is read as its last entry, as inspect reads it
-            names = [n for n in dict.fromkeys(zf.namelist())
-                     if n == HEADER_MEMBER or (n.startswith(SAMPLES_DIR) and n.endswith(".json"))]
-            if HEADER_MEMBER not in names:
-                raise InputError(path, None, None, f"not an inspect log: the archive has no {HEADER_MEMBER}")
-            for name in names:
+            names = list(dict.fromkeys(zf.namelist()))
+            header = next((n for n in (HEADER_MEMBER, START_MEMBER) if n in names), None)
+            if header is None:
+                raise InputError(path, None, None, f"not an inspect log: the archive has no {HEADER_MEMBER} "
+                                                   f"(nor {START_MEMBER})")
+            for name in [header, *(n for n in names if n.startswith(SAMPLES_DIR) and n.endswith(".json"))]:
                 try:
                     data = zf.read(name)
                 except Exception as exc:  # noqa: BLE001 - a damaged member, whatever the decompressor says
                     raise InputError(path, None, _shown(name), f"cannot be read: {_first_line(exc)}") from None
-                doc = _strict(path, name, data, HEADER_FIELDS if name == HEADER_MEMBER else SAMPLE_FIELDS)
-                if name != HEADER_MEMBER:
+                doc = _strict(path, name, data, HEADER_FIELDS if name == header else SAMPLE_FIELDS)
+                if name != header:
                     _check_sample(path, f"{_shown(name)} ", doc)
     except zipfile.BadZipFile as exc:
         raise InputError(path, None, None, f"not an inspect log (an .eval log is a zip archive): {_first_line(exc)}") from None
