@@ -150,6 +150,11 @@ _PHONE_PATTERNS = tuple(
 )
 #: digits in a phone number (E.164 allows at most 15; no national format has fewer than 8)
 PHONE_DIGITS = (8, 15)
+#: a run of four digits: the North American and Chinese mobile patterns above end in one
+_FOUR_DIGITS = re.compile(r"[0-9]{4}")
+#: what each phone pattern needs besides a digit (``None``: nothing more), so a text without it is
+#: not scanned for that pattern: a ``+``, a run of four digits
+_PHONE_NEEDS = ("+", _FOUR_DIGITS, _FOUR_DIGITS, None, None)
 
 _LOCAL_PATH = re.compile(
     r"(?:(?<![A-Za-z0-9_.~/-])/(?:home|Users|root)/|(?<![A-Za-z0-9])[A-Za-z]:[\\/](?:Users|Documents and Settings)[\\/]"
@@ -329,7 +334,14 @@ def _candidates(text: str) -> Iterator[list[Match]]:
     if ":" in text:
         yield _finditer(IP_ADDRESS, _IPV6, text, _ip_ok)
     if digits:
-        for p in _PHONE_PATTERNS:
+        four = None  # whether the text holds four digits in a row, searched for once, when asked
+        for p, needs in zip(_PHONE_PATTERNS, _PHONE_NEEDS):
+            if isinstance(needs, str) and needs not in text:
+                continue
+            if isinstance(needs, re.Pattern):
+                four = needs.search(text) is not None if four is None else four
+                if not four:
+                    continue
             yield _finditer(PHONE, p, text, _phone_ok, strip=False)
     if any(t in text for t in LOCAL_PATH_TRIGGERS):
         yield _finditer(LOCAL_PATH, _LOCAL_PATH, text)

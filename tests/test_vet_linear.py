@@ -166,3 +166,15 @@ def test_an_allowlist_pattern_past_the_engine_s_limits_is_one_line(tmp_path, cap
         code = main(["vet", str(data), "--allow", str(allow)])
         err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
         assert code == 2 and len(err) == 1 and f"{allow}:1: pattern: not a regular expression" in err[0], err
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["+44 20 7946 0958", "(202) 555-0143", "202-555-0143", "13800138000", "138-0013-8000",
+                                 "020 7946 0958", "01 23 45 67 89", "1", "12", "123", "+", "(", ")", " ", ".", "-", "a"]),
+                max_size=10).map("".join))
+def test_a_phone_pattern_skipped_for_what_a_text_lacks_would_find_nothing_there(text):
+    for pattern, needs in zip(vet._PHONE_PATTERNS, vet._PHONE_NEEDS):
+        lacks = (isinstance(needs, str) and needs not in text) or (
+            isinstance(needs, re.Pattern) and needs.search(text) is None)
+        if lacks:
+            assert list(pattern.finditer(text)) == [], (pattern.pattern, text)
