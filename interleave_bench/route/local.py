@@ -11,7 +11,7 @@ weights fitted across corpora (``interleave_bench/data/local/weights.json``, wri
   words the message has; the first sentence (where people name what they are talking about) is
   scored apart from the rest, and sentences that point elsewhere apart again;
 - tokens that only one topic has seen (the values of its facts: a date, an amount, a name);
-- the bm25 baseline's own evidence (:func:`plain_bm25`, :func:`bm25_choice`): the candidate it
+- the bm25 baseline's own evidence (:func:`plain_bm25`, :func:`~.bm25.choice`): the candidate it
   would pick, whether it would move, each topic's score as a share of the best; with the lexical
   overlaps also as shares of the message's best, and the length as against the chat's latest
   messages, so no signal rests on one corpus's magnitudes (message and reply lengths, vocabulary);
@@ -51,9 +51,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .base import Decision, RouterView, ThreadCard, TopicView
-from .bm25 import K1, MOVE_THRESHOLD, bm25_tokens
+from .bm25 import K1, MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
-from .local_profile import ProfileCache, bm25_choice, gram_overlap, overlap, plain_bm25, typical_length
+from .local_profile import ProfileCache, gram_overlap, overlap, plain_bm25, typical_length
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 

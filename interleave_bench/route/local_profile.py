@@ -2,8 +2,8 @@
 
 Topic profiles (the card, the messages routed to a topic and the assistant's replies to them, as
 token counts and character n-grams, grown message by message), BM25 and n-gram overlaps of a
-message with every topic, the bm25 baseline's own scores and decision over the same topics, and a
-chat's typical message length.
+message with every topic, the bm25 baseline's own scores over the same topics, and a chat's
+typical message length.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
-from typing import Optional, Sequence
+from typing import Sequence
 
 from .base import RouterView, TopicView
-from .bm25 import B, K1, MOVE_THRESHOLD, NEW_TOPIC_MIN_TOKENS, bm25_tokens, idf
+from .bm25 import B, K1, bm25_tokens, idf
 from .local_text import body, char_grams
 from .text import tokens
 
@@ -147,7 +147,8 @@ def gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[f
 
 def plain_bm25(query: Sequence[str], profs: Sequence[TopicProfile]) -> list[float]:
     """The bm25 baseline's score of ``query`` (its tokens) against each topic, from the profiles'
-    plain counts: :func:`~.bm25.bm25_scores` over the topics' cards and messages as written."""
+    plain counts: :func:`~.bm25.bm25_scores` over the topics' cards and messages as written, from
+    counts grown message by message instead of re-tokenised (a test holds the two equal)."""
     n = len(profs)
     avgdl = sum(p.plain_length for p in profs) / n if n else 0.0
     if not avgdl:
@@ -166,20 +167,6 @@ def plain_bm25(query: Sequence[str], profs: Sequence[TopicProfile]) -> list[floa
             score += weights[df[q]] * f * (K1 + 1.0) / (f + norm)
         out.append(score)
     return out
-
-
-def bm25_choice(scores: Sequence[float], current: Optional[int], mode: str, query_len: int) -> Optional[int]:
-    """What the bm25 baseline decides from ``scores``: a topic's index, or None for a new topic.
-
-    The best topic (the earliest on a tie) when its score reaches the baseline's threshold; else
-    the ``current`` topic, except that in open mode a long message (or one with no current topic)
-    opens a topic, and the first closed-mode message takes the best whatever its score."""
-    best = max(range(len(scores)), key=lambda k: (scores[k], -k)) if scores else None
-    if best is not None and scores[best] >= MOVE_THRESHOLD:
-        return best
-    if mode == "closed":
-        return best if current is None else current
-    return None if current is None or query_len >= NEW_TOPIC_MIN_TOKENS else current
 
 
 def typical_length(view: RouterView) -> float:
