@@ -31,6 +31,7 @@ from ..schema import PredictionRow, RowUsage
 from .datafile import Bad, DataColumns, data_pass, ids_unprintable, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
+from .keys import quotes
 from .rows import LeftOutRows, other_modes, row_lines
 from .routing import DEFAULT_MODE
 
@@ -162,25 +163,17 @@ def long_numbers(block: bytes) -> bool:
 
 def named_once(block: bytes, rows: list[Any]) -> bool:
     """Whether no row of the block names a key twice (JSON readers keep the last silently): the
-    block holds as many quote marks as its rows written again without their defaults, which name
-    every field a row holds once. A key that is null (the project writes none) or no field of the
-    row type, or text escaped otherwise, is a doubt: ``False`` (the strict reader decides). One
-    count of one byte over each text and one encoding: a quarter of the decoding's time, where
-    counting every key apart took twice the decoding's (the predictions of
-    ``benchmarks/bench_score.py --sessions 2000``)."""
-    return _quotes(block) == _quotes(_ENCODE_LINES(rows))
+    block is its rows written again without their defaults (which name every field a row holds
+    once), or holds as many quote marks (:mod:`.keys`). A key that is null (the project writes
+    none) or no field of the row type, or text escaped otherwise, is a doubt: ``False`` (the
+    strict reader decides). One comparison for a file written as the project writes rows, else
+    one count of one byte over each text: a quarter of the decoding's time, where counting every
+    key apart took twice the decoding's (the predictions of ``benchmarks/bench_score.py --sessions 2000``)."""
+    again = _ENCODE_LINES(rows)
+    return again == block or quotes(block) == quotes(again)
 
 
 _ENCODE_LINES = msgspec.json.Encoder().encode_lines
-
-
-def _quotes(text: bytes) -> int:
-    """The quote marks in ``text``, counted by numpy: ``bytes.count`` of one byte goes a byte at a
-    time (the blocks of ``benchmarks/bench_score.py --sessions 2000``: 0.2 ms a megabyte against 0.9 ms)."""
-    return int(np.count_nonzero(np.frombuffer(text, dtype=np.uint8) == _QUOTE))
-
-
-_QUOTE = ord('"')
 
 
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
