@@ -178,21 +178,6 @@ def decoder(model: type[BaseModel], keep_unknown: bool = False, presence: tuple[
     return msgspec.json.Decoder(compiled(model, keep_unknown, presence, extra, leave_out, omit_defaults, patterns))
 
 
-def models_in(model: type[BaseModel]) -> tuple[type[BaseModel], ...]:
-    """``model`` and every record type its fields hold, at any depth (in order of first meeting)."""
-    found: dict[type[BaseModel], None] = {}
-    todo: list[Any] = [model]
-    while todo:
-        tp = todo.pop()
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            if tp not in found:
-                found[tp] = None
-                todo += [info.annotation for info in tp.model_fields.values()]
-        else:
-            todo += typing.get_args(tp)
-    return tuple(found)
-
-
 _ENCODER = msgspec.json.Encoder()
 #: JSON text of a value as the fingerprint lines write it (compact, UTF-8 characters kept)
 encode = _ENCODER.encode

@@ -33,12 +33,12 @@ import numpy as np
 from pydantic import ValidationError
 
 from .. import heap
-from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE, models_in
+from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError
 from ..io import LinesHash, parse_json, records_fingerprint
 from ..record_errors import CONTROL
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
-from .keys import named_twice
+from .keys import names_twice
 from .read import read_sessions_fast
 
 #: bytes of whole lines read at a time (a block is decoded, checked and scored at once): large
@@ -361,11 +361,6 @@ def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]
     return record
 
 
-def _presence() -> Any:
-    """The session reader that leaves unset what a line does not name (:func:`~.keys.named_twice`)."""
-    return decoder(Session, presence=models_in(Session), patterns=False)
-
-
 def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     """A line the compiled reader does not take, read by the record type: the session as the
     compiled reader that passes over unknown fields reads it, and its fingerprint line."""
@@ -503,10 +498,8 @@ class DataPass:
             try:  # the whole block at once; line by line only when some line needs the record type
                 sessions = strict.decode_lines(block)
                 lines = canonical_lines(sessions)
-                if lines != block:  # a line that is not its fingerprint line may name a key twice
-                    texts = [text for text in block.split(b"\n") if text.strip()]
-                    if len(texts) != len(sessions) or named_twice(texts, lines.split(b"\n"), _presence()):
-                        raise Bad("a key named twice")
+                if names_twice(block, lines, Session):
+                    raise Bad("a key named twice")
             except (*DecodeErrors, RecursionError):
                 sessions, lines = self._line_by_line(block)
             if ids_unprintable(block, chain(map(_SESSION_ID, sessions), map(_LANG, sessions),
@@ -546,7 +539,7 @@ class DataPass:
                 s, p = _by_record_type(line)  # read strictly
             sessions.append(s)
             printed.append(p + b"\n")
-        if named_twice(texts, compiled_lines, _presence()):
+        if texts and names_twice(b"\n".join(texts), b"\n".join(compiled_lines), Session):
             raise Bad("a key named twice")
         return sessions, b"".join(printed)
 
