@@ -25,10 +25,9 @@ import msgspec
 import numpy as np
 from msgspec import UNSET
 
-from .. import heap
 from ..compiled import DecodeErrors, decoder
 from ..schema import PredictionRow, RowUsage
-from .datafile import Bad, DataColumns, data_pass, ids_unprintable, whole_line_blocks
+from .datafile import Bad, DataColumns, DataPass, ids_unprintable, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
 from .keys import quotes
@@ -454,10 +453,9 @@ def first_mode(path: str | os.PathLike) -> str:
 
 
 def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], split: str,
-                     mode: str | None, background: bool = False,
-                     allow_duplicates: bool = False) -> tuple[list[ColumnarRun | None], str | None]:
+                     mode: str | None, allow_duplicates: bool = False) -> tuple[list[ColumnarRun | None], str | None]:
     """Score runs on the arrays (:func:`~.block.score_block`, either mode), reading the data file
-    once, a block of sessions at a time (in a forked process when ``background``), with every
+    once, a block of sessions at a time, with every
     predictions file in step; a JSONL file whose rows come in another order than the data's is
     scored in a second pass that reads it whole first. Rows left out of the numbers (of unknown
     sessions or turns, second rows for a turn) are listed on the run (:attr:`ColumnarRun.listing`).
@@ -480,7 +478,7 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
             break
         try:
             runs, passed = _pass(data_path, [pred_paths[k] for k in todo], [modes[k] for k in todo], split, mode,
-                                 background, whole, allow_duplicates)
+                                 whole, allow_duplicates)
         except Bad:
             return [None] * len(pred_paths), None
         fingerprint = fingerprint or passed
@@ -491,7 +489,6 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
             else:
                 out[k] = run  # type: ignore[assignment]
         todo = again
-    heap.release()  # what the pass and the pooling let go
     return out, fingerprint
 
 
@@ -500,23 +497,22 @@ _AGAIN = object()
 
 
 def _pass(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], modes: Sequence[str | None],
-          split: str, mode: str | None, background: bool, whole: bool, allow_duplicates: bool) -> tuple[list[Any], str | None]:
+          split: str, mode: str | None, whole: bool, allow_duplicates: bool) -> tuple[list[Any], str | None]:
     """One pass over the data file with every predictions file in step (``whole``: each read
     whole first): a run, ``None`` or :data:`_AGAIN` per file, and the data fingerprint."""
     from ..progress import progress
 
-    blocks, reader = data_pass(data_path, background)
+    reader = DataPass(data_path)
+    blocks = reader.blocks()
     streams: list[PredictionStream | None] = [PredictionStream(p, None if mode else m, whole, allow_duplicates)
                                               for p, m in zip(pred_paths, modes)]
     runs: list[PooledRun | None] = [PooledRun() for _ in modes]
     known: set[str] = set()  # the data's session ids
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
-        for n_block, data in enumerate(blocks, start=1):
+        for data in blocks:
             bar.update(len(data))
             known.update(data.session_ids)
-            if n_block % heap.EVERY == 0:
-                heap.release()
             for k, stream in enumerate(streams):
                 if stream is None:
                     continue

@@ -12,10 +12,6 @@ ascend, and spooled to a temporary file in case they do not: :func:`data_fingerp
 
 Anything the pass cannot vouch for raises :class:`Bad`; the caller then reads the file with the
 strict readers, which name every bad line, field and value (and take any valid file).
-
-:func:`data_pass` runs the pass in a forked process when asked (:mod:`.forked`), handing the
-blocks over a pipe while the caller scores the last one: the data file is read on one core while
-predictions are read and scored on the other.
 """
 
 from __future__ import annotations
@@ -32,7 +28,6 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 from pydantic import ValidationError
 
-from .. import heap
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError
 from ..io import LinesHash, parse_json, records_fingerprint
@@ -489,12 +484,10 @@ class DataPass:
         sessions' arrays (``None`` without sessions or unless ``columns``) and fingerprint lines."""
         strict = decoder(Session, patterns=False)  # ids checked a block at a time (ids_unprintable)
         at = 0
-        for n_block, block in enumerate(whole_line_blocks(self.path, self.block_bytes), start=1):
+        for block in whole_line_blocks(self.path, self.block_bytes):
             start, at = at, at + len(block)
             if until is not None and start >= until:
                 return
-            if n_block % heap.EVERY == 0:
-                heap.release()
             try:  # the whole block at once; line by line only when some line needs the record type
                 sessions = strict.decode_lines(block)
                 lines = canonical_lines(sessions)
@@ -562,15 +555,3 @@ def data_fingerprint(path: str | os.PathLike) -> str:
         return records_fingerprint(read_sessions_fast(path))
     assert run.fingerprint is not None
     return run.fingerprint
-
-
-def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataColumns], Any]:
-    """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
-    the data fingerprint once they are all taken; in a forked process when ``background``."""
-    if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
-        from .forked import Forked
-
-        forked = Forked(DataPass(path))
-        return iter(forked), forked
-    run = DataPass(path)
-    return run.blocks(), run

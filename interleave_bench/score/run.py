@@ -527,8 +527,8 @@ def score_files(
     jobs = min(jobs, len(pred_paths))
     if sessions is not None:
         return _score_share(pred_paths, data_path, records_fingerprint(sessions), sessions, options)
-    if jobs <= 1:  # the data file read on a second core while the first reads and scores the runs
-        return _score_share(pred_paths, data_path, None, sessions, options, background=True)
+    if jobs <= 1:
+        return _score_share(pred_paths, data_path, None, sessions, options)
     from concurrent.futures import ProcessPoolExecutor
 
     data_sha = data_fingerprint(data_path)  # the data's defects named once, before any worker starts
@@ -541,13 +541,13 @@ def score_files(
 
 
 def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | None,
-                 sessions: Sequence[Session] | None, options: dict[str, Any], background: bool = False) -> list[ScoredFile]:
+                 sessions: Sequence[Session] | None, options: dict[str, Any]) -> list[ScoredFile]:
     """Score some of the files: the columnar scorer in one pass over the data (which also gives
     the data fingerprint when ``data_sha`` is not known yet), the replay for the rest."""
     from .columnar import score_run_blocks
 
     if sessions is None:
-        fast, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], background,
+        fast, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"],
                                         options["allow_duplicates"])
     else:
         fast, passed = [None] * len(pred_paths), None
