@@ -10,14 +10,15 @@ session ids are checked unique over the file. Each session's fingerprint line
 ascend, and spooled to a temporary file in case they do not: :func:`data_fingerprint` is
 :func:`~interleave_bench.io.records_fingerprint` of the file's records, bit for bit.
 
-Anything the pass cannot vouch for raises :class:`Bad`; the caller then reads the file with the
-strict readers, which name every bad line, field and value (and take any valid file).
+Every valid file is read so; a defect raises :class:`Bad`, and the caller has the strict reader
+name it (:func:`~.read.refused`: every bad line, field and value, as ``validate`` names them).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import tempfile
 from array import array
 from itertools import chain, compress
@@ -30,11 +31,11 @@ from pydantic import ValidationError
 
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError
-from ..io import LinesHash, parse_json, records_fingerprint
+from ..io import LinesHash, parse_json
 from ..record_errors import CONTROL
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
 from .keys import names_twice
-from .read import read_sessions_fast
+from .read import refused
 
 #: bytes of whole lines read at a time (a block is decoded, checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat
@@ -49,13 +50,19 @@ _ACTION_CODE = {a: k for k, a in enumerate(ACTIONS)}
 _STYLE_CODE = {s: k for k, s in enumerate(STYLES)}
 
 
+#: a carriage return that does not start a ``\\r\\n``
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
 class Bad(Exception):
-    """Something the fast pass cannot vouch for (the strict readers decide)."""
+    """A defect of a file the array readers read: the strict reader names it (:func:`~.read.refused`)."""
 
 
-def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -> Iterator[bytes]:
-    """The file's bytes a block of whole lines at a time, each checked to be UTF-8 and to break
-    lines only where the strict readers do (``\\n``, or ``\\r\\n``; a lone ``\\r`` raises :class:`Bad`)."""
+def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None, digest: Any = None) -> Iterator[bytes]:
+    """The file's bytes a block of whole lines at a time, each checked to be UTF-8 (else
+    :class:`Bad`), with its lines broken where the strict readers break them (they read text with
+    universal newlines: a lone ``\\r`` ends a line, and is given as ``\\n``); every byte as read
+    goes to ``digest`` (a hashlib object) when given."""
     block_bytes = block_bytes or BLOCK_BYTES
     try:
         with open(path, "rb") as fh:
@@ -70,10 +77,12 @@ def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -
                 block = b"".join((rest, memoryview(chunk)[:cut])) if rest or cut < len(chunk) else chunk
                 rest = chunk[cut:]
                 if block:
+                    if digest is not None:
+                        digest.update(block)
                     if not block.isascii():  # ASCII is UTF-8
                         block.decode("utf-8")
                     if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
-                        raise Bad("a line broken by a lone carriage return")
+                        block = _LONE_CR.sub(b"\n", block)  # (as long as it was: places stay)
                     yield block
                 if not chunk:
                     return
@@ -358,12 +367,13 @@ def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]
 
 def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     """A line the compiled reader does not take, read by the record type: the session as the
-    compiled reader that passes over unknown fields reads it, and its fingerprint line."""
+    compiled reader that passes over unknown fields reads it (the record itself where that reader
+    does not take it either: a number the record type reads as text), and its fingerprint line."""
     record = _checked(line.decode("utf-8"), check_session)
     try:
         session = decoder(Session, keep_unknown=True, patterns=False).decode(line)
     except (*DecodeErrors, RecursionError):
-        raise Bad("a value the compiled reader cannot hold") from None
+        session = record
     return session, record.model_dump_json().encode("utf-8")
 
 
@@ -543,15 +553,14 @@ class DataPass:
 
 def data_fingerprint(path: str | os.PathLike) -> str:
     """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
-    which is also its full check. When the fast pass cannot vouch for the file, it is read by
-    :func:`~.read.read_sessions_fast`, which raises naming every defect (or reads a valid file the
-    fast pass does not take); a file without sessions raises :class:`InputError` (there is nothing
-    to score). Returns ``sha256:<hex>``."""
+    which is also its full check: a defect raises the strict reader's errors
+    (:func:`~.read.refused`), which name every one; a file without sessions raises
+    :class:`InputError` (there is nothing to score). Returns ``sha256:<hex>``."""
     run = DataPass(path, columns=False)
     try:
         for _ in run.blocks():
             pass
     except Bad:
-        return records_fingerprint(read_sessions_fast(path))
+        refused(path, "sessions")
     assert run.fingerprint is not None
     return run.fingerprint
