@@ -230,17 +230,25 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
         col_of[l_order] = np.arange(len(label_keys)) - l_bounds[l_sess[l_order]]
         c_row = row_of[c_sess * tp + c_thread]
         c_col = col_of[np.searchsorted(label_keys, c_label_key)]
-        c_bounds = np.searchsorted(c_sess, np.arange(n + 1)).tolist()
-        t_at, l_at = t_bounds.tolist(), l_bounds.tolist()
+        # every hard session's negated weights in one buffer, each matrix a view of its part
+        n_rows, n_cols = np.diff(t_bounds), np.diff(l_bounds)
+        size = np.where(tangled, n_rows * n_cols, 0)
+        at = np.concatenate(([0], np.cumsum(size)))
+        weights = np.zeros(int(at[-1]), dtype=np.int64)
+        hard_cell = tangled[c_sess]
+        weights[at[c_sess[hard_cell]] + c_row[hard_cell] * n_cols[c_sess[hard_cell]] + c_col[hard_cell]] = -counts[hard_cell]
         solve = linear_sum_assignment()
-        for s in hard.tolist():
-            weights = np.zeros((t_at[s + 1] - t_at[s], l_at[s + 1] - l_at[s]), dtype=np.int64)
-            a, b = c_bounds[s], c_bounds[s + 1]
-            weights[c_row[a:b], c_col[a:b]] = counts[a:b]
-            r, c = solve(-weights)
-            good = weights[r, c] > 0
-            keys.append(s * v + l_sorted[l_at[s] + c[good]])
-            threads.append(t_sorted[t_at[s] + r[good]])
+        found_s, found_r, found_c = [], [], []
+        for s, a, r_n, c_n in zip(hard.tolist(), at[hard].tolist(), n_rows[hard].tolist(), n_cols[hard].tolist()):
+            w = weights[a:a + r_n * c_n].reshape(r_n, c_n)
+            r, c = solve(w)
+            good = w[r, c] < 0
+            found_r.append(r[good])
+            found_c.append(c[good])
+            found_s.append(np.full(len(found_r[-1]), s, dtype=np.int64))
+        fs, fr, fc = (np.concatenate(x) for x in (found_s, found_r, found_c))
+        keys.append(fs * v + l_sorted[l_bounds[fs] + fc])
+        threads.append(t_sorted[t_bounds[fs] + fr])
     key = np.concatenate(keys)
     order = np.argsort(key, kind="stable")
     return key[order], np.concatenate(threads)[order]
