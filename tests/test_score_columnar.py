@@ -148,7 +148,7 @@ def test_rows_that_name_rare_fields_from_some_block_on_score_as_the_replay(tmp_p
             made[0]["model"] = "some-model"
         all_rows += made
     pred = write_jsonl(tmp_path / "closed-rare.jsonl", all_rows)
-    kinds = [columnar._is_lean(b[0]) for b in columnar.row_blocks(pred, hashlib.sha256()) if b]
+    kinds = [columnar._is_lean(b[0]) for b, _ in columnar.numbered_blocks(pred, hashlib.sha256()) if b]
     assert kinds[0] and not kinds[-1] and kinds == sorted(kinds, reverse=True)  # lean, then full to the end
     assert score_run_blocks(data, [pred], "all", None)[0][0] is not None
     for split in ("dev", "all"):

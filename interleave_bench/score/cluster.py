@@ -326,11 +326,6 @@ def _rounded(values: Mapping[str, float | None]) -> dict[str, float | None]:
     return {m.key: rounded(m.key, values[m.key]) for m in family("cluster")}
 
 
-def cluster_section_of(c: Contingency) -> dict[str, Any]:
-    """The ``cluster`` section of a score document from the run's contingency."""
-    return section_of_sums(contingency_sums(c))
-
-
 def section_of_sums(s: Mapping[str, float]) -> dict[str, Any]:
     """The ``cluster`` section of a score document from the run's :func:`contingency_sums`:
     ``{"metrics": {...}, "counts": {...}}``."""

@@ -4,11 +4,12 @@ The data file is read once, by :mod:`.datafile` (its full check and fingerprint 
 a few compact numpy arrays per block of sessions. A JSONL predictions file is read by the compiled
 reader of the prediction record (:func:`~interleave_bench.compiled.decoder`: the same fields,
 types and bounds, checked in C) and a Parquet one by pyarrow (:mod:`.parquet`), into arrays in
-step with the data: no per-row model objects. Rows left out of the numbers (unknown sessions or
-turns, second rows for a turn) are listed as :func:`~.rows.index_rows` lists them. Anything the
-readers cannot vouch for raises :class:`Bad`; the caller then reads the file with the strict
-record readers, which name every bad line, field and value. :func:`score_run_blocks` scores
-each block of sessions with :func:`~.block.score_block`, in either mode.
+step with the data: no per-row model objects. A block the compiled reader does not take, or
+cannot vouch for, is read by the record type and put in the same arrays: every valid file is
+scored here. Rows left out of the numbers (unknown sessions or turns, second rows for a turn) are
+listed as :func:`~.rows.index_rows` lists them. A defect raises :class:`Bad`, and the caller has
+the strict reader name it (:func:`~.read.refused`). :func:`score_run_blocks` scores each block
+of sessions with :func:`~.block.score_block`, in either mode.
 """
 
 from __future__ import annotations
@@ -99,11 +100,6 @@ def _is_lean(row: Any) -> bool:
 def _field_or_none(row: Any, name: str) -> Any:
     """A row's field, ``None`` for a lean row (which names none of :data:`RARE_FIELDS`)."""
     return getattr(row, name, None)
-
-
-def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
-    """The rows of :func:`numbered_blocks` without their numbers."""
-    return (rows for rows, _ in numbered_blocks(path, digest))
 
 
 def numbered_blocks(path: str | os.PathLike, digest: Any) -> Iterator[tuple[list[Any], Sequence[int]]]:
@@ -213,7 +209,7 @@ def named_once(block: bytes, rows: list[Any]) -> bool:
     block is its rows written again without their defaults (which name every field a row holds
     once), or holds as many quote marks (:mod:`.keys`). A key that is null (the project writes
     none) or no field of the row type, or text escaped otherwise, is a doubt: ``False`` (the
-    strict reader decides). One comparison for a file written as the project writes rows, else
+    keys are read again, :func:`_twice`). One comparison for a file written as the project writes rows, else
     one count of one byte over each text: a quarter of the decoding's time, where counting every
     key apart took twice the decoding's (the predictions of ``benchmarks/bench_score.py --sessions 2000``)."""
     again = _ENCODE_LINES(rows)
@@ -284,7 +280,7 @@ def _latencies(rows: list[Any]) -> np.ndarray:
 
 
 def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> PredictionColumns:
-    """Decoded prediction rows (:func:`row_blocks`) as arrays against a block of sessions;
+    """Decoded prediction rows (:func:`numbered_blocks`) as arrays against a block of sessions;
     ``session`` is each row's session position in the block."""
     n = len(rows)
     label = data.vocab.encode_words(list(map(_PRED, rows)))
@@ -339,7 +335,7 @@ class PredictionStream:
     with the data, and never held whole (``whole``: read whole before the first block is taken,
     for a file whose rows come in another order). Rows that wait for a later block (or never find
     one) stay buffered; :meth:`rest` says what is left at the end. A JSONL file's rows are
-    compiled structs (:func:`row_blocks`) with their numbers, a Parquet file's pyarrow tables
+    compiled structs (:func:`numbered_blocks`) with their numbers, a Parquet file's pyarrow tables
     (:mod:`.parquet`, each row's number in a column of its own). ``listing`` gathers the rows
     left out of the numbers, :attr:`other_mode` the rows naming another mode than the run's.
     """

@@ -95,7 +95,7 @@ def names_twice(block: bytes, canonical: bytes | None, model: type[BaseModel]) -
     try:
         again = _ENCODE_LINES(key_reader(model).decode_lines(block))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return True  # (it takes what the compiled readers take): the strict reader decides
+        return True  # (it takes what the compiled readers take): the record type decides
     return quotes(block) != quotes(again)
 
 
