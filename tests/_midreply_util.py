@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from interleave_bench import cli
+from _cli_util import run_cli  # noqa: F401  (the mid-reply tests import it from here)
 
 EN_CATALOG = [
     {"id": "trip", "title": "Lisbon trip", "summary": "Five days in Lisbon in May.",
@@ -31,13 +31,6 @@ def small_case_file(tmp_path: Path, cases: list[dict[str, Any]], name: str = "ca
     path.write_text(json.dumps({"about": "test", "catalogs": {"en": EN_CATALOG}, "cases": cases},
                                ensure_ascii=False), encoding="utf-8")
     return path
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """``interleave-bench ARGV`` in-process: (exit code, stdout, stderr)."""
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:

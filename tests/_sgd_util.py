@@ -6,18 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.cli import main
+from _cli_util import run_cli  # noqa: F401  (the SGD tests import it from here)
 from interleave_bench.sgd import import_sgd
 
 #: five dev dialogues copied unchanged, with their schema entries (tests/data/sgd/README.md)
 FIXTURE = Path(__file__).parent / "data" / "sgd"
-
-
-def run_cli(capsys, *argv):
-    """``(exit code, stdout, stderr)`` of one command."""
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

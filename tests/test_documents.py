@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from interleave_bench.cli import main
+from _cli_util import run_cli
 from interleave_bench.documents import (
     MidReplySummary,
     RunRecord,
@@ -20,12 +20,6 @@ from interleave_bench.llm.prices import DEFAULT_SOURCE, ENV_SOURCE, Price, price
 from interleave_bench.score import score_runs
 
 from _score_util import many_sessions, oracle_rows, write_jsonl
-
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _usage_rows(ss):

@@ -8,19 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.cli import main
+from _cli_util import run_cli
 from interleave_bench.io import read_manifest, read_sessions
 from interleave_bench.irc import import_irc
 from interleave_bench.irc.corpus import UnionFind, log_pairs, read_session
 
 HAND = Path(__file__).parent / "data" / "irc"
 NAME = "2000-01-01_00.annotation.txt"
-
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

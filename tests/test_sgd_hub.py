@@ -9,6 +9,7 @@ import datasets
 
 from _hub_util import hub  # noqa: F401  (the fixture)
 from _sgd_util import imported, run_cli  # noqa: F401  (imported: the fixture)
+from interleave_bench.hub import card as cardlib
 from interleave_bench.hub.builder import load
 from interleave_bench.hub.features import features_for, row_to_session
 from interleave_bench.schema import Session
@@ -52,6 +53,32 @@ def test_the_card_carries_the_corpus_licence_and_citation(tmp_path, capsys, impo
     assert "Creative Commons Attribution-ShareAlike 4.0 International (`cc-by-sa-4.0`)" in card
     assert "must carry the same licence and the citation" in card
     assert "@inproceedings{rastogi2020towards" in card and "Schema-Guided Dialogue Dataset" in card
+
+
+def test_a_card_of_real_chat_does_not_call_it_synthetic(tmp_path, capsys, imported):
+    out = tmp_path / "interleavebench"
+    assert run_cli(capsys, "export", "--sgd", imported, "--out", out)[0] == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    head, body = card.split("---")[1], card.split("---", 2)[2]
+    assert "synthetic" not in head and "messages are synthetic" not in body and "The data is synthetic" not in body
+    assert "no message comes from a real person" not in body and "none comes from a real person" not in body
+    assert "People wrote the messages of `sgd`" in body
+    assert "- **License:** Apache-2.0 (the toolkit's licence); `sgd` keep their corpus's licence" in body
+
+
+def test_a_mixed_card_says_which_configs_are_synthetic():
+    lines = cardlib.provenance_lines(["v0", "sgd", "mid_reply"])
+    assert lines["use_line"].startswith("Conclusions about how real people write from `v0`: their messages are synthetic")
+    assert "`sgd` is task dialogues crowd workers wrote from outlines" in lines["use_line"]
+    assert lines["producers"] == (
+        "A language model (or, for the offline writer, phrasing templates) wrote every message of `v0` from a "
+        "seeded plan; none comes from a real person. People wrote the messages of `sgd`; the gold threads come "
+        "from the corpus's own annotation. The `mid_reply` cases were written by hand.")
+    assert lines["synthetic_line"].startswith("The data of `v0` is synthetic")
+    assert cardlib.tags(["v0", "sgd"])[-1] == "synthetic" and "synthetic" not in cardlib.tags(["sgd", "irc_ubuntu"])
+    assert cardlib.provenance_lines(["irc_ubuntu"])["use_line"] == (
+        "Conclusions about chat unlike the corpora's: `irc_ubuntu` is one technical help channel where many "
+        "people talk at once.")
 
 
 def test_the_builder_gives_the_same_rows_as_the_export(tmp_path, capsys, imported):

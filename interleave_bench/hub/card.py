@@ -31,7 +31,8 @@ LEADERBOARD_TEMPLATE = "leaderboard.md"
 LICENSE = "apache-2.0"
 #: routing a message to one of a session's threads is a classification task on the Hub's taxonomy
 TASK_CATEGORIES = ["text-classification"]
-TAGS = ["routing", "dialogue", "multi-turn", "benchmark", "synthetic"]
+#: the card's tags; ``synthetic`` joins them only when a generated config is exported (:func:`tags`)
+TAGS = ["routing", "dialogue", "multi-turn", "benchmark"]
 #: the Hub's task id under text-classification: each message goes to one of several threads
 TASK_IDS = ["multi-class-classification"]
 #: labels come from the seeded plan and a model's independent reading, the text from a model
@@ -301,6 +302,57 @@ CONFIG_BLURBS = {
     "irc_ubuntu": "real Ubuntu IRC logs with annotated conversations (open mode only; CC BY 4.0)",
     "sgd": "real task-oriented dialogues of one user across two or three services (Schema-Guided Dialogue; CC BY-SA 4.0)",
 }
+
+
+#: the configs whose messages are written here from a seeded plan (by a model or the offline writer)
+GENERATED_CONFIGS = ("v0", "v1")
+#: the configs that are real chat written by people, imported from a corpus under its own licence
+CORPUS_CONFIGS = {
+    "irc_ubuntu": "one technical help channel where many people talk at once",
+    "sgd": "task dialogues crowd workers wrote from outlines",
+}
+
+
+def _quoted(names: Iterable[str]) -> str:
+    return " and ".join(f"`{n}`" for n in names)
+
+
+def tags(config_names: Iterable[str]) -> list[str]:
+    """The card's tags: ``synthetic`` only when a generated config is exported."""
+    generated = any(n in GENERATED_CONFIGS for n in config_names)
+    return TAGS + ["synthetic"] if generated else list(TAGS)
+
+
+def provenance_lines(config_names: Iterable[str]) -> dict[str, str]:
+    """The card's sentences that depend on where the exported configs' text comes from: the licence
+    line, the out-of-scope use, who wrote the messages and the limitation that follows from it."""
+    names = list(config_names)
+    generated = [n for n in names if n in GENERATED_CONFIGS]
+    real = [n for n in names if n in CORPUS_CONFIGS]
+    licence = "Apache-2.0 (the toolkit's licence)"
+    if real:
+        licence += f"; {_quoted(real)} keep their corpus's licence (its section below)"
+    kinds = "; ".join(f"`{n}` is {CORPUS_CONFIGS[n]}" for n in real)
+    if generated and real:
+        use = (f"Conclusions about how real people write from {_quoted(generated)}: their messages are "
+               f"synthetic ({kinds}).")
+    elif generated:
+        use = "Conclusions about how real people write: the messages are synthetic."
+    else:
+        use = f"Conclusions about chat unlike the corpora's: {kinds}."
+    writers = []
+    if generated:
+        writers.append(f"A language model (or, for the offline writer, phrasing templates) wrote every "
+                       f"message of {_quoted(generated)} from a seeded plan; none comes from a real person.")
+    if real:
+        writers.append(f"People wrote the messages of {_quoted(real)}; the gold threads come from the "
+                       f"corpus's own annotation.")
+    if "mid_reply" in names:
+        writers.append("The `mid_reply` cases were written by hand.")
+    limit = (f"The data of {_quoted(generated)} is synthetic: personas, threads and messages are generated "
+             f"from a plan. It tests whether a router follows references between threads, not how real "
+             f"people write." if generated else f"The data is real chat, but narrow: {kinds}.")
+    return {"license_line": licence, "use_line": use, "producers": " ".join(writers), "synthetic_line": limit}
 
 
 def limitations_markdown(figs: dict[str, SessionFigures]) -> str:

@@ -198,7 +198,7 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         annotations_creators=cardlib.ANNOTATIONS_CREATORS,
         language_creators=language_creators([c.name for c in configs]),
         source_datasets=cardlib.SOURCE_DATASETS,
-        tags=cardlib.TAGS,
+        tags=cardlib.tags([c.name for c in configs]),
         size_categories=[cardlib.size_category(total)],
     )
     names = [c.name for c in configs]
@@ -261,6 +261,7 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str, re
         "mid_reply_about": about,
         "limitations_figures": cardlib.limitations_markdown(figs),
         "year": years[-1] if years else "n.d.",
+        **cardlib.provenance_lines(c.name for c in configs),
     }
     return cardlib.render(template, values, source=template_path)
 
