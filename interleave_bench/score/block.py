@@ -191,8 +191,7 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
     Rows are a session's threads, columns every topic label its turns received, both sorted as
     strings; weights the thread messages they agree on. Where every thread agrees with one label
     at most and every label with one thread at most, those pairs are the only optimum; elsewhere
-    ``linear_sum_assignment`` on the negated weights decides, as
-    :func:`~.matching.match_labels` does. A matched pair with zero agreement maps nothing.
+    ``linear_sum_assignment`` on the negated weights decides. A matched pair with zero agreement maps nothing.
     """
     labelled = topic >= 0
     label_keys = distinct(sess[labelled] * v + topic[labelled])
@@ -202,14 +201,12 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
     c_sess, c_thread, c_label = cells // (tw * v), (cells // v) % tw, cells % v
     c_label_key = c_sess * v + c_label
     thread_key = c_sess * tw + c_thread
-    one_label = np.unique(thread_key, return_counts=True)
-    one_thread = np.unique(c_label_key, return_counts=True)
     tangled = np.zeros(len(data), dtype=bool)
-    tangled[one_label[0][one_label[1] > 1] // tw] = True
-    tangled[one_thread[0][one_thread[1] > 1] // v] = True
+    for each, width in ((thread_key, tw), (c_label_key, v)):  # a thread with two labels, a label with two threads
+        seen, count = np.unique(each, return_counts=True)
+        tangled[seen[count > 1] // width] = True
     plain = ~tangled[c_sess]
-    keys = [c_label_key[plain]]
-    threads = [c_thread[plain]]
+    keys, threads = [c_label_key[plain]], [c_thread[plain]]
     hard = np.flatnonzero(tangled)
     if len(hard):
         # every session's threads and labels sorted as strings at once; each cell's row and column
@@ -228,25 +225,20 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
         l_sorted = l_code[l_order]
         col_of = np.empty(len(label_keys), dtype=np.int64)
         col_of[l_order] = np.arange(len(label_keys)) - l_bounds[l_sess[l_order]]
-        c_row = row_of[c_sess * tp + c_thread]
-        c_col = col_of[np.searchsorted(label_keys, c_label_key)]
+        c_row, c_col = row_of[c_sess * tp + c_thread], col_of[np.searchsorted(label_keys, c_label_key)]
         # every hard session's negated weights in one buffer, each matrix a view of its part
         n_rows, n_cols = np.diff(t_bounds), np.diff(l_bounds)
-        size = np.where(tangled, n_rows * n_cols, 0)
-        at = np.concatenate(([0], np.cumsum(size)))
+        at = np.concatenate(([0], np.cumsum(np.where(tangled, n_rows * n_cols, 0))))
         weights = np.zeros(int(at[-1]), dtype=np.int64)
-        hard_cell = tangled[c_sess]
-        weights[at[c_sess[hard_cell]] + c_row[hard_cell] * n_cols[c_sess[hard_cell]] + c_col[hard_cell]] = -counts[hard_cell]
+        h = ~plain
+        weights[at[c_sess[h]] + c_row[h] * n_cols[c_sess[h]] + c_col[h]] = -counts[h]
         solve = linear_sum_assignment()
-        found_s, found_r, found_c = [], [], []
-        for s, a, r_n, c_n in zip(hard.tolist(), at[hard].tolist(), n_rows[hard].tolist(), n_cols[hard].tolist()):
-            w = weights[a:a + r_n * c_n].reshape(r_n, c_n)
-            r, c = solve(w)
-            good = w[r, c] < 0
-            found_r.append(r[good])
-            found_c.append(c[good])
-            found_s.append(np.full(len(found_r[-1]), s, dtype=np.int64))
-        fs, fr, fc = (np.concatenate(x) for x in (found_s, found_r, found_c))
+        found = [solve(weights[a:a + r_n * c_n].reshape(r_n, c_n))
+                 for a, r_n, c_n in zip(at[hard].tolist(), n_rows[hard].tolist(), n_cols[hard].tolist())]
+        fs = np.repeat(hard, [len(r) for r, _ in found])
+        fr, fc = (np.concatenate(x) for x in zip(*found))
+        good = weights[at[fs] + fr * n_cols[fs] + fc] < 0  # a matched pair that agrees on nothing maps nothing
+        fs, fr, fc = fs[good], fr[good], fc[good]
         keys.append(fs * v + l_sorted[l_bounds[fs] + fc])
         threads.append(t_sorted[t_bounds[fs] + fr])
     key = np.concatenate(keys)
