@@ -187,7 +187,7 @@ def score_document(
 
     ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session (named by
     ``session_ids``, in ``langs``), ``bcubed`` the B-cubed figures pooled in message order,
-    ``breakdown`` the pooled breakdown cells; both scorers (the replay and :mod:`.columnar`)
+    ``breakdown`` the pooled breakdown cells; files (:mod:`.columnar`) and records (:func:`score_predictions`)
     build their documents here. ``latency`` holds the latency percentiles
     (:func:`~.routing.latency_percentiles`) of the ``latency_rows`` latencies that count. The
     intervals are drawn before the per-session rows are built, and the rows (the one part that
