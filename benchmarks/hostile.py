@@ -12,6 +12,9 @@ each through the command in this process (``interleave_bench.cli.main``):
 - ``score-facts --data`` on v1 data files with hostile probes and timelines (the facts inputs);
 - ``vet`` on JSON and JSONL files;
 - ``import irc`` on annotation files and logs;
+- ``vet --allow`` on allowlists, ``facts --dry-run`` on v1 data and ``export-irc`` on runs on IRC data
+  (``benchmarks/hostile_commands.py``);
+- ``import inspect`` on inspect logs, ``.eval`` archives and ``.json`` documents (``benchmarks/hostile_inspect.py``);
 - and (``benchmarks/hostile_reading.py``) sessions, predictions in JSONL and Parquet, manifests,
   mid-reply case files and the SGD corpus through every command that reads them.
 
@@ -33,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hostile_base import (BAD_COUNTS, BAD_IDS, BAD_NAMES, BAD_TEXTS, ROOT, Case, raw_json, table,  # noqa: E402
                           tally)
+import hostile_commands  # noqa: E402  (the cases of vet --allow, facts and export-irc)
+import hostile_inspect  # noqa: E402  (the cases of import inspect)
 import hostile_reading  # noqa: E402  (the cases of every other reading command)
 
 import _facts_util  # noqa: E402  (the scripted v1 session of the facts tests)
@@ -287,7 +292,8 @@ def irc_cases() -> Iterator[Case]:
 
 
 COMMANDS = {"score-facts": score_facts_cases, "facts inputs": facts_data_cases, "vet": vet_cases, "import irc": irc_cases,
-            **hostile_reading.COMMANDS}
+            **hostile_reading.COMMANDS, **hostile_inspect.COMMANDS,
+            **hostile_commands.COMMANDS}
 
 
 def main() -> int:

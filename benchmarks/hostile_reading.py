@@ -6,11 +6,12 @@ values of :mod:`hostile_base`), or the whole file broken (cut off, empty, binary
 repeated, nesting 100,000 deep), and is run through every command that reads that kind of file:
 
 - sessions: ``validate``, ``score``, ``compare``, ``baselines``, ``route --policy local`` and
-  ``bm25``, ``stats``, ``export --v0``, ``report``, ``leaderboard add --data``;
+  ``bm25``, ``stats``, ``export --v0``, ``report``, ``leaderboard add --data``, ``release --dry-run``;
 - predictions (JSONL): ``validate DATA PRED``, ``score``, ``compare``, ``report``, ``leaderboard add``;
   (Parquet): ``validate DATA PRED`` and ``score``;
 - manifests: ``validate`` and ``export --v0``;
-- mid-reply case files: ``validate``, ``mid-reply --rule-only`` and ``export --mid-reply``;
+- mid-reply case files: ``validate``, ``mid-reply --rule-only``, ``export --mid-reply`` and
+  ``release --mid-reply --dry-run``;
 - the SGD corpus (dialogues and schema): ``import sgd``.
 """
 
@@ -70,6 +71,12 @@ def mutations(good: Any, fields: dict[str, tuple[Any, ...]], raw_at: tuple[str, 
     yield "cut off", raw_json(good)[: len(raw_json(good)) // 2]
     yield "in Latin-1", (raw_json(set_at(good, raw_at[0], "caf\u00e9"))).encode("utf-8").replace(
         "caf\u00e9".encode("utf-8"), b"caf\xe9")
+
+
+def refused_by(bad: bool | str | tuple[str, ...], command: str) -> bool:
+    """Whether ``command`` must refuse a file marked ``bad``: ``True`` (every command), ``False``
+    (none), or the one command or commands that must."""
+    return bad is True or (bad is not False and command in ((bad,) if isinstance(bad, str) else bad))
 
 
 def _content(doc: Any) -> str | bytes:
@@ -139,14 +146,22 @@ SESSION_COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "export": lambda f, d: ["export", "--v0", str(d.parent), "--out", str(f / "hub")],
     "report": lambda f, d: ["report", str(d), str(_rows_file(f)), "--html", str(f / "r.html"), "--bootstrap", "0"],
     "leaderboard add": lambda f, d: _board([str(_rows_file(f)), "--data", str(d)]),
+    "release": lambda f, d: _release(f, ["--v0", str(d.parent), "--no-mid-reply"]),
 }
+
+
+def _release(folder: Path, data: list[str]) -> list[str]:
+    """``release --dry-run`` of ``data``: every step but the push (no allowlist of the machine's applies)."""
+    allow = _write(folder / "allow.txt", "", line=False)
+    return ["release", *data, "--revision", "v0.1", "--repo", "org/data", "--dry-run", "--bootstrap", "20",
+            "--allow", str(allow), "--work", str(folder / "work")]
 
 
 def _session_case(command: str, name: str, bad: bool | str, content: str | bytes) -> Case:
     def run(folder: Path) -> list[str]:
         return SESSION_COMMANDS[command](folder, _data(folder, content))
 
-    return _case(command, f"sessions: {name}", bad is True or bad == command, run)
+    return _case(command, f"sessions: {name}", refused_by(bad, command), run)
 
 
 def _case(command: str, name: str, bad: bool, run: Callable[[Path], list[str]]) -> Case:
@@ -175,8 +190,8 @@ ROW_FIELDS: dict[str, tuple[Any, ...]] = {
 }
 
 
-def prediction_files() -> Iterator[tuple[str, bool | str, str | bytes]]:
-    """``(name, bad, content)``: ``bad`` is ``True``, ``False`` or the one command that must refuse it."""
+def prediction_files() -> Iterator[tuple[str, bool | str | tuple[str, ...], str | bytes]]:
+    """``(name, bad, content)``: ``bad`` as :func:`refused_by` reads it."""
     lines = [raw_json(r) for r in ROWS]
     yield "valid", False, "\n".join(lines)
     for name, doc in mutations(ROWS[2], {f: v for f, v in ROW_FIELDS.items()}, ("i", "confidence")):
@@ -187,8 +202,10 @@ def prediction_files() -> Iterator[tuple[str, bool | str, str | bytes]]:
     yield "a turn twice", True, "\n".join(lines + [lines[2]])
     for name, row in (("a turn past the session's last", {**ROWS[2], "i": 99}),
                       ("a session not in the data", {**ROWS[2], "session_id": "en-0099"})):
-        # the scorer counts and reports rows outside the data; only ``validate DATA PRED`` refuses them
-        yield name, "validate", "\n".join(lines + [raw_json(row)])
+        # the scorer counts and reports rows outside the data; ``validate DATA PRED`` and the board refuse them
+        yield name, ("validate", "leaderboard add"), "\n".join(lines + [raw_json(row)])
+    # a run is ranked in the table of the mode its rows name: the board alone needs them to name it
+    yield "rows naming no mode", "leaderboard add", "\n".join(raw_json({k: v for k, v in r.items() if k != "mode"}) for r in ROWS)
     yield "a line that is [1, 2]", True, "\n".join(lines[:2] + ["[1, 2]"] + lines[2:])
     for name, content in BROKEN_FILES:
         yield name, True, content
@@ -211,7 +228,7 @@ def prediction_cases() -> Iterator[Case]:
             def run(folder: Path, make=make, content=content) -> list[str]:
                 return make(folder, _data(folder, raw_json(SESSION)), _write(folder / "run.jsonl", content))
 
-            yield _case(command, f"predictions: {name}", bad is True or bad == command, run)
+            yield _case(command, f"predictions: {name}", refused_by(bad, command), run)
 
 
 PARQUET_CHANGES: tuple[tuple[str, str, Any], ...] = (
@@ -321,7 +338,8 @@ def mid_reply_cases() -> Iterator[Case]:
     files += [(name, True, content) for name, content in BROKEN_FILES]
     commands = {"validate": lambda f, p: ["validate", str(p)],
                 "mid-reply": lambda f, p: ["mid-reply", str(p), "--rule-only", "--out", str(f / "mr.jsonl")],
-                "export": lambda f, p: ["export", "--mid-reply", str(p), "--out", str(f / "hub")]}
+                "export": lambda f, p: ["export", "--mid-reply", str(p), "--out", str(f / "hub")],
+                "release": lambda f, p: _release(f, ["--v0", str(_data(f, raw_json(SESSION)).parent), "--mid-reply", str(p)])}
     for command, make in commands.items():
         for name, bad, content in files:
             def run(folder: Path, make=make, content=content) -> list[str]:

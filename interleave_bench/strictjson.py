@@ -32,9 +32,9 @@ class _Bad:
 
 
 class _Duplicate(dict):
-    """An object with a repeated key (its first repeated key in ``duplicate``)."""
+    """An object with a repeated key (its repeated keys in ``repeated``, in order)."""
 
-    __slots__ = ("duplicate",)
+    __slots__ = ("repeated",)
 
 
 def _shown(text: str) -> str:
@@ -65,7 +65,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
         return obj
     seen: set[str] = set()
     out = _Duplicate(obj)
-    out.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    out.repeated = tuple(dict.fromkeys(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
     return out
 
 
@@ -73,28 +73,51 @@ def _path(parent: str, key: Any) -> str:
     return f"{parent}[{key}]" if isinstance(key, int) else (f"{parent}.{key}" if parent else str(key))
 
 
-def _first_bad(obj: Any) -> Optional[tuple[str, str]]:
-    """``(field, problem)`` of the first refused value in document order, else ``None``. Iterative,
-    so no depth ``json`` reads can exhaust the stack here."""
-    stack: list[tuple[str, Any]] = [("", obj)]
+#: in a field of ``parse_strict(..., only=...)``, a part that stands for every key or position
+ANY = "*"
+
+
+def _fits(parts: tuple[Any, ...], pattern: tuple[Any, ...]) -> bool:
+    return all(p == ANY or p == k for k, p in zip(parts, pattern))
+
+
+def _first_bad(obj: Any, only: Optional[list[tuple[Any, ...]]] = None) -> Optional[tuple[str, str]]:
+    """``(field, problem)`` of the first refused value in document order (within the fields of
+    ``only``, when given), else ``None``. Iterative, so no depth ``json`` reads can exhaust the
+    stack here."""
+
+    def wanted(parts: tuple[Any, ...]) -> bool:
+        # within a field of ``only``, or holding one (a key repeated there hides what it holds)
+        return only is None or any(_fits(parts, f) for f in only)
+
+    stack: list[tuple[str, tuple[Any, ...], Any]] = [("", (), obj)]
     while stack:
-        where, value = stack.pop()
+        where, parts, value = stack.pop()
+        if not wanted(parts):
+            continue
         if isinstance(value, _Bad):
             return where or "(value)", value.problem
-        if isinstance(value, _Duplicate):
-            return _path(where, value.duplicate), f"the key {value.duplicate!r} appears twice in one object"
+        key = next((k for k in value.repeated if wanted((*parts, k))), None) if isinstance(value, _Duplicate) else None
+        if key is not None:
+            return _path(where, key), f"the key {key!r} appears twice in one object"
         if isinstance(value, dict):
-            stack.extend((_path(where, k), v) for k, v in reversed(list(value.items())))
+            stack.extend((_path(where, k), (*parts, k), v) for k, v in reversed(list(value.items())))
         elif isinstance(value, list):
-            stack.extend((_path(where, i), v) for i, v in reversed(list(enumerate(value))))
+            stack.extend((_path(where, i), (*parts, i), v) for i, v in reversed(list(enumerate(value))))
     return None
 
 
-def parse_strict(path: str, line: Optional[int], text: str) -> Any:
+def parse_strict(path: str, line: Optional[int], text: str, only: Optional[list[tuple[Any, ...]]] = None) -> Any:
     """``json.loads(text)``, refusing with :class:`InputError` (``path``, ``line`` or the document's
     line, the field): broken JSON, nesting too deep to read, integers outside 64 bits, numbers
     outside the finite range of a float (``1e400``), ``NaN`` and ``Infinity``, and a key repeated
-    in one object."""
+    in one object.
+
+    ``only`` limits the value checks to the fields it lists, each a tuple of keys and positions
+    (:data:`ANY` for every one): ``("samples", ANY, "store")`` is each sample's store and all it
+    holds. It is for a document of which the caller reads those fields alone (another program's
+    log, whose other fields may hold NaN by its own rules); a value refused elsewhere is left as
+    no number, so nothing outside them is to be read from the result."""
     try:
         obj = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant, object_pairs_hook=_pairs)
     except json.JSONDecodeError as exc:
@@ -105,7 +128,7 @@ def parse_strict(path: str, line: Optional[int], text: str) -> Any:
     except ValueError as exc:  # a number ``int``/``float`` cannot take at all
         raise InputError(path, line, None, f"a number cannot be read: {str(exc)[:80]}") from None
     try:
-        bad = _first_bad(obj)
+        bad = _first_bad(obj, only)
     except RecursionError:  # pragma: no cover - the walk is iterative
         raise InputError(path, line, None, "JSON nested too deeply to read") from None
     if bad is not None:

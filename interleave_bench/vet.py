@@ -150,6 +150,11 @@ _PHONE_PATTERNS = tuple(
 )
 #: digits in a phone number (E.164 allows at most 15; no national format has fewer than 8)
 PHONE_DIGITS = (8, 15)
+#: a run of four digits: the North American and Chinese mobile patterns above end in one
+_FOUR_DIGITS = re.compile(r"[0-9]{4}")
+#: what each phone pattern needs besides a digit (``None``: nothing more), so a text without it is
+#: not scanned for that pattern: a ``+``, a run of four digits
+_PHONE_NEEDS = ("+", _FOUR_DIGITS, _FOUR_DIGITS, None, None)
 
 _LOCAL_PATH = re.compile(
     r"(?:(?<![A-Za-z0-9_.~/-])/(?:home|Users|root)/|(?<![A-Za-z0-9])[A-Za-z]:[\\/](?:Users|Documents and Settings)[\\/]"
@@ -205,14 +210,15 @@ def _is_high_entropy(token: str) -> bool:
     return shannon_bits(core) >= MIN_ENTROPY_BITS
 
 
-_RESERVED_EMAIL_SUFFIXES = tuple("." + d for d in RESERVED_EMAIL_DOMAINS)
+#: how an address at a reserved domain or top-level domain ends: a matched address has one ``@``
+#: and a dot in its domain, so the whole domain, a subdomain's suffix and the last label are each
+#: one ending of the address, tested by one ``endswith``
+_RESERVED_EMAIL_ENDINGS = (tuple("@" + d for d in RESERVED_EMAIL_DOMAINS) + tuple("." + d for d in RESERVED_EMAIL_DOMAINS)
+                           + tuple("." + t for t in RESERVED_TLDS))
 
 
 def _email_ok(text: str) -> bool:
-    domain = text.rsplit("@", 1)[1].lower()
-    if domain in RESERVED_EMAIL_DOMAINS or domain.endswith(_RESERVED_EMAIL_SUFFIXES):
-        return False
-    return domain.rsplit(".", 1)[-1] not in RESERVED_TLDS
+    return not text.lower().endswith(_RESERVED_EMAIL_ENDINGS)
 
 
 def _card_ok(text: str) -> bool:
@@ -229,7 +235,8 @@ def _card_ok(text: str) -> bool:
 
 #: a dotted quad of one-digit parts ("1.2.3.4") reads as a version number far more often than as a
 #: real address
-_VERSION_LIKE_QUAD = re.compile(r"^[0-9]\.[0-9]\.[0-9]\.[0-9]$")
+_VERSION_LIKE = r"[0-9]\.[0-9]\.[0-9]\.[0-9]$"
+_VERSION_LIKE_QUAD = re.compile("^" + _VERSION_LIKE)
 
 
 #: a dotted quad ``ipaddress`` reads as an IPv4 address: four octets 0-255, no leading zeros
@@ -237,14 +244,15 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _IPV4_EXACT = re.compile(rf"{_OCTET}\.{_OCTET}\.{_OCTET}\.{_OCTET}")
 #: the IPv4 addresses no finding is made for: documentation blocks (RFC 5737), loopback, multicast
 #: (224-239), unspecified; matched on the text, without an ``ipaddress`` object each
-_IPV4_QUIET = re.compile(r"192\.0\.2\.|198\.51\.100\.|203\.0\.113\.|127\.|2(?:2[4-9]|3[0-9])\.|0\.0\.0\.0$")
+_IPV4_QUIET = r"192\.0\.2\.|198\.51\.100\.|203\.0\.113\.|127\.|2(?:2[4-9]|3[0-9])\.|0\.0\.0\.0$"
+#: a dotted quad worth a finding, in one pattern: an address, not version-like, not quiet
+_IPV4_REPORTED = re.compile(rf"(?!{_VERSION_LIKE})(?!{_IPV4_QUIET}){_IPV4_EXACT.pattern}")
 
 
 def _ipv4_ok(text: str) -> bool:
-    """:func:`_ip_ok` for a dotted quad, read by two patterns: a line of a million addresses costs
-    two matches each, not an ``ipaddress`` object each."""
-    return (_IPV4_EXACT.fullmatch(text) is not None and _VERSION_LIKE_QUAD.match(text) is None
-            and _IPV4_QUIET.match(text) is None)
+    """:func:`_ip_ok` for a dotted quad, read by one pattern: a line of a million addresses costs
+    one match each, not an ``ipaddress`` object each."""
+    return _IPV4_REPORTED.fullmatch(text) is not None
 
 
 def _ip_ok(text: str) -> bool:
@@ -270,11 +278,26 @@ def _phone_ok(text: str) -> bool:
     return text.startswith("+") or len(groups) < 3 or any(len(g) != 3 for g in groups[1:])
 
 
-def _finditer(kind: str, pattern: re.Pattern[str], text: str, ok: Any = None) -> Iterator[Match]:
+#: what a match's end sheds: a sentence's punctuation after a URL, a path, an address
+_TRAILING = ".,;:!?"
+#: a NamedTuple built from a tuple by ``tuple.__new__``, in C: a line of a million hits makes a
+#: million of them without a Python-level ``__new__`` call each
+make_record = tuple.__new__
+
+
+def _finditer(kind: str, pattern: re.Pattern[str], text: str, ok: Any = None, strip: bool = True) -> list[Match]:
+    """The hits of ``pattern`` in ``text`` that ``ok`` (when given) accepts, trailing punctuation
+    shed. ``strip=False`` for a pattern whose match cannot end in punctuation (it ends in a digit or
+    a letter): its hits are judged as matched, one comprehension step each."""
+    if not strip and ok is not None:
+        return [make_record(Match, (kind, found, m.start(), m.end())) for m in pattern.finditer(text) if ok(found := m.group())]
+    out: list[Match] = []
     for m in pattern.finditer(text):
-        found = m.group(0).rstrip(".,;:!?")
+        found = m.group().rstrip(_TRAILING)
         if ok is None or ok(found):
-            yield Match(kind, found, m.start(), m.start() + len(found))
+            start = m.start()
+            out.append(make_record(Match, (kind, found, start, start + len(found))))
+    return out
 
 
 def _secret_param_urls(text: str) -> Iterator[Match]:
@@ -285,8 +308,8 @@ def _secret_param_urls(text: str) -> Iterator[Match]:
     for run in _URL_RUN.finditer(text):
         scheme = _URL_SCHEME_IN_RUN.search(text, run.start(), run.end())
         if scheme is not None and _URL_SECRET_PARAM.search(text, scheme.end(), run.end()):
-            found = text[scheme.start():run.end()].rstrip(".,;:!?")
-            yield Match(URL_CREDENTIALS, found, scheme.start(), scheme.start() + len(found))
+            found = text[scheme.start():run.end()].rstrip(_TRAILING)
+            yield make_record(Match, (URL_CREDENTIALS, found, scheme.start(), scheme.start() + len(found)))
 
 
 def _candidates(text: str) -> Iterator[list[Match]]:
@@ -296,27 +319,34 @@ def _candidates(text: str) -> Iterator[list[Match]]:
     lower = text.lower()
     for p, needs in zip(API_KEY_PATTERNS, API_KEY_TRIGGERS):
         if any(t in (lower if t == "bearer" else text) for t in needs):
-            yield list(_finditer(API_KEY, p, text))
+            yield _finditer(API_KEY, p, text)
     if "://" in text:
-        yield list(_finditer(URL_CREDENTIALS, _URL_USERINFO, text))
+        yield _finditer(URL_CREDENTIALS, _URL_USERINFO, text)
         yield list(_secret_param_urls(text))
     if "@" in text:
-        yield list(_finditer(EMAIL, _EMAIL, text, _email_ok))
+        yield _finditer(EMAIL, _EMAIL, text, _email_ok, strip=False)
     digits = _DIGIT.search(text) is not None
     if digits:
-        yield list(_finditer(IBAN, _IBAN, text, iban_ok))
-        yield list(_finditer(CARD, _CARD, text, _card_ok))
+        yield _finditer(IBAN, _IBAN, text, iban_ok, strip=False)
+        yield _finditer(CARD, _CARD, text, _card_ok, strip=False)
         if "." in text:
-            yield list(_finditer(IP_ADDRESS, _IPV4, text, _ipv4_ok))
+            yield _finditer(IP_ADDRESS, _IPV4, text, _ipv4_ok, strip=False)
     if ":" in text:
-        yield list(_finditer(IP_ADDRESS, _IPV6, text, _ip_ok))
+        yield _finditer(IP_ADDRESS, _IPV6, text, _ip_ok)
     if digits:
-        for p in _PHONE_PATTERNS:
-            yield list(_finditer(PHONE, p, text, _phone_ok))
+        four = None  # whether the text holds four digits in a row, searched for once, when asked
+        for p, needs in zip(_PHONE_PATTERNS, _PHONE_NEEDS):
+            if isinstance(needs, str) and needs not in text:
+                continue
+            if isinstance(needs, re.Pattern):
+                four = needs.search(text) is not None if four is None else four
+                if not four:
+                    continue
+            yield _finditer(PHONE, p, text, _phone_ok, strip=False)
     if any(t in text for t in LOCAL_PATH_TRIGGERS):
-        yield list(_finditer(LOCAL_PATH, _LOCAL_PATH, text))
+        yield _finditer(LOCAL_PATH, _LOCAL_PATH, text)
     if digits:  # a random key mixes digits and letters (see _is_high_entropy)
-        yield list(_finditer(HIGH_ENTROPY, _TOKEN_RUN, text, _is_high_entropy))
+        yield _finditer(HIGH_ENTROPY, _TOKEN_RUN, text, _is_high_entropy, strip=False)
 
 
 def keep_free(taken: list[Match], hits: list[Match]) -> tuple[list[Match], int]:
@@ -324,8 +354,14 @@ def keep_free(taken: list[Match], hits: list[Match]) -> tuple[list[Match], int]:
     it; returns the merged list and the steps taken, which are at most ``len(taken) + len(hits)``:
     one pass over both, however many hits a text has."""
     out: list[Match] = []
-    k = steps = 0
     last_end = -1  # end of the last kept hit of this detector: its own hits may touch, never overlap
+    if not taken:  # the first detector with hits: nothing to merge with, one step a hit
+        for m in hits:
+            if m.start < m.end and m.start >= last_end:
+                out.append(m)
+                last_end = m.end
+        return out, len(hits)
+    k = steps = 0
     for m in hits:
         while k < len(taken) and taken[k].end <= m.start:
             out.append(taken[k])
@@ -367,8 +403,10 @@ def mask(text: str) -> str:
     so a masked key or number cannot be used or looked up.
     """
     n = len(text)
-    keep = min(MASK_KEEP, n // 8)
-    if keep == 0:
+    keep = n // 8
+    if keep > MASK_KEEP:
+        keep = MASK_KEEP
+    elif keep == 0:
         return "*" * n
     return text[:keep] + "*" * (n - 2 * keep) + text[n - keep:]
 
@@ -416,7 +454,7 @@ def read_allowlist(path: str | os.PathLike) -> list[AllowRule]:
             raise InputError(name, line, "kind", f"{kind!r} is not one of {', '.join(KINDS)}")
         try:
             pattern = re.compile(m.group("pattern"))
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:  # a repetition past the engine's limit, nesting too deep
             raise InputError(name, line, "pattern", f"not a regular expression: {exc}") from None
         rules.append(AllowRule(pattern, kind, m.group("reason").strip(), name, line))
     return rules

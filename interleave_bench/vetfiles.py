@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Optional
 
 from .errors import InputError
+from .heap import paused_gc
 from .io import iter_json_lines
 from .strictjson import parse_strict
-from .vet import DEFAULT_ALLOWLIST, KINDS, VETTED_SUFFIXES, AllowRule, mask, read_allowlist, scan_text
+from .vet import DEFAULT_ALLOWLIST, KINDS, VETTED_SUFFIXES, AllowRule, make_record, mask, read_allowlist, scan_text
 
 
 class Finding(NamedTuple):
@@ -194,8 +195,14 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
 def _vet_strings(report: VetReport, rules: list[AllowRule], path: str, items: Iterable[tuple[Optional[int], str, str]]) -> None:
     for line, where, s in items:
         report.strings += 1
-        for m in scan_text(s):
-            rule = next((r for r in rules if r.accepts(m.kind, m.text)), None) if rules else None
+        found = scan_text(s)
+        if not found:
+            continue
+        if not rules:  # one comprehension step per finding: a line may hold a million
+            report.findings += [make_record(Finding, (path, line, where, m.kind, mask(m.text), None)) for m in found]
+            continue
+        for m in found:
+            rule = next((r for r in rules if r.accepts(m.kind, m.text)), None)
             allowed = None
             if rule is not None:
                 rule.used += 1
@@ -252,7 +259,8 @@ def vet_paths(
             report.errors.append(InputError(str(p), None, None, "no such file or folder"))
             continue
         try:
-            vet_file(p, report, rules)
+            with paused_gc():  # findings are tuples of strings and numbers: a line may make a million
+                vet_file(p, report, rules)
         except InputError as exc:
             report.errors.append(exc)
             continue

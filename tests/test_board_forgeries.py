@@ -116,6 +116,20 @@ def _predictions(w, name: str, edit: Callable[[list[str]], list[str]]) -> Path:
     return out
 
 
+def _edit_row(line: str, **changes: Any) -> str:
+    """A predictions line with fields changed (``None``: the field left out)."""
+    row = {**json.loads(line), **changes}
+    return json.dumps({k: v for k, v in row.items() if v is not None})
+
+
+def _rescored(w, run: str, mode: str) -> dict[str, Any]:
+    """The score file of a run rescored in the other mode (``score --mode``): consistent figures for a table the
+    run was not routed in."""
+    from interleave_bench.score.run import score_files
+
+    return score_files(w["data"], [w["preds"][run]], mode=mode, bootstrap=b.BOOT, write=False)[0].result
+
+
 def _facts_rows(w, name: str, old: str, new: str) -> dict[str, Any]:
     """The honest facts summary, naming result rows edited (and its hash taken of the edited rows)."""
     from interleave_bench.io import sha256_file
@@ -188,6 +202,19 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
         w, "digits", lambda ls: [ls[0].replace('"i":0', '"i":' + "9" * 5000, 1), *ls[1:]]),
     "predictions for sessions the data lacks": lambda w: _predictions(
         w, "elsewhere", lambda ls: [line.replace('"session_id":"', '"session_id":"x-') for line in ls]),
+    # rows the data does not hold, amid the honest ones: the scorer lists and skips them, the board refuses
+    "a row for a session the data lacks": lambda w: _predictions(
+        w, "one-elsewhere", lambda ls: [*ls, ls[2].replace('"session_id":"', '"session_id":"x-', 1)]),
+    "a row for a turn past the session's last": lambda w: _predictions(
+        w, "past-last", lambda ls: [*ls, _edit_row(ls[2], i=999)]),
+    "the same turn twice": lambda w: _predictions(w, "twice", lambda ls: [*ls, ls[2]]),
+    "the same turn twice, another answer the second time": lambda w: _predictions(
+        w, "twice-other", lambda ls: [*ls, _edit_row(ls[2], pred="t9")]),
+    # the mode: a run is ranked in the table of the mode its rows were routed in
+    "closed rows scored as open": lambda w: _rescored(w, "closed-stay", "open"),
+    "open rows scored as closed": lambda w: _rescored(w, "open-bm25", "closed"),
+    "rows naming no mode": lambda w: _predictions(w, "no-mode", lambda ls: [_edit_row(x, mode=None) for x in ls]),
+    "one row of another mode": lambda w: _predictions(w, "one-open", lambda ls: [*ls[:3], _edit_row(ls[3], mode="open"), *ls[4:]]),
     # fingerprints
     "data fingerprint not a hash": lambda w: _score(w, provenance__data_sha256="abc"),
     "predictions fingerprint not a hash": lambda w: _score(w, provenance__predictions_sha256="deadbeef"),

@@ -170,3 +170,82 @@ def test_the_task_s_metrics_pool_as_score_does_on_any_predictions(data):
     for key, make in METRICS.items():
         value = make()(samples)
         assert (None if math.isnan(value) else value) == want[key], key
+
+
+# --- hostile logs: what inspect's reader would read wrongly is refused where it enters ----------------
+
+
+def _hostile():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import hostile_inspect
+
+    return hostile_inspect
+
+
+def _import_changed(tmp_path, capsys, member: str, change) -> tuple[int, str]:
+    """``import inspect`` on the valid log with one member changed: ``(exit code, stderr)``."""
+    h = _hostile()
+    members = {**h.base_log()["members"], member: change(json.loads(h.base_log()["members"][member]))}
+    log = h._archive(tmp_path / "run.eval", members)
+    code, _, err = cli(capsys, "import", "inspect", log, "--out", tmp_path / "p.jsonl")
+    return code, err
+
+
+@pytest.mark.parametrize("change, words", [
+    # Python's JSON reader keeps the last of a repeated key, reads 1e400 as infinity, takes a 65-bit integer
+    (lambda t: t.replace('"interleavebench_predictions": ', '"interleavebench_predictions": [], "interleavebench_predictions": ', 1),
+     "store.interleavebench_predictions: the key 'interleavebench_predictions' appears twice"),
+    (lambda t: t.replace('"i": 2,', '"i": 1e400,', 1), "store.interleavebench_predictions[2].i: the number 1e400 is outside"),
+    (lambda t: t.replace('"i": 2,', f'"i": {2 ** 64},', 1), "interleavebench_predictions[2].i: the integer 18446744073709551616"),
+    (lambda t: t.replace('"epoch": 1', '"epoch": "1"', 1), "epoch: '1' is not an epoch"),
+    (lambda t: t.replace('"id": "en-0001"', '"id": "en-0001\\nerror: forged"', 1), "id: 'en-0001\\nerror: forged' is not a session id"),
+    (lambda t: t.replace('"session_id": "en-0001", "i": 3', '"session_id": "en-0002", "i": 3', 1),
+     "session_id: 'en-0002', but the sample is session 'en-0001'"),
+    (lambda t: t.replace('"i": 3,', '"i": 2,', 1), "i: turn 2 of session 'en-0001' twice"),
+    (lambda t: t.replace('"mode": "closed"', '"mode": "open"', 1), "mode: 'open', but the run is in 'closed' mode"),
+])
+def test_a_hostile_value_in_a_sample_is_one_line_naming_the_field(tmp_path, capsys, change, words):
+    h = _hostile()
+    code, err = _import_changed(tmp_path, capsys, h.SAMPLE, lambda s: change(json.dumps(s)))
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: ") and words in err, err
+    assert not (tmp_path / "p.jsonl").exists()
+
+
+def test_what_inspect_writes_outside_the_rows_is_taken(tmp_path, capsys):
+    # NaN is a score inspect writes (a session without strict messages); the import reads no score
+    h = _hostile()
+    code, err = _import_changed(tmp_path, capsys, h.SAMPLE,
+                                lambda s: json.dumps(s)[:-1] + ', "scores": {"routing_scorer": {"value": NaN}}}')
+    assert code == 0, err
+    assert read_rows(tmp_path / "p.jsonl") == h.ROWS
+
+
+def test_a_log_of_another_mode_or_model_line_is_refused_in_its_header(tmp_path, capsys):
+    h = _hostile()
+    for change, words in ((lambda t: t.replace('"mode": "closed"', '"mode": "sideways"', 1), "eval.task_args.mode: 'sideways'"),
+                          (lambda t: t.replace('"model": "mockllm/model"', '"model": "m\\nerror: forged"', 1), "eval.model:")):
+        code, err = _import_changed(tmp_path, capsys, h.HEADER, lambda d: change(json.dumps(d)))
+        assert code == 2 and err.count("\n") == 1 and words in err, err
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["1", "NaN", "1e400", str(2 ** 64), "[1e400]"])),
+                min_size=1, max_size=4))
+def test_strict_reading_of_some_fields_refuses_what_lies_in_them_only(pairs):
+    """``parse_strict(..., only=...)``, as the import reads a sample: a refused value or repeated key
+    in the fields named is refused, one elsewhere is inspect's own."""
+    from interleave_bench.errors import InputError
+    from interleave_bench.strictjson import ANY, parse_strict
+
+    text = '{"s": [{' + ", ".join(f'"{k}": {v}' for k, v in pairs) + "}]}"
+    keys = [k for k, _ in pairs]
+    bad_in_b = any(k == "b" and v != "1" for k, v in pairs) or keys.count("b") > 1
+    try:
+        parse_strict("f", None, text, only=[("s", ANY, "b")])
+        refused = False
+    except InputError as exc:
+        refused = True
+        assert exc.field.startswith("s[0].b"), exc.field
+    assert refused == bad_in_b

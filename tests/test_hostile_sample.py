@@ -47,5 +47,6 @@ def test_a_hostile_case_is_refused_with_one_line_or_taken_when_valid(tmp_path, g
 def test_the_sample_covers_every_reading_command():
     commands = {c.command for _, c in SAMPLE}
     assert {"validate", "score", "compare", "baselines", "route local", "route bm25", "stats", "export", "report",
-            "leaderboard add", "mid-reply", "import sgd", "import irc", "vet", "score-facts"} <= commands
+            "leaderboard add", "mid-reply", "import sgd", "import irc", "import inspect", "vet", "vet --allow", "score-facts",
+            "facts", "export-irc", "push", "release", "route (resumed)", "generate (resumed)"} <= commands
     assert len(SAMPLE) >= 60

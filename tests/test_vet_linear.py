@@ -122,3 +122,59 @@ def test_numbers_and_nesting_no_reader_agrees_on_make_the_file_unreadable(tmp_pa
         for suffix in (".jsonl", ".json"):
             code, err = _vet_exit(tmp_path, capsys, text, suffix)
             assert code == 2 and len(err) == 1 and words in err[0], (suffix, text[:30], err)
+
+
+#: the detectors whose hits are taken as matched (``strip=False``): each ends in a letter or digit
+UNSTRIPPED = [(vet._EMAIL, vet._email_ok), (vet._IBAN, vet.iban_ok), (vet._CARD, vet._card_ok),
+              (vet._IPV4, vet._ipv4_ok), *((p, vet._phone_ok) for p in vet._PHONE_PATTERNS),
+              (vet._TOKEN_RUN, vet._is_high_entropy)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["ann@mail.de", "81.2.69.160", "+44 20 7946 0958", "4111 1111 1111 1111", "1", "a",
+                                 "DE89 3704 0044 0532 0130 00", "AbC9xYz" * 6, ".", ",", ";", ":", "!", "?", " ", "-"]),
+                max_size=12).map("".join))
+def test_hits_taken_as_matched_are_the_hits_with_trailing_punctuation_shed(text):
+    for pattern, ok in UNSTRIPPED:
+        assert vet._finditer("k", pattern, text, ok, strip=False) == vet._finditer("k", pattern, text, ok), pattern.pattern
+
+
+def _email_ok_by_domain(text: str) -> bool:
+    """The reserved-address rule read from the domain, label by label."""
+    domain = text.rsplit("@", 1)[1].lower()
+    if domain in vet.RESERVED_EMAIL_DOMAINS or domain.endswith(tuple("." + d for d in vet.RESERVED_EMAIL_DOMAINS)):
+        return False
+    return domain.rsplit(".", 1)[-1] not in vet.RESERVED_TLDS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "example", "EXAMPLE", "com", "org", "test", "invalid", "localhost", "mail", "de"]),
+                min_size=1, max_size=4), st.lists(st.sampled_from(["example", "Example", "com", "org", "net", "test",
+                                                                    "invalid", "localhost", "mail", "de", "xtest"]),
+                                                   min_size=2, max_size=4))
+def test_reserved_addresses_read_by_their_ending_as_by_their_domain(local, labels):
+    text = ".".join(local) + "@" + ".".join(labels)
+    assert vet._email_ok(text) == _email_ok_by_domain(text)
+
+
+def test_an_allowlist_pattern_past_the_engine_s_limits_is_one_line(tmp_path, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"text": "mail ann@mail.de"}) + "\n", encoding="utf-8")
+    for pattern in ("a{99999999999}", "(" * 2000 + ")" * 2000):
+        allow = tmp_path / "allow.txt"
+        allow.write_text(f"{pattern}  # a reason\n", encoding="utf-8")
+        code = main(["vet", str(data), "--allow", str(allow)])
+        err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+        assert code == 2 and len(err) == 1 and f"{allow}:1: pattern: not a regular expression" in err[0], err
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["+44 20 7946 0958", "(202) 555-0143", "202-555-0143", "13800138000", "138-0013-8000",
+                                 "020 7946 0958", "01 23 45 67 89", "1", "12", "123", "+", "(", ")", " ", ".", "-", "a"]),
+                max_size=10).map("".join))
+def test_a_phone_pattern_skipped_for_what_a_text_lacks_would_find_nothing_there(text):
+    for pattern, needs in zip(vet._PHONE_PATTERNS, vet._PHONE_NEEDS):
+        lacks = (isinstance(needs, str) and needs not in text) or (
+            isinstance(needs, re.Pattern) and needs.search(text) is None)
+        if lacks:
+            assert list(pattern.finditer(text)) == [], (pattern.pattern, text)

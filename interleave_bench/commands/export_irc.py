@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, InputErrors
 from ..io import read_json, sessions_file
 from ..progress import Timer, summary_line
 from ..route.runner import sidecar_path
@@ -39,7 +39,7 @@ def data_of(pred: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     from ..irc.export import write_corpus_clusters
     from ..score.read import read_predictions_fast, read_sessions_fast
-    from ..score.rows import index_rows
+    from ..score.rows import index_rows, mode_errors
 
     timer = Timer()
     pred = Path(args.predictions)
@@ -51,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
     sessions = read_sessions_fast(data)
     rows, lines = read_predictions_fast(pred)
     index = index_rows(rows, {s.session_id: s for s in sessions}, source=str(pred), lines=lines)
+    wrong_mode = mode_errors(rows, index.resolved_mode(), str(pred), lines)  # one run is one mode, as score reads it
+    if wrong_mode:
+        raise InputErrors(wrong_mode)
     result = write_corpus_clusters(sessions, index.by_session, args.out, source=str(data))
     print(f"wrote {result.clusters_path} ({result.conversations:,} conversations)")
     print(f"wrote {result.links_path} ({result.links:,} links)")

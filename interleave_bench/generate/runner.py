@@ -32,6 +32,7 @@ from ..io import (
     exclusive_output,
     iter_json_lines,
     parse_json,
+    parse_record,
     read_json,
     sha256_file,
     truncate_partial_line,
@@ -42,7 +43,7 @@ from ..llm import LLM
 from ..llm.provider import FAKE_IDENTITY
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..schema import PROBE_CATEGORIES, Manifest, ManifestUsage
+from ..schema import PROBE_CATEGORIES, Manifest, ManifestUsage, Session, check_session
 from . import packs, prompts
 from .ask import SessionFailed
 from .facts import FactOptions
@@ -178,6 +179,7 @@ def _load_finished(out: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
         idx = index_of(str(obj.get("session_id", "")))
         if idx is None:
             raise InputError(str(sessions_path), line, "session_id", f"{obj.get('session_id')!r} is not an id this generator writes")
+        parse_record(str(sessions_path), line, obj, Session, check_session)  # kept as written only when it is a session
         done[idx] = obj
     return done
 
@@ -206,6 +208,7 @@ def _load_work(path: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
             continue
         if not isinstance(obj.get("index"), int) or not isinstance(obj.get("session"), dict):
             raise InputError(str(path), line, "index", "expected {index, session}; delete the file to start over")
+        parse_record(f"{path} session", line, obj["session"], Session, check_session)
         done[obj["index"]] = obj["session"]
     return done
 

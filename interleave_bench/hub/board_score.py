@@ -127,23 +127,66 @@ def referenced_file(named: Any, doc_path: str, field: str, what: str) -> Path:
                                             "(give the file as it was scored)")
 
 
-def rows_fingerprint(path: Path) -> str:
-    """The run's rows as a set: SHA-256 (``sha256:<hex>``) over each row's canonical JSON (keys
-    sorted, null fields left out), the lines sorted; the same rows reordered, reformatted, or as
-    Parquet give the same fingerprint. The file has been read and checked by its scorer already."""
+def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line, row)`` for every row of a predictions file (JSONL or Parquet: its row number), read
+    after its scorer has read and checked the file."""
     import json
 
-    from ..io import iter_json_lines, sorted_lines_fingerprint
+    from ..io import iter_json_lines
 
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        rows = pq.read_table(path).to_pylist()
-    else:
-        rows = [json.loads(text) for _, text in iter_json_lines(path)]
+        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+    return [(line, row) for line, text in iter_json_lines(path) if isinstance(row := json.loads(text), dict)]
+
+
+def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]]) -> str:
+    """The run's rows (:func:`read_rows`) as a set: SHA-256 (``sha256:<hex>``) over each row's
+    canonical JSON (keys sorted, null fields left out), the lines sorted; the same rows reordered,
+    reformatted, or as Parquet give the same fingerprint."""
+    import json
+
+    from ..io import sorted_lines_fingerprint
+
     return sorted_lines_fingerprint(sorted(
         json.dumps({k: v for k, v in r.items() if v is not None}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        for r in rows if isinstance(r, dict)))
+        for _, r in rows))
+
+
+#: why the scorer leaves a row out that the board refuses: a row for a message the data does not
+#: hold is not part of a run on that data (the scorer lists and skips it; the board ranks only
+#: runs whose every row is a message of the data), with the field at fault
+OUTSIDE_DATA = {"unknown session": "session_id", "unknown turn": "i"}
+
+
+def check_rows_in_data(pred: Path, doc: dict[str, Any], data: str) -> None:
+    """Refuse a run with rows for sessions or turns ``data`` does not hold: one line naming the
+    first such row (file, line, field) and how many there are."""
+    outside = [x for x in doc.get("not_scored") or [] if isinstance(x, dict) and x.get("reason") in OUTSIDE_DATA]
+    if not outside:
+        return
+    first = outside[0]
+    more = f" (and {len(outside) - 1} more row{'s' if len(outside) > 2 else ''} outside the data)" if len(outside) > 1 else ""
+    field = OUTSIDE_DATA[first["reason"]]
+    what = (f"{first['session_id']!r} is not a session of {data}" if field == "session_id"
+            else f"{first.get('i')}: session {first['session_id']!r} of {data} has no such turn")
+    raise InputError(str(pred), first.get("line"), field, f"{what}{more}: the board ranks a run whose every row is a "
+                                                          "message of its data")
+
+
+def check_rows_mode(pred: Path, rows: list[tuple[int, dict[str, Any]]], table_mode: str, where: str) -> None:
+    """Refuse a run ranked in a mode its rows were not routed in: the rows must name a mode, and
+    it must be the mode of the table the run goes to (a score file may rescore closed rows in open
+    mode, but a router that saw the true history is not an open-mode system)."""
+    named = next(((line, r["mode"]) for line, r in rows if r.get("mode") is not None), None)
+    if named is None:
+        raise InputError(str(pred), None, "mode", "no row names its mode: the board ranks a run in the table of the "
+                                                  "mode it was routed in (closed or open), as its rows say")
+    line, mode = named
+    if mode != table_mode:
+        raise InputError(where, None, "mode", f"{table_mode!r}, but the rows of {pred} were routed in {mode!r} mode "
+                                              f"(line {line}): the board ranks a run in the table of its own mode")
 
 
 # --- agreement --------------------------------------------------------------------------------------
@@ -249,6 +292,9 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     except (ValueError, RecursionError) as exc:  # what the readers let through is still one line, not a traceback
         raise unreadable(str(pred), exc) from None
     doc = run.result
+    check_rows_in_data(pred, doc, data)
+    rows = read_rows(pred)
+    check_rows_mode(pred, rows, doc["mode"], where)
     if not doc["counts"]["sessions"]:
         raise InputError(where, None, "counts.sessions", f"0: {pred} holds no predictions for a session of split "
                                                          f"{run_split!r} of {data}: nothing to rank")
@@ -262,7 +308,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
-    return Scored(where, {}, doc, rows_fingerprint(pred))
+    return Scored(where, {}, doc, rows_fingerprint(rows))
 
 
 # --- summaries: facts and mid-reply runs ------------------------------------------------------------
@@ -369,7 +415,7 @@ def score_summary(path: str, doc: dict[str, Any]) -> Scored:
                 "provenance": {**prov, "predictions_sha256": sha}}
     if kind != KIND_MID_REPLY:
         computed["passed"] = metrics["passed"]
-    return Scored(path, {}, computed, rows_fingerprint(results))
+    return Scored(path, {}, computed, rows_fingerprint(read_rows(results)))
 
 
 # --- one entry point ----------------------------------------------------------------------------------

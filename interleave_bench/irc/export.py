@@ -82,6 +82,9 @@ def write_corpus_clusters(
         if not isinstance(name, str) or not name:
             raise InputError(source, None, f"{s.session_id}: source_file",
                              "required: the corpus annotation file the session came from (data written by `import irc`)")
+        if any(c.isspace() or not c.isprintable() for c in name):  # it starts every line written below
+            raise InputError(source, None, f"{s.session_id}: source_file",
+                             f"{name!r} is not a file name of the corpus (no spaces or control characters)")
         exported += 1
         for lines in session_clusters(s, rows, source):
             cluster_lines.append(f"{name}:{' '.join(str(n) for n in lines)}")

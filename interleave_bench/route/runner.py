@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
-from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, truncate_partial_line, write_json
+from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..documents import RunCounts, RunRecord, validate_document
@@ -49,6 +49,7 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter
+from .resume import prepare_resume
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
 POLICIES = ("llm", "hybrid", "oracle", "single", "always_new", "stay", "bm25", "local")
@@ -401,70 +402,6 @@ def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str) 
                                  f"known up front): closed mode does not apply, use --mode open")
 
 
-def _prepare_resume(out: Path, sessions: Sequence[Session], opts: RouteOptions) -> set[str]:
-    """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
-
-    The file must be a prefix of this run's output: the selected sessions in order, each with one
-    row per message, with this run's mode and policy. Anything else is a different run's file and
-    raises :class:`UsageError` rather than mixing two runs in one file.
-    """
-    if not out.exists():
-        return set()
-    truncate_partial_line(out)
-    expected = [(s.session_id, len(s.turns)) for s in sessions]
-    done: set[str] = set()
-    pos = 0  # index into expected
-    current: Optional[str] = None
-    current_rows = 0
-    current_start = 0
-    offset = 0
-
-    def mismatch(why: str) -> UsageError:
-        return UsageError(f"{out}: {why}; it was written by a different run (pass --fresh to start over, or --out)")
-
-    failed_at: Optional[int] = None  # start of the first session holding an ERROR row
-    with open(out, "rb") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            try:
-                row = json.loads(raw)
-                sid = row["session_id"]
-            except (ValueError, KeyError, TypeError, RecursionError):
-                raise mismatch(f"line {line_no} is not a prediction row") from None
-            if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
-                raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
-            if sid != current:
-                if current is not None:
-                    if current_rows != expected[pos][1]:
-                        raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
-                    if failed_at is not None:
-                        break
-                    done.add(current)
-                    pos += 1
-                if pos >= len(expected) or expected[pos][0] != sid:
-                    raise mismatch(f"line {line_no}: session {sid!r} is not the next session of this run")
-                current, current_rows, current_start = sid, 0, offset
-            if row.get("pred") == ERROR and failed_at is None:
-                failed_at = current_start
-            current_rows += 1
-            offset += len(raw)
-    if failed_at is not None:
-        # a session with ERROR rows is routed again from its start, and every later one with it (the
-        # file stays a prefix of the run): the cache replays what was paid for, so only the failed
-        # requests, and the ones after them in their session that saw the ERROR, are asked again
-        with open(out, "rb+") as fh:
-            fh.truncate(failed_at)
-    elif current is not None:
-        if current_rows == expected[pos][1]:
-            done.add(current)
-        elif current_rows < expected[pos][1]:
-            # a crash between two rows of a session: route that session again from its start
-            with open(out, "rb+") as fh:
-                fh.truncate(current_start)
-        else:
-            raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
-    return done
-
-
 def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
                 prompt: Optional[str]) -> RunRecord:
     options = opts.as_dict()
@@ -533,7 +470,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
             raise UsageError(
                 f"{out_path} was written from other {what} ({record_path.name}); pass --fresh to start over, or --out"
             )
-    done = _prepare_resume(out_path, sessions, opts)
+    done = prepare_resume(out_path, sessions, opts)
     todo = [s for s in sessions if s.session_id not in done]
     start_record = record.model_copy(update={"complete": False})
     if done and previous is not None and previous.usage is not None:

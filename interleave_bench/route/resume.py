@@ -1,0 +1,88 @@
+"""Resuming a routing run: what of its output file is already done, read back as strictly as any
+predictions file (a run's file a user may have edited is a user's file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from ..errors import UsageError
+from ..io import parse_record, truncate_partial_line
+from ..schema import ERROR, PredictionRow, Session
+
+if TYPE_CHECKING:
+    from .runner import RouteOptions
+
+
+def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions") -> set[str]:
+    """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
+
+    The file must be a prefix of this run's output: the selected sessions in order, each with one
+    row per message, with this run's mode and policy. Anything else is a different run's file and
+    raises :class:`UsageError` rather than mixing two runs in one file.
+    """
+    if not out.exists():
+        return set()
+    truncate_partial_line(out)
+    expected = [(s.session_id, len(s.turns)) for s in sessions]
+    turns = [frozenset(t.i for t in s.turns) for s in sessions]
+    seen: set[int] = set()  # the turns of the current session with a row
+    done: set[str] = set()
+    pos = 0  # index into expected
+    current: Optional[str] = None
+    current_rows = 0
+    current_start = 0
+    offset = 0
+
+    def mismatch(why: str) -> UsageError:
+        return UsageError(f"{out}: {why}; it was written by a different run (pass --fresh to start over, or --out)")
+
+    failed_at: Optional[int] = None  # start of the first session holding an ERROR row
+    with open(out, "rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                row = json.loads(raw)
+                sid = row["session_id"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                raise mismatch(f"line {line_no} is not a prediction row") from None
+            if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
+                raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
+            # a row this run kept is read as strictly as any predictions file (1e400, a repeated key)
+            parse_record(str(out), line_no, raw.decode("utf-8", "replace"), PredictionRow)
+            if sid != current:
+                if current is not None:
+                    if current_rows != expected[pos][1]:
+                        raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
+                    if failed_at is not None:
+                        break
+                    done.add(current)
+                    pos += 1
+                if pos >= len(expected) or expected[pos][0] != sid:
+                    raise mismatch(f"line {line_no}: session {sid!r} is not the next session of this run")
+                current, current_rows, current_start = sid, 0, offset
+                seen = set()
+            if row["i"] not in turns[pos] or row["i"] in seen:
+                raise mismatch(f"line {line_no}: turn {row['i']} of session {sid!r} is "
+                               f"{'given twice' if row['i'] in seen else 'not a turn of it'}")
+            seen.add(row["i"])
+            if row.get("pred") == ERROR and failed_at is None:
+                failed_at = current_start
+            current_rows += 1
+            offset += len(raw)
+    if failed_at is not None:
+        # a session with ERROR rows is routed again from its start, and every later one with it (the
+        # file stays a prefix of the run): the cache replays what was paid for, so only the failed
+        # requests, and the ones after them in their session that saw the ERROR, are asked again
+        with open(out, "rb+") as fh:
+            fh.truncate(failed_at)
+    elif current is not None:
+        if current_rows == expected[pos][1]:
+            done.add(current)
+        elif current_rows < expected[pos][1]:
+            # a crash between two rows of a session: route that session again from its start
+            with open(out, "rb+") as fh:
+                fh.truncate(current_start)
+        else:
+            raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
+    return done
