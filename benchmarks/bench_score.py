@@ -178,8 +178,7 @@ def run_cli(root: Path, argv: list[str], sample: bool = False) -> dict:
 
 def split_timing(data: Path, pred: Path, bootstrap: int, mode: str) -> dict[str, float]:
     """Seconds spent, each timed on its own in this process with the cyclic collector paused as
-    the command pauses it: the data file's pass (full check, fingerprint, arrays; the command runs
-    it in a second process beside the rest), reading the predictions into arrays, scoring on the
+    the command pauses it: the data file's pass (full check, fingerprint, arrays), reading the predictions into arrays, scoring on the
     arrays, and building the document (pooling, bootstrap)."""
     from interleave_bench.score.block import score_block
     from interleave_bench.score.columnar import PooledRun, PredictionStream
@@ -277,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(root))
             parts = split_timing(data, pred, args.bootstrap, args.mode)
             total = sum(parts.values())
-            print(f"  data file: check, fingerprint, arrays (a second process in the command): {parts['data']:.2f}s "
+            print(f"  data file: check, fingerprint, arrays: {parts['data']:.2f}s "
                   f"({parts['data'] / total:.0%})")
             print(f"  read predictions into arrays: {parts['read']:.2f}s ({parts['read'] / total:.0%})")
             print(f"  score on the arrays:          {parts['score']:.2f}s ({parts['score'] / total:.0%})")

@@ -181,6 +181,20 @@ def test_a_rerun_replays_only_failed_changed_or_cut_off_sessions_and_refuses_ano
     assert code == 2 and "choose another --out" in err
 
 
+def test_a_session_whose_routing_answer_named_no_topic_is_asked_again(data, capsys):
+    assert run_facts(capsys, str(data), "--dry-run")[0] == 0
+    results = data / "facts" / "fake-model.jsonl"
+    first = results.read_bytes()
+    rows = read_json_rows(results)
+    route = next(i for i, r in enumerate(rows) if r["kind"] == "route" and r["session_id"] == "en-0002")
+    rows[route] = {**rows[route], "without": None, "error": "the router's answer names no topic"}
+    results.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    code, _, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 0 and "1 replayed now, 2 kept from earlier runs" in err, err
+    assert "named no topic" not in err
+    assert results.read_bytes() == first
+
+
 def test_two_runs_on_one_output_one_finishes_the_other_exits_2_naming_the_holder(data, openai_env, capsys, tmp_path):
     server = openai_env["server"]
     out = tmp_path / "shared.jsonl"

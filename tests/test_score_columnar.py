@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from interleave_bench.cli import main as cli_main
 from interleave_bench.errors import InputError, InputErrors
 from interleave_bench.score.columnar import score_run_blocks
-from interleave_bench.score.read import read_predictions_fast, read_sessions_fast
+from interleave_bench.score.read import read_parquet_rows, read_predictions_fast, read_sessions_fast
 from interleave_bench.score.run import score_files, score_predictions, system_name
 
 from _score_util import many_sessions, rows, session, turn, write_jsonl
@@ -148,7 +148,7 @@ def test_rows_that_name_rare_fields_from_some_block_on_score_as_the_replay(tmp_p
             made[0]["model"] = "some-model"
         all_rows += made
     pred = write_jsonl(tmp_path / "closed-rare.jsonl", all_rows)
-    kinds = [columnar._is_lean(b[0]) for b in columnar.row_blocks(pred, hashlib.sha256()) if b]
+    kinds = [columnar._is_lean(b[0]) for b, _ in columnar.numbered_blocks(pred, hashlib.sha256()) if b]
     assert kinds[0] and not kinds[-1] and kinds == sorted(kinds, reverse=True)  # lean, then full to the end
     assert score_run_blocks(data, [pred], "all", None)[0][0] is not None
     for split in ("dev", "all"):
@@ -157,7 +157,8 @@ def test_rows_that_name_rare_fields_from_some_block_on_score_as_the_replay(tmp_p
         assert fast.result["model"] == "some-model"
 
 
-@pytest.mark.parametrize("case", ["unknown label", "duplicate", "unknown session", "unknown turn", "open", "numbered"])
+@pytest.mark.parametrize("case", ["unknown label", "duplicate", "unknown session", "unknown turn", "open", "numbered",
+                                  "nulls and unknown fields", "a long number"])
 def test_what_the_replay_decides_scores_the_same(tmp_path, case):
     ss = many_sessions(3, turns=6)
     all_rows = [r for s in ss for r in rows(s["session_id"], [t["gold"]["thread"] or "ERROR" for t in s["turns"]])]
@@ -174,14 +175,17 @@ def test_what_the_replay_decides_scores_the_same(tmp_path, case):
     elif case == "open":
         for r in all_rows:
             r["mode"] = "open"
+    elif case == "nulls and unknown fields":  # the quote marks cannot tell: the keys are read again
+        all_rows[1].update(burst=None, refs=[], mixed=None, note={"a": "b"})
+    elif case == "a long number":  # in range, but as long as one that is not: the record type judges it
+        all_rows[1]["seed"] = 1234567890123456789
     else:
         all_rows[0]["pred"] = 1  # a number as a label: the record type reads it as text
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "run.jsonl", all_rows)
-    # all are scored on the arrays, rows left out listed as the index lists them, but a number as
-    # a label (the strict reader's to read)
-    on_arrays = case != "numbered"
-    assert (score_run_blocks(data, [pred], "dev", None)[0][0] is not None) == on_arrays
+    # all are scored on the arrays, rows left out listed as the index lists them, a number as a
+    # label read by the record type (as text) and put in the arrays as the compiled reader holds it
+    assert score_run_blocks(data, [pred], "dev", None, allow_duplicates=allow)[0][0] is not None
     (fast,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=allow)
     rows_, lines = read_predictions_fast(pred)
     old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=20,
@@ -292,7 +296,7 @@ def test_parquet_predictions_score_as_their_jsonl(tmp_path):
     a, b = score_files(data, [jsonl, tmp_path / "b"], split="dev", bootstrap=20)
     assert b.system == "closed-p" and b.score_file == tmp_path / "b" / "closed-p.score.json"
     assert without_provenance(a.result) == without_provenance(b.result)
-    # the replay reads Parquet too (an unknown label sends the run to it), and names a bad row
+    # an unknown label is scored as any label; a bad row is named as the strict reader names it
     all_rows[3]["pred"] = "nowhere"
     as_parquet(all_rows)
     (c,) = score_files(data, [parquet], split="dev", bootstrap=0, write=False)
@@ -301,6 +305,54 @@ def test_parquet_predictions_score_as_their_jsonl(tmp_path):
     as_parquet(all_rows)
     with pytest.raises(InputError, match=r"closed-p\.parquet:5: i:"):
         score_files(data, [parquet], split="dev", bootstrap=0, write=False)
+
+
+@pytest.mark.parametrize("case", ["rows left out", "another order", "other column types", "a usage of its own"])
+def test_parquet_the_column_checks_cannot_vouch_for_scores_on_the_arrays_as_the_replay(tmp_path, monkeypatch, case):
+    """Parquet rows left out (unknown sessions and turns, second rows), in another order than the
+    data's, in other column types the record type reads, or with a usage naming fields of its own:
+    each scored on the arrays, block by block, to the replay's document."""
+    import pyarrow as pa
+
+    from interleave_bench.score import datafile, parquet as parquet_module
+
+    monkeypatch.setattr(datafile, "BLOCK_BYTES", 900)  # a few sessions a block
+    monkeypatch.setattr(parquet_module, "BATCH_ROWS", 7)
+    ss = many_sessions(9, turns=6)
+    all_rows = [r for s in ss for r in rows(s["session_id"], [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]],
+                                             usage={0: {"input": 3, "output": 1}}, elapsed_ms={1: 40})]
+    allow = False
+    if case == "rows left out":
+        all_rows[4:4] = [{"session_id": "elsewhere", "i": 0, "pred": "t1"}, {**all_rows[3], "pred": "t2"},
+                         {"session_id": ss[0]["session_id"], "i": 99, "pred": "t1"}]
+        allow = True
+    elif case == "another order":
+        all_rows.reverse()
+    elif case == "a usage of its own":
+        all_rows[2]["usage"] = {"reasoning": 7}  # a model call of no tokens the record type knows
+    data = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    table = pj.read_json(write_jsonl(tmp_path / "rows.jsonl", all_rows))
+    if case == "other column types":
+        table = table.set_column(table.column_names.index("i"), "i", table.column("i").cast(pa.int32()))
+    pred = tmp_path / "closed-p.parquet"
+    pq.write_table(table, pred)
+    (run,), _ = score_run_blocks(data, [pred], "dev", None, allow_duplicates=allow)
+    assert run is not None  # scored on the arrays
+    (got,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=allow)
+    rows_, lines = read_parquet_rows(pred)
+    old = score_predictions(read_sessions_fast(data), rows_, system="closed-p", split="dev", bootstrap=20,
+                            source=str(pred), lines=lines, allow_duplicates=allow).result
+    assert without_provenance(got.result) == without_provenance(old)
+
+
+def test_a_data_file_breaking_lines_with_lone_carriage_returns_scores_as_the_strict_reader_reads_it(tmp_path):
+    ss = many_sessions(3, turns=4)
+    data = tmp_path / "sessions.jsonl"
+    data.write_bytes(b"\r".join(json.dumps(s).encode("utf-8") for s in ss) + b"\r")
+    pred = write_jsonl(tmp_path / "run.jsonl", [r for s in ss for r in rows(s["session_id"], ["t1"] * 4)])
+    (got,) = score_files(data, [pred], split="dev", bootstrap=20, write=False)
+    assert got.result["counts"]["sessions"] == 3
+    assert without_provenance(got.result) == without_provenance(replay(data, pred, "dev", 20))
 
 
 def test_jobs_two_writes_the_same_files_as_one(tmp_path, capsys):
@@ -362,7 +414,8 @@ def test_a_one_off_without_a_gold_thread_key_is_refused_as_the_strict_reader_ref
     del ss[1]["turns"][6]["gold"]["thread"]  # but the key is required
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "run.jsonl", rows(ss[0]["session_id"], ["t1"] * 8, "closed"))
-    assert score_run_blocks(data, [pred], "dev", None) == ([None], None)  # the compiled reader refuses it too
+    with pytest.raises(InputError, match=r":2: turns\[6\]\.gold\.thread:"):  # the strict reader's error
+        score_run_blocks(data, [pred], "dev", None)
     error = _one_line_error(capsys, data, pred, lambda: read_sessions_fast(data))
     assert f"{data}:2: turns[6].gold.thread:" in error
 

@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from interleave_bench.cli import main
+from interleave_bench.io import read_sessions, records_fingerprint
+from interleave_bench.schema import Session
 
 from _score_util import session, turn, write_jsonl
 
@@ -85,22 +87,67 @@ BAD_SESSIONS = [
 ]
 
 
-#: keys named twice in a session: refused by validate and every strict reader; ``score``'s pass
-#: over the data (which must stay as fast as decoding) takes the last, as before
-TWICE = {"split twice", "text twice"}
-
-
 @pytest.mark.parametrize("name, line, field, words", BAD_SESSIONS, ids=[b[0] for b in BAD_SESSIONS])
 @pytest.mark.parametrize("command", ["score", "validate"])
 def test_a_hostile_session_is_the_one_line_error(tmp_path, capsys, command, name, line, field, words):
-    if command == "score" and name in TWICE:
-        pytest.skip("the data pass does not count keys")
     data = tmp_path / "sessions.jsonl"
     data.write_text(line + "\n", encoding="utf-8")
     pred = tmp_path / "run.jsonl"
     pred.write_text(GOOD_ROW + "\n", encoding="utf-8")
     argv = [command, str(data)] + ([str(pred), "--bootstrap", "0"] if command == "score" else [])
     one_line_error(capsys, main(argv), data, 1, field, words)
+
+
+def canonical_line(**change) -> str:
+    """A session's line as its fingerprint line (``model_dump_json``: every field, compact)."""
+    return Session.model_validate(json.loads(session_line(**change))).model_dump_json()
+
+
+def escaped_quotes(line: str) -> str:
+    """``line`` with each quote mark inside a text written ``\\u0022`` (no quote byte)."""
+    return line.replace('\\"', "\\u0022")
+
+
+#: (name, a session line naming a key twice, the field named): the data pass reads fingerprint
+#: lines, other lines, lines escaping a quote mark and nested objects alike
+SESSIONS_TWICE = [
+    ("a fingerprint line naming its split again", canonical_line()[:-1] + ',"split":"test"}', "split"),
+    ("a fingerprint line naming a thread's title twice",
+     canonical_line().replace('"title":"Thread t1"', '"title":"Thread t1","title":"x"', 1), "threads[0].title"),
+    ("a judge's thread twice", session_line().replace('"judge": {"thread": "t1"', '"judge": {"thread": "t2", "thread": "t1"', 1),
+     "turns[0].judge.thread"),
+    ("a repeated key beside an escaped quote mark",
+     escaped_quotes(session_line(persona='say "hi"').replace('"lang": "en"', '"lang": "xx", "lang": "en"')), "lang"),
+    ("a fact type named twice", session_line()[:-1] + ', "fact_types": {"t1": {"a": "value", "a": "value"}}}',
+     "fact_types.t1.a"),
+]
+
+
+@pytest.mark.parametrize("name, line, field", SESSIONS_TWICE, ids=[b[0] for b in SESSIONS_TWICE])
+def test_score_refuses_a_session_naming_a_key_twice(tmp_path, capsys, name, line, field):
+    """The data pass names the line, as ``validate`` does, however the line is written and
+    wherever it stands (here the second of three)."""
+    good = [canonical_line(session_id="s-a"), session_line(session_id="s-c")]
+    data = tmp_path / "sessions.jsonl"
+    data.write_text("\n".join([good[0], line.replace('"s0"', '"s-b"', 1), good[1]]) + "\n", encoding="utf-8")
+    pred = tmp_path / "run.jsonl"
+    pred.write_text(GOOD_ROW.replace('"s0"', '"s-a"') + "\n", encoding="utf-8")
+    one_line_error(capsys, main(["score", str(data), str(pred), "--bootstrap", "0"]), data, 2, field, "appears twice")
+
+
+def test_score_reads_sessions_however_written(tmp_path, capsys):
+    """Fingerprint lines, spaced lines and lines escaping a quote mark, none naming a key twice:
+    scored, with the fingerprint of their records."""
+    lines = [canonical_line(session_id="s-a"), session_line(session_id="s-b"),
+             escaped_quotes(session_line(session_id="s-c", persona='a "b"'))]
+    data = tmp_path / "sessions.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pred = tmp_path / "run.jsonl"
+    pred.write_text(GOOD_ROW.replace('"s0"', '"s-a"') + "\n", encoding="utf-8")
+    assert main(["score", str(data), str(pred), "--bootstrap", "0", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["counts"]["sessions_without_rows"] == 2
+    assert document["provenance"]["data_sha256"] == records_fingerprint(read_sessions(data))
 
 
 PARQUET_ROWS = [

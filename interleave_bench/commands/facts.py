@@ -132,6 +132,10 @@ def _run_locked(args: argparse.Namespace, job: FactsRun, out: Path, data: Path, 
     if plan.redone:
         counts["failed, changed or cut-off sessions replayed"] = plan.redone
     print(summary_line("facts", counts, timer.seconds, llm), file=sys.stderr)
+    unrouted = job.unrouted()
+    if unrouted:
+        print(f"{unrouted} session{'s' if unrouted != 1 else ''} hold a routing answer that named no topic (scored as "
+              "a failed route); run the same command again to ask for them again", file=sys.stderr)
     if job.failed:
         if len(job.failed) == len(plan.todo):
             raise UsageError(f"every session failed ({len(job.failed)}); first: {next(iter(job.failed.values()))}")

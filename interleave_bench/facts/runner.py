@@ -296,10 +296,13 @@ class FactsRun:
 
     def prepare(self) -> Plan:
         """Read what an earlier run left: finished sessions whose fingerprint still matches are kept;
-        failed, stale or unfinished ones are redone. Refuses a file of another model or system."""
+        failed, stale or unfinished ones are redone, and so are sessions holding a routing answer that
+        named no topic (:meth:`_Replay.ask_route` took those answers out of the cache, so a rerun asks
+        again). Refuses a file of another model or system."""
         truncate_partial_line(self.out)
         by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
         finished: dict[str, SessionRow] = {}
+        unrouted: set[str] = set()
         if self.out.exists():
             for _, row in read_rows(self.out):
                 if isinstance(row, SessionRow):
@@ -308,6 +311,8 @@ class FactsRun:
                             f"{self.out}: holds results of model {row.model!r} with system {row.system!r}, not of this "
                             f"run (model {self.opts.model!r}, system {self.opts.system_name!r}): choose another --out")
                     finished[row.session_id] = row
+                if isinstance(row, RouteRow) and row.failed:
+                    unrouted.add(row.session_id)
                 if not isinstance(row, ErrorRow):
                     by_session[row.session_id].append(row_dict(row))
         want = {s.session_id: s for s in self.sessions}
@@ -316,7 +321,7 @@ class FactsRun:
         redone = 0
         for sid, rows in by_session.items():
             row = finished.get(sid)
-            if row is None:
+            if row is None or sid in unrouted:  # unfinished, or a routing answer given up on: asked again
                 redone += 1
                 continue
             if sid in want:
@@ -351,6 +356,10 @@ class FactsRun:
                 await asyncio.gather(*(one(s) for s in plan.todo))
             finally:
                 bar.close()
+
+    def unrouted(self) -> int:
+        """Sessions of this run holding a routing answer that named no topic (a rerun asks again)."""
+        return sum(any(r.get("kind") == "route" and r.get("error") for r in rows) for rows in self.fresh.values())
 
     def finish(self) -> list[dict[str, Any]]:
         """Rewrite the file in data order; returns the rows of the selected sessions."""

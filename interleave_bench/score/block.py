@@ -191,8 +191,7 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
     Rows are a session's threads, columns every topic label its turns received, both sorted as
     strings; weights the thread messages they agree on. Where every thread agrees with one label
     at most and every label with one thread at most, those pairs are the only optimum; elsewhere
-    ``linear_sum_assignment`` on the negated weights decides, as
-    :func:`~.matching.match_labels` does. A matched pair with zero agreement maps nothing.
+    ``linear_sum_assignment`` on the negated weights decides. A matched pair with zero agreement maps nothing.
     """
     labelled = topic >= 0
     label_keys = distinct(sess[labelled] * v + topic[labelled])
@@ -202,14 +201,12 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
     c_sess, c_thread, c_label = cells // (tw * v), (cells // v) % tw, cells % v
     c_label_key = c_sess * v + c_label
     thread_key = c_sess * tw + c_thread
-    one_label = np.unique(thread_key, return_counts=True)
-    one_thread = np.unique(c_label_key, return_counts=True)
     tangled = np.zeros(len(data), dtype=bool)
-    tangled[one_label[0][one_label[1] > 1] // tw] = True
-    tangled[one_thread[0][one_thread[1] > 1] // v] = True
+    for each, width in ((thread_key, tw), (c_label_key, v)):  # a thread with two labels, a label with two threads
+        seen, count = np.unique(each, return_counts=True)
+        tangled[seen[count > 1] // width] = True
     plain = ~tangled[c_sess]
-    keys = [c_label_key[plain]]
-    threads = [c_thread[plain]]
+    keys, threads = [c_label_key[plain]], [c_thread[plain]]
     hard = np.flatnonzero(tangled)
     if len(hard):
         # every session's threads and labels sorted as strings at once; each cell's row and column
@@ -228,19 +225,22 @@ def _open_mapping(data: DataColumns, sess: np.ndarray, g: np.ndarray, topic: np.
         l_sorted = l_code[l_order]
         col_of = np.empty(len(label_keys), dtype=np.int64)
         col_of[l_order] = np.arange(len(label_keys)) - l_bounds[l_sess[l_order]]
-        c_row = row_of[c_sess * tp + c_thread]
-        c_col = col_of[np.searchsorted(label_keys, c_label_key)]
-        c_bounds = np.searchsorted(c_sess, np.arange(n + 1)).tolist()
-        t_at, l_at = t_bounds.tolist(), l_bounds.tolist()
+        c_row, c_col = row_of[c_sess * tp + c_thread], col_of[np.searchsorted(label_keys, c_label_key)]
+        # every hard session's negated weights in one buffer, each matrix a view of its part
+        n_rows, n_cols = np.diff(t_bounds), np.diff(l_bounds)
+        at = np.concatenate(([0], np.cumsum(np.where(tangled, n_rows * n_cols, 0))))
+        weights = np.zeros(int(at[-1]), dtype=np.int64)
+        h = ~plain
+        weights[at[c_sess[h]] + c_row[h] * n_cols[c_sess[h]] + c_col[h]] = -counts[h]
         solve = linear_sum_assignment()
-        for s in hard.tolist():
-            weights = np.zeros((t_at[s + 1] - t_at[s], l_at[s + 1] - l_at[s]), dtype=np.int64)
-            a, b = c_bounds[s], c_bounds[s + 1]
-            weights[c_row[a:b], c_col[a:b]] = counts[a:b]
-            r, c = solve(-weights)
-            good = weights[r, c] > 0
-            keys.append(s * v + l_sorted[l_at[s] + c[good]])
-            threads.append(t_sorted[t_at[s] + r[good]])
+        found = [solve(weights[a:a + r_n * c_n].reshape(r_n, c_n))
+                 for a, r_n, c_n in zip(at[hard].tolist(), n_rows[hard].tolist(), n_cols[hard].tolist())]
+        fs = np.repeat(hard, [len(r) for r, _ in found])
+        fr, fc = (np.concatenate(x) for x in zip(*found))
+        good = weights[at[fs] + fr * n_cols[fs] + fc] < 0  # a matched pair that agrees on nothing maps nothing
+        fs, fr, fc = fs[good], fr[good], fc[good]
+        keys.append(fs * v + l_sorted[l_bounds[fs] + fc])
+        threads.append(t_sorted[t_bounds[fs] + fr])
     key = np.concatenate(keys)
     order = np.argsort(key, kind="stable")
     return key[order], np.concatenate(threads)[order]

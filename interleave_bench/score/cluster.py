@@ -125,17 +125,22 @@ def one_to_one_overlap(c: Contingency) -> int:
     order = hard[np.argsort(of_cell[hard], kind="stable")]
     if not len(order):
         return total
-    groups = np.split(order, np.flatnonzero(np.diff(of_cell[order])) + 1)
+    comp = of_cell[order]
+    new = np.concatenate(([True], comp[1:] != comp[:-1]))
+    group = np.cumsum(new) - 1  # each cell's component among the hard ones, in order
+    starts = np.flatnonzero(new)
+    row, col = gold_local[c.rows[order]], pred_local[c.cols[order]]
     # each component's matrix padded to a square of its larger side: the small ones (a session's
     # threads and topics) all solved at once, by every assignment of their size
-    side = np.array([max(int(gold_local[c.rows[g]].max()), int(pred_local[c.cols[g]].max())) + 1 for g in groups])
+    side = np.maximum(np.maximum.reduceat(row, starts), np.maximum.reduceat(col, starts)) + 1
+    cell_side = side[group]
     solve = None
-    for size in sorted(set(side.tolist())):
+    for size in np.unique(side).tolist():
         which = np.flatnonzero(side == size)
-        cells = np.concatenate([groups[k] for k in which])
-        batch = np.repeat(np.arange(len(which)), [len(groups[k]) for k in which])
-        weights = np.zeros((len(which), int(size), int(size)), dtype=np.int64)
-        weights[batch, gold_local[c.rows[cells]], pred_local[c.cols[cells]]] = c.counts[cells]
+        mine = cell_side == size
+        batch = np.searchsorted(which, group[mine])
+        weights = np.zeros((len(which), size, size), dtype=np.int64)
+        weights[batch, row[mine], col[mine]] = c.counts[order[mine]]
         if size <= MAX_ENUMERATED:
             perms, rows = _assignments(int(size)), np.arange(size)
             for at in range(0, len(weights), ENUMERATED_AT_ONCE):  # (at most 2.4 MB of sums at a time)
@@ -319,11 +324,6 @@ def metrics_of(c: Contingency) -> dict[str, float | None]:
 
 def _rounded(values: Mapping[str, float | None]) -> dict[str, float | None]:
     return {m.key: rounded(m.key, values[m.key]) for m in family("cluster")}
-
-
-def cluster_section_of(c: Contingency) -> dict[str, Any]:
-    """The ``cluster`` section of a score document from the run's contingency."""
-    return section_of_sums(contingency_sums(c))
 
 
 def section_of_sums(s: Mapping[str, float]) -> dict[str, Any]:

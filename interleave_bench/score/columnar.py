@@ -4,11 +4,12 @@ The data file is read once, by :mod:`.datafile` (its full check and fingerprint 
 a few compact numpy arrays per block of sessions. A JSONL predictions file is read by the compiled
 reader of the prediction record (:func:`~interleave_bench.compiled.decoder`: the same fields,
 types and bounds, checked in C) and a Parquet one by pyarrow (:mod:`.parquet`), into arrays in
-step with the data: no per-row model objects. Rows left out of the numbers (unknown sessions or
-turns, second rows for a turn) are listed as :func:`~.rows.index_rows` lists them. Anything the
-readers cannot vouch for raises :class:`Bad`; the caller then reads the file with the strict
-record readers, which name every bad line, field and value. :func:`score_run_blocks` scores
-each block of sessions with :func:`~.block.score_block`, in either mode.
+step with the data: no per-row model objects. A block the compiled reader does not take, or
+cannot vouch for, is read by the record type and put in the same arrays: every valid file is
+scored here. Rows left out of the numbers (unknown sessions or turns, second rows for a turn) are
+listed as :func:`~.rows.index_rows` lists them. A defect raises :class:`Bad`, and the caller has
+the strict reader name it (:func:`~.read.refused`). :func:`score_run_blocks` scores each block
+of sessions with :func:`~.block.score_block`, in either mode.
 """
 
 from __future__ import annotations
@@ -19,19 +20,20 @@ import os
 from dataclasses import dataclass
 from itertools import chain, compress
 from operator import attrgetter, is_not
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Sequence
 
-import msgspec
 import numpy as np
 from msgspec import UNSET
 
-from .. import heap
-from ..compiled import DecodeErrors, decoder
-from ..schema import PredictionRow, RowUsage
-from .datafile import Bad, DataColumns, data_pass, ids_unprintable, whole_line_blocks
+from ..compiled import DecodeErrors
+from ..errors import InputError
+from ..schema import PredictionRow
+from .datafile import Bad, DataColumns, DataPass, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
-from .rows import LeftOutRows, other_modes, row_lines
+from .rowfile import (MODEL_FIELD, RARE_FIELDS, _is_lean, _field_or_none, _lean_decoder,  # noqa: F401 - read from here too
+                      _row_decoder, _strictly, numbered_blocks)
+from .rows import LeftOutRows, mode_error, other_modes, row_lines
 from .routing import DEFAULT_MODE
 
 
@@ -64,123 +66,6 @@ class PredictionColumns:
     ref_row: np.ndarray
     ref_code: np.ndarray
 
-
-#: the first ``model`` a predictions file names is read from this unknown field of its rows
-MODEL_FIELD = "model"
-
-
-@functools.lru_cache(maxsize=None)
-def _row_decoder() -> Any:
-    """The compiled reader of a prediction row: unknown fields passed over but ``model``, and
-    refused in a usage (each usage field is a count the scorer adds up); a usage records which of
-    its fields were given (``{}`` is no model call)."""
-    return decoder(PredictionRow, keep_unknown=True, presence=(RowUsage,), extra=((MODEL_FIELD, Optional[str]),),
-                   omit_defaults=True, patterns=False)
-
-
-#: optional fields of a prediction row most files leave out: a block none of whose rows names one
-#: (nor any field the row type does not know) is read by a reader without them, and their columns
-#: hold their defaults
-RARE_FIELDS = ("burst", "mixed", "waited")
-
-
-@functools.lru_cache(maxsize=None)
-def _lean_decoder() -> Any:
-    """The compiled reader of a prediction row that names none of :data:`RARE_FIELDS` nor any
-    unknown field (it refuses one)."""
-    return decoder(PredictionRow, presence=(RowUsage,), leave_out=RARE_FIELDS, omit_defaults=True, patterns=False)
-
-
-def _is_lean(row: Any) -> bool:
-    return type(row) is _lean_decoder().type
-
-
-def _field_or_none(row: Any, name: str) -> Any:
-    """A row's field, ``None`` for a lean row (which names none of :data:`RARE_FIELDS`)."""
-    return getattr(row, name, None)
-
-
-def row_blocks(path: str | os.PathLike, digest: Any) -> Iterator[list[Any]]:
-    """The rows of :func:`numbered_blocks` without their lines."""
-    return (rows for rows, _ in numbered_blocks(path, digest))
-
-
-def numbered_blocks(path: str | os.PathLike, digest: Any) -> Iterator[tuple[list[Any], Sequence[int]]]:
-    """The rows of a JSONL predictions file, decoded by the compiled reader a block at a time
-    (by the lean one while every block it meets fits it), with the number of each (from 0, blank
-    lines passed over: :class:`~.rows.LeftOutRows` finds its line when it is listed); every byte of the
-    file goes to ``digest`` (a hashlib object) as it is read. Raises :class:`Bad` for a line that
-    reader does not take (the strict reader decides)."""
-    # blank lines are passed over, as the strict reader does
-    lean: Any = _lean_decoder().decode_lines
-    full = _row_decoder().decode_lines
-    before = 0  # rows before the block
-    for block in whole_line_blocks(path):
-        digest.update(block)
-        rows = None
-        if lean is not None:
-            try:
-                rows = lean(block)
-            except (*DecodeErrors, RecursionError):
-                lean = None  # a row names a rare or unknown field: the full reader from here on
-        if rows is None:
-            try:
-                rows = full(block)
-            except (*DecodeErrors, RecursionError) as exc:
-                raise Bad(str(exc)) from None
-            if long_numbers(block):  # in a field passed over: the strict reader judges it
-                raise Bad("a number beyond 64 bits or the finite range")
-        if not named_once(block, rows):
-            raise Bad("a key named twice")
-        if ids_unprintable(block, chain(map(_SID, rows), map(_PRED, rows))):
-            raise Bad("a control character in an id")
-        yield rows, range(before, before + len(rows))
-        before += len(rows)
-
-
-#: the longest run of digits, and of exponent digits, a number in range is written with
-INT_DIGITS, EXPONENT_DIGITS = 19, 3
-
-
-def long_numbers(block: bytes) -> bool:
-    """Whether the text may hold a number no reader takes (an integer beyond 64 bits, a float
-    beyond the finite range): a run of :data:`INT_DIGITS` digits or more, or an exponent of
-    :data:`EXPONENT_DIGITS` digits or more (text that merely looks so goes to the strict reader,
-    which decides)."""
-    b = np.frombuffer(block, dtype=np.uint8)
-    digit = (b >= 48) & (b <= 57)
-    at = np.arange(len(b))
-    run = at - np.maximum.accumulate(np.where(digit, -1, at))  # digits so far in the run ending here
-    if int(run.max(initial=0)) >= INT_DIGITS:
-        return True
-    e = np.flatnonzero((b[:-1] | 32) == ord("e"))  # an e or E after a digit
-    e = e[(e > 0) & digit[np.maximum(e - 1, 0)]]
-    sign = (b[np.minimum(e + 1, len(b) - 1)] == ord("+")) | (b[np.minimum(e + 1, len(b) - 1)] == ord("-"))
-    end = np.minimum(e + sign + EXPONENT_DIGITS, len(b) - 1)
-    return bool(np.any(run[end] >= EXPONENT_DIGITS))
-
-
-def named_once(block: bytes, rows: list[Any]) -> bool:
-    """Whether no row of the block names a key twice (JSON readers keep the last silently): the
-    block holds as many quote marks as its rows written again without their defaults, which name
-    every field a row holds once. A key that is null (the project writes none) or no field of the
-    row type, or text escaped otherwise, is a doubt: ``False`` (the strict reader decides). One
-    count of one byte over each text and one encoding: a quarter of the decoding's time, where
-    counting every key apart took twice the decoding's (the predictions of
-    ``benchmarks/bench_score.py --sessions 2000``)."""
-    return _quotes(block) == _quotes(_ENCODE_LINES(rows))
-
-
-_ENCODE_LINES = msgspec.json.Encoder().encode_lines
-
-
-def _quotes(text: bytes) -> int:
-    """The quote marks in ``text``, counted by numpy: ``bytes.count`` of one byte goes a byte at a
-    time (the blocks of ``benchmarks/bench_score.py --sessions 2000``: 0.2 ms a megabyte against 0.9 ms)."""
-    return int(np.count_nonzero(np.frombuffer(text, dtype=np.uint8) == _QUOTE))
-
-
-_QUOTE = ord('"')
 
 
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
@@ -244,7 +129,7 @@ def _latencies(rows: list[Any]) -> np.ndarray:
 
 
 def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> PredictionColumns:
-    """Decoded prediction rows (:func:`row_blocks`) as arrays against a block of sessions;
+    """Decoded prediction rows (:func:`numbered_blocks`) as arrays against a block of sessions;
     ``session`` is each row's session position in the block."""
     n = len(rows)
     label = data.vocab.encode_words(list(map(_PRED, rows)))
@@ -299,8 +184,9 @@ class PredictionStream:
     with the data, and never held whole (``whole``: read whole before the first block is taken,
     for a file whose rows come in another order). Rows that wait for a later block (or never find
     one) stay buffered; :meth:`rest` says what is left at the end. A JSONL file's rows are
-    compiled structs (:func:`row_blocks`) with their lines, a Parquet file's pyarrow tables
-    (:mod:`.parquet`). ``listing`` gathers the JSONL rows left out of the numbers.
+    compiled structs (:func:`numbered_blocks`) with their numbers, a Parquet file's pyarrow tables
+    (:mod:`.parquet`, each row's number in a column of its own). ``listing`` gathers the rows
+    left out of the numbers, :attr:`other_mode` the rows naming another mode than the run's.
     """
 
     def __init__(self, path: str | os.PathLike, run_mode: str | None = None, whole: bool = False,
@@ -323,7 +209,12 @@ class PredictionStream:
         self.whole = whole
         self.rows = 0
         self.first: dict[str, str | None] = {"mode": None, "policy": None, "model": None}
-        self.listing = LeftOutRows(str(path), allow_duplicates, functools.partial(row_lines, path))
+        self.source = str(path)
+        # a Parquet row's number is its place in the file, which the strict reader gives as its line
+        lines_of = (lambda numbers: {n: n + 1 for n in numbers}) if self.parquet else functools.partial(row_lines, path)
+        self.listing = LeftOutRows(self.source, allow_duplicates, lines_of)
+        #: (number, mode) of each row naming another mode than the run's
+        self.other_mode: list[tuple[int, str]] = []
 
     def _pull(self) -> bool:
         block = next(self._blocks, None)
@@ -335,11 +226,11 @@ class PredictionStream:
                 return True
             from . import parquet
 
-            found = parquet.check_predictions(block)
+            block = block.append_column(parquet.NUMBER, pa_range(self.rows, block.num_rows))
+            block, found = parquet.checked(block, self.rows, self.source)
             if self.run_mode is not None and "mode" in block.column_names:
-                named = block.column("mode").unique().to_pylist()
-                if other_modes(named, self.run_mode):
-                    raise Bad("a row of another mode")
+                modes = block.column("mode").to_pylist()
+                self.other_mode += [(self.rows + k, modes[k]) for k in other_modes(modes, self.run_mode)]
             self.rows += block.num_rows
             self._buffer = block if self._buffer is None else parquet.joined(self._buffer, block)
         else:
@@ -349,7 +240,7 @@ class PredictionStream:
             found = first_named(block)
             modes = list(map(_MODE, block))
             if self.run_mode is not None and modes.count(None) + modes.count(self.run_mode) != len(modes):
-                raise Bad("a row of another mode")  # the strict reader names it
+                self.other_mode += [(lines[k], modes[k]) for k in other_modes(modes, self.run_mode)]
             self.rows += len(block)
             sids = list(map(_SID, block))
             if self._buffer is None:
@@ -415,18 +306,42 @@ class PredictionStream:
     def rest(self, known: set[str] | None = None) -> bool:
         """Whether rows are left over once every session block has been taken (read to the end)
         that :attr:`listing` cannot list: rows of sessions in ``known`` (the data's: the file's
-        rows came in another order), or any row of a Parquet file or when ``known`` is not given.
-        The rows of unknown sessions of a JSONL file are listed."""
+        rows came in another order), or any row when ``known`` is not given. The rows of unknown
+        sessions are listed."""
         while self._pull():
             pass
         if self._buffer is None or not len(self._buffer):
             return False
-        if self.parquet or known is None or any(sid in known for sid in self._sids):
-            return True
-        for row, line in zip(self._buffer, self._lines):
-            self.listing.stray(row.session_id, row.i, line, known_session=False)
-        self._buffer, self._sids, self._lines = [], [], []
+        if self.parquet:
+            from . import parquet
+
+            sids = self._buffer.column("session_id").to_pylist()
+            if known is None or not known.isdisjoint(sids):
+                return True
+            stray = zip(sids, self._buffer.column("i").to_pylist(), parquet.numbers(self._buffer).tolist())
+            self._buffer = self._buffer.slice(0, 0)
+        else:
+            if known is None or not known.isdisjoint(self._sids):
+                return True
+            stray = zip(self._sids, map(_I, self._buffer), self._lines)
+            self._buffer, self._sids, self._lines = [], [], []
+        for sid, i, number in stray:
+            self.listing.stray(sid, i, number, known_session=False)
         return False
+
+    def mode_errors(self) -> list[InputError]:
+        """One error per row naming another mode than the run's, in the file's order."""
+        if not self.other_mode:
+            return []
+        line = self.listing.lines_of({n for n, _ in self.other_mode})
+        return [mode_error(self.source, line[n], m, self.run_mode) for n, m in sorted(self.other_mode)]  # type: ignore[arg-type]
+
+
+def pa_range(start: int, n: int) -> Any:
+    """``start`` .. ``start + n - 1`` as a pyarrow int64 array."""
+    import pyarrow as pa
+
+    return pa.array(np.arange(start, start + n, dtype=np.int64))
 
 
 # --- scoring --------------------------------------------------------------------------------------
@@ -435,14 +350,16 @@ class PredictionStream:
 def first_mode(path: str | os.PathLike) -> str:
     """The mode a run is scored in when none is asked for: the first its rows name, else
     ``DEFAULT_MODE`` (docs/score.md#interleave-bench-score-data-predjsonl). Only the blocks that
-    could name one are decoded. Raises :class:`Bad` for a row the compiled reader does not take."""
+    could name one are decoded. Raises :class:`Bad` at a defect in those (the strict reader names it)."""
     if str(path).endswith(".parquet"):
         from . import parquet
 
+        before = 0
         for table in parquet.tables(path):
-            named = parquet.check_predictions(table)["mode"] if len(table) else None
+            named = parquet.checked(table, before, str(path))[1]["mode"] if len(table) else None
             if named is not None:
                 return named
+            before += len(table)
         return DEFAULT_MODE
     for block in whole_line_blocks(path):
         if b'"mode"' not in block and b"\\u" not in block:  # (a key may be written with escapes)
@@ -452,27 +369,29 @@ def first_mode(path: str | os.PathLike) -> str:
         # the first line that may name one (most files name it in their first row), then the rest
         for part in (block[block.rfind(b"\n", 0, found) + 1:end], block[end:]):
             try:
-                named = first_named(_row_decoder().decode_lines(part))["mode"] if part else None
-            except (*DecodeErrors, RecursionError) as exc:
-                raise Bad(str(exc)) from None
+                rows = _row_decoder().decode_lines(part) if part else []
+            except (*DecodeErrors, RecursionError):
+                rows = _strictly(str(path), part, as_rows=True)
+            named = first_named(rows)["mode"]
             if named is not None:
                 return named
     return DEFAULT_MODE
 
 
 def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], split: str,
-                     mode: str | None, background: bool = False,
-                     allow_duplicates: bool = False) -> tuple[list[ColumnarRun | None], str | None]:
+                     mode: str | None, allow_duplicates: bool = False) -> tuple[list[ColumnarRun | None], str]:
     """Score runs on the arrays (:func:`~.block.score_block`, either mode), reading the data file
-    once, a block of sessions at a time (in a forked process when ``background``), with every
-    predictions file in step; a JSONL file whose rows come in another order than the data's is
-    scored in a second pass that reads it whole first. Rows left out of the numbers (of unknown
-    sessions or turns, second rows for a turn) are listed on the run (:attr:`ColumnarRun.listing`).
+    once, a block of sessions at a time, with every predictions file in step; a file whose rows
+    come in another order than the data's is scored in a second pass that reads it whole first.
+    Rows left out of the numbers (of unknown sessions or turns, second rows for a turn) are listed
+    on the run (:attr:`ColumnarRun.listing`), rows naming another mode than the run's too.
 
-    Returns one :class:`ColumnarRun` per file, ``None`` for a file the strict reader must judge (a
-    check failed; a Parquet file with rows left out), all ``None`` when the data file's checks
-    fail; and the data fingerprint when the whole data file was read and passed (else ``None``).
+    Returns one :class:`ColumnarRun` per file, ``None`` for a file holding a defect or no rows
+    (:func:`~.read.refused` names it), and the data fingerprint; raises the strict reader's
+    errors when the data file holds a defect (before any predictions file's).
     """
+    from .read import refused
+
     modes: list[str | None] = []
     for p in pred_paths:
         try:
@@ -483,14 +402,11 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
     todo = [k for k, m in enumerate(modes) if m]
     fingerprint = None
     for whole in (False, True):
-        if not todo:
-            break
         try:
-            runs, passed = _pass(data_path, [pred_paths[k] for k in todo], [modes[k] for k in todo], split, mode,
-                                 background, whole, allow_duplicates)
+            runs, fingerprint = _pass(data_path, [pred_paths[k] for k in todo], [modes[k] for k in todo], split, mode,
+                                      whole, allow_duplicates)
         except Bad:
-            return [None] * len(pred_paths), None
-        fingerprint = fingerprint or passed
+            refused(data_path, "sessions")
         again = []
         for k, run in zip(todo, runs):
             if run is _AGAIN:
@@ -498,7 +414,9 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
             else:
                 out[k] = run  # type: ignore[assignment]
         todo = again
-    heap.release()  # what the pass and the pooling let go
+        if not todo:
+            break
+    assert fingerprint is not None
     return out, fingerprint
 
 
@@ -507,59 +425,54 @@ _AGAIN = object()
 
 
 def _pass(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], modes: Sequence[str | None],
-          split: str, mode: str | None, background: bool, whole: bool, allow_duplicates: bool) -> tuple[list[Any], str | None]:
+          split: str, mode: str | None, whole: bool, allow_duplicates: bool) -> tuple[list[Any], str | None]:
     """One pass over the data file with every predictions file in step (``whole``: each read
-    whole first): a run, ``None`` or :data:`_AGAIN` per file, and the data fingerprint."""
+    whole first): a run, ``None`` (a defect, or no rows) or :data:`_AGAIN` per file, and the data
+    fingerprint. Raises :class:`Bad` at a defect of the data file."""
     from ..progress import progress
 
-    blocks, reader = data_pass(data_path, background)
+    reader = DataPass(data_path)
+    blocks = reader.blocks()
     streams: list[PredictionStream | None] = [PredictionStream(p, None if mode else m, whole, allow_duplicates)
                                               for p, m in zip(pred_paths, modes)]
     runs: list[PooledRun | None] = [PooledRun() for _ in modes]
     known: set[str] = set()  # the data's session ids
     bar = progress(desc=f"score {len(pred_paths)} run{'s' if len(pred_paths) != 1 else ''}", unit="session")
     try:
-        for n_block, data in enumerate(blocks, start=1):
+        for data in blocks:
             bar.update(len(data))
             known.update(data.session_ids)
-            if n_block % heap.EVERY == 0:
-                heap.release()
             for k, stream in enumerate(streams):
                 if stream is None:
                     continue
                 try:
-                    block = _score_block(data, stream, split, modes[k])  # type: ignore[arg-type]
-                except Bad:
-                    block = None
-                if block is None:
+                    runs[k].add(_score_block(data, stream, split, modes[k]))  # type: ignore[union-attr, arg-type]
+                except Bad:  # a defect: the run is not scored (the strict reader names it)
                     streams[k] = runs[k] = None
-                else:
-                    runs[k].add(block)  # type: ignore[union-attr]
     finally:
         bar.close()
-        close = getattr(blocks, "close", None)
-        if close is not None:
-            close()
     out: list[Any] = []
     for stream, run, run_mode in zip(streams, runs, modes):
         try:
-            left = stream is None or stream.rest(known)
+            left = stream is not None and stream.rest(known)
         except Bad:
             stream = None
-            left = True
-        if left and stream is not None and not stream.parquet and not whole:
-            out.append(_AGAIN)
-        elif left or run is None or not stream.rows:  # type: ignore[union-attr]
+            left = False
+        if stream is None or run is None or not stream.rows:
             out.append(None)
+        elif left:
+            if whole:  # read whole, every row of the data's sessions was taken
+                raise AssertionError(f"{stream.source}: rows left after a whole pass")
+            out.append(_AGAIN)
         else:
             out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), scored_mode=run_mode,  # type: ignore[arg-type]
-                                  listing=stream.listing, **stream.first))
+                                  listing=stream.listing, **stream.first, other_mode=stream.mode_errors()))
     return out, reader.fingerprint
 
 
-def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str) -> Block | None:
-    """A block of sessions of one run scored, the rows it leaves out listed (a JSONL file's);
-    ``None`` when a Parquet file's rows must be listed as left out."""
+def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: str) -> Block:
+    """A block of sessions of one run scored, the rows it leaves out listed; raises :class:`Bad`
+    at a defect (an integer beyond 64 bits)."""
     taken = stream.take(data)
     for listed in (False, True):
         try:
@@ -571,28 +484,40 @@ def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: 
             row_turn = data.turn_start[preds.session] + preds.i
             if not preds.rows or int(np.bincount(row_turn).max()) <= 1:  # (a count per turn: cheaper than sorting)
                 break
-        if stream.parquet or listed:
-            return None
-        taken = _listed(data, taken, stream.listing)  # rows left out: listed, then the rest read again
+        assert not listed
+        taken = _listed(data, taken, stream)  # rows left out: listed, then the rest read again
     return score_block(data, preds, split, mode)
 
 
-def _listed(data: DataColumns, taken: tuple[list[Any], list[int], list[int]], listing: LeftOutRows) -> tuple[list[Any], ...]:
-    """A block's JSONL rows (rows, session positions, numbers; in file order) without those left
-    out of the numbers, which ``listing`` is told: rows of turns their session does not have, and
-    of a turn that has another row (the last counts)."""
-    rows, pos, lines = taken
-    i = np.fromiter(map(_I, rows), dtype=np.int64, count=len(rows))
-    where = np.array(pos, dtype=np.int64)
+def _listed(data: DataColumns, taken: Any, stream: PredictionStream) -> Any:
+    """A block's rows (in file order; :meth:`PredictionStream.take`'s) without those left out of
+    the numbers, which the stream's listing is told: rows of turns their session does not have,
+    and of a turn that has another row (the last counts)."""
+    if stream.parquet:
+        from . import parquet
+
+        sids = taken.column("session_id").to_pylist()
+        where = parquet.positions(taken.column("session_id"), data.session_index)
+        i, numbers = parquet._np(taken.column("i"), np.int64), parquet.numbers(taken).tolist()
+    else:
+        rows, pos, numbers = taken
+        sids = list(map(_SID, rows))
+        where = np.array(pos, dtype=np.int64)
+        i = np.fromiter(map(_I, rows), dtype=np.int64, count=len(rows))
     stray = i >= np.diff(data.turn_start)[where]
     turn = np.where(stray, -1, data.turn_start[where] + i)
     counts = np.bincount(turn[~stray])
     keep = ~stray
-    for k in np.flatnonzero(stray):
-        listing.stray(rows[k].session_id, int(i[k]), lines[k], known_session=True)
+    listing = stream.listing
+    for k in np.flatnonzero(stray).tolist():
+        listing.stray(sids[k], int(i[k]), numbers[k], known_session=True)
     for t in np.flatnonzero(counts > 1):
-        same = np.flatnonzero(turn == t)
+        same = np.flatnonzero(turn == t).tolist()
         for before, k in zip(same[:-1], same[1:]):
-            listing.repeated(rows[k].session_id, int(i[k]), lines[k], lines[before], lines[same[0]])
+            listing.repeated(sids[k], int(i[k]), numbers[k], numbers[before], numbers[same[0]])
         keep[same[:-1]] = False
-    return list(compress(rows, keep)), list(compress(pos, keep)), list(compress(lines, keep))
+    if stream.parquet:
+        import pyarrow as pa
+
+        return taken.filter(pa.array(keep))
+    return list(compress(rows, keep)), list(compress(pos, keep)), list(compress(numbers, keep))

@@ -10,18 +10,15 @@ session ids are checked unique over the file. Each session's fingerprint line
 ascend, and spooled to a temporary file in case they do not: :func:`data_fingerprint` is
 :func:`~interleave_bench.io.records_fingerprint` of the file's records, bit for bit.
 
-Anything the pass cannot vouch for raises :class:`Bad`; the caller then reads the file with the
-strict readers, which name every bad line, field and value (and take any valid file).
-
-:func:`data_pass` runs the pass in a forked process when asked (:mod:`.forked`), handing the
-blocks over a pipe while the caller scores the last one: the data file is read on one core while
-predictions are read and scored on the other.
+Every valid file is read so; a defect raises :class:`Bad`, and the caller has the strict reader
+name it (:func:`~.read.refused`: every bad line, field and value, as ``validate`` names them).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import tempfile
 from array import array
 from itertools import chain, compress
@@ -32,13 +29,13 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 from pydantic import ValidationError
 
-from .. import heap
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError
-from ..io import LinesHash, parse_json, records_fingerprint
+from ..io import LinesHash, parse_json
 from ..record_errors import CONTROL
 from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
-from .read import read_sessions_fast
+from .keys import names_twice
+from .read import refused
 
 #: bytes of whole lines read at a time (a block is decoded, checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat
@@ -53,13 +50,19 @@ _ACTION_CODE = {a: k for k, a in enumerate(ACTIONS)}
 _STYLE_CODE = {s: k for k, s in enumerate(STYLES)}
 
 
+#: a carriage return that does not start a ``\\r\\n``
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
 class Bad(Exception):
-    """Something the fast pass cannot vouch for (the strict readers decide)."""
+    """A defect of a file the array readers read: the strict reader names it (:func:`~.read.refused`)."""
 
 
-def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -> Iterator[bytes]:
-    """The file's bytes a block of whole lines at a time, each checked to be UTF-8 and to break
-    lines only where the strict readers do (``\\n``, or ``\\r\\n``; a lone ``\\r`` raises :class:`Bad`)."""
+def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None, digest: Any = None) -> Iterator[bytes]:
+    """The file's bytes a block of whole lines at a time, each checked to be UTF-8 (else
+    :class:`Bad`), with its lines broken where the strict readers break them (they read text with
+    universal newlines: a lone ``\\r`` ends a line, and is given as ``\\n``); every byte as read
+    goes to ``digest`` (a hashlib object) when given."""
     block_bytes = block_bytes or BLOCK_BYTES
     try:
         with open(path, "rb") as fh:
@@ -74,10 +77,12 @@ def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None) -
                 block = b"".join((rest, memoryview(chunk)[:cut])) if rest or cut < len(chunk) else chunk
                 rest = chunk[cut:]
                 if block:
+                    if digest is not None:
+                        digest.update(block)
                     if not block.isascii():  # ASCII is UTF-8
                         block.decode("utf-8")
                     if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
-                        raise Bad("a line broken by a lone carriage return")
+                        block = _LONE_CR.sub(b"\n", block)  # (as long as it was: places stay)
                     yield block
                 if not chunk:
                     return
@@ -362,12 +367,13 @@ def _checked(text: str | bytes, check: Callable[[Session], list[tuple[str, str]]
 
 def _by_record_type(line: bytes) -> tuple[Any, bytes]:
     """A line the compiled reader does not take, read by the record type: the session as the
-    compiled reader that passes over unknown fields reads it, and its fingerprint line."""
+    compiled reader that passes over unknown fields reads it (the record itself where that reader
+    does not take it either: a number the record type reads as text), and its fingerprint line."""
     record = _checked(line.decode("utf-8"), check_session)
     try:
         session = decoder(Session, keep_unknown=True, patterns=False).decode(line)
     except (*DecodeErrors, RecursionError):
-        raise Bad("a value the compiled reader cannot hold") from None
+        session = record
     return session, record.model_dump_json().encode("utf-8")
 
 
@@ -488,15 +494,15 @@ class DataPass:
         sessions' arrays (``None`` without sessions or unless ``columns``) and fingerprint lines."""
         strict = decoder(Session, patterns=False)  # ids checked a block at a time (ids_unprintable)
         at = 0
-        for n_block, block in enumerate(whole_line_blocks(self.path, self.block_bytes), start=1):
+        for block in whole_line_blocks(self.path, self.block_bytes):
             start, at = at, at + len(block)
             if until is not None and start >= until:
                 return
-            if n_block % heap.EVERY == 0:
-                heap.release()
             try:  # the whole block at once; line by line only when some line needs the record type
                 sessions = strict.decode_lines(block)
                 lines = canonical_lines(sessions)
+                if names_twice(block, lines, Session):
+                    raise Bad("a key named twice")
             except (*DecodeErrors, RecursionError):
                 sessions, lines = self._line_by_line(block)
             if ids_unprintable(block, chain(map(_SESSION_ID, sessions), map(_LANG, sessions),
@@ -523,16 +529,21 @@ class DataPass:
         it does not take it, by the record type."""
         decode = decoder(Session, patterns=False).decode
         sessions, printed = [], []
+        texts, compiled_lines = [], []  # the lines the compiled reader took, and their fingerprint lines
         for line in block.split(b"\n"):
             if not line.strip():
                 continue
             try:
                 s = decode(line)
                 p = canonical_line(s)
+                texts.append(line)
+                compiled_lines.append(p)
             except (*DecodeErrors, RecursionError):
-                s, p = _by_record_type(line)
+                s, p = _by_record_type(line)  # read strictly
             sessions.append(s)
             printed.append(p + b"\n")
+        if texts and names_twice(b"\n".join(texts), b"\n".join(compiled_lines), Session):
+            raise Bad("a key named twice")
         return sessions, b"".join(printed)
 
     @staticmethod
@@ -542,27 +553,14 @@ class DataPass:
 
 def data_fingerprint(path: str | os.PathLike) -> str:
     """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
-    which is also its full check. When the fast pass cannot vouch for the file, it is read by
-    :func:`~.read.read_sessions_fast`, which raises naming every defect (or reads a valid file the
-    fast pass does not take); a file without sessions raises :class:`InputError` (there is nothing
-    to score). Returns ``sha256:<hex>``."""
+    which is also its full check: a defect raises the strict reader's errors
+    (:func:`~.read.refused`), which name every one; a file without sessions raises
+    :class:`InputError` (there is nothing to score). Returns ``sha256:<hex>``."""
     run = DataPass(path, columns=False)
     try:
         for _ in run.blocks():
             pass
     except Bad:
-        return records_fingerprint(read_sessions_fast(path))
+        refused(path, "sessions")
     assert run.fingerprint is not None
     return run.fingerprint
-
-
-def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataColumns], Any]:
-    """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
-    the data fingerprint once they are all taken; in a forked process when ``background``."""
-    if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
-        from .forked import Forked
-
-        forked = Forked(DataPass(path))
-        return iter(forked), forked
-    run = DataPass(path)
-    return run.blocks(), run

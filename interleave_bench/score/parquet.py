@@ -1,10 +1,12 @@
-"""Parquet prediction files for the columnar scorer: read with pyarrow, checked column by column.
+"""Parquet prediction files for the scorer: read with pyarrow, checked column by column.
 
 Every field the prediction record declares is checked against what the record type accepts
-(types, nulls, choices, bounds); anything these checks cannot vouch for raises :class:`Bad` and
-the file is scored by the replay, whose reader names every bad row and field. JSONL prediction
-files do not come here (:mod:`.columnar` reads them with the compiled record reader); this module,
-and pyarrow with it, is loaded only for a Parquet file.
+(types, nulls, choices, bounds); a block these checks cannot vouch for (a field of another type
+the record type reads, a usage with fields of its own) is read row by row by the record type and
+built again in the declared types (:func:`checked`), so that every valid file is scored on the
+arrays; a defect raises :class:`Bad` (the strict reader names every bad row and field). JSONL
+prediction files do not come here (:mod:`.columnar` reads them with the compiled record reader);
+this module, and pyarrow with it, is loaded only for a Parquet file.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..schema import MAX_ELAPSED_MS, MODES
+from ..errors import InputError, InputErrors
+from ..schema import MAX_ELAPSED_MS, MODES, PredictionRow
 from .columnar import PredictionColumns
 from .datafile import Bad, DataColumns
 
@@ -200,6 +203,60 @@ def check_predictions(table) -> dict[str, Any]:
     return {"mode": _first_string(mode), "policy": _first_string(policy), "model": model}
 
 
+#: the declared fields in the types the column checks take, for a block built again from its records
+_USAGE_TYPE = pa.struct([(name, pa.int64()) for name in _USAGE])
+_SCHEMA = pa.schema([
+    ("session_id", pa.string()), ("i", pa.int64()), ("pred", pa.string()), ("mode", pa.string()),
+    ("policy", pa.string()), ("refs", pa.list_(pa.string())), ("usage", _USAGE_TYPE), ("elapsed_ms", pa.float64()),
+    ("via", pa.string()), ("confidence", pa.float64()), ("burst", pa.int64()), ("mixed", pa.bool_()),
+    ("waited", pa.bool_()), ("model", pa.string()),
+])
+
+
+def checked(table: Any, first: int, source: str, rebuild: bool = False) -> tuple[Any, dict[str, Any]]:
+    """A block of rows checked (:func:`check_predictions`) and what it names first; a block the
+    column checks cannot vouch for is read row by row by the record type (rows numbered from
+    ``first`` + 1, as the strict reader numbers them) and built again in the declared types (a
+    usage naming no field of its own but unknown ones is a model call of no tokens, a ``model``
+    that is no text is none; ``rebuild``: every block). Raises :class:`Bad` at a defect."""
+    if not rebuild:
+        try:
+            return table, check_predictions(table)
+        except Bad:
+            pass
+    from ..io import parse_record
+    from .read import present
+
+    extra = [name for name in table.column_names if name == NUMBER]
+    rows = []
+    for n, obj in enumerate(table.drop_columns(extra).to_pylist(), start=first + 1):
+        try:
+            record = parse_record(source, n, present(obj), PredictionRow)
+        except (InputError, InputErrors):
+            raise Bad("a defect") from None
+        fields = record.dump()
+        usage = fields.get("usage")
+        if isinstance(usage, dict):
+            known = {k: usage[k] for k in _USAGE if k in usage}
+            fields["usage"] = known or ({_USAGE[0]: 0} if usage else {})
+        if not isinstance(fields.get("model"), str):
+            fields["model"] = None
+        rows.append({name: fields.get(name) for name in _SCHEMA.names})
+    rebuilt = pa.Table.from_pylist(rows, schema=_SCHEMA)
+    for name in extra:  # the rows' numbers, kept
+        rebuilt = rebuilt.append_column(name, table.column(name))
+    return rebuilt, check_predictions(rebuilt)
+
+
+#: the column a stream adds to each block: every row's number in the file (from 0)
+NUMBER = "\x00row"
+
+
+def numbers(table: Any) -> np.ndarray:
+    """Each row's number in the file (from 0), as the stream numbered it."""
+    return _np(table.column(NUMBER), np.int64)
+
+
 def prediction_columns(table, data: DataColumns) -> PredictionColumns:
     """Rows already checked (:func:`_check_predictions`) as arrays against a block of sessions."""
     n = table.num_rows
@@ -245,12 +302,13 @@ def prediction_columns(table, data: DataColumns) -> PredictionColumns:
 
 
 def joined(buffer: Any, table: Any) -> Any:
-    """Two blocks of rows as one table (blocks are typed apart: a field one lacks is null there);
-    raises :class:`Bad` for an unknown field of two types (the record type keeps both)."""
+    """Two checked blocks of rows as one table (blocks are typed apart: a field one lacks is null
+    there); blocks whose types do not join (an unknown field of two types) are built again in
+    the declared types first (:func:`checked`)."""
     try:
         return pa.concat_tables([buffer, table], promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise Bad(str(exc)) from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.concat_tables([checked(t, 0, "", rebuild=True)[0] for t in (buffer, table)])
 
 
 def split(table: Any, where: dict[str, int]) -> tuple[Any, Any]:

@@ -4,7 +4,7 @@ latencies (whose exact percentiles need them all)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,8 @@ class ColumnarRun:
     cluster: dict[str, Any] | None = None
     #: the rows left out of the numbers (:class:`~.rows.LeftOutRows`), when any were met
     listing: Any = None
+    #: one error per row naming another mode than the run's (raised once the rows left out are)
+    other_mode: list[Any] = field(default_factory=list)
 
 
 #: what joins the strings of a block (a string that holds it is kept as it is)
@@ -107,7 +109,8 @@ class PooledRun:
             self.clusters.add(*block.clusters)
 
     def finish(self, *, rows: int, mode: str | None, policy: str | None, model: str | None,
-               predictions_sha256: str | None, scored_mode: str = "closed", listing: Any = None) -> ColumnarRun:
+               predictions_sha256: str | None, scored_mode: str = "closed", listing: Any = None,
+               other_mode: list[Any] | None = None) -> ColumnarRun:
         """The run's pooled counts, with what its predictions file says of itself; the run lets
         go of what it pooled (call once)."""
         breakdown = grouped_breakdowns(self.breakdown)
@@ -123,6 +126,7 @@ class PooledRun:
             rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
             predictions_sha256=predictions_sha256, scored_mode=scored_mode,
             cluster=self.clusters.section() if scored_mode == "open" else None, listing=listing,
+            other_mode=other_mode or [],
         )
 
 

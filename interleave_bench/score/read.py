@@ -6,6 +6,7 @@ pyarrow, and the error for a file with nothing to score."""
 from __future__ import annotations
 
 import os
+from typing import NoReturn
 
 from ..errors import InputError, InputErrors
 from ..io import parse_record, read_records_with_lines, read_sessions
@@ -18,6 +19,17 @@ def nothing_to_score(path: str | os.PathLike, what: str) -> InputError:
     return InputError(str(path), None, None, f"no {what} in this file: nothing to score")
 
 
+def refused(path: str | os.PathLike, what: str) -> NoReturn:
+    """Raise the strict reader's errors for a file the array readers met a defect in (or no
+    rows): ``what`` is ``sessions`` or ``predictions``. The strict reader names every bad line,
+    field and value, as ``interleave-bench validate`` does; nothing is scored from it."""
+    if what == "sessions":
+        read_sessions_fast(path)
+    else:
+        read_predictions_fast(path)
+    raise AssertionError(f"{path}: the array reader refused what the strict reader takes")
+
+
 def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     """All sessions of a file, validated and checked as :func:`interleave_bench.io.read_sessions` does;
     raises :class:`InputError` for a file without sessions (there is nothing to score)."""
@@ -27,10 +39,10 @@ def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     return sessions
 
 
-def _present(obj: dict) -> dict:
+def present(obj: dict) -> dict:
     """A Parquet row without its nulls: a column holds every field in every row, so a field a row
     does not have reads as null (inside a struct as well)."""
-    return {k: (_present(v) if isinstance(v, dict) else v) for k, v in obj.items() if v is not None}
+    return {k: (present(v) if isinstance(v, dict) else v) for k, v in obj.items() if v is not None}
 
 
 def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
@@ -47,7 +59,7 @@ def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], lis
     rows: list[PredictionRow] = []
     errors: list[InputError] = []
     for n, obj in enumerate(table.to_pylist(), start=1):
-        obj = _present(obj)
+        obj = present(obj)
         try:
             rows.append(parse_record(name, n, obj, PredictionRow))
         except InputErrors as exc:

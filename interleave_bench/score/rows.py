@@ -130,64 +130,31 @@ def index_rows(
 
     ``lines`` gives each row's line in ``source`` for messages (default: its 1-based position).
     Raises :class:`InputErrors` naming every duplicate row unless ``allow_duplicates``; then the
-    last row for a turn counts and the earlier ones are listed as left out.
+    last row for a turn counts and the earlier ones are listed as left out. What is left out is
+    listed by :class:`LeftOutRows`, as the file readers list it.
     """
     idx = PredictionIndex(rows=len(rows))
     describe_run(idx, rows)
-
-    def line_of(k: int) -> int:
-        return lines[k] if lines is not None else k + 1
-
-    by_session = idx.by_session
-    n_turns: dict[str, int] = {}
-    stray: dict[tuple[str, int], int] = {}  # rows of unknown sessions or turns, by key, for duplicates
-    repeated: list[int] = []  # positions of rows whose turn already had one
+    listing = LeftOutRows(source, allow_duplicates, lambda numbers: {
+        n: lines[n] if lines is not None else n + 1 for n in numbers})
+    first: dict[tuple[str, int], int] = {}
+    last: dict[tuple[str, int], int] = {}
     for k, row in enumerate(rows):
         sid, i = row.session_id, row.i
-        by_i = by_session.get(sid)
-        if by_i is None:
-            session = sessions.get(sid)
-            if session is not None:
-                by_i = by_session[sid] = {}
-                n_turns[sid] = len(session.turns)
-        if by_i is None or i >= n_turns[sid]:
-            if (sid, i) in stray:
-                repeated.append(k)
-                continue
-            stray[(sid, i)] = k
-            reason = UNKNOWN_SESSION if by_i is None else UNKNOWN_TURN
-            (idx.unknown_sessions if by_i is None else idx.unknown_turns).append(LeftOut(reason, sid, i, line_of(k)))
+        session = sessions.get(sid)
+        if session is None or i >= len(session.turns):
+            listing.stray(sid, i, k, known_session=session is not None)
             continue
-        if i in by_i:
-            repeated.append(k)
-            if not allow_duplicates:
-                continue
-        by_i[i] = row
-
-    dup_errors: list[InputError] = []
-    if repeated:
-        # a second pass over the rows, only when there are duplicates, to name the lines involved
-        dup_keys = {(rows[k].session_id, rows[k].i) for k in repeated}
-        first: dict[tuple[str, int], int] = {}
-        previous: dict[tuple[str, int], int] = {}
-        for k, row in enumerate(rows):
-            key = (row.session_id, row.i)
-            if key not in dup_keys:
-                continue
-            if key in previous:
-                if allow_duplicates:
-                    idx.duplicates.append(LeftOut(DUPLICATE, key[0], key[1], line_of(previous[key])))
-                else:
-                    dup_errors.append(InputError(
-                        source, line_of(k), "i",
-                        f"second row for session {key[0]!r} turn {key[1]} (first on line {line_of(first[key])}); "
-                        "remove it or pass --allow-duplicates to keep the last",
-                    ))
-            else:
-                first[key] = k
-            previous[key] = k
-    if dup_errors:
-        raise InputErrors(dup_errors)
+        key = (sid, i)
+        if key in last:
+            listing.repeated(sid, i, k, last[key], first[key])
+        else:
+            first[key] = k
+        last[key] = k
+        idx.by_session.setdefault(sid, {})[i] = row  # the last counts
+    lists = {UNKNOWN_SESSION: idx.unknown_sessions, UNKNOWN_TURN: idx.unknown_turns, DUPLICATE: idx.duplicates}
+    for x in listing.listed():  # raises naming every duplicate unless they are allowed
+        lists[x.reason].append(x)
     return idx
 
 

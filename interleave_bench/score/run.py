@@ -30,7 +30,6 @@ from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, Lef
                    index_rows, mode_errors)
 from .datafile import data_fingerprint
 from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
-from .read import read_predictions_fast, read_sessions_fast
 from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
@@ -188,7 +187,7 @@ def score_document(
 
     ``matrix`` holds a row of :data:`~.routing.COLUMNS` per scored session (named by
     ``session_ids``, in ``langs``), ``bcubed`` the B-cubed figures pooled in message order,
-    ``breakdown`` the pooled breakdown cells; both scorers (the replay and :mod:`.columnar`)
+    ``breakdown`` the pooled breakdown cells; files (:mod:`.columnar`) and records (:func:`score_predictions`)
     build their documents here. ``latency`` holds the latency percentiles
     (:func:`~.routing.latency_percentiles`) of the ``latency_rows`` latencies that count. The
     intervals are drawn before the per-session rows are built, and the rows (the one part that
@@ -433,44 +432,37 @@ class ScoredFile:
 
 
 def _document_of(
-    pred_path: Path, data_path: Path, fingerprint: Callable[[], str], fast: Any,
-    sessions_of: Callable[[], Sequence[Session]],
+    pred_path: Path, data_path: Path, data_sha: str, run: ColumnarRun | None,
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
     price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
     keep_per_session: bool = True,
 ) -> ScoredFile:
-    """One predictions file's document: from its :class:`~.columnar.ColumnarRun` when the
-    columnar scorer produced one (``fast``), else (when ``stream``) from the replay a block of
-    sessions at a time (:mod:`.stream`), else by the whole-file replay; written beside it when
-    ``write``."""
+    """One predictions file's document from its pooled counts (``run``; ``None`` for a file
+    holding a defect, which raises the strict reader's errors); the rows left out are listed,
+    a second row for a turn and a row of another mode raise (in that order). Written beside the
+    predictions when ``write``."""
     from ..io import sha256_file, write_json
     from ..provenance import provenance
+    from .read import refused
 
-    data_sha = fingerprint()  # first: the data file's defects are named before the predictions'
+    if run is None:
+        refused(pred_path, "predictions")
+    left_out = [LeftOut(NO_PREDICTIONS, sid) for sid in run.unscored]
+    left_out += run.listing.listed()  # raises naming every duplicate
+    if run.other_mode:
+        raise InputErrors(run.other_mode)
     facts = provenance(
         data_file=str(data_path),
         data_sha256=data_sha,
         predictions_file=str(pred_path),
-        # taken as the columnar scorer read the file, else read for it
-        predictions_sha256=(fast.predictions_sha256 if fast is not None else None) or sha256_file(pred_path),
+        # taken as the file was read (JSONL), else read for it
+        predictions_sha256=run.predictions_sha256 or sha256_file(pred_path),
         **data_source,
     )
-    system = system_name(pred_path)
-    if fast is not None:
-        chosen_price = table_price if price is None else price
-        left_out = [LeftOut(NO_PREDICTIONS, sid) for sid in fast.unscored]
-        left_out += fast.listing.listed() if fast.listing is not None else []  # raises naming every duplicate
-        result = run_document(fast, left_out, system=system, split=split,
-                              bootstrap=bootstrap, seed=seed, provenance=facts,
-                              price=chosen_price(fast.model) if callable(chosen_price) else chosen_price)
-    else:
-        rows, lines = read_predictions_fast(pred_path)
-        result = score_predictions(
-            sessions_of(), rows, system=system, mode=mode, split=split, bootstrap=bootstrap,
-            seed=seed, allow_duplicates=allow_duplicates, price=price, source=str(pred_path),
-            lines=lines, show_progress=True, provenance=facts,
-        ).result
-    out = ScoredFile(system, result)
+    chosen_price = table_price if price is None else price
+    result = run_document(run, left_out, system=system_name(pred_path), split=split, bootstrap=bootstrap, seed=seed,
+                          provenance=facts, price=chosen_price(run.model) if callable(chosen_price) else chosen_price)
+    out = ScoredFile(system_name(pred_path), result)
     if write:
         out.score_file = score_path(pred_path, split)
         write_json(out.score_file, result)
@@ -500,9 +492,9 @@ def score_files(
     ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
     a folder of ``*.jsonl`` and ``*.parquet`` files. The data file is read and checked once for
     all runs, a block of sessions at a time, each run scored on arrays in step with it
-    (:mod:`.columnar`); a run that scorer cannot vouch for, and every run when ``sessions`` are
-    given (already read), is scored by the replay (:func:`score_predictions`), which names every
-    bad line. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
+    (:mod:`.columnar`); a file holding a defect raises the strict reader's errors, which name
+    every bad line (the data file's first). ``sessions``, when given, are the data file's already
+    read: the data fingerprint is taken from them. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
     that many worker processes (``concurrent.futures``; each reads the data once for its share,
     and a callable ``price`` must pickle); the documents are the same. Each document's provenance adds the data file and the data fingerprint (on the records:
     :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
@@ -511,8 +503,6 @@ def score_files(
     a document written to its score file is returned without its ``per_session`` rows (the file
     holds them), so that scoring many large runs holds little.
     """
-    from ..io import records_fingerprint
-
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}")
     if split not in SPLITS:
@@ -525,44 +515,25 @@ def score_files(
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
                    price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write)
     jobs = min(jobs, len(pred_paths))
-    if sessions is not None:
-        return _score_share(pred_paths, data_path, records_fingerprint(sessions), sessions, options)
-    if jobs <= 1:  # the data file read on a second core while the first reads and scores the runs
-        return _score_share(pred_paths, data_path, None, sessions, options, background=True)
+    if jobs <= 1 or sessions is not None:
+        return _score_share(pred_paths, data_path, sessions, options)
     from concurrent.futures import ProcessPoolExecutor
 
-    data_sha = data_fingerprint(data_path)  # the data's defects named once, before any worker starts
+    data_fingerprint(data_path)  # the data's defects named once, before any worker starts
     shares = [pred_paths[k::jobs] for k in range(jobs)]
     with ProcessPoolExecutor(jobs) as pool:  # each share read and scored in a process of its own
-        done = list(pool.map(_score_share, shares, [data_path] * jobs, [data_sha] * jobs, [None] * jobs,
-                             [options] * jobs))
+        done = list(pool.map(_score_share, shares, [data_path] * jobs, [None] * jobs, [options] * jobs))
     by_path = {p: r for share, results in zip(shares, done) for p, r in zip(share, results)}
     return [by_path[p] for p in pred_paths]
 
 
-def _score_share(pred_paths: Sequence[Path], data_path: Path, data_sha: str | None,
-                 sessions: Sequence[Session] | None, options: dict[str, Any], background: bool = False) -> list[ScoredFile]:
-    """Score some of the files: the columnar scorer in one pass over the data (which also gives
-    the data fingerprint when ``data_sha`` is not known yet), the replay for the rest."""
+def _score_share(pred_paths: Sequence[Path], data_path: Path, sessions: Sequence[Session] | None,
+                 options: dict[str, Any]) -> list[ScoredFile]:
+    """Score some of the files in one pass over the data (which also gives the data fingerprint,
+    unless the sessions were given already read: then theirs)."""
+    from ..io import records_fingerprint
     from .columnar import score_run_blocks
 
-    if sessions is None:
-        fast, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], background,
-                                        options["allow_duplicates"])
-    else:
-        fast, passed = [None] * len(pred_paths), None
-    known: list[str] = [sha for sha in (data_sha, passed) if sha is not None][:1]
-    read: list[Sequence[Session]] = [sessions] if sessions is not None else []
-
-    def fingerprint() -> str:
-        if not known:
-            known.append(data_fingerprint(data_path))  # raises, naming every defect
-        return known[0]
-
-    def sessions_of() -> Sequence[Session]:
-        if not read:
-            read.append(read_sessions_fast(data_path))  # raises, naming every defect
-        return read[0]
-
-    return [_document_of(p, data_path, fingerprint, f, sessions_of, **options)
-            for p, f in zip(pred_paths, fast)]
+    runs, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], options["allow_duplicates"])
+    data_sha = records_fingerprint(sessions) if sessions is not None else passed
+    return [_document_of(p, data_path, data_sha, run, **options) for p, run in zip(pred_paths, runs)]
