@@ -13,9 +13,10 @@ fits the open mode only.
 
 Prints the leave-one-corpus-out table (fitted on the others, measured on the one left out:
 accuracy in both modes, 1-1 in open mode, expected calibration error, and bm25 on the same
-sessions for comparison), the same in domain (each session routed by weights fitted on the
-other folds of every corpus), then the reliability table of the shipped calibration (cross-fitted:
-each session routed by weights fitted without it). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
+sessions for comparison; penalty, weights and calibration chosen and fitted without the corpus
+reported), the same in domain (each session routed by weights fitted on the other folds of every
+corpus), then the reliability table of the shipped calibration (cross-fitted by corpus: each
+corpus routed by weights fitted without it). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
 corpora give a byte-identical file. Exit codes: 0 written, 2 bad input (one line on stderr).
 """
 
@@ -37,9 +38,8 @@ from interleave_bench.irc import import_irc  # noqa: E402
 from interleave_bench.sgd import import_sgd  # noqa: E402
 from interleave_bench.progress import Timer, summary_line  # noqa: E402
 from interleave_bench.route.bm25 import Bm25Router  # noqa: E402
-from interleave_bench.route.local_fit import (  # noqa: E402
-    MODES, RELIABILITY_MIN_N, RELIABILITY_TOLERANCE, Corpus, fit_corpora, reliability_holds, router_scores,
-)
+from interleave_bench.route.local_corpora import Corpus, fit_corpora, router_scores  # noqa: E402
+from interleave_bench.route.local_fit import MODES, RELIABILITY_MIN_N, RELIABILITY_TOLERANCE, reliability_holds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "interleave_bench" / "data" / "local" / "weights.json"
@@ -87,9 +87,10 @@ def _cell(x: Optional[float]) -> str:
 
 
 def held_out_table(corpora: Sequence[Corpus], held: dict[str, Any], bm25: dict[str, Any], first: str = "left out") -> list[str]:
-    """A per-corpus table (left out, or in domain) as Markdown lines."""
-    out = [f"| {first} | mode | messages | local | bm25 | local 1-1 | bm25 1-1 | ECE |",
-           "|---|---|---|---|---|---|---|---|"]
+    """A per-corpus table (left out, with the penalty chosen without it; or in domain) as Markdown lines."""
+    penalty = first == "left out"
+    out = [f"| {first} | mode | messages | local | bm25 | local 1-1 | bm25 1-1 | ECE |" + (" penalty |" if penalty else ""),
+           "|---|---|---|---|---|---|---|---|" + ("---|" if penalty else "")]
     for c in corpora:
         for mode in MODES:
             r = held[c.name].get(mode)
@@ -97,7 +98,8 @@ def held_out_table(corpora: Sequence[Corpus], held: dict[str, Any], bm25: dict[s
                 continue
             b = bm25[c.name][mode]
             out.append(f"| {c.name} | {mode} | {r['strict_messages']:,} | {_cell(r['accuracy'])} | {_cell(b['accuracy'])} "
-                       f"| {_cell(r.get('one_to_one'))} | {_cell(b.get('one_to_one'))} | {_cell(r['ece'])} |")
+                       f"| {_cell(r.get('one_to_one'))} | {_cell(b.get('one_to_one'))} | {_cell(r['ece'])} |"
+                       + (f" {r['penalty']:g} |" if penalty else ""))
     return out
 
 
@@ -128,13 +130,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(weights.to_json(), ensure_ascii=False, indent=1) + "\n")
-    print("fitted on the other corpora, measured on the one left out (dev sessions):")
+    tried = ", ".join(f"{p} {_cell(v)}" for p, v in report["penalty"]["left_out_accuracy"].items())
+    print(f"penalty {report['penalty']['chosen']:g}, chosen by the mean left-out accuracy of those tried ({tried})")
+    print("fitted on the other corpora (penalty chosen on them), measured on the one left out (dev sessions):")
     print("\n".join(held_out_table(corpora, report["held_out"], bm25)))
     print("in domain: each session routed by weights fitted on the other folds of every corpus, with the shipped calibration:")
     print("\n".join(held_out_table(corpora, report["in_domain"], bm25, "corpus")))
     for mode, r in report["fit"].items():
         print(f"{mode}: fitted on {', '.join(f'{c} ({n:,} examples)' for c, n in r['examples'].items())}; "
-              f"cross-fitted confidence (each session routed by weights fitted without it): ECE {_cell(r['ece'])}")
+              f"confidence cross-fitted by {r['calibrated_by']} (each routed by weights fitted without it): ECE {_cell(r['ece'])}")
         print("  bin        n  confidence  accuracy    gap")
         for row in r["reliability"]:
             flag = "" if row["n"] < RELIABILITY_MIN_N or row["gap"] <= RELIABILITY_TOLERANCE else \

@@ -25,10 +25,10 @@ from interleave_bench.route.local import (
     shipped_weights,
     split_message,
 )
+from interleave_bench.route.local_corpora import fit_local
 from interleave_bench.route.local_fit import (
     calibration_error,
     fit_calibration,
-    fit_local,
     pav,
     reliability_holds,
     reliability_table,
@@ -192,7 +192,10 @@ IRC_HISTORY = [("alice", "anyone know how to reinstall grub?", "t1"), ("bob", "i
 
 def test_multi_party_speaker_and_addressee_point_to_their_conversations():
     router = LocalRouter()
-    assert router.decide(irc_view(IRC_HISTORY, "carol", "dave: thanks, what partition should it go on?")).label == "t1"
+    # naming dave points to dave's conversation, even from bob, whose own latest message was in t2
+    assert router.decide(irc_view(IRC_HISTORY, "bob", "dave: thanks, what partition should it go on?")).label == "t1"
+    # a new speaker's first words: to the conversation named, when it is also the subject
+    assert router.decide(irc_view(IRC_HISTORY, "carol", "dave: what partition should grub go on?")).label == "t1"
     assert router.decide(irc_view(IRC_HISTORY, "carol", "frank: which version exactly?")).label == "t2"
     # no name, no shared words: the speaker carries on where they last spoke
     assert router.decide(irc_view(IRC_HISTORY, "alice", "hmm, still nothing on reboot")).label == "t1"
@@ -353,6 +356,13 @@ def test_fit_across_corpora_leaves_each_out_and_refits_byte_for_byte(tmp_path, c
     assert set(doc["fit"]["corpora"]) == {"offline", "irc"} and doc["fit"]["split"] == "dev"
     assert set(doc["fit"]["held_out"]["irc"]) == {"open"}  # a chat log is never routed closed
     assert LocalWeights.from_json(doc).modes["open"].calibration.x
+    # the penalty is the one whose weights did best on the corpora left out of their fit
+    from interleave_bench.route.local_fit import L2_GRID
+    tried = {float(p): v for p, v in doc["fit"]["penalty"]["left_out_accuracy"].items()}
+    assert set(tried) == set(L2_GRID) and doc["fit"]["penalty"]["chosen"] == max(tried, key=lambda p: (tried[p], -p))
+    # open mode has two corpora, so its confidence is cross-fitted by corpus; closed mode by session
+    assert doc["fit"]["cross_fitted"]["open"]["by"] == "corpus" and doc["fit"]["cross_fitted"]["closed"]["by"] == "session"
+    assert doc["fit"]["held_out"]["irc"]["open"]["penalty"] in L2_GRID
     assert script.main(["--offline", str(tmp_path / "nowhere")]) == 2
     assert "nowhere" in capsys.readouterr().err
 
@@ -383,6 +393,61 @@ def scramble(row: dict, rng: random.Random) -> dict:
         t["judge"] = {"thread": rng.choice(ids + ["none", "ambiguous"])}
         t["ambiguous"] = rng.random() < 0.5
     return s
+
+
+WORDS = ["kitchen", "tiles", "oak", "lisbon", "flights", "hotel", "c++", "v1.2", "预订", "酒店", "the", "and"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), max_size=4), min_size=1, max_size=4),
+       st.lists(st.sampled_from(WORDS), min_size=1, max_size=8))
+def test_bm25_evidence_is_the_bm25_baselines_own_score(topic_msgs, query):
+    from interleave_bench.route.bm25 import bm25_scores, bm25_tokens, topic_tokens
+    from interleave_bench.route.local import ProfileCache, plain_bm25
+
+    topics = [TopicView(f"t{k}", f"t{k}", None, tuple(Message(10 * k + j, " ".join(m)) for j, m in enumerate(msgs)))
+              for k, msgs in enumerate(topic_msgs)]
+    view = RouterView("s", "en", "open", (), tuple(topics), (), None, ())
+    cache = ProfileCache()
+    q = bm25_tokens(" ".join(query))
+    got = plain_bm25(q, [cache.get(view, t) for t in topics])
+    assert got == pytest.approx(bm25_scores(q, [topic_tokens(t) for t in topics]))
+
+
+def test_weights_at_the_prior_decide_as_bm25(offline):
+    """Far from the data (the weights at the fit's prior) the router is the bm25 baseline: the
+    fallback every fit is drawn to."""
+    import numpy as np
+    from interleave_bench.route.bm25 import Bm25Router
+    from interleave_bench.route.local import ModeWeights
+    from interleave_bench.route.local_fit import bm25_prior
+
+    sessions = [s for s in iter_sessions(offline / "sessions.jsonl") if s.split == "dev"][:6]
+    prior = LocalRouter(LocalWeights({m: ModeWeights(np.asarray(bm25_prior()), Calibration()) for m in ("closed", "open")}, {}))
+    for mode in ("closed", "open"):
+        opts = RouteOptions(mode=mode, policy="local")
+        for s in sessions:
+            a = [r["pred"] for r in asyncio.run(route_session(s, prior, opts))[0]]
+            b = [r["pred"] for r in asyncio.run(route_session(s, Bm25Router(), RouteOptions(mode=mode, policy="bm25")))[0]]
+            assert a == b, (mode, s.session_id)
+
+
+def test_message_length_is_read_against_the_chats_own():
+    from interleave_bench.route.base import RoutedMessage
+    from interleave_bench.route.local import FEATURES as F, ProfileCache, candidates
+
+    def new_length(history_texts, text):
+        history = tuple(RoutedMessage(i, t, "t1") for i, t in enumerate(history_texts))
+        topic = TopicView("t1", "x", None, tuple(Message(i, t) for i, t in enumerate(history_texts)))
+        view = RouterView("s", "en", "open", (), (topic,), history, "t1", (Message(len(history), text),))
+        c = candidates(view, ProfileCache())
+        return c.features[c.labels.index("new")][F.index("new.length")]
+
+    four = "alpha beta gamma delta"
+    # log(1 + 4) against a chat of four-token messages: average; against two-token ones: long
+    assert new_length([four, "one two three four"], four) == pytest.approx(0.0)
+    import math
+    assert new_length(["one two", "three four"], four) == pytest.approx(math.log(5) - math.log(3))
 
 
 def test_local_is_gold_blind(tmp_path, offline):

@@ -106,6 +106,22 @@ def topic_tokens(topic: TopicView) -> list[str]:
     return out
 
 
+def choice(scores: Sequence[float], current: int | None, mode: str, query_len: int, *,
+           threshold: float = MOVE_THRESHOLD, new_min_tokens: int = NEW_TOPIC_MIN_TOKENS) -> int | None:
+    """What bm25 decides from the topics' ``scores``: a topic's index, or None for a new topic.
+
+    The best topic (the earliest on a tie) when its score reaches ``threshold``; else the
+    ``current`` topic (an index, or None before any), except that in open mode a message of
+    ``new_min_tokens`` or more (or one with no current topic) opens a topic, and the first
+    closed-mode message takes the best whatever its score (a new topic only with no topics)."""
+    best = max(range(len(scores)), key=lambda j: (scores[j], -j)) if scores else None
+    if best is not None and scores[best] >= threshold:
+        return best
+    if mode == "closed":
+        return best if current is None else current
+    return None if current is None or query_len >= new_min_tokens else current
+
+
 def best_match(view: RouterView, query: Sequence[str]) -> tuple[str | None, float]:
     """The label of the best-scoring topic and its score (the earliest topic wins a tie)."""
     if not view.topics:
@@ -128,14 +144,9 @@ class Bm25Router:
     async def route(self, view: RouterView) -> Decision:
         text = view.pending_text()
         query = bm25_tokens(text)
-        label, score = best_match(view, query)
-        if label is not None and score >= self.threshold:
-            return Decision.to_topic(label)
-        if view.mode == "closed":
-            if view.current is None:
-                # the first message has no current topic to keep: the best match, whatever its score
-                return Decision.to_topic(label) if label is not None else Decision.new(short_title(text))
-            return Decision.to_topic(view.current)
-        if view.current is None or len(query) >= self.new_min_tokens:
-            return Decision.new(short_title(text))
-        return Decision.to_topic(view.current)
+        labels = [t.label for t in view.topics]
+        scores = bm25_scores(query, [topic_tokens(t) for t in view.topics])
+        # the current topic is always one of the view's (it is the latest message's)
+        current = labels.index(view.current) if view.current is not None else None
+        k = choice(scores, current, view.mode, len(query), threshold=self.threshold, new_min_tokens=self.new_min_tokens)
+        return Decision.to_topic(labels[k]) if k is not None else Decision.new(short_title(text))

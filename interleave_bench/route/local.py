@@ -11,6 +11,10 @@ weights fitted across corpora (``interleave_bench/data/local/weights.json``, wri
   words the message has; the first sentence (where people name what they are talking about) is
   scored apart from the rest, and sentences that point elsewhere apart again;
 - tokens that only one topic has seen (the values of its facts: a date, an amount, a name);
+- the bm25 baseline's own evidence (:func:`plain_bm25`, :func:`~.bm25.choice`): the candidate it
+  would pick, whether it would move, each topic's score as a share of the best; with the lexical
+  overlaps also as shares of the message's best, and the length as against the chat's latest
+  messages, so no signal rests on one corpus's magnitudes (message and reply lengths, vocabulary);
 - recency and gaps: the current topic, the one before it, turns since a topic's last message,
   how many topics have been heard from since;
 - dialogue acts (:mod:`.local_text`): an acknowledgement, a short carry-on, a vague follow-up, a
@@ -20,9 +24,12 @@ weights fitted across corpora (``interleave_bench/data/local/weights.json``, wri
   the latest messages of the participants the message names, and of the latest message that named
   the speaker; a first message of a new speaker; a system line (nobody wrote it).
 
-The winning candidate's probability (a softmax over the candidates) is mapped through a monotone
-calibration cross-fitted on the fit's corpora (each session judged by weights fitted without
-it), so ``confidence`` reads as the chance the decision is right. A one-off is offered only when
+Signals that fire in one kind of chat only (:data:`KIND_FEATURES`: with the assistant's replies,
+with several people) carry that kind's habits without reaching another kind. The fit draws the
+weights towards bm25's choice (``local_fit.bm25_prior``). The winning candidate's probability (a
+softmax over the candidates) is mapped through a monotone calibration cross-fitted by corpus (each
+corpus judged by weights fitted without it), so ``confidence`` reads as the chance the decision is
+right on chat unlike the fit's. A one-off is offered only when
 there is a current topic and no topic alone shares :data:`WORK_TERMS` words with the first
 sentence. One-off topics are titled with :data:`ONEOFF_TITLE_PREFIX`; they are never offered as a
 place for a later message and never count as the current topic.
@@ -35,10 +42,8 @@ from __future__ import annotations
 import json
 import math
 from bisect import bisect_left, bisect_right
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain
 from operator import attrgetter, mul
 from importlib import resources
 from typing import Any, Optional, Sequence
@@ -46,8 +51,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .base import Decision, RouterView, ThreadCard, TopicView
-from .bm25 import B, K1, idf
+from .bm25 import K1, MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
+from .local_profile import ProfileCache, gram_overlap, overlap, plain_bm25, typical_length
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
@@ -59,78 +65,12 @@ ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
-WEIGHTS_FORMAT = "interleave-local-2"
-#: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
-#: at a time, so a few hundred topics are plenty)
-PROFILE_CACHE_MAX = 2048
+WEIGHTS_FORMAT = "interleave-local-3"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
 #: a one-off (one such word can be chance; two are a subject)
 WORK_TERMS = 2
-
-# --- topic profiles ------------------------------------------------------------------------------------
-
-
-class TopicProfile:
-    """A topic's text as counts: token frequencies, length and character n-grams (grown in place).
-
-    It holds the card, the messages routed to the topic (without their speakers' names) and the
-    assistant's replies to them."""
-
-    __slots__ = ("count", "last", "tf", "length", "grams", "replied")
-
-    def __init__(self) -> None:
-        self.count = 0  # messages taken in
-        self.last = -1  # turn of the latest one
-        self.replied = False  # whether the latest one's reply is in (it comes after the message)
-        self.tf: dict[str, int] = {}
-        self.length = 0
-        self.grams: set[str] = set()
-
-    def add(self, text: str) -> None:
-        toks = tokens(text)
-        tf = self.tf
-        for t in toks:
-            tf[t] = tf.get(t, 0) + 1
-        self.length += len(toks)
-        self.grams |= char_grams(text)
-
-
-class ProfileCache:
-    """Profiles of the topics of recent views, extended message by message instead of rebuilt."""
-
-    def __init__(self) -> None:
-        self._store: dict[tuple[str, str, str, str], TopicProfile] = {}
-
-    def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
-        """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
-        card = topic.card
-        key = (view.session_id, view.mode, topic.label, card.title if card is not None else "")
-        msgs = topic.messages
-        prof = self._store.get(key)
-        # a session's topics only grow, so a profile whose latest message is still in place is a
-        # prefix; a reply arrives after its message, so the latest one is taken in when it shows
-        if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
-                or (prof.replied and msgs[prof.count - 1].reply is None):
-            if len(self._store) >= PROFILE_CACHE_MAX:
-                self._store.clear()
-            prof = TopicProfile()
-            if card is not None:
-                prof.add(f"{card.title}\n{card.description}\n{card.goal}")
-            self._store[key] = prof
-        if prof.count and not prof.replied and prof.count <= len(msgs) and msgs[prof.count - 1].reply is not None:
-            prof.add(msgs[prof.count - 1].reply)
-            prof.replied = True
-        for m in msgs[prof.count:]:
-            prof.add(body(m.text, m.speaker))
-            prof.replied = m.reply is not None
-            if prof.replied:
-                prof.add(m.reply)
-            prof.last = m.i
-        prof.count = len(msgs)
-        return prof
-
 
 # --- features --------------------------------------------------------------------------------------------
 
@@ -146,75 +86,72 @@ TOPIC_FEATURES = (
     "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.rank", "topic.unseen",
     "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
     "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
+    "topic.bm25_pick", "topic.bm25_moves", "topic.bm25_share", "topic.head_share", "topic.chars_share",
+    "topic.current_replies", "topic.previous_replies", "topic.unseen_replies", "topic.head_bm25_replies",
+    "topic.bm25_pick_replies", "topic.current_multi", "topic.bm25_pick_multi",
 )
 NEW_FEATURES = (
     "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
-    "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses", "new.multi",
+    "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses", "new.multi", "new.bm25_pick",
+    "new.replies", "new.length_replies",
 )
 ONEOFF_FEATURES = (
     "oneoff.bias", "oneoff.opener", "oneoff.head_bm25_max", "oneoff.tail_bm25_max", "oneoff.vague",
-    "oneoff.new_opener", "oneoff.length", "oneoff.head_chars_max", "oneoff.request",
+    "oneoff.new_opener", "oneoff.length", "oneoff.head_chars_max", "oneoff.request", "oneoff.replies", "oneoff.multi",
 )
 FEATURES = TOPIC_FEATURES + NEW_FEATURES + ONEOFF_FEATURES
-_TOPIC_PAD = [0.0] * (len(NEW_FEATURES) + len(ONEOFF_FEATURES))
-_NEW_LEFT = [0.0] * len(TOPIC_FEATURES)
-_NEW_RIGHT = [0.0] * len(ONEOFF_FEATURES)
-_ONEOFF_LEFT = [0.0] * (len(TOPIC_FEATURES) + len(NEW_FEATURES))
+#: features that fire in one kind of chat only (:data:`CHAT_KINDS`: with the assistant's replies, or
+#: with several people): a chat of another kind never reads them, so they may carry that kind's
+#: habits (how often it switches, how far a reply's question holds) without those reaching it
+KIND_FEATURES = (
+    "topic.current_asked", "topic.current_answer", "topic.current_done",
+    "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
+    "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
+    "topic.current_replies", "topic.previous_replies", "topic.unseen_replies", "topic.head_bm25_replies",
+    "topic.bm25_pick_replies", "topic.current_multi", "topic.bm25_pick_multi",
+    "new.first_words", "new.no_speaker", "new.addresses", "new.multi", "new.replies", "new.length_replies",
+    "oneoff.replies", "oneoff.multi",
+)
+#: the features that say what the bm25 baseline would decide: a fit starts from trusting them, so
+#: where the other signals teach nothing that holds, the router keeps bm25's level
+BM25_CHOICE_FEATURES = ("topic.bm25_pick", "new.bm25_pick")
 NEW = "new"
 ONEOFF = "oneoff"
 
 
+#: the blocks of :data:`FEATURES` a candidate's row holds: a topic's, a new topic's, a one-off's
+TOPIC_BLOCK, NEW_BLOCK, ONEOFF_BLOCK = 0, 1, 2
+_BLOCKS = (TOPIC_FEATURES, NEW_FEATURES, ONEOFF_FEATURES)
+_BLOCK_START = (0, len(TOPIC_FEATURES), len(TOPIC_FEATURES) + len(NEW_FEATURES))
+
+
 @dataclass(frozen=True)
 class Candidates:
-    """The candidates of one decision and their feature rows (one row per candidate)."""
+    """The candidates of one decision and their feature rows (one row per candidate).
+
+    ``rows[k]`` holds only the features of its block (``blocks[k]``: every other feature of a
+    candidate is 0), so a decision multiplies no zeros; :attr:`features` gives the full rows."""
 
     labels: tuple[str, ...]  # topic labels, then NEW (open mode), then ONEOFF (when offered)
-    features: list[list[float]]
+    blocks: tuple[int, ...]
+    rows: list[list[float]]
+    kind: str = "plain"  # the kind of chat (:func:`chat_kind`)
+
+    @property
+    def features(self) -> list[list[float]]:
+        """One row per candidate over every entry of :data:`FEATURES`."""
+        out = []
+        for b, row in zip(self.blocks, self.rows):
+            full = [0.0] * len(FEATURES)
+            full[_BLOCK_START[b]:_BLOCK_START[b] + len(row)] = row
+            out.append(full)
+        return out
 
 
 def is_oneoff_topic(topic: TopicView) -> bool:
     """True for a topic this router opened for a one-off (no card, titled as one)."""
     return topic.card is None and topic.title.startswith(ONEOFF_TITLE_PREFIX)
 
-
-@lru_cache(maxsize=64)
-def _idf_table(n: int) -> tuple[float, ...]:
-    """The bm25 baseline's IDF for ``n`` documents, by document frequency 0..n."""
-    return tuple(idf(n, d) for d in range(n + 1))
-
-
-@dataclass(frozen=True)
-class Overlap:
-    """What a message shares with each topic: the terms each has, their document frequencies."""
-
-    have: list[set[str]]  # per topic: the message's terms it has seen
-    df: Counter  # per term: topics that have it
-    norms: list[float]  # per topic: BM25 length normalisation
-    weights: tuple[float, ...]  # IDF by document frequency
-
-
-def overlap(query: set[str], profs: Sequence[TopicProfile]) -> Overlap:
-    """The :class:`Overlap` of the message's distinct terms ``query`` with the topics ``profs``."""
-    n = len(profs)
-    have = [query & p.tf.keys() for p in profs]
-    df = Counter(chain.from_iterable(have))
-    avgdl = sum(p.length for p in profs) / n if n else 0.0
-    norms = [K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1 for p in profs]
-    return Overlap(have, df, norms, _idf_table(n))
-
-
-def _gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[float]:
-    """For each topic, the IDF-weighted share of ``grams`` it has seen (0..1)."""
-    n = len(profs)
-    if not grams or not n:
-        return [0.0] * n
-    weights = _idf_table(n)
-    have = [grams & p.grams for p in profs]
-    df = Counter(chain.from_iterable(have))
-    weight_of = {g: weights[d] for g, d in df.items()}
-    # fsum: exactly rounded whatever the (hash-seed dependent) order of a set, so runs agree
-    total = (len(grams) - len(df)) * weights[0] + math.fsum(weight_of.values())
-    return [math.fsum(map(weight_of.__getitem__, h)) / total for h in have]
 
 
 @lru_cache(maxsize=1 << 12)
@@ -237,6 +174,7 @@ def _title_in(title: str, text: str, terms: set[str]) -> bool:
     token of the title, which a mention implies."""
     need = _title_terms(title)
     return bool(need) and need <= terms and title_mentioned(title, text)
+
 
 
 def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Optional[str]]:
@@ -273,11 +211,15 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     request = float(says("request", parts.lowered_head))
     oneoff_opener = float(says("oneoff", parts.lowered_head))
     vague = max(ack, short, anaphora, lead)
-    length = math.log1p(len(all_q))
+    length = math.log1p(len(all_q)) - typical_length(view)
     brief = float(len(all_q) <= SHORT_ANSWER_TOKENS)
     last = view.history[-1] if view.history else None
+    kind = chat_kind(view)
+    replies, in_multi = float(kind == "replies"), float(kind == "multi")
 
     rows: list[list[float]] = []
+    plain_q = bm25_tokens(view.pending_text())
+    bm25_new = 1.0
     current = previous = None
     work_terms = 0
     head_bm_max = tail_bm_max = head_chars_max = 0.0
@@ -304,7 +246,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
                     tb += c
                     to += alone
             sums.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to))
-        head_chars = _gram_overlap(char_grams(parts.head), profs)
+        head_chars = gram_overlap(char_grams(parts.head), profs)
         head_bm = [x[0] for x in sums]
         best = max(range(n), key=lambda k: (head_bm[k], -k))
         head_bm_max = math.log1p(head_bm[best])
@@ -314,6 +256,12 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         allowed = set(labels)
         current, previous = _recency(view, allowed)
         who = people(view, text, allowed)
+        plain = plain_bm25(plain_q, profs)
+        plain_top = max(plain)
+        pick = bm25_choice(plain, labels.index(current) if current is not None else None, view.mode, len(plain_q))
+        bm25_new = float(pick is None)
+        plain_best = max(range(n), key=lambda k: (plain[k], -k))
+        head_top = head_bm[best]
         multi = float(who.multi)  # many people in one chat: conversations run side by side        # the assistant's latest reply asked something: a short message answers it
         asked = float(last is not None and last.label == current and asks(last.reply))
         # ... or it answered without asking anything: that piece of work may be done
@@ -337,8 +285,10 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
             cur = float(t.label == current)
             prev = float(t.label == previous)
             lab = t.label
+            lhb = log1p(hb)
+            picked = float(k == pick)
             rows.append([  # in TOPIC_FEATURES order
-                log1p(hb), float(k == best and hb > 0), head_chars[k], head_title, log1p(ho),
+                lhb, float(k == best and hb > 0), head_chars[k], head_title, log1p(ho),
                 log1p(rb), ref_title, log1p(ro),
                 log1p(tb), rest_title, log1p(to),
                 cur, cur * ack, cur * short, cur * anaphora, cur * lead, cur * other, cur * float(not named),
@@ -348,29 +298,46 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
                 prev, prev * other, gap, gap * other, rank, float(not t.messages),
                 float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
                 log1p(who.named_in.get(lab, 0)), float(lab == who.named_me),
-                multi * gap, multi * rank, multi * log1p(hb),
-            ] + _TOPIC_PAD)
+                multi * gap, multi * rank, multi * lhb,
+                picked, float(k == plain_best and plain_top >= MOVE_THRESHOLD),
+                plain[k] / plain_top if plain_top else 0.0, hb / head_top if head_top else 0.0,
+                head_chars[k] / head_chars_max if head_chars_max else 0.0,
+                replies * cur, replies * prev, replies * float(not t.messages), replies * lhb,
+                replies * picked, in_multi * cur, in_multi * picked,
+            ])
     out_labels = list(labels)
+    blocks = [TOPIC_BLOCK] * n
     if view.mode == "open":
-        rows.append(_NEW_LEFT + [  # in NEW_FEATURES order
+        rows.append([  # in NEW_FEATURES order
             1.0, new_opener, request, head_bm_max, head_chars_max, vague, length, oneoff_opener,
             float(who.multi and who.speaker is not None and who.mine is None),
-            float(who.multi and who.speaker is None), float(who.names_someone), float(who.multi),
-        ] + _NEW_RIGHT)
+            float(who.multi and who.speaker is None), float(who.names_someone), float(who.multi), bm25_new,
+            replies, replies * length,
+        ])
         out_labels.append(NEW)
+        blocks.append(NEW_BLOCK)
     # a one-off is a question off the work in progress: with no current topic there is nothing to
     # be off from, and a first sentence sharing several words with one topic alone is that work
     if current is not None and work_terms < WORK_TERMS:
-        rows.append(_ONEOFF_LEFT + [  # in ONEOFF_FEATURES order
+        rows.append([  # in ONEOFF_FEATURES order
             1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max, request,
+            replies, in_multi,
         ])
         out_labels.append(ONEOFF)
-    return Candidates(tuple(out_labels), rows)
+        blocks.append(ONEOFF_BLOCK)
+    return Candidates(tuple(out_labels), tuple(blocks), rows, kind)
 
 
-def best_of(features: Sequence[Sequence[float]], weights: Sequence[float]) -> tuple[int, float]:
-    """The index of the best-scoring row (the first on a tie) and its softmax probability."""
-    scores = [sum(map(mul, row, weights)) for row in features]
+def split_weights(weights: Sequence[float]) -> tuple[tuple[float, ...], ...]:
+    """``weights`` (one per :data:`FEATURES` entry) as the weights of each block."""
+    return tuple(tuple(float(w) for w in weights[start:start + len(names)])
+                 for start, names in zip(_BLOCK_START, _BLOCKS))
+
+
+def best_of(cands: Candidates, weights: Sequence[Sequence[float]]) -> tuple[int, float]:
+    """The index of the best-scoring candidate (the first on a tie) and its softmax probability,
+    with ``weights`` split by block (:func:`split_weights`)."""
+    scores = [sum(map(mul, row, weights[b])) for b, row in zip(cands.blocks, cands.rows)]
     top = max(scores)
     return scores.index(top), 1.0 / sum(math.exp(x - top) for x in scores)
 
@@ -519,15 +486,15 @@ class LocalRouter:
 
     def __init__(self, weights: Optional[LocalWeights] = None):
         self.weights = weights if weights is not None else shipped_weights()
-        self._weights = {mode: tuple(float(x) for x in mw.weights) for mode, mw in self.weights.modes.items()}
+        self._weights = {mode: split_weights(mw.weights) for mode, mw in self.weights.modes.items()}
         self.cache = ProfileCache()
 
     def score(self, view: RouterView) -> Scored:
         """The winning candidate of ``view``'s pending unit, its probability and confidence."""
         cands = candidates(view, self.cache)
         # the first on a tie: topics in creation order, then new, then one-off
-        k, p = best_of(cands.features, self._weights[view.mode])
-        return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, chat_kind(view)))
+        k, p = best_of(cands, self._weights[view.mode])
+        return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, cands.kind))
 
     def decide_scored(self, view: RouterView) -> tuple[Decision, Scored]:
         """The decision for ``view``'s pending unit (``via: local``, with its confidence rounded to

@@ -1,18 +1,20 @@
 """Fitting the ``local`` router: its weights, its confidence calibration, its reliability table.
 
-Used by ``scripts/fit_local.py`` (which writes ``interleave_bench/data/local/weights.json``) and by
-the tests. Everything here is deterministic: the same sessions give the same file.
+Used by :mod:`.local_corpora` (the fit across corpora behind ``scripts/fit_local.py``, which writes
+``interleave_bench/data/local/weights.json``) and by the tests. Everything here is deterministic:
+the same sessions give the same file.
 
 1. **Weights.** Every message of the ``dev`` sessions is replayed with its gold history (each
    topic holds exactly its thread's earlier messages; one-offs sit in topics of their own) and
    the target is the candidate gold names (a topic, a new topic in open mode, or a one-off). The
    weights maximise the conditional log-likelihood of the targets (a multinomial logit over each
-   message's candidates) with a small L2 penalty, by L-BFGS from zero.
-2. **Calibration.** The router then routes the same sessions itself (its own history, its own
-   mistakes) and each strict message's decision is marked right or wrong exactly as the scorer
-   marks it (:func:`~interleave_bench.score.routing.score_session`, which in open mode maps labels
-   to threads first). An isotonic fit (pool adjacent violators) of right-or-wrong on the winning
-   probability gives the monotone map from probability to confidence.
+   message's candidates) with an L2 penalty on their distance from :func:`bm25_prior` (trusting
+   bm25's choice), by L-BFGS from that prior.
+2. **Calibration.** The router routes sessions itself (its own history, its own mistakes) with
+   weights that never saw them, and each strict message's decision is marked right or wrong
+   exactly as the scorer marks it (:func:`~interleave_bench.score.routing.score_session`, which in
+   open mode maps labels to threads first). An isotonic fit (pool adjacent violators) of
+   right-or-wrong on the winning probability gives the monotone map from probability to confidence.
 3. **Reliability table.** Confidence bins against the observed accuracy in each.
 """
 
@@ -25,19 +27,19 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from scipy.optimize import minimize
 
-from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
-from ..score.cluster import one_to_one
+from ..schema import PredictionRow, Session
 from ..score.routing import score_session
 from .base import conversation_of
 from .local import (
+    BM25_CHOICE_FEATURES,
     FEATURES,
+    KIND_FEATURES,
     NEW,
     ONEOFF,
     ONEOFF_TITLE_PREFIX,
     CHAT_KINDS,
     Calibration,
     LocalRouter,
-    LocalWeights,
     ModeWeights,
     ProfileCache,
     candidates,
@@ -47,10 +49,20 @@ from .runner import RouteOptions, TopicState, route_session
 from .text import short_title
 
 MODES = ("closed", "open")
-#: L2 penalty on the weights per mode (the loss is summed over messages; chosen on halves of the dev
-#: corpora, fitted on one half and measured on the other): the template data are nearly
-#: separable, and without it weights grow until every decision is certain and brittle off them
-L2 = {"closed": 5.0, "open": 1.0}
+#: the L2 penalties tried (the loss is summed over messages): the one whose weights do best on
+#: corpora left out of their fit is used (``local_corpora.choose_penalty``). Weak, a fit learns
+#: its corpora's habits; strong, it stays near bm25's decisions (:func:`bm25_prior`)
+L2_GRID = (3.0, 10.0, 30.0, 100.0)
+#: open mode's penalty as a share of closed mode's: an open-mode message has fewer candidates
+#: (the topics made so far), so its likelihood says less and a smaller penalty weighs as much
+OPEN_L2_SHARE = 1 / 3
+#: the weight of bm25's choice in the prior: a decision bm25 makes is e^3 (about 20) times as
+#: likely as any other candidate before the fit moves anything
+BM25_PRIOR = 3.0
+#: the share of the penalty on a feature of one kind of chat (:data:`~.local.KIND_FEATURES`): it
+#: is learnt from that kind's corpus alone and cannot move a chat of another kind, so it may follow
+#: its corpus closely
+KIND_PENALTY_SHARE = 0.02
 #: session folds of the cross-fitted calibration: each session is routed by weights fitted on the
 #: other folds, so its confidence is judged on sessions the weights never saw
 FOLDS = 3
@@ -162,26 +174,47 @@ def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
     return Examples(np.vstack(rows), np.asarray(group), np.asarray(target))
 
 
-def _loss_and_grad(w: np.ndarray, ex: Examples, starts: np.ndarray, l2: float) -> tuple[float, np.ndarray]:
-    """Negative log-likelihood of the targets plus the L2 penalty, and its gradient."""
+def bm25_prior() -> np.ndarray:
+    """The weights a fit starts from and is drawn back to: bm25's choice (a topic, or a new topic in
+    open mode) weighs :data:`BM25_PRIOR`, a one-off (which bm25 never makes) as much against, the
+    rest nothing. Near it the router decides as bm25 does."""
+    w = np.zeros(len(FEATURES))
+    for name in BM25_CHOICE_FEATURES:
+        w[FEATURES.index(name)] = BM25_PRIOR
+    w[FEATURES.index("oneoff.bias")] = -BM25_PRIOR
+    return w
+
+
+#: per feature, its share of the penalty: :data:`KIND_PENALTY_SHARE` for the features of one kind
+#: of chat, 1 for the rest
+PENALTY_SHARE = np.array([KIND_PENALTY_SHARE if f in KIND_FEATURES else 1.0 for f in FEATURES])
+
+
+def _loss_and_grad(w: np.ndarray, ex: Examples, starts: np.ndarray, l2: float, prior: np.ndarray) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood of the targets plus the L2 penalty on the distance from ``prior``
+    (each feature's share of it: :data:`PENALTY_SHARE`), and its gradient."""
     scores = ex.rows @ w
     peak = np.maximum.reduceat(scores, starts)
     z = np.exp(scores - peak[ex.group])
     norm = np.add.reduceat(z, starts)
     p = z / norm[ex.group]
     mw = np.ones(len(ex.target)) if ex.weight is None else ex.weight
-    loss = float(mw @ (np.log(norm) + peak) - mw @ scores[ex.target]) + l2 * float(w @ w)
-    grad = ex.rows.T @ (p * mw[ex.group]) - mw @ ex.rows[ex.target] + 2 * l2 * w
+    d = w - prior
+    pen = l2 * PENALTY_SHARE
+    loss = float(mw @ (np.log(norm) + peak) - mw @ scores[ex.target]) + float(pen @ (d * d))
+    grad = ex.rows.T @ (p * mw[ex.group]) - mw @ ex.rows[ex.target] + 2 * pen * d
     return loss, grad
 
 
-def fit_weights(ex: Examples, l2: float = L2["open"]) -> np.ndarray:
-    """The weights (one per :data:`~.local.FEATURES` entry) that best predict ``ex``'s targets
-    (all zero when there is nothing to learn from)."""
+def fit_weights(ex: Examples, l2: float) -> np.ndarray:
+    """The weights (one per :data:`~.local.FEATURES` entry) that best predict ``ex``'s targets,
+    drawn towards :func:`bm25_prior` with penalty ``l2`` (the prior itself when there is nothing
+    to learn from)."""
+    prior = bm25_prior()
     if not len(ex.target):
-        return np.zeros(len(FEATURES))
+        return prior
     starts = np.flatnonzero(np.r_[True, ex.group[1:] != ex.group[:-1]])
-    res = minimize(_loss_and_grad, np.zeros(len(FEATURES)), args=(ex, starts, l2), jac=True, method="L-BFGS-B",
+    res = minimize(_loss_and_grad, prior.copy(), args=(ex, starts, l2, prior), jac=True, method="L-BFGS-B",
                    options={"maxiter": MAX_ITER})
     return res.x
 
@@ -349,165 +382,3 @@ def calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins
         if sel.any():
             gap += sel.sum() * abs(float(c[sel].mean()) - float(ok[sel].mean()))
     return gap / len(c)
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """Dev sessions of one corpus to fit on, and what they are (stored in the weights file)."""
-
-    name: str
-    sessions: Sequence[Session]
-    source: dict[str, Any]
-
-    def modes(self) -> tuple[str, ...]:
-        """The modes its sessions can be routed in (real chat logs: open only)."""
-        return ("open",) if any(is_open_only(s) for s in self.sessions) else MODES
-
-
-def _one_to_one(sessions: Sequence[Session], rows: dict[str, dict[int, PredictionRow]]) -> Optional[float]:
-    """1-1 pooled over ``sessions`` as the scorer pools it: clusters are session-qualified, a
-    one-off is a gold cluster of its own, a ``CLARIFY``/``ERROR`` (or missing) row a predicted one."""
-    gold: list[tuple] = []
-    pred: list[tuple] = []
-    for s in sessions:
-        by_i = rows.get(s.session_id, {})
-        for t in s.turns:
-            gold.append((s.session_id, t.gold.thread) if t.gold.thread is not None else (s.session_id, "one-off", t.i))
-            row = by_i.get(t.i)
-            pred.append((s.session_id, row.pred) if row is not None and row.pred not in SPECIAL_LABELS
-                        else (s.session_id, "alone", t.i))
-    value = one_to_one(gold, pred)
-    return None if value is None else round(value, 4)
-
-
-def _raw_router(w: np.ndarray) -> LocalRouter:
-    return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
-
-
-def _measure(c: Corpus, mode: str, judged: list[Judged], cal: ModeWeights, rows: dict) -> dict[str, Any]:
-    conf = [cal.confidence(j.probability, j.kind) for j in judged]
-    ok = [j.correct for j in judged]
-    ece = calibration_error(conf, ok)
-    out = {"strict_messages": len(judged),
-           "accuracy": round(float(np.mean(ok)), 4) if judged else None,
-           "ece": None if ece is None else round(ece, 4)}
-    if mode == "open":
-        out["one_to_one"] = _one_to_one(c.sessions, rows)
-    return out
-
-
-def router_scores(sessions: Sequence[Session], mode: str, router: Any) -> dict[str, Any]:
-    """Strict accuracy of any router over ``sessions`` in ``mode`` (and 1-1 in open mode), as the
-    scorer judges it: the comparison row of the held-out table."""
-    opts = RouteOptions(mode=mode, policy=router.policy)
-    rows: dict[str, dict[int, PredictionRow]] = {}
-    ok: list[bool] = []
-
-    async def main() -> None:
-        for s in sessions:
-            out, _ = await route_session(s, router, opts)
-            by_i = rows[s.session_id] = {r["i"]: PredictionRow.model_validate(r) for r in out}
-            scored = score_session(s, by_i, mode)
-            ok.extend(bool(c) for t, c in zip(s.turns, scored.correct) if t.gold.thread is not None and not t.ambiguous)
-
-    asyncio.run(main())
-    out: dict[str, Any] = {"accuracy": round(float(np.mean(ok)), 4) if ok else None}
-    if mode == "open":
-        out["one_to_one"] = _one_to_one(sessions, rows)
-    return out
-
-
-def _folds(sessions: Sequence[Session]) -> list[Sequence[Session]]:
-    return [sessions[k::FOLDS] for k in range(FOLDS)]
-
-
-@dataclass
-class CrossFitted:
-    """Per corpus, its strict messages judged when every session was routed by weights fitted
-    without it, and the prediction rows of those runs."""
-
-    judged: dict[str, list[Judged]]
-    rows: dict[str, dict[str, dict[int, PredictionRow]]]
-
-    def pooled(self) -> list[Judged]:
-        return [j for judged in self.judged.values() for j in judged]
-
-
-def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: dict[str, list[Examples]], l2: float) -> CrossFitted:
-    """Every strict message of ``corpora`` routed by weights fitted without its session: the
-    sessions of each corpus fall in :data:`FOLDS` folds, and fold k of every corpus is routed by
-    weights fitted on the other folds of all of them."""
-    out = CrossFitted({c.name: [] for c in corpora}, {c.name: {} for c in corpora})
-    for k in range(FOLDS):
-        w = fit_weights(pooled([concat([e for j, e in enumerate(examples[c.name]) if j != k]) for c in corpora]), l2)
-        router = _raw_router(w)
-        for c in corpora:
-            out.judged[c.name].extend(judge_run(_folds(c.sessions)[k], mode, router, out.rows[c.name]))
-    return out
-
-
-def fit_corpora(corpora: Sequence[Corpus], l2: Optional[dict[str, float]] = None) -> tuple[LocalWeights, dict[str, Any]]:
-    """Weights and calibration for both modes, fitted across ``corpora`` (dev sessions only).
-
-    Per mode, over the corpora that can be routed in it (real chat logs: open mode only): the
-    weights are fitted on all of them pooled, each corpus weighing the same (:func:`pooled`). The
-    calibration is cross-fitted: every session is routed by weights fitted without it
-    (:func:`_cross_fitted`), and the map from winning probability to being right is fitted on
-    those runs, so no confidence is learnt from the sessions it is judged on.
-
-    The report's ``held_out`` table leaves each corpus out in turn: weights and calibration are
-    fitted on the others exactly as above, then measured on it (accuracy, expected calibration
-    error, 1-1 in open mode): how the router and its confidence do on a corpus they never saw.
-    Its ``in_domain`` table measures the same on each corpus's cross-fitted runs, with the shipped
-    calibration: how they do on new sessions of a corpus like those fitted on. Returns the weights
-    and the report ``{"held_out": {corpus: {mode: {...}}}, "in_domain": {...}, "fit": {mode: {...}}}``.
-    Raises ValueError when a session is not from ``dev``.
-    """
-    l2 = dict(L2) if l2 is None else l2
-    for c in corpora:
-        for s in c.sessions:
-            if s.split != "dev":
-                raise ValueError(f"{c.name}: session {s.session_id} is from split {s.split!r}: "
-                                 f"the local router fits on dev only")
-    modes: dict[str, ModeWeights] = {}
-    held_out: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
-    in_domain: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
-    per_mode: dict[str, Any] = {}
-    for mode in MODES:
-        these = [c for c in corpora if mode in c.modes()]
-        if not these:
-            raise ValueError(f"no corpus can be routed in {mode} mode")
-        examples = {c.name: [gold_examples(f, mode) for f in _folds(c.sessions)] for c in these}
-        w = fit_weights(pooled([concat(examples[c.name]) for c in these]), l2[mode])
-        cross = _cross_fitted(these, mode, examples, l2[mode])
-        runs = cross.pooled()
-        modes[mode] = cal = fit_calibrations(runs, w)
-        for c in these:
-            in_domain[c.name][mode] = _measure(c, mode, cross.judged[c.name], cal, cross.rows[c.name])
-        for c in these if len(these) > 1 else ():
-            rest = [d for d in these if d is not c]
-            w_c = fit_weights(pooled([concat(examples[d.name]) for d in rest]), l2[mode])
-            others = _cross_fitted(rest, mode, examples, l2[mode]).pooled()
-            cal_c = fit_calibrations(others, w_c)
-            rows: dict[str, dict[int, PredictionRow]] = {}
-            judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)
-            held_out[c.name][mode] = _measure(c, mode, judged, cal_c, rows)
-        calibrated = [cal.confidence(j.probability, j.kind) for j in runs]
-        ok = [j.correct for j in runs]
-        ece = calibration_error(calibrated, ok)
-        per_mode[mode] = {
-            "corpora": [c.name for c in these],
-            "examples": {c.name: sum(len(e.target) for e in examples[c.name]) for c in these},
-            "ece": None if ece is None else round(ece, 4),
-            "reliability": reliability_table(calibrated, ok),
-        }
-    fit = {"split": "dev", "l2": l2, "folds": FOLDS,
-           "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
-           "held_out": held_out, "in_domain": in_domain,
-           "cross_fitted": {m: {"ece": per_mode[m]["ece"], "reliability": per_mode[m]["reliability"]} for m in MODES}}
-    return LocalWeights(modes, fit), {"held_out": held_out, "in_domain": in_domain, "fit": per_mode}
-
-
-def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
-    """Fit on the ``dev`` sessions of one corpus (:func:`fit_corpora` with that corpus alone)."""
-    return fit_corpora([Corpus("data", sessions, dict(source or {}))])

@@ -1,0 +1,281 @@
+"""Fitting the ``local`` router across corpora: the penalty chosen on corpora left out, the
+calibration cross-fitted by corpus, and the leave-one-corpus-out and in-domain tables.
+
+Used by ``scripts/fit_local.py``; the pieces of one fit (examples, weights, calibration maps) are in
+:mod:`.local_fit`. Everything here is deterministic: the same corpora give the same file.
+
+- **Penalty.** Weights are drawn towards bm25's decisions (:func:`~.local_fit.bm25_prior`); how
+  strongly is the one penalty of :data:`~.local_fit.L2_GRID` whose weights do best on a corpus
+  left out of their fit (mean strict accuracy over every corpus and mode, each routed by weights
+  fitted on the others): :func:`choose_penalty`.
+- **Calibration.** The map from winning probability to being right is fitted on those same runs:
+  each corpus routed by weights that never saw it, so a confidence is learnt as it will be read,
+  on chat unlike the fit's. A mode with a single corpus falls back to session folds.
+- **Tables.** Each corpus left out in turn: penalty, weights and calibration chosen and fitted on
+  the others exactly as above (so the reported corpus never chooses anything), then measured on
+  it. In domain: each corpus's sessions routed by weights fitted on the other session folds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
+from ..score.cluster import one_to_one
+from ..score.routing import score_session
+from .local import Calibration, LocalRouter, LocalWeights, ModeWeights
+from .local_fit import (
+    FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, Examples, Judged, calibration_error, concat, fit_calibrations,
+    fit_weights, gold_examples, judge_run, pooled, reliability_table,
+)
+from .runner import RouteOptions, route_session
+
+#: the penalty of a fit with no two corpora to compare (nothing to choose it by): the grid's second
+FALLBACK_L2 = L2_GRID[1]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Dev sessions of one corpus to fit on, and what they are (stored in the weights file)."""
+
+    name: str
+    sessions: Sequence[Session]
+    source: dict[str, Any]
+
+    def modes(self) -> tuple[str, ...]:
+        """The modes its sessions can be routed in (real chat logs: open only)."""
+        return ("open",) if any(is_open_only(s) for s in self.sessions) else MODES
+
+
+def l2_of(mode: str, penalty: float) -> float:
+    """The L2 penalty of ``mode`` for a fit of ``penalty`` (closed mode's)."""
+    return penalty if mode == "closed" else penalty * OPEN_L2_SHARE
+
+
+def _one_to_one(sessions: Sequence[Session], rows: dict[str, dict[int, PredictionRow]]) -> Optional[float]:
+    """1-1 pooled over ``sessions`` as the scorer pools it: clusters are session-qualified, a
+    one-off is a gold cluster of its own, a ``CLARIFY``/``ERROR`` (or missing) row a predicted one."""
+    gold: list[tuple] = []
+    pred: list[tuple] = []
+    for s in sessions:
+        by_i = rows.get(s.session_id, {})
+        for t in s.turns:
+            gold.append((s.session_id, t.gold.thread) if t.gold.thread is not None else (s.session_id, "one-off", t.i))
+            row = by_i.get(t.i)
+            pred.append((s.session_id, row.pred) if row is not None and row.pred not in SPECIAL_LABELS
+                        else (s.session_id, "alone", t.i))
+    value = one_to_one(gold, pred)
+    return None if value is None else round(value, 4)
+
+
+def _raw_router(w: np.ndarray) -> LocalRouter:
+    return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
+
+
+def _measure(c: Corpus, mode: str, judged: list[Judged], cal: ModeWeights, rows: dict) -> dict[str, Any]:
+    conf = [cal.confidence(j.probability, j.kind) for j in judged]
+    ok = [j.correct for j in judged]
+    ece = calibration_error(conf, ok)
+    out = {"strict_messages": len(judged),
+           "accuracy": round(float(np.mean(ok)), 4) if judged else None,
+           "ece": None if ece is None else round(ece, 4)}
+    if mode == "open":
+        out["one_to_one"] = _one_to_one(c.sessions, rows)
+    return out
+
+
+def router_scores(sessions: Sequence[Session], mode: str, router: Any) -> dict[str, Any]:
+    """Strict accuracy of any router over ``sessions`` in ``mode`` (and 1-1 in open mode), as the
+    scorer judges it: the comparison row of the held-out table."""
+    opts = RouteOptions(mode=mode, policy=router.policy)
+    rows: dict[str, dict[int, PredictionRow]] = {}
+    ok: list[bool] = []
+
+    async def main() -> None:
+        for s in sessions:
+            out, _ = await route_session(s, router, opts)
+            by_i = rows[s.session_id] = {r["i"]: PredictionRow.model_validate(r) for r in out}
+            scored = score_session(s, by_i, mode)
+            ok.extend(bool(c) for t, c in zip(s.turns, scored.correct) if t.gold.thread is not None and not t.ambiguous)
+
+    asyncio.run(main())
+    out: dict[str, Any] = {"accuracy": round(float(np.mean(ok)), 4) if ok else None}
+    if mode == "open":
+        out["one_to_one"] = _one_to_one(sessions, rows)
+    return out
+
+
+def _folds(sessions: Sequence[Session]) -> list[Sequence[Session]]:
+    return [sessions[k::FOLDS] for k in range(FOLDS)]
+
+
+@dataclass
+class Runs:
+    """Per corpus, its strict messages judged when routed by weights that never saw them (fitted
+    without its session, or without the whole corpus), and the prediction rows of those runs."""
+
+    judged: dict[str, list[Judged]] = field(default_factory=dict)
+    rows: dict[str, dict[str, dict[int, PredictionRow]]] = field(default_factory=dict)
+
+    def pooled(self) -> list[Judged]:
+        return [j for judged in self.judged.values() for j in judged]
+
+
+#: per mode, per corpus: the gold examples of each session fold
+AllExamples = dict[str, dict[str, list[Examples]]]
+
+
+def _fit(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float, skip_fold: Optional[int] = None) -> np.ndarray:
+    """Weights fitted on ``corpora`` in ``mode`` (each weighing the same), without fold ``skip_fold``."""
+    return fit_weights(pooled([concat([e for k, e in enumerate(examples[mode][c.name]) if k != skip_fold])
+                               for c in corpora]), l2)
+
+
+def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float) -> Runs:
+    """Every strict message of ``corpora`` routed by weights fitted without its session: the
+    sessions of each corpus fall in :data:`~.local_fit.FOLDS` folds, and fold k of every corpus is
+    routed by weights fitted on the other folds of all of them."""
+    out = Runs({c.name: [] for c in corpora}, {c.name: {} for c in corpora})
+    for k in range(FOLDS):
+        router = _raw_router(_fit(corpora, mode, examples, l2, k))
+        for c in corpora:
+            out.judged[c.name].extend(judge_run(_folds(c.sessions)[k], mode, router, out.rows[c.name]))
+    return out
+
+
+def _left_out(corpora: Sequence[Corpus], mode: str, examples: AllExamples, penalty: float) -> Optional[Runs]:
+    """Each corpus of ``mode`` routed by weights fitted on the others (None with fewer than two)."""
+    these = [c for c in corpora if mode in c.modes()]
+    if len(these) < 2:
+        return None
+    out = Runs()
+    for c in these:
+        w = _fit([d for d in these if d is not c], mode, examples, l2_of(mode, penalty))
+        out.rows[c.name] = {}
+        out.judged[c.name] = judge_run(c.sessions, mode, _raw_router(w), out.rows[c.name])
+    return out
+
+
+@dataclass
+class Search:
+    """The penalty chosen for a fit, the mean left-out accuracy of each tried (None: nothing to
+    compare), and per mode the left-out runs at the chosen one."""
+
+    penalty: float
+    scores: dict[float, Optional[float]]
+    runs: dict[str, Runs]
+
+
+def choose_penalty(corpora: Sequence[Corpus], examples: AllExamples) -> Search:
+    """The penalty of :data:`~.local_fit.L2_GRID` whose weights do best on the corpora of
+    ``corpora`` left out of their fit: the mean, over every corpus and mode with another corpus to
+    fit on, of its strict accuracy when routed by weights fitted on the others (the smallest
+    penalty on a tie; :data:`FALLBACK_L2` when no mode has two corpora)."""
+    best: Optional[tuple[float, float, dict[str, Runs]]] = None
+    scores: dict[float, Optional[float]] = {}
+    for penalty in L2_GRID:
+        runs = {m: r for m in MODES if (r := _left_out(corpora, m, examples, penalty)) is not None}
+        accs = [float(np.mean([j.correct for j in js])) for r in runs.values() for js in r.judged.values() if js]
+        if not accs:
+            scores[penalty] = None
+            continue
+        mean = float(np.mean(accs))
+        scores[penalty] = round(mean, 4)
+        if best is None or mean > best[1]:
+            best = (penalty, mean, runs)
+    if best is None:
+        return Search(FALLBACK_L2, scores, {})
+    return Search(best[0], scores, best[2])
+
+
+def _calibrated(corpora: Sequence[Corpus], mode: str, examples: AllExamples, search: Search,
+                w: np.ndarray) -> tuple[ModeWeights, list[Judged], str]:
+    """``w`` with its calibration, the runs it was fitted on and how they were cross-fitted: by
+    corpus (the left-out runs of ``search``), or by session fold when ``mode`` has one corpus."""
+    runs = search.runs.get(mode)
+    if runs is not None:
+        judged, how = runs.pooled(), "corpus"
+    else:
+        these = [c for c in corpora if mode in c.modes()]
+        judged, how = _cross_fitted(these, mode, examples, l2_of(mode, search.penalty)).pooled(), "session"
+    return fit_calibrations(judged, w), judged, how
+
+
+def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]]:
+    """Weights and calibration for both modes, fitted across ``corpora`` (dev sessions only).
+
+    Per mode, over the corpora that can be routed in it (real chat logs: open mode only): the
+    weights are fitted on all of them pooled, each corpus weighing the same
+    (:func:`~.local_fit.pooled`), with the penalty :func:`choose_penalty` picks; the calibration
+    is fitted on the runs behind that choice (each corpus routed by weights fitted without it).
+
+    The report's ``held_out`` table leaves each corpus out in turn: penalty, weights and
+    calibration chosen and fitted on the others exactly as above, then measured on it (accuracy,
+    expected calibration error, 1-1 in open mode). Its ``in_domain`` table measures each corpus's
+    sessions routed by weights fitted on the other session folds of every corpus, with the shipped
+    calibration. Returns the weights and the report ``{"held_out": {corpus: {mode: {...}}},
+    "in_domain": {...}, "fit": {mode: {...}}, "penalty": {...}}``. Raises ValueError when a
+    session is not from ``dev``.
+    """
+    for c in corpora:
+        for s in c.sessions:
+            if s.split != "dev":
+                raise ValueError(f"{c.name}: session {s.session_id} is from split {s.split!r}: "
+                                 f"the local router fits on dev only")
+    examples: AllExamples = {}
+    for mode in MODES:
+        these = [c for c in corpora if mode in c.modes()]
+        if not these:
+            raise ValueError(f"no corpus can be routed in {mode} mode")
+        examples[mode] = {c.name: [gold_examples(f, mode) for f in _folds(c.sessions)] for c in these}
+    search = choose_penalty(corpora, examples)
+    modes: dict[str, ModeWeights] = {}
+    held_out: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
+    in_domain: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
+    per_mode: dict[str, Any] = {}
+    for mode in MODES:
+        these = [c for c in corpora if mode in c.modes()]
+        l2 = l2_of(mode, search.penalty)
+        modes[mode], runs, how = _calibrated(corpora, mode, examples, search, _fit(these, mode, examples, l2))
+        cross = _cross_fitted(these, mode, examples, l2)
+        for c in these:
+            in_domain[c.name][mode] = _measure(c, mode, cross.judged[c.name], modes[mode], cross.rows[c.name])
+        calibrated = [modes[mode].confidence(j.probability, j.kind) for j in runs]
+        ok = [j.correct for j in runs]
+        ece = calibration_error(calibrated, ok)
+        per_mode[mode] = {
+            "corpora": [c.name for c in these],
+            "examples": {c.name: sum(len(e.target) for e in examples[mode][c.name]) for c in these},
+            "l2": l2, "calibrated_by": how,
+            "ece": None if ece is None else round(ece, 4),
+            "reliability": reliability_table(calibrated, ok),
+        }
+    for c in corpora if len(corpora) > 1 else ():
+        rest = [d for d in corpora if d is not c]
+        inner = choose_penalty(rest, examples)
+        for mode in c.modes():
+            fitted_on = [d for d in rest if mode in d.modes()]
+            if not fitted_on:
+                continue
+            cal_c, _, how = _calibrated(rest, mode, examples, inner,
+                                        w_c := _fit(fitted_on, mode, examples, l2_of(mode, inner.penalty)))
+            rows: dict[str, dict[int, PredictionRow]] = {}
+            judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)
+            held_out[c.name][mode] = {**_measure(c, mode, judged, cal_c, rows), "penalty": inner.penalty,
+                                      "calibrated_by": how}
+    penalty = {"chosen": search.penalty, "left_out_accuracy": {str(p): v for p, v in search.scores.items()}}
+    fit = {"split": "dev", "penalty": penalty, "folds": FOLDS,
+           "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
+           "held_out": held_out, "in_domain": in_domain,
+           "cross_fitted": {m: {"by": per_mode[m]["calibrated_by"], "ece": per_mode[m]["ece"],
+                                "reliability": per_mode[m]["reliability"]} for m in MODES}}
+    return LocalWeights(modes, fit), {"held_out": held_out, "in_domain": in_domain, "fit": per_mode, "penalty": penalty}
+
+
+def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:
+    """Fit on the ``dev`` sessions of one corpus (:func:`fit_corpora` with that corpus alone)."""
+    return fit_corpora([Corpus("data", sessions, dict(source or {}))])

@@ -1,0 +1,184 @@
+"""The ``local`` router's view of each topic and what a message shares with it.
+
+Topic profiles (the card, the messages routed to a topic and the assistant's replies to them, as
+token counts and character n-grams, grown message by message), BM25 and n-gram overlaps of a
+message with every topic, the bm25 baseline's own scores over the same topics, and a chat's
+typical message length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
+from typing import Sequence
+
+from .base import RouterView, TopicView
+from .bm25 import B, K1, bm25_tokens, idf
+from .local_text import body, char_grams
+from .text import tokens
+
+#: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
+#: at a time, so a few hundred topics are plenty)
+PROFILE_CACHE_MAX = 2048
+#: latest messages whose lengths say what a long message is in this chat
+LENGTH_WINDOW = 20
+
+
+# --- topic profiles ------------------------------------------------------------------------------------
+
+
+class TopicProfile:
+    """A topic's text as counts: token frequencies, length and character n-grams (grown in place).
+
+    It holds the card, the messages routed to the topic (without their speakers' names) and the
+    assistant's replies to them."""
+
+    __slots__ = ("count", "last", "tf", "length", "grams", "replied", "plain_tf", "plain_length")
+
+    def __init__(self) -> None:
+        self.count = 0  # messages taken in
+        self.last = -1  # turn of the latest one
+        self.replied = False  # whether the latest one's reply is in (it comes after the message)
+        self.tf: dict[str, int] = {}
+        self.length = 0
+        self.grams: set[str] = set()
+        # the bm25 baseline's view of the topic: its card and messages as written, no replies
+        self.plain_tf: dict[str, int] = {}
+        self.plain_length = 0
+
+    def add_plain(self, text: str) -> None:
+        """Take ``text`` into the bm25 baseline's view of the topic (:func:`~.bm25.bm25_tokens`)."""
+        toks = bm25_tokens(text)
+        tf = self.plain_tf
+        for t in toks:
+            tf[t] = tf.get(t, 0) + 1
+        self.plain_length += len(toks)
+
+    def add(self, text: str) -> None:
+        toks = tokens(text)
+        tf = self.tf
+        for t in toks:
+            tf[t] = tf.get(t, 0) + 1
+        self.length += len(toks)
+        self.grams |= char_grams(text)
+
+
+class ProfileCache:
+    """Profiles of the topics of recent views, extended message by message instead of rebuilt."""
+
+    def __init__(self) -> None:
+        self._store: dict[tuple[str, str, str, str], TopicProfile] = {}
+
+    def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
+        """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
+        card = topic.card
+        key = (view.session_id, view.mode, topic.label, card.title if card is not None else "")
+        msgs = topic.messages
+        prof = self._store.get(key)
+        # a session's topics only grow, so a profile whose latest message is still in place is a
+        # prefix; a reply arrives after its message, so the latest one is taken in when it shows
+        if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
+                or (prof.replied and msgs[prof.count - 1].reply is None):
+            if len(self._store) >= PROFILE_CACHE_MAX:
+                self._store.clear()
+            prof = TopicProfile()
+            if card is not None:
+                prof.add(f"{card.title}\n{card.description}\n{card.goal}")
+                prof.add_plain(f"{card.title}\n{card.description}\n{card.goal}")
+            self._store[key] = prof
+        if prof.count and not prof.replied and prof.count <= len(msgs) and msgs[prof.count - 1].reply is not None:
+            prof.add(msgs[prof.count - 1].reply)
+            prof.replied = True
+        for m in msgs[prof.count:]:
+            prof.add(body(m.text, m.speaker))
+            prof.add_plain(m.text)
+            prof.replied = m.reply is not None
+            if prof.replied:
+                prof.add(m.reply)
+            prof.last = m.i
+        prof.count = len(msgs)
+        return prof
+
+
+
+
+@lru_cache(maxsize=64)
+def idf_table(n: int) -> tuple[float, ...]:
+    """The bm25 baseline's IDF for ``n`` documents, by document frequency 0..n."""
+    return tuple(idf(n, d) for d in range(n + 1))
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """What a message shares with each topic: the terms each has, their document frequencies."""
+
+    have: list[set[str]]  # per topic: the message's terms it has seen
+    df: Counter  # per term: topics that have it
+    norms: list[float]  # per topic: BM25 length normalisation
+    weights: tuple[float, ...]  # IDF by document frequency
+
+
+def overlap(query: set[str], profs: Sequence[TopicProfile]) -> Overlap:
+    """The :class:`Overlap` of the message's distinct terms ``query`` with the topics ``profs``."""
+    n = len(profs)
+    have = [query & p.tf.keys() for p in profs]
+    df = Counter(chain.from_iterable(have))
+    avgdl = sum(p.length for p in profs) / n if n else 0.0
+    norms = [K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1 for p in profs]
+    return Overlap(have, df, norms, idf_table(n))
+
+
+def gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[float]:
+    """For each topic, the IDF-weighted share of ``grams`` it has seen (0..1)."""
+    n = len(profs)
+    if not grams or not n:
+        return [0.0] * n
+    weights = idf_table(n)
+    have = [grams & p.grams for p in profs]
+    df = Counter(chain.from_iterable(have))
+    weight_of = {g: weights[d] for g, d in df.items()}
+    # fsum: exactly rounded whatever the (hash-seed dependent) order of a set, so runs agree
+    total = (len(grams) - len(df)) * weights[0] + math.fsum(weight_of.values())
+    return [math.fsum(map(weight_of.__getitem__, h)) / total for h in have]
+
+
+def plain_bm25(query: Sequence[str], profs: Sequence[TopicProfile]) -> list[float]:
+    """The bm25 baseline's score of ``query`` (its tokens) against each topic, from the profiles'
+    plain counts: :func:`~.bm25.bm25_scores` over the topics' cards and messages as written, from
+    counts grown message by message instead of re-tokenised (a test holds the two equal)."""
+    n = len(profs)
+    avgdl = sum(p.plain_length for p in profs) / n if n else 0.0
+    if not avgdl:
+        return [0.0] * n
+    order = {q: k for k, q in enumerate(dict.fromkeys(query))}  # bm25 sums in query order
+    have = [sorted(order.keys() & p.plain_tf.keys(), key=order.__getitem__) for p in profs]
+    df = Counter(chain.from_iterable(have))
+    weights = idf_table(n)
+    out = []
+    for p, terms in zip(profs, have):
+        norm = K1 * (1.0 - B + B * p.plain_length / avgdl)
+        tf = p.plain_tf
+        score = 0.0
+        for q in terms:
+            f = tf[q]
+            score += weights[df[q]] * f * (K1 + 1.0) / (f + norm)
+        out.append(score)
+    return out
+
+
+def typical_length(view: RouterView) -> float:
+    """The mean log length (distinct tokens) of the chat's latest :data:`LENGTH_WINDOW` messages (0
+    with none): a message is long or short for its chat, not by one corpus's measure."""
+    recent = view.history[-LENGTH_WINDOW:]
+    if not recent:
+        return 0.0
+    return math.fsum(_log_length(r.text) for r in recent) / len(recent)
+
+
+@lru_cache(maxsize=1 << 15)
+def _log_length(text: str) -> float:
+    return math.log1p(len(set(tokens(text))))
+
