@@ -28,7 +28,7 @@ from msgspec import UNSET
 from ..compiled import DecodeErrors
 from ..errors import InputError
 from ..schema import PredictionRow
-from .datafile import Bad, DataColumns, DataPass, whole_line_blocks
+from .datafile import Bad, DataColumns, data_pass, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
 from .rowfile import (MODEL_FIELD, RARE_FIELDS, _is_lean, _field_or_none, _lean_decoder,  # noqa: F401 - read from here too
@@ -379,9 +379,11 @@ def first_mode(path: str | os.PathLike) -> str:
 
 
 def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], split: str,
-                     mode: str | None, allow_duplicates: bool = False) -> tuple[list[ColumnarRun | None], str]:
+                     mode: str | None, allow_duplicates: bool = False,
+                     background: bool = False) -> tuple[list[ColumnarRun | None], str]:
     """Score runs on the arrays (:func:`~.block.score_block`, either mode), reading the data file
-    once, a block of sessions at a time, with every predictions file in step; a file whose rows
+    once, a block of sessions at a time (in a forked process when ``background``), with every
+    predictions file in step; a file whose rows
     come in another order than the data's is scored in a second pass that reads it whole first.
     Rows left out of the numbers (of unknown sessions or turns, second rows for a turn) are listed
     on the run (:attr:`ColumnarRun.listing`), rows naming another mode than the run's too.
@@ -404,7 +406,7 @@ def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os
     for whole in (False, True):
         try:
             runs, fingerprint = _pass(data_path, [pred_paths[k] for k in todo], [modes[k] for k in todo], split, mode,
-                                      whole, allow_duplicates)
+                                      whole, allow_duplicates, background)
         except Bad:
             refused(data_path, "sessions")
         again = []
@@ -425,14 +427,14 @@ _AGAIN = object()
 
 
 def _pass(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], modes: Sequence[str | None],
-          split: str, mode: str | None, whole: bool, allow_duplicates: bool) -> tuple[list[Any], str | None]:
+          split: str, mode: str | None, whole: bool, allow_duplicates: bool,
+          background: bool) -> tuple[list[Any], str | None]:
     """One pass over the data file with every predictions file in step (``whole``: each read
     whole first): a run, ``None`` (a defect, or no rows) or :data:`_AGAIN` per file, and the data
     fingerprint. Raises :class:`Bad` at a defect of the data file."""
     from ..progress import progress
 
-    reader = DataPass(data_path)
-    blocks = reader.blocks()
+    blocks, reader = data_pass(data_path, background)
     streams: list[PredictionStream | None] = [PredictionStream(p, None if mode else m, whole, allow_duplicates)
                                               for p, m in zip(pred_paths, modes)]
     runs: list[PooledRun | None] = [PooledRun() for _ in modes]

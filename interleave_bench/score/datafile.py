@@ -12,6 +12,10 @@ ascend, and spooled to a temporary file in case they do not: :func:`data_fingerp
 
 Every valid file is read so; a defect raises :class:`Bad`, and the caller has the strict reader
 name it (:func:`~.read.refused`: every bad line, field and value, as ``validate`` names them).
+
+:func:`data_pass` runs the pass in a forked process when asked (:mod:`.forked`), handing the
+blocks over a pipe while the caller scores the last one: the data file is read on one core while
+predictions are read and scored on the other.
 """
 
 from __future__ import annotations
@@ -564,3 +568,15 @@ def data_fingerprint(path: str | os.PathLike) -> str:
         refused(path, "sessions")
     assert run.fingerprint is not None
     return run.fingerprint
+
+
+def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataColumns], Any]:
+    """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
+    the data fingerprint once they are all taken; in a forked process when ``background``."""
+    if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
+        from .forked import Forked
+
+        forked = Forked(DataPass(path))
+        return iter(forked), forked
+    run = DataPass(path)
+    return run.blocks(), run

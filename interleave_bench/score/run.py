@@ -515,8 +515,8 @@ def score_files(
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
                    price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write)
     jobs = min(jobs, len(pred_paths))
-    if jobs <= 1 or sessions is not None:
-        return _score_share(pred_paths, data_path, sessions, options)
+    if jobs <= 1 or sessions is not None:  # the data file read on a second core while this one scores
+        return _score_share(pred_paths, data_path, sessions, options, background=True)
     from concurrent.futures import ProcessPoolExecutor
 
     data_fingerprint(data_path)  # the data's defects named once, before any worker starts
@@ -528,12 +528,14 @@ def score_files(
 
 
 def _score_share(pred_paths: Sequence[Path], data_path: Path, sessions: Sequence[Session] | None,
-                 options: dict[str, Any]) -> list[ScoredFile]:
+                 options: dict[str, Any], background: bool = False) -> list[ScoredFile]:
     """Score some of the files in one pass over the data (which also gives the data fingerprint,
-    unless the sessions were given already read: then theirs)."""
+    unless the sessions were given already read: then theirs), the data file read in a forked
+    process when ``background``."""
     from ..io import records_fingerprint
     from .columnar import score_run_blocks
 
-    runs, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], options["allow_duplicates"])
+    runs, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], options["allow_duplicates"],
+                                    background)
     data_sha = records_fingerprint(sessions) if sessions is not None else passed
     return [_document_of(p, data_path, data_sha, run, **options) for p, run in zip(pred_paths, runs)]
