@@ -196,19 +196,24 @@ def read_predictions(path: str | os.PathLike, *, collect: bool = False) -> list[
     return list(read_records(path, PredictionRow, collect=collect))
 
 
-def read_json(path: str | os.PathLike) -> Any:
-    """A whole JSON document, with a one-line error for a missing or broken file."""
+def read_text(path: str | os.PathLike, missing: str = "no such file") -> str:
+    """A whole UTF-8 text file, with a one-line error (``missing`` when it is not there) for a
+    missing, folder or non-UTF-8 path."""
     name = str(path)
     try:
         with open(path, "r", encoding="utf-8") as fh:
-            text = fh.read()
+            return fh.read()
     except FileNotFoundError:
-        raise InputError(name, None, None, "no such file") from None
+        raise InputError(name, None, None, missing) from None
     except IsADirectoryError:
         raise InputError(name, None, None, "is a folder, not a file") from None
     except UnicodeDecodeError as exc:
         raise InputError(name, None, None, f"not UTF-8 text ({exc.reason})") from None
-    return parse_json(name, None, text)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """A whole JSON document, with a one-line error for a missing or broken file."""
+    return parse_json(str(path), None, read_text(path))
 
 
 def read_manifest(path: str | os.PathLike) -> Manifest:

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, NamedTuple, Optional
 
 from .errors import InputError
 from .heap import paused_gc
-from .io import iter_json_lines
+from .io import iter_json_lines, read_text
 from .strictjson import parse_strict
 from .vet import DEFAULT_ALLOWLIST, KINDS, VETTED_SUFFIXES, AllowRule, make_record, mask, read_allowlist, scan_text
 
@@ -221,14 +221,7 @@ def vet_file(path: Path, report: VetReport, rules: list[AllowRule]) -> None:
             items.extend((line, where, s) for where, s in iter_strings(obj))
         _vet_strings(report, rules, name, items)
         return
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(name, None, None, "no such file or folder") from None
-    except IsADirectoryError:
-        raise InputError(name, None, None, "is a folder, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(name, None, None, f"not UTF-8 text ({exc.reason})") from None
+    text = read_text(path, missing="no such file or folder")
     if path.suffix != ".json":
         raise InputError(name, None, None, "not a JSON or JSONL file (vet reads .json and .jsonl)")
     report.records += 1
