@@ -63,3 +63,50 @@ def test_what_the_pass_raises_is_raised_in_the_caller_as_it_was():
     assert str(caught.value) == "data.jsonl:3: turns[2].gold: not a thread of this session"
     with pytest.raises(PermissionError):
         list(Forked(_Failing(PermissionError(13, "Permission denied"))))
+
+
+def _with_line(path, k, edit):
+    lines = path.read_bytes().split(b"\n")
+    lines[k] = edit(lines[k])
+    path.write_bytes(b"\n".join(lines))
+
+
+@pytest.mark.parametrize("where", [0, 150, 299])
+def test_a_key_named_twice_is_refused_by_the_forked_pass_as_in_process(tmp_path, monkeypatch, where):
+    """The look for a key named twice runs in a process of its own (:class:`KeysPass`): the same
+    one-line error as in process, wherever the line is."""
+    data, predictions = _files(tmp_path, many_sessions(300, turns=12))
+    _with_line(data, where, lambda line: line.replace(b'"split":', b'"lang":"en","split":', 1))
+    errors = []
+    for fork in (True, False):
+        if not fork:
+            monkeypatch.delattr(os, "fork")
+        with pytest.raises(InputError) as caught:
+            score_files(data, predictions, bootstrap=0, write=False)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    assert f":{where + 1}:" in errors[0] and "lang" in errors[0]
+
+
+def test_lines_only_the_record_type_reads_are_scored_by_the_forked_pass_as_in_process(tmp_path, monkeypatch):
+    """A field the record types do not know (kept, not a defect) and a key escaping a quote mark
+    do not make the key look refuse a file."""
+    data, predictions = _files(tmp_path, many_sessions(300, turns=12))
+    _with_line(data, 7, lambda line: line[:-1] + b',"notes":{"by":"x"}}')
+    _with_line(data, 8, lambda line: line[:-1] + b',"notes":{"by":"x","by\\u0022":1}}')
+    forked = _documents(data, predictions)
+    monkeypatch.delattr(os, "fork")
+    assert forked == _documents(data, predictions)
+
+
+def test_the_key_look_finds_a_key_named_twice_in_any_block(tmp_path):
+    from interleave_bench.score.datafile import Bad
+    from interleave_bench.score.forked import KeysPass
+
+    data, _ = _files(tmp_path, many_sessions(300, turns=12))
+    assert list(KeysPass(data, block_bytes=4096).blocks()) == []
+    _with_line(data, 250, lambda line: line.replace(b'"turns":', b'"turns":[],"turns":', 1))
+    with pytest.raises(Bad):
+        list(KeysPass(data, block_bytes=4096).blocks())
+    with pytest.raises(Bad):
+        list(Forked(KeysPass(data, block_bytes=4096)))

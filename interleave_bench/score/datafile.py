@@ -15,7 +15,8 @@ name it (:func:`~.read.refused`: every bad line, field and value, as ``validate`
 
 :func:`data_pass` runs the pass in a forked process when asked (:mod:`.forked`), handing the
 blocks over a pipe while the caller scores the last one: the data file is read on one core while
-predictions are read and scored on the other.
+predictions are read and scored on the other, with the look for keys named twice
+(:class:`~.forked.KeysPass`) in a third.
 """
 
 from __future__ import annotations
@@ -474,10 +475,13 @@ class DataPass:
     """The pass itself, run where it is iterated: :meth:`blocks` yields :class:`DataColumns`
     (when ``columns``), after which :attr:`fingerprint` holds the data fingerprint."""
 
-    def __init__(self, path: str | os.PathLike, columns: bool = True, block_bytes: int | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, columns: bool = True, block_bytes: int | None = None,
+                 keys: bool = True) -> None:
         self.path = path
         self.columns = columns
         self.block_bytes = block_bytes
+        #: whether the pass looks for a key named twice (``False``: a :class:`KeysPass` does)
+        self.keys = keys
         self.fingerprint: str | None = None
 
     def blocks(self) -> Iterator[DataColumns]:
@@ -505,10 +509,10 @@ class DataPass:
             try:  # the whole block at once; line by line only when some line needs the record type
                 sessions = strict.decode_lines(block)
                 lines = canonical_lines(sessions)
-                if names_twice(block, lines, Session):
+                if self.keys and names_twice(block, lines, Session):
                     raise Bad("a key named twice")
             except (*DecodeErrors, RecursionError):
-                sessions, lines = self._line_by_line(block)
+                sessions, lines = self._line_by_line(block, self.keys)
             if ids_unprintable(block, chain(map(_SESSION_ID, sessions), map(_LANG, sessions),
                                             map(_ID, chain.from_iterable(map(_THREADS, sessions))))):
                 raise Bad("a control character in an id")
@@ -528,7 +532,7 @@ class DataPass:
             yield (cols if self.columns else None), printed
 
     @staticmethod
-    def _line_by_line(block: bytes) -> tuple[list[Any], bytes]:
+    def _line_by_line(block: bytes, keys: bool) -> tuple[list[Any], bytes]:
         """A block's sessions and fingerprint lines, each line read by the compiled reader or, when
         it does not take it, by the record type."""
         decode = decoder(Session, patterns=False).decode
@@ -546,7 +550,7 @@ class DataPass:
                 s, p = _by_record_type(line)  # read strictly
             sessions.append(s)
             printed.append(p + b"\n")
-        if texts and names_twice(b"\n".join(texts), b"\n".join(compiled_lines), Session):
+        if keys and texts and names_twice(b"\n".join(texts), b"\n".join(compiled_lines), Session):
             raise Bad("a key named twice")
         return sessions, b"".join(printed)
 
@@ -574,9 +578,11 @@ def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataC
     """The data file's blocks of :class:`DataColumns` and the object whose ``fingerprint`` holds
     the data fingerprint once they are all taken; in a forked process when ``background``."""
     if background and hasattr(os, "fork"):  # elsewhere the pass runs where it is iterated
-        from .forked import Forked
+        from .forked import Forked, KeysPass, then
 
-        forked = Forked(DataPass(path))
-        return iter(forked), forked
+        keys = Forked(KeysPass(path))  # on the core the caller leaves idle while it waits for blocks
+        forked = Forked(DataPass(path, keys=False))
+        return then(forked, keys), forked
     run = DataPass(path)
     return run.blocks(), run
+

@@ -11,9 +11,11 @@ import os
 import pickle
 import signal
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
-from .datafile import DataColumns, DataPass
+from ..schema import Session
+from .datafile import Bad, DataColumns, DataPass, whole_line_blocks
+from .keys import names_twice_strictly
 
 
 class Forked:
@@ -162,3 +164,37 @@ def _widen(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     except (ImportError, AttributeError, OSError):
         pass
+
+
+class KeysPass:
+    """The look for a key named twice in a session line, apart from the rest of the pass (which
+    then runs with ``keys=False``): iterating it yields nothing and raises :class:`Bad` at a
+    block that names a key twice (the strict reader then names the file's first defect).
+
+    Run in a process of its own beside the pass (:func:`~.datafile.data_pass`), it takes a third
+    of the pass's work off the pass's core, onto the one the scorer leaves idle while it waits for
+    blocks (docs/score.md#how-it-reads-and-scores-at-scale)."""
+
+    fingerprint = None
+
+    def __init__(self, path: str | os.PathLike, block_bytes: int | None = None) -> None:
+        self.path = path
+        self.block_bytes = block_bytes
+
+    def blocks(self) -> Iterator[DataColumns]:
+        for block in whole_line_blocks(self.path, self.block_bytes):
+            if names_twice_strictly(block, Session):
+                raise Bad("a key named twice")
+        return
+        yield
+
+
+def then(forked: Iterable[DataColumns], keys: Any) -> Iterator[DataColumns]:
+    """The blocks of ``forked``, then the verdict of ``keys`` (:class:`Bad` at a key named twice);
+    ``keys`` is ended however the iteration ends."""
+    try:
+        yield from forked
+        for _ in keys:
+            pass
+    finally:
+        keys.close()

@@ -99,10 +99,20 @@ def names_twice(block: bytes, canonical: bytes | None, model: type[BaseModel]) -
     return quotes(block) != quotes(again)
 
 
+def names_twice_strictly(block: bytes, model: type[BaseModel]) -> bool:
+    """:func:`names_twice` for lines no other reader has taken: a line the keys-only reader does
+    not take (an unknown field, broken JSON) is read strictly, and counts only where the strict
+    reading refuses it (so the strict reader, which reads so too, names a defect of the file)."""
+    if not names_twice(block, None, model):
+        return False
+    return any(_strictly_twice(line) for line in block.split(b"\n") if line.strip() and names_twice(line, None, model))
+
+
 def _strictly_twice(line: bytes) -> bool:
-    """Whether the strict reading refuses a line (a key named twice, here)."""
+    """Whether the strict reading refuses a line (a key named twice, here; or text that is no
+    UTF-8, which the strict reader refuses too)."""
     try:
         parse_strict("", None, line.decode("utf-8"))
-    except InputError:
+    except (InputError, UnicodeDecodeError):
         return True
     return False
