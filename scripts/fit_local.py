@@ -15,8 +15,9 @@ Prints the leave-one-corpus-out table (fitted on the others, measured on the one
 accuracy in both modes, 1-1 in open mode, expected calibration error, and bm25 on the same
 sessions for comparison; penalty, weights and calibration chosen and fitted without the corpus
 reported), the same in domain (each session routed by weights fitted on the other folds of every
-corpus), then the reliability table of the shipped calibration (cross-fitted by corpus: each
-corpus routed by weights fitted without it). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
+corpus), then the reliability table of the shipped calibration (each kind of chat's map cross-fitted
+as ``local_corpora.CALIBRATE_BY`` says: by corpus, each corpus routed by weights fitted without
+it, or by session fold). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
 corpora give a byte-identical file. Exit codes: 0 written, 2 bad input (one line on stderr).
 """
 
@@ -138,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(held_out_table(corpora, report["in_domain"], bm25, "corpus")))
     for mode, r in report["fit"].items():
         print(f"{mode}: fitted on {', '.join(f'{c} ({n:,} examples)' for c, n in r['examples'].items())}; "
-              f"confidence cross-fitted by {r['calibrated_by']} (each routed by weights fitted without it): ECE {_cell(r['ece'])}")
+              f"confidence cross-fitted by {', '.join(f'{k} {v}' for k, v in r['calibrated_by'].items())} "
+              f"(each routed by weights that never saw it): ECE {_cell(r['ece'])}")
         print("  bin        n  confidence  accuracy    gap")
         for row in r["reliability"]:
             flag = "" if row["n"] < RELIABILITY_MIN_N or row["gap"] <= RELIABILITY_TOLERANCE else \

@@ -360,8 +360,11 @@ def test_fit_across_corpora_leaves_each_out_and_refits_byte_for_byte(tmp_path, c
     from interleave_bench.route.local_fit import L2_GRID
     tried = {float(p): v for p, v in doc["fit"]["penalty"]["left_out_accuracy"].items()}
     assert set(tried) == set(L2_GRID) and doc["fit"]["penalty"]["chosen"] == max(tried, key=lambda p: (tried[p], -p))
-    # open mode has two corpora, so its confidence is cross-fitted by corpus; closed mode by session
-    assert doc["fit"]["cross_fitted"]["open"]["by"] == "corpus" and doc["fit"]["cross_fitted"]["closed"]["by"] == "session"
+    # open mode has two corpora: plain chat and the fallback cross-fitted by corpus, the kinds a
+    # public corpus brings by session; closed mode has one corpus, so all by session
+    assert doc["fit"]["cross_fitted"]["open"]["by"] == {"overall": "corpus", "plain": "corpus",
+                                                         "replies": "session", "multi": "session"}
+    assert set(doc["fit"]["cross_fitted"]["closed"]["by"].values()) == {"session"}
     assert doc["fit"]["held_out"]["irc"]["open"]["penalty"] in L2_GRID
     assert script.main(["--offline", str(tmp_path / "nowhere")]) == 2
     assert "nowhere" in capsys.readouterr().err

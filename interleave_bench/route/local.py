@@ -27,9 +27,10 @@ weights fitted across corpora (``interleave_bench/data/local/weights.json``, wri
 Signals that fire in one kind of chat only (:data:`KIND_FEATURES`: with the assistant's replies,
 with several people) carry that kind's habits without reaching another kind. The fit draws the
 weights towards bm25's choice (``local_fit.bm25_prior``). The winning candidate's probability (a
-softmax over the candidates) is mapped through a monotone calibration cross-fitted by corpus (each
-corpus judged by weights fitted without it), so ``confidence`` reads as the chance the decision is
-right on chat unlike the fit's. A one-off is offered only when
+softmax over the candidates) is mapped through a monotone calibration per kind of chat, fitted on
+runs like those the kind will be met on (``local_corpora.CALIBRATE_BY``: plain chat on each corpus
+judged by weights fitted without it, chat with replies or several speakers on session folds of its
+public corpus), so ``confidence`` reads as the chance the decision is right. A one-off is offered only when
 there is a current topic and no topic alone shares :data:`WORK_TERMS` words with the first
 sentence. One-off topics are titled with :data:`ONEOFF_TITLE_PREFIX`; they are never offered as a
 place for a later message and never count as the current topic.

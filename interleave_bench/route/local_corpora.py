@@ -8,12 +8,18 @@ Used by ``scripts/fit_local.py``; the pieces of one fit (examples, weights, cali
   strongly is the one penalty of :data:`~.local_fit.L2_GRID` whose weights do best on a corpus
   left out of their fit (mean strict accuracy over every corpus and mode, each routed by weights
   fitted on the others): :func:`choose_penalty`.
-- **Calibration.** The map from winning probability to being right is fitted on those same runs:
-  each corpus routed by weights that never saw it, so a confidence is learnt as it will be read,
-  on chat unlike the fit's. A mode with a single corpus falls back to session folds.
+- **Calibration.** Each kind of chat's map from winning probability to being right is fitted on
+  the runs that resemble how that kind will be met (:data:`CALIBRATE_BY`): a kind whose fit
+  corpora include a public corpus (SGD brings "replies", IRC "multi") will be met on more of that
+  corpus, so it is calibrated in domain, on runs cross-fitted by session folds (each session
+  routed by weights fitted on the other folds); "plain" chat has only the project's own writer in
+  the fit and will come from a new writer, so it is calibrated on the left-out-corpus runs (each
+  corpus routed by weights that never saw it), and so is the overall map every kind without a map
+  of its own falls back on. A mode with a single corpus has no left-out runs: session folds.
 - **Tables.** Each corpus left out in turn: penalty, weights and calibration chosen and fitted on
-  the others exactly as above (so the reported corpus never chooses anything), then measured on
-  it. In domain: each corpus's sessions routed by weights fitted on the other session folds.
+  the others exactly as above, the same rule included (so the reported corpus never chooses or
+  fits anything), then measured on it. In domain: each corpus's sessions routed by weights fitted
+  on the other session folds.
 """
 
 from __future__ import annotations
@@ -33,6 +39,12 @@ from .local_fit import (
     fit_weights, gold_examples, judge_run, pooled, reliability_table,
 )
 from .runner import RouteOptions, route_session
+
+#: per kind of chat (:data:`~.local.CHAT_KINDS`), the runs its calibration is fitted on: "session"
+#: (cross-fitted by session folds: the kind's fit corpora include a public corpus, whose new chat
+#: is more of the same) or "corpus" (each corpus routed by weights fitted without it: the kind's
+#: new chat comes from a writer the fit never saw); ``None`` is the overall map (the fallback)
+CALIBRATE_BY: dict[Optional[str], str] = {None: "corpus", "plain": "corpus", "replies": "session", "multi": "session"}
 
 #: the penalty of a fit with no two corpora to compare (nothing to choose it by): the grid's second
 FALLBACK_L2 = L2_GRID[1]
@@ -193,16 +205,23 @@ def choose_penalty(corpora: Sequence[Corpus], examples: AllExamples) -> Search:
 
 
 def _calibrated(corpora: Sequence[Corpus], mode: str, examples: AllExamples, search: Search,
-                w: np.ndarray) -> tuple[ModeWeights, list[Judged], str]:
-    """``w`` with its calibration, the runs it was fitted on and how they were cross-fitted: by
-    corpus (the left-out runs of ``search``), or by session fold when ``mode`` has one corpus."""
-    runs = search.runs.get(mode)
-    if runs is not None:
-        judged, how = runs.pooled(), "corpus"
-    else:
+                w: np.ndarray, cross: Optional[Runs] = None) -> tuple[ModeWeights, list[Judged], dict[str, str], Runs]:
+    """``w`` with its calibrations fitted as :data:`CALIBRATE_BY` says: each kind's on its
+    messages of the left-out runs of ``search`` ("corpus") or of the session-fold runs
+    ("session"; both when ``mode`` has a single corpus, which has no left-out runs). Returns the
+    weights, the runs each message's map was fitted on (each message once: its kind's runs), how
+    each map was calibrated (``"overall"`` and per kind) and the session-fold runs (``cross`` when
+    given, else computed)."""
+    if cross is None:
         these = [c for c in corpora if mode in c.modes()]
-        judged, how = _cross_fitted(these, mode, examples, l2_of(mode, search.penalty)).pooled(), "session"
-    return fit_calibrations(judged, w), judged, how
+        cross = _cross_fitted(these, mode, examples, l2_of(mode, search.penalty))
+    left = search.runs.get(mode)
+    runs = {"corpus": left.pooled() if left is not None else cross.pooled(), "session": cross.pooled()}
+    how = {k: (CALIBRATE_BY[k] if left is not None else "session") for k in CALIBRATE_BY}
+    kind_runs = {k: runs[how[k]] for k in CALIBRATE_BY if k is not None}
+    judged = [j for k, js in kind_runs.items() for j in js if j.kind == k]
+    named = {("overall" if k is None else k): v for k, v in how.items()}
+    return fit_calibrations(runs[how[None]], w, kind_runs), judged, named, cross
 
 
 def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]]:
@@ -211,10 +230,12 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
     Per mode, over the corpora that can be routed in it (real chat logs: open mode only): the
     weights are fitted on all of them pooled, each corpus weighing the same
     (:func:`~.local_fit.pooled`), with the penalty :func:`choose_penalty` picks; the calibration
-    is fitted on the runs behind that choice (each corpus routed by weights fitted without it).
+    of each kind is fitted on the runs :data:`CALIBRATE_BY` names: behind that choice (each
+    corpus routed by weights fitted without it) or cross-fitted by session fold.
 
     The report's ``held_out`` table leaves each corpus out in turn: penalty, weights and
-    calibration chosen and fitted on the others exactly as above, then measured on it (accuracy,
+    calibration chosen and fitted on the others exactly as above (the same rule), then measured
+    on it (accuracy,
     expected calibration error, 1-1 in open mode). Its ``in_domain`` table measures each corpus's
     sessions routed by weights fitted on the other session folds of every corpus, with the shipped
     calibration. Returns the weights and the report ``{"held_out": {corpus: {mode: {...}}},
@@ -240,8 +261,7 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
     for mode in MODES:
         these = [c for c in corpora if mode in c.modes()]
         l2 = l2_of(mode, search.penalty)
-        modes[mode], runs, how = _calibrated(corpora, mode, examples, search, _fit(these, mode, examples, l2))
-        cross = _cross_fitted(these, mode, examples, l2)
+        modes[mode], runs, how, cross = _calibrated(corpora, mode, examples, search, _fit(these, mode, examples, l2))
         for c in these:
             in_domain[c.name][mode] = _measure(c, mode, cross.judged[c.name], modes[mode], cross.rows[c.name])
         calibrated = [modes[mode].confidence(j.probability, j.kind) for j in runs]
@@ -261,7 +281,7 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
             fitted_on = [d for d in rest if mode in d.modes()]
             if not fitted_on:
                 continue
-            cal_c, _, how = _calibrated(rest, mode, examples, inner,
+            cal_c, _, how, _ = _calibrated(rest, mode, examples, inner,
                                         w_c := _fit(fitted_on, mode, examples, l2_of(mode, inner.penalty)))
             rows: dict[str, dict[int, PredictionRow]] = {}
             judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)

@@ -280,13 +280,16 @@ def fit_calibration(probability: Sequence[float], correct: Sequence[bool]) -> Ca
     return Calibration(tuple(float(v) for v in bx), tuple(float(v) for v in by))
 
 
-def fit_calibrations(judged: Sequence["Judged"], w: np.ndarray) -> ModeWeights:
+def fit_calibrations(judged: Sequence["Judged"], w: np.ndarray,
+                     kind_runs: Optional[dict[str, Sequence["Judged"]]] = None) -> ModeWeights:
     """``w`` with the calibrations fitted on ``judged``: one over all of them, and one per kind of
-    chat with at least :data:`MIN_STEP_MESSAGES` messages."""
+    chat with at least :data:`MIN_STEP_MESSAGES` messages, each fitted on that kind's messages of
+    ``kind_runs[kind]`` (of ``judged`` for a kind it does not name)."""
     def fit(js: Sequence[Judged]) -> Calibration:
         return fit_calibration([j.probability for j in js], [j.correct for j in js])
 
-    by_kind = {k: [j for j in judged if j.kind == k] for k in CHAT_KINDS}
+    runs = kind_runs or {}
+    by_kind = {k: [j for j in runs.get(k, judged) if j.kind == k] for k in CHAT_KINDS}
     return ModeWeights(w, fit(judged), {k: fit(js) for k, js in by_kind.items() if len(js) >= MIN_STEP_MESSAGES})
 
 
