@@ -585,4 +585,3 @@ def data_pass(path: str | os.PathLike, background: bool) -> tuple[Iterator[DataC
         return then(forked, keys), forked
     run = DataPass(path)
     return run.blocks(), run
-
