@@ -130,6 +130,20 @@ def test_the_same_run_or_the_same_name_twice_is_refused(hub, runs, capsys):
     assert "added my BM25 (closed, bm25, no model, dev)" in out
 
 
+def test_a_second_row_for_a_turn_is_refused_without_naming_an_option_add_lacks(hub, runs, tmp_path, capsys):
+    data, preds = runs
+    lines = preds["closed-stay"].read_text(encoding="utf-8").splitlines()
+    doubled = tmp_path / "closed-doubled.jsonl"
+    doubled.write_text("\n".join([*lines, lines[0]]) + "\n", encoding="utf-8")
+    code, out, err = _add(capsys, str(doubled), "--data", str(data))
+    row = json.loads(lines[0])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err == (f"error: {doubled}:{len(lines) + 1}: i: second row for session {row['session_id']!r} turn "
+                   f"{row['i']} (first on line 1); remove it (score, compare and report keep the last with "
+                   "--allow-duplicates)\n")
+    assert hub.repos.get(("dataset", BOARD)) is None  # nothing published
+
+
 def test_a_score_file_that_disagrees_with_the_computed_run_is_refused_naming_the_field(hub, runs, tmp_path, capsys):
     data, preds = runs
     honest = b.score_file(data, preds["closed-stay"])

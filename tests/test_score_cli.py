@@ -148,7 +148,7 @@ def test_duplicate_rows_stop_the_run_unless_allowed(tmp_path, capsys):
     assert code == 2 and out == ""
     assert err.strip().splitlines()[0] == (
         f"error: {pred}:3: i: second row for session 'd' turn 1 (first on line 2); "
-        "remove it or pass --allow-duplicates to keep the last")
+        "remove it (score, compare and report keep the last with --allow-duplicates)")
     assert "Traceback" not in err
     code, out, _ = run_cli(capsys, "score", data, pred, "--allow-duplicates", "--json", "--bootstrap", 0)
     assert code == 0

@@ -215,7 +215,7 @@ class LeftOutRows:
             raise InputErrors([InputError(
                 self.source, line[n], "i",
                 f"second row for session {sid!r} turn {i} (first on line {line[first]}); "
-                "remove it or pass --allow-duplicates to keep the last",
+                "remove it (score, compare and report keep the last with --allow-duplicates)",
             ) for n, _, first, sid, i in repeated])
         unknown = sorted(self._unknown)
         return ([LeftOut(reason, sid, i, line[n]) for n, reason, sid, i in unknown if reason == UNKNOWN_SESSION]
