@@ -369,51 +369,13 @@ def check_v1(s: Session) -> list[tuple[str, str]]:
 
 
 def check_session(s: Session) -> list[tuple[str, str]]:
-    """Checks across the fields of one session; returns ``(field, message)`` for each defect."""
-    problems: list[tuple[str, str]] = []
-    ids = s.thread_ids()
-    known = set(ids)
-    seen: set[str] = set()
-    for k, t in enumerate(s.threads):
-        if t.id in seen:
-            problems.append((f"threads[{k}].id", f"duplicate thread id {t.id!r}"))
-        seen.add(t.id)
-        if t.id in SPECIAL_LABELS or t.id in (JUDGE_NONE, JUDGE_AMBIGUOUS):
-            problems.append((f"threads[{k}].id", f"{t.id!r} is reserved and cannot be a thread id"))
-        if t.twinOf is not None:
-            if t.twinOf == t.id:
-                problems.append((f"threads[{k}].twinOf", "a thread cannot be its own twin"))
-            elif t.twinOf not in known:
-                problems.append((f"threads[{k}].twinOf", f"{t.twinOf!r} is not a thread of this session"))
-    numbering_ok = True
-    for k, turn in enumerate(s.turns):
-        where = f"turns[{k}]"
-        if numbering_ok and turn.i != k:
-            # one error for a gap or swap, not one for every turn after it
-            problems.append((f"{where}.i", f"expected {k} (turns run 0..n-1 in order), got {turn.i}"))
-            numbering_ok = False
-        g = turn.gold
-        if (g.action == "oneoff") != (turn.style == "oneoff"):
-            problems.append((f"{where}.style", f"style 'oneoff' goes with action 'oneoff' and only with it, "
-                                               f"got style {turn.style!r} with action {g.action!r}"))
-        if g.action == "oneoff":
-            if g.thread is not None:
-                problems.append((f"{where}.gold.thread", f"a one-off has no thread, got {g.thread!r}"))
-        elif g.thread is None:
-            problems.append((f"{where}.gold.thread", f"null is only allowed for action 'oneoff', not {g.action!r}"))
-        elif g.thread not in known:
-            problems.append((f"{where}.gold.thread", f"{g.thread!r} is not a thread of this session"))
-        for r, ref in enumerate(g.refs):
-            if ref not in known:
-                problems.append((f"{where}.gold.refs[{r}]", f"{ref!r} is not a thread of this session"))
-        j = turn.judge
-        if j.thread not in known and j.thread not in (JUDGE_NONE, JUDGE_AMBIGUOUS):
-            problems.append(
-                (f"{where}.judge.thread", f"{j.thread!r} is not a thread of this session, 'none' or 'ambiguous'")
-            )
-        for c, cand in enumerate(j.candidates or []):
-            if cand not in known:
-                problems.append((f"{where}.judge.candidates[{c}]", f"{cand!r} is not a thread of this session"))
+    """Checks across the fields of one session; returns ``(field, message)`` for each defect: those
+    of :mod:`.session_checks` (threads, turn numbering, styles, gold, judge), written once for
+    this and for the scorer's blocks of sessions, then :func:`check_v1`'s."""
+    from .session_checks import defects, problems_of, session_arrays  # (it reads this module's vocabularies)
+
+    arrays = session_arrays([s])
+    (problems,) = problems_of(arrays, defects(arrays))
     if s.version == "interleave-v1" or s.timeline is not None or s.probes is not None:
         problems += check_v1(s)
     return problems

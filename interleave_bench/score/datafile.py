@@ -26,7 +26,7 @@ import os
 import re
 import tempfile
 from array import array
-from itertools import chain, compress
+from itertools import chain
 from operator import attrgetter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -38,22 +38,14 @@ from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, e
 from ..errors import InputError
 from ..io import LinesHash, parse_json
 from ..record_errors import CONTROL
-from ..schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES, Session, check_session, check_v1
+from ..schema import Session, check_session, check_v1
+from ..session_checks import Vocab, defects, offsets, session_arrays, thread_numbers
 from .keys import names_twice
 from .read import refused
 
 #: bytes of whole lines read at a time (a block is decoded, checked and scored at once): large
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat
 BLOCK_BYTES = 1 << 20
-#: judge codes beside thread numbers
-J_NONE, J_AMBIGUOUS = -1, -2
-#: what no thread id may be
-_RESERVED = frozenset({*SPECIAL_LABELS, JUDGE_NONE, JUDGE_AMBIGUOUS})
-_ONEOFF_ACTION = ACTIONS.index("oneoff")
-_ONEOFF_STYLE = STYLES.index("oneoff")
-_ACTION_CODE = {a: k for k, a in enumerate(ACTIONS)}
-_STYLE_CODE = {s: k for k, s in enumerate(STYLES)}
-
 
 #: a carriage return that does not start a ``\\r\\n``
 _LONE_CR = re.compile(rb"\r(?!\n)")
@@ -113,54 +105,13 @@ def codes_in(keys: np.ndarray, pool: np.ndarray) -> np.ndarray:
     return np.where(hit, order[pos], -1)
 
 
-class Vocab:
-    """One dictionary of strings for a block: strings -> int codes (thread ids, labels, tags...)."""
-
-    def __init__(self) -> None:
-        self.code: dict[str, int] = {}
-
-    def encode_words(self, words: list[str | None], nulls: bool = False) -> np.ndarray:
-        """Codes of a list of strings (``None`` -> -1 when ``nulls``), new ones numbered in order
-        of first use."""
-        code = self.code
-        lookup = {**code, None: -1} if nulls else code
-        try:  # most often every word is known already: one pass
-            return np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words))
-        except KeyError:
-            pass
-        new = set(words).difference(code)
-        new.discard(None)  # type: ignore[arg-type]
-        for w in sorted(new, key=words.index):  # in order of first use
-            code[w] = len(code)
-        lookup = {**code, None: -1} if nulls else code
-        return np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words))
-
-    def encode(self, col) -> np.ndarray:
-        """Codes of a pyarrow string column (nulls -> -1)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if col is None or len(col) == 0:
-            return np.zeros(0, dtype=np.int64)
-        enc = pc.dictionary_encode(col)
-        if isinstance(enc, pa.ChunkedArray):
-            enc = enc.combine_chunks()
-        local = enc.dictionary.to_pylist()
-        table = np.array([self.code.setdefault(w, len(self.code)) for w in local] + [-1], dtype=np.int64)
-        idx = enc.indices.fill_null(len(local)).to_numpy(zero_copy_only=False).astype(np.int64)
-        return table[idx]
-
-    def words(self) -> list[str]:
-        """Every string seen, by code."""
-        return list(self.code)
-
-
 @dataclass
 class DataColumns:
     """A block of sessions as arrays; turn arrays run over every turn of every session.
 
     Thread numbers are positions in a session's ``threads``; ``gold`` is -1 for a one-off;
-    ``judge`` a thread number, :data:`J_NONE` or :data:`J_AMBIGUOUS`.
+    ``judge`` a thread number, :data:`~interleave_bench.session_checks.J_NONE` or
+    :data:`~interleave_bench.session_checks.J_AMBIGUOUS`.
     """
 
     session_ids: list[str]
@@ -184,7 +135,7 @@ class DataColumns:
 
     def thread_number(self, sess: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Each (session, vocab code)'s thread number in its session, -1 where it names none."""
-        return _thread_numbers(self.thread_key, self.thread_pos, self.width, sess, codes)
+        return thread_numbers(self.thread_key, self.thread_pos, self.width, sess, codes)
 
     # what every run scored against the block reads, taken once (here, not where the block is read:
     # cheaper to take again than to hand over)
@@ -219,24 +170,6 @@ class DataColumns:
         return len(self.session_ids)
 
 
-def _thread_numbers(keys: np.ndarray, numbers: np.ndarray, width: int, sess: np.ndarray,
-                    codes: np.ndarray) -> np.ndarray:
-    """Each (session, vocab code)'s thread number in its session, -1 where it names none, given
-    the block's thread keys (``session * width + code``, ascending) and each one's number."""
-    ok = (codes >= 0) & (codes < width)
-    if not len(keys):
-        return np.full(len(codes), -1, dtype=np.int64)
-    wanted = sess * width + np.where(ok, codes, 0)
-    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    return np.where(ok & (keys[at] == wanted), numbers[at], -1)
-
-
-def _offsets(lengths: list[int] | np.ndarray) -> np.ndarray:
-    out = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out[1:])
-    return out
-
-
 #: the tags of the blocks read so far by this process, in order of first use, which each block's
 #: vocabulary takes before its own (files use a few tags: a block's are then looked up in one pass)
 _TAGS_SEEN: dict[str, None] = {}
@@ -246,81 +179,14 @@ TAGS_SEEN_MAX = 256
 
 def columns_of(sessions: list[Any]) -> DataColumns:
     """A block of decoded sessions (compiled structs: types and bounds already checked) as
-    :class:`DataColumns`, every check of :func:`~interleave_bench.schema.check_session` but
-    :func:`check_v1` made on the way; raises :class:`Bad` at the first defect. Fields are taken
-    with ``map`` and ``attrgetter`` and checked as arrays: no Python loop runs per turn."""
-    vocab = Vocab()
-    thread_lists = list(map(_THREADS, sessions))
-    threads = list(chain.from_iterable(thread_lists))
-    flat_ids = list(map(_ID, threads))
-    thread_code = vocab.encode_words(flat_ids)
-    width = max(len(vocab.code), 1) + 8
-    if not _RESERVED.isdisjoint(vocab.code):
-        raise Bad("reserved thread id")
-    thread_start = _offsets(list(map(len, thread_lists)))
-    n_sess = len(sessions)
-    th_sess = np.repeat(np.arange(n_sess), np.diff(thread_start))
-    thread_key = th_sess * width + thread_code
-    thread_pos = np.arange(len(flat_ids)) - thread_start[th_sess]
-    order = np.argsort(thread_key, kind="stable")
-    key_sorted, pos_sorted = thread_key[order], thread_pos[order]
-    if np.any(key_sorted[1:] == key_sorted[:-1]):
-        raise Bad("duplicate thread id")
-
-    def number(sess: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        """Each (session, code)'s thread number in its session, -1 if none."""
-        return _thread_numbers(key_sorted, pos_sorted, width, sess, codes)
-
-    twins = list(map(_TWIN, threads))
-    if twins.count(None) != len(twins):
-        tw = vocab.encode_words(twins, nulls=True)
-        has = tw >= 0
-        if np.any(has & ((number(th_sess, tw) < 0) | (number(th_sess, tw) == thread_pos))):
-            raise Bad("twinOf")
-
-    turn_lists = list(map(_TURNS, sessions))
-    turn_start = _offsets(list(map(len, turn_lists)))
-    turns = list(chain.from_iterable(turn_lists))
-    tu_sess = np.repeat(np.arange(n_sess), np.diff(turn_start))
-    local = np.arange(len(turns)) - turn_start[tu_sess]
-    if not np.array_equal(np.fromiter(map(_I, turns), dtype=np.int64, count=len(turns)), local):
-        raise Bad("turn numbering")
-    golds = list(map(_GOLD, turns))
-    action = np.fromiter(map(_ACTION_CODE.__getitem__, map(_THREAD_ACTION, golds)), dtype=np.int8, count=len(turns))
-    style = np.fromiter(map(_STYLE_CODE.__getitem__, map(_STYLE, turns)), dtype=np.int8, count=len(turns))
-    oneoff = action == _ONEOFF_ACTION
-    if np.any(oneoff != (style == _ONEOFF_STYLE)):
-        raise Bad("style")
-    g_codes = vocab.encode_words(list(map(_THREAD, golds)), nulls=True)
-    gold = number(tu_sess, g_codes)
-    if np.any(oneoff & (g_codes >= 0)) or np.any(~oneoff & (gold < 0)):
-        raise Bad("gold.thread")
-    judges = list(map(_JUDGE, turns))
-    j_codes = vocab.encode_words(list(map(_THREAD, judges)))
-    judge = number(tu_sess, j_codes)
-    named = judge >= 0
-    for word, code in ((JUDGE_NONE, J_NONE), (JUDGE_AMBIGUOUS, J_AMBIGUOUS)):
-        if word in vocab.code:
-            said = j_codes == vocab.code[word]
-            judge[said] = code
-            named |= said
-    if not named.all():
-        raise Bad("judge.thread")
-    with_cands = list(compress(range(len(judges)), map(_CANDIDATES, judges)))
-    if with_cands:
-        c_turn = np.repeat(with_cands, [len(judges[k].candidates) for k in with_cands])
-        c_codes = vocab.encode_words([c for k in with_cands for c in judges[k].candidates])
-        if np.any(number(tu_sess[c_turn], c_codes) < 0):
-            raise Bad("judge.candidates")
-    ref_lists = list(map(_REFS, golds))
-    with_refs = list(compress(range(len(ref_lists)), ref_lists))
-    if with_refs:
-        ref_turn = np.repeat(np.array(with_refs, dtype=np.int64), [len(ref_lists[k]) for k in with_refs])
-        ref_thread = number(tu_sess[ref_turn], vocab.encode_words([r for k in with_refs for r in ref_lists[k]]))
-        if np.any(ref_thread < 0):
-            raise Bad("gold.refs")
-    else:
-        ref_turn = ref_thread = np.zeros(0, dtype=np.int64)
+    :class:`DataColumns`, with every check of :func:`~interleave_bench.schema.check_session` but
+    :func:`check_v1` (:func:`~interleave_bench.session_checks.defects`: the same checks, on the
+    block's arrays); raises :class:`Bad` at a defect. Fields are taken with ``map`` and
+    ``attrgetter`` and checked as arrays: no Python loop runs per turn."""
+    a = session_arrays(sessions)
+    if defects(a).any():
+        raise Bad("a defect across the fields of a session")
+    vocab, turns, gold, width = a.vocab, a.turns, a.gold, a.width
     tag_lists = list(map(_TAGS, turns))
     code = vocab.code
     for tag in _TAGS_SEEN:  # those of earlier blocks first: most blocks then add none
@@ -329,28 +195,26 @@ def columns_of(sessions: list[Any]) -> DataColumns:
     tag_codes = vocab.encode_words(list(chain.from_iterable(tag_lists)))
     if len(code) > before and len(_TAGS_SEEN) < TAGS_SEEN_MAX:
         _TAGS_SEEN.update(dict.fromkeys(list(code)[before:before + TAGS_SEEN_MAX - len(_TAGS_SEEN)]))
-    tag_start = _offsets(np.fromiter(map(len, tag_lists), dtype=np.int64, count=len(tag_lists)))
+    tag_start = offsets(np.fromiter(map(len, tag_lists), dtype=np.int64, count=len(tag_lists)))
     thread_turns = np.flatnonzero(gold >= 0)
     first_of_thread = np.zeros(len(turns), dtype=bool)
-    _, first = np.unique(tu_sess[thread_turns] * width + gold[thread_turns], return_index=True)
+    _, first = np.unique(a.turn_session[thread_turns] * width + gold[thread_turns], return_index=True)
     first_of_thread[thread_turns[first]] = True
     return DataColumns(
         session_ids=list(map(_SESSION_ID, sessions)), splits=list(map(_SPLIT, sessions)),
         langs=list(map(_LANG, sessions)),
-        turn_start=turn_start,
-        gold=gold.astype(np.int32), judge=judge.astype(np.int32),
-        ambiguous=np.fromiter(map(_AMBIGUOUS, turns), dtype=bool, count=len(turns)), action=action, style=style,
+        turn_start=a.turn_start,
+        gold=gold.astype(np.int32), judge=a.judge.astype(np.int32),
+        ambiguous=np.fromiter(map(_AMBIGUOUS, turns), dtype=bool, count=len(turns)), action=a.action, style=a.style,
         tag_start=tag_start, tag_codes=tag_codes,
-        ref_turn=ref_turn, ref_thread=ref_thread.astype(np.int32), vocab=vocab,
-        thread_key=key_sorted, thread_pos=pos_sorted, width=width,
+        ref_turn=a.ref_turn, ref_thread=a.ref_thread.astype(np.int32), vocab=vocab,
+        thread_key=a.thread_key, thread_pos=a.thread_pos, width=width,
         first_of_thread=first_of_thread,
     )
 
 
-_THREADS, _TURNS, _SESSION_ID, _SPLIT, _LANG = (attrgetter(a) for a in ("threads", "turns", "session_id", "split", "lang"))
-_ID, _TWIN = attrgetter("id"), attrgetter("twinOf")
-_I, _GOLD, _STYLE, _JUDGE, _TAGS, _AMBIGUOUS = (attrgetter(a) for a in ("i", "gold", "style", "judge", "tags", "ambiguous"))
-_THREAD, _THREAD_ACTION, _REFS, _CANDIDATES = (attrgetter(a) for a in ("thread", "action", "refs", "candidates"))
+_THREADS, _SESSION_ID, _SPLIT, _LANG = (attrgetter(a) for a in ("threads", "session_id", "split", "lang"))
+_ID, _TAGS, _AMBIGUOUS = attrgetter("id"), attrgetter("tags"), attrgetter("ambiguous")
 
 
 def _is_v1(s: Any) -> bool:
