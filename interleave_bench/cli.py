@@ -74,6 +74,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: the errors a failed command prints one a line; the rest are counted in one more line (a file
+#: given in the wrong place can hold a defect on every line)
+SHOWN_ERRORS = 20
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
@@ -84,8 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = args.func(args)
         return int(code or 0)
     except InputErrors as exc:
-        for err in exc.errors:
+        for err in exc.errors[:SHOWN_ERRORS]:
             print(redact(f"error: {err.format()}"), file=sys.stderr)
+        rest = len(exc.errors) - SHOWN_ERRORS
+        if rest > 0:
+            files = sorted({str(e.path) for e in exc.errors[SHOWN_ERRORS:] if e.path})
+            where = f" in {files[0]}" if len(files) == 1 else ""
+            print(redact(f"error: {rest:,} more error{'s' if rest > 1 else ''}{where} not shown "
+                         "(interleave-bench validate lists every error of a data or predictions file)"), file=sys.stderr)
         return 2
     except InterleaveError as exc:
         print(redact(f"error: {exc}"), file=sys.stderr)

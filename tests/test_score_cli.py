@@ -346,3 +346,19 @@ def test_scoring_many_runs_keeps_their_per_session_rows_only_in_the_files(tmp_pa
     for doc in (printed, on_file):
         doc["provenance"].pop("created")  # when it was scored: the one field two scorings differ in
     assert printed == on_file
+
+
+@pytest.mark.parametrize("bad_lines", [10, 13])
+def test_a_file_bad_on_every_line_prints_twenty_errors_and_counts_the_rest(tmp_path, capsys, bad_lines):
+    s = session("d", ["t1"], [turn(0, "t1", "new")])
+    data = write_jsonl(tmp_path / "sessions.jsonl", [s])
+    pred = write_jsonl(tmp_path / "wrong.jsonl", [{"session_id": "d"}] * bad_lines)  # no i, no pred: two errors a line
+    code, out, err = run_cli(capsys, "score", data, pred)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == ""
+    assert lines[:20] == [f"error: {pred}:{n}: {f}: required field is missing" for n in range(1, 11) for f in ("i", "pred")]
+    if bad_lines == 10:
+        assert len(lines) == 20
+    else:
+        assert lines[20:] == [f"error: 6 more errors in {pred} not shown (interleave-bench validate lists every "
+                              "error of a data or predictions file)"]
