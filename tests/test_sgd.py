@@ -262,3 +262,23 @@ def test_import_is_a_pure_function_of_the_files(tmp_path):
     import_sgd(FIXTURE, tmp_path / "a")
     import_sgd(FIXTURE, tmp_path / "b")
     assert (tmp_path / "a" / "sessions.jsonl").read_bytes() == (tmp_path / "b" / "sessions.jsonl").read_bytes()
+
+
+def test_a_folder_with_no_dialogue_of_several_services_is_refused_and_writes_nothing(tmp_path, capsys):
+    corpus = tmp_path / "dev"
+    shutil.copytree(FIXTURE / "dev", corpus)
+    for path in corpus.glob("dialogues_*.json"):
+        for_one = []
+        for d in json.loads(path.read_text()):  # each dialogue cut where a second service comes in
+            first = d["services"][0]
+            turns = d["turns"][:next((k for k, t in enumerate(d["turns"]) if any(f["service"] != first for f in t["frames"])),
+                                      len(d["turns"]))]
+            for_one.append({**d, "services": [first], "turns": turns})
+        path.write_text(json.dumps(for_one))
+    err = one_line_error(capsys, corpus, tmp_path / "out")
+    assert err == (f"error: {corpus}: no dialogue here uses more than one service (5 of one service left out): "
+                   "nothing to import\n")
+    assert not (tmp_path / "out" / "sessions.jsonl").exists()
+    for path in corpus.glob("dialogues_*.json"):
+        path.write_text("[]")
+    assert one_line_error(capsys, corpus, tmp_path / "out") == f"error: {corpus}: no dialogues here: nothing to import\n"

@@ -97,6 +97,10 @@ def import_sgd(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
                 result.threads += len(session.threads)
                 result.splits[session.split] = result.splits.get(session.split, 0) + 1
                 yield dumps_line(session) + "\n"
+        if not result.sessions:  # (raised before the file is put in place: nothing is written)
+            what = (f"no dialogue here uses more than one service ({result.skipped:,} of one service left out)"
+                    if result.skipped else "no dialogues here")
+            raise InputError(str(corpus), None, None, f"{what}: nothing to import")
 
     # written whole through a temporary file and a rename (one flush to disk at the end): an
     # interrupted import leaves the previous sessions.jsonl as it was, so nothing needs resuming
