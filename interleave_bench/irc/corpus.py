@@ -177,7 +177,8 @@ def read_links(path: Path, log_size: int) -> Iterator[tuple[int, int]]:
                 n = int(text) if len(text.lstrip("0")) <= len(str(log_size)) else log_size
                 if n >= log_size:
                     shown = text if len(text) <= SHOWN_DIGITS else text[:SHOWN_DIGITS] + "..."
-                    raise InputError(str(path), line_no, field, f"message {shown} is past the end of the log ({log_size} lines)")
+                    lines = f"{log_size:,} line{'' if log_size == 1 else 's'}"
+                    raise InputError(str(path), line_no, field, f"message {shown} is past the end of the log ({lines})")
                 nums.append(n)
             a, b = nums
             if a > b:  # B replies to A, said before it: a link to a later message is no reply
