@@ -62,6 +62,16 @@ try:
 except ValueError as exc:
     out["mismatch"] = str(exc)
 
+# open mode with topics numbered, as systems elsewhere number them, and a label of no kind
+numbered = [[sorted(set(p), key=p.index).index(x) for x in p] for p in labels]
+out["numbered"] = routing.compute(predictions=numbered, references=dev["turns"], mode="open", **kw)
+out["named"] = routing.compute(predictions=[[str(x) for x in p] for p in numbered], references=dev["turns"], mode="open", **kw)
+try:
+    routing.compute(predictions=[p[:1] + [True] + p[2:] for p in labels], references=dev["turns"], **kw)
+    out["none_label"] = None
+except ValueError as exc:
+    out["none_label"] = str(exc)
+
 # a model run from the fake server: its usage and latency
 m_ids = sorted({json.loads(l)["session_id"] for l in open(model_path, encoding="utf-8")})
 m_sessions = {s["session_id"]: s for s in ds["dev"]} | {s["session_id"]: s for s in ds["test"]}
@@ -164,6 +174,13 @@ def test_combine_with_inputs_that_do_not_agree_is_one_clear_error(child):
     message = child["out"]["mismatch"]
     assert message is not None and "\n" not in message
     assert message.startswith("interleave_routing: predictions must hold one list per session")
+
+
+def test_numbered_topics_score_as_their_text_and_a_label_of_no_kind_is_one_clear_error(child):
+    out = child["out"]
+    assert out["numbered"] == out["named"] and out["numbered"]["accuracy"] is not None
+    assert out["none_label"] == ("predictions[0][1]: a label is text, a number (read as its text) or None (no row), "
+                                 "got bool True")
 
 
 def test_cost_metrics_take_usage_and_latency_equal_to_the_cli_on_a_model_run(child, tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
+from ..schema import PredictionRow
 from ..score.labels import complete_turn
 from .features import TURN_V1, from_row
 
@@ -132,11 +133,27 @@ def session_features() -> Any:
 
 
 def encodable_labels(predictions: Any) -> Any:
-    """One list of labels per session (``datasets`` columns made lists)."""
+    """One list of labels per session (``datasets`` columns made lists), or one label per message;
+    a label is text, and a number its text, as a prediction row reads it (open-mode systems
+    elsewhere number their topics); ``None`` is a message without a row. Raises ``ValueError`` in
+    one line naming a label that is none of these."""
     predictions = plain(predictions)
     if not isinstance(predictions, list):
         return predictions
-    return [plain(p) for p in predictions]
+    out: list[Any] = []
+    for k, p in enumerate(map(plain, predictions)):
+        out.append([_label(v, f"predictions[{k}][{j}]") for j, v in enumerate(p)] if isinstance(p, list)
+                   else _label(p, f"predictions[{k}]"))
+    return out
+
+
+def _label(value: Any, where: str) -> Optional[str]:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value}).pred
+    raise ValueError(f"{where}: a label is text, a number (read as its text) or None (no row), got "
+                     f"{type(value).__name__} {value!r}")
 
 
 def encodable_turns(references: Any) -> Any:

@@ -33,8 +33,8 @@ threads (Hungarian matching). The numbers equal those of `interleave-bench score
 _KWARGS_DESCRIPTION = """
 Args:
     predictions: one list per session: the label routed for each message, in order: a thread id
-        (closed mode), the system's own topic label (open mode), "CLARIFY", "ERROR", or None for
-        a message with no prediction (counts as ERROR).
+        (closed mode), the system's own topic label (open mode; a number is read as its text),
+        "CLARIFY", "ERROR", or None for a message with no prediction (counts as ERROR).
     references: one list per session: its gold turns, as `load_dataset` gives them
         (`ds["dev"]["turns"]`: `ClassLabel` indices, `extra` cells and nulls are read back as the
         data holds them) or as the JSONL holds them (`gold` with `thread`, `action`, `refs`;
