@@ -362,3 +362,19 @@ def test_a_file_bad_on_every_line_prints_twenty_errors_and_counts_the_rest(tmp_p
     else:
         assert lines[20:] == [f"error: 6 more errors in {pred} not shown (interleave-bench validate lists every "
                               "error of a data or predictions file)"]
+
+
+def test_the_two_files_given_the_other_way_round_are_refused_in_one_line_each(tmp_path, capsys):
+    s = session("d", ["t1"], [turn(0, "t1", "new"), turn(1, "t1")])
+    data = write_jsonl(tmp_path / "sessions.jsonl", [s])
+    pred = write_jsonl(tmp_path / "closed-x.jsonl", rows("d", ["t1", "t1"]))
+    as_data = (f"error: {pred}: a predictions file (rows with session_id, i and pred), given as the data: the "
+               "sessions file (or its folder) goes first, then the predictions")
+    as_pred = (f"error: {data}: a sessions file (lines with turns and threads), given as predictions: it goes "
+               "first, as the data, then the predictions")
+    for argv, want in ((("score", pred, data), as_data), (("score", data, data), as_pred),
+                       (("compare", data, pred, data), as_pred), (("compare", pred, pred, pred), as_data)):
+        code, out, err = run_cli(capsys, *argv)
+        assert (code, out, err.strip()) == (2, "", want), argv
+    code, _, err = run_cli(capsys, "score", data, pred, "--bootstrap", 0)  # the right way round
+    assert code == 0, err

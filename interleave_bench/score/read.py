@@ -30,9 +30,40 @@ def refused(path: str | os.PathLike, what: str) -> NoReturn:
     raise AssertionError(f"{path}: the array reader refused what the strict reader takes")
 
 
+#: the fields that tell the two kinds of line apart: a line holding all of one kind's and not all
+#: of the other's is that kind's
+KIND_FIELDS = {"sessions": ("session_id", "turns", "threads"), "predictions": ("session_id", "i", "pred")}
+#: what a file of the other kind is told, by where it stood
+_WRONG_PLACE = {"sessions": "a predictions file (rows with session_id, i and pred), given as the data: the sessions "
+                            "file (or its folder) goes first, then the predictions",
+                "predictions": "a sessions file (lines with turns and threads), given as predictions: it goes first, "
+                               "as the data, then the predictions"}
+
+
+def other_kind(path: str | os.PathLike, what: str) -> None:
+    """Raise :class:`InputError` (one line) when the first line of the JSONL file ``path``, given as
+    ``what`` (``sessions`` or ``predictions``), is plainly a record of the other kind: the two files
+    given the other way round, whose every line would otherwise be an error of its own."""
+    import json
+
+    other = "predictions" if what == "sessions" else "sessions"
+    if str(path).endswith(".parquet"):
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = next((line for line in fh if line.strip()), "")
+        obj = json.loads(first)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return  # the strict reader says what is wrong with it
+    if isinstance(obj, dict) and all(f in obj for f in KIND_FIELDS[other]) and not all(f in obj for f in KIND_FIELDS[what]):
+        raise InputError(str(path), None, None, _WRONG_PLACE[what])
+
+
 def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     """All sessions of a file, validated and checked as :func:`interleave_bench.io.read_sessions` does;
-    raises :class:`InputError` for a file without sessions (there is nothing to score)."""
+    raises :class:`InputError` for a file without sessions (there is nothing to score), and in one
+    line for a predictions file (:func:`other_kind`)."""
+    other_kind(path, "sessions")
     sessions = read_sessions(path)  # raises, naming every defect
     if not sessions:
         raise nothing_to_score(path, "sessions")
@@ -72,7 +103,9 @@ def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], lis
 def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
     """All rows of a predictions file (JSONL, or Parquet by its ``.parquet`` name) and the line
     of each; every bad line is reported at once, and a file without rows raises
-    :class:`InputError` (there is nothing to score)."""
+    :class:`InputError` (there is nothing to score), and so does a sessions file, in one line
+    (:func:`other_kind`)."""
+    other_kind(path, "predictions")
     if str(path).endswith(".parquet"):
         rows, numbers = read_parquet_rows(path)
     else:
