@@ -18,8 +18,8 @@ reported), the same in domain (each session routed by weights fitted on the othe
 corpus), then the reliability table of the shipped calibration (each kind of chat's map cross-fitted
 as ``local_corpora.CALIBRATE_BY`` says: by corpus, each corpus routed by weights fitted without
 it, or by session fold). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
-corpora give a byte-identical file in one BLAS thread setting (another,
-say ``OMP_NUM_THREADS=1``, gave weights up to 0.06 apart: docs/route.md#where-it-is-weak). Exit codes: 0 written, 2 bad input (one line on stderr).
+corpora give a byte-identical file whatever the thread setting (the fit runs on one thread:
+``local_corpora.FIT_THREADS``). Exit codes: 0 written, 2 bad input (one line on stderr).
 """
 
 from __future__ import annotations

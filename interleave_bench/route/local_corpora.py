@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from ..score.cluster import one_to_one
@@ -45,6 +46,12 @@ from .runner import RouteOptions, route_session
 #: is more of the same) or "corpus" (each corpus routed by weights fitted without it: the kind's
 #: new chat comes from a writer the fit never saw); ``None`` is the overall map (the fallback)
 CALIBRATE_BY: dict[Optional[str], str] = {None: "corpus", "plain": "corpus", "replies": "session", "multi": "session"}
+
+#: threads of every thread pool (BLAS, OpenMP) during a fit: one, so a refit is byte for byte
+#: whatever the machine's or the caller's thread setting (on two shared cores it is no slower:
+#: ``fit_local.py --sessions 30`` with the IRC dev logs took 15.7 s with one BLAS thread and
+#: 32.7 s with two before this limit, 16.4 s with two under it)
+FIT_THREADS = 1
 
 #: the penalty of a fit with no two corpora to compare (nothing to choose it by): the grid's second
 FALLBACK_L2 = L2_GRID[1]
@@ -227,6 +234,11 @@ def _calibrated(corpora: Sequence[Corpus], mode: str, examples: AllExamples, sea
 def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]]:
     """Weights and calibration for both modes, fitted across ``corpora`` (dev sessions only).
 
+    The whole fit runs on one thread in every thread pool, BLAS included (:data:`FIT_THREADS`),
+    whatever the caller's thread setting: a threaded product splits its sums, and on the IRC
+    corpus L-BFGS then stopped at weights up to 0.06 apart between ``OMP_NUM_THREADS=1`` and the
+    default, so the same corpora give the same file only with the thread count fixed here.
+
     Per mode, over the corpora that can be routed in it (real chat logs: open mode only): the
     weights are fitted on all of them pooled, each corpus weighing the same
     (:func:`~.local_fit.pooled`), with the penalty :func:`choose_penalty` picks; the calibration
@@ -242,6 +254,12 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
     "in_domain": {...}, "fit": {mode: {...}}, "penalty": {...}}``. Raises ValueError when a
     session is not from ``dev``.
     """
+    with threadpool_limits(FIT_THREADS):
+        return _fit_corpora(corpora)
+
+
+def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]]:
+    """:func:`fit_corpora`, in the caller's thread setting."""
     for c in corpora:
         for s in c.sessions:
             if s.split != "dev":
