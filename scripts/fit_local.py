@@ -91,8 +91,8 @@ def _cell(x: Optional[float]) -> str:
 def held_out_table(corpora: Sequence[Corpus], held: dict[str, Any], bm25: dict[str, Any], first: str = "left out") -> list[str]:
     """A per-corpus table (left out, with the penalty chosen without it; or in domain) as Markdown lines."""
     penalty = first == "left out"
-    out = [f"| {first} | mode | messages | local | bm25 | local 1-1 | bm25 1-1 | ECE |" + (" penalty |" if penalty else ""),
-           "|---|---|---|---|---|---|---|---|" + ("---|" if penalty else "")]
+    out = [f"| {first} | mode | messages | local | bm25 | local 1-1 | bm25 1-1 | ECE |"
+           + (" penalty |" if penalty else " ECE, folds held out |"), "|---|---|---|---|---|---|---|---|---|"]
     for c in corpora:
         for mode in MODES:
             r = held[c.name].get(mode)
@@ -101,7 +101,7 @@ def held_out_table(corpora: Sequence[Corpus], held: dict[str, Any], bm25: dict[s
             b = bm25[c.name][mode]
             out.append(f"| {c.name} | {mode} | {r['strict_messages']:,} | {_cell(r['accuracy'])} | {_cell(b['accuracy'])} "
                        f"| {_cell(r.get('one_to_one'))} | {_cell(b.get('one_to_one'))} | {_cell(r['ece'])} |"
-                       + (f" {r['penalty']:g} |" if penalty else ""))
+                       + (f" {r['penalty']:g} |" if penalty else f" {_cell(r['ece_held_out'])} |"))
     return out
 
 
@@ -136,7 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"penalty {report['penalty']['chosen']:g}, chosen by the mean left-out accuracy of those tried ({tried})")
     print("fitted on the other corpora (penalty chosen on them), measured on the one left out (dev sessions):")
     print("\n".join(held_out_table(corpora, report["held_out"], bm25)))
-    print("in domain: each session routed by weights fitted on the other folds of every corpus, with the shipped calibration:")
+    print("in domain: each session routed by weights fitted on the other folds of every corpus, with the shipped "
+          "calibration (ECE), and with maps fitted without the session's fold (ECE, folds held out):")
     print("\n".join(held_out_table(corpora, report["in_domain"], bm25, "corpus")))
     for mode, r in report["fit"].items():
         print(f"{mode}: fitted on {', '.join(f'{c} ({n:,} examples)' for c, n in r['examples'].items())}; "

@@ -50,3 +50,25 @@ def test_a_refit_is_byte_for_byte_whatever_the_thread_setting(tmp_path):
     # bytes anyway, but on the IRC dev logs they moved weights by up to 0.06
     assert seen_one == seen_two == "[1]"
 
+
+
+def test_a_fold_is_judged_by_maps_fitted_without_it_hand_computed():
+    import numpy as np
+
+    from interleave_bench.route.local_fit import (MIN_STEP_MESSAGES, Judged, calibration_error, confidence_by_fold,
+                                                  fit_calibrations)
+
+    # fold a: every decision at p 0.9 right; fold b: every one wrong. One map over both says 0.5, and
+    # half are right: in sample the error is 0; each fold told by the other's map 0 (a) and 1 (b): 1
+    n = MIN_STEP_MESSAGES
+    judged = ([Judged(0.9, 0, True, "en", "explicit", "plain", f"a{k}") for k in range(n)]
+              + [Judged(0.9, 0, False, "en", "explicit", "plain", f"b{k}") for k in range(n)])
+    folds = [frozenset(f"a{k}" for k in range(n)), frozenset(f"b{k}" for k in range(n))]
+    w = np.zeros(3)
+    maps = [fit_calibrations([j for j in judged if j.session not in fold], w) for fold in folds]
+    ok = [j.correct for j in judged]
+    both = fit_calibrations(judged, w)
+    assert calibration_error([both.confidence(j.probability, j.kind) for j in judged], ok) < 1e-12
+    held = confidence_by_fold(judged, folds, maps)
+    assert held == [0.0] * n + [1.0] * n
+    assert calibration_error(held, ok) == 1.0

@@ -37,7 +37,7 @@ from ..score.routing import score_session
 from .local import Calibration, LocalRouter, LocalWeights, ModeWeights
 from .local_fit import (
     FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, Examples, Judged, calibration_error, concat, fit_calibrations,
-    fit_weights, gold_examples, judge_run, pooled, reliability_table,
+    confidence_by_fold, fit_weights, gold_examples, judge_run, pooled, reliability_table,
 )
 from .runner import RouteOptions, route_session
 
@@ -212,23 +212,42 @@ def choose_penalty(corpora: Sequence[Corpus], examples: AllExamples) -> Search:
 
 
 def _calibrated(corpora: Sequence[Corpus], mode: str, examples: AllExamples, search: Search,
-                w: np.ndarray, cross: Optional[Runs] = None) -> tuple[ModeWeights, list[Judged], dict[str, str], Runs]:
+                w: np.ndarray, cross: Optional[Runs] = None,
+                without: frozenset[str] = frozenset()) -> tuple[ModeWeights, list[Judged], dict[str, str], Runs]:
     """``w`` with its calibrations fitted as :data:`CALIBRATE_BY` says: each kind's on its
     messages of the left-out runs of ``search`` ("corpus") or of the session-fold runs
     ("session"; both when ``mode`` has a single corpus, which has no left-out runs). Returns the
     weights, the runs each message's map was fitted on (each message once: its kind's runs), how
     each map was calibrated (``"overall"`` and per kind) and the session-fold runs (``cross`` when
-    given, else computed)."""
+    given, else computed). The messages of the sessions ``without`` names are left out of every
+    map's fit."""
     if cross is None:
         these = [c for c in corpora if mode in c.modes()]
         cross = _cross_fitted(these, mode, examples, l2_of(mode, search.penalty))
     left = search.runs.get(mode)
     runs = {"corpus": left.pooled() if left is not None else cross.pooled(), "session": cross.pooled()}
+    runs = {how: [j for j in js if j.session not in without] for how, js in runs.items()}
     how = {k: (CALIBRATE_BY[k] if left is not None else "session") for k in CALIBRATE_BY}
     kind_runs = {k: runs[how[k]] for k in CALIBRATE_BY if k is not None}
     judged = [j for k, js in kind_runs.items() for j in js if j.kind == k]
     named = {("overall" if k is None else k): v for k, v in how.items()}
     return fit_calibrations(runs[how[None]], w, kind_runs), judged, named, cross
+
+
+def _fold_held_out_ece(corpora: Sequence[Corpus], mode: str, examples: AllExamples, search: Search,
+                       w: np.ndarray, cross: Runs) -> dict[str, Optional[float]]:
+    """Per corpus of ``mode``, the calibration error of its session-fold runs when each fold's
+    confidence comes from maps fitted, by the same rule (:func:`_calibrated`), without that fold's
+    sessions of every corpus: the in-domain figure on messages no map saw."""
+    these = [c for c in corpora if mode in c.modes()]
+    folds = [frozenset(s.session_id for c in these for s in _folds(c.sessions)[k]) for k in range(FOLDS)]
+    maps = [_calibrated(corpora, mode, examples, search, w, cross, without=fold)[0] for fold in folds]
+    out: dict[str, Optional[float]] = {}
+    for c in these:
+        judged = cross.judged[c.name]
+        ece = calibration_error(confidence_by_fold(judged, folds, maps), [j.correct for j in judged])
+        out[c.name] = None if ece is None else round(ece, 4)
+    return out
 
 
 def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]]:
@@ -250,9 +269,11 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
     on it (accuracy,
     expected calibration error, 1-1 in open mode). Its ``in_domain`` table measures each corpus's
     sessions routed by weights fitted on the other session folds of every corpus, with the shipped
-    calibration. Returns the weights and the report ``{"held_out": {corpus: {mode: {...}}},
-    "in_domain": {...}, "fit": {mode: {...}}, "penalty": {...}}``. Raises ValueError when a
-    session is not from ``dev``.
+    calibration (``ece``, in sample where a map was fitted on those very runs) and with each fold's
+    confidence from maps fitted without that fold's sessions (``ece_held_out``). Returns the
+    weights and the report ``{"held_out": {corpus: {mode: {...}}}, "in_domain": {...}, "fit":
+    {mode: {...}}, "penalty": {...}}``. Raises ValueError when a session is not from ``dev``, or
+    when two corpora hold the same session id.
     """
     with threadpool_limits(FIT_THREADS):
         return _fit_corpora(corpora)
@@ -260,8 +281,12 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
 
 def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]]:
     """:func:`fit_corpora`, in the caller's thread setting."""
+    seen: dict[str, str] = {}
     for c in corpora:
         for s in c.sessions:
+            if seen.setdefault(s.session_id, c.name) != c.name:
+                raise ValueError(f"session {s.session_id} is in corpora {seen[s.session_id]} and {c.name}: a session "
+                                 f"id names one session across the fit")
             if s.split != "dev":
                 raise ValueError(f"{c.name}: session {s.session_id} is from split {s.split!r}: "
                                  f"the local router fits on dev only")
@@ -280,8 +305,10 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
         these = [c for c in corpora if mode in c.modes()]
         l2 = l2_of(mode, search.penalty)
         modes[mode], runs, how, cross = _calibrated(corpora, mode, examples, search, _fit(these, mode, examples, l2))
+        held_ece = _fold_held_out_ece(corpora, mode, examples, search, modes[mode].weights, cross)
         for c in these:
-            in_domain[c.name][mode] = _measure(c, mode, cross.judged[c.name], modes[mode], cross.rows[c.name])
+            in_domain[c.name][mode] = {**_measure(c, mode, cross.judged[c.name], modes[mode], cross.rows[c.name]),
+                                       "ece_held_out": held_ece[c.name]}
         calibrated = [modes[mode].confidence(j.probability, j.kind) for j in runs]
         ok = [j.correct for j in runs]
         ece = calibration_error(calibrated, ok)

@@ -305,6 +305,15 @@ class Judged:
     style: str
     #: the kind of chat it was routed in (:data:`~.local.CHAT_KINDS`)
     kind: str = "plain"
+    #: its session's id
+    session: str = ""
+
+
+def confidence_by_fold(judged: Sequence[Judged], folds: Sequence[frozenset[str]], maps: Sequence[ModeWeights]) -> list[float]:
+    """Each message's confidence from the map of its session's fold (``maps[k]`` fitted without
+    the sessions of ``folds[k]``), so that no message is judged by a map fitted on it."""
+    fold_of = {sid: k for k, fold in enumerate(folds) for sid in fold}
+    return [maps[fold_of[j.session]].confidence(j.probability, j.kind) for j in judged]
 
 
 def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
@@ -340,7 +349,7 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
                 if t.gold.thread is None or t.ambiguous:
                     continue
                 key = (s.session_id, t.i)
-                out.append(Judged(probability[key], conf[t.i], bool(ok), s.lang, t.style, kind[key]))
+                out.append(Judged(probability[key], conf[t.i], bool(ok), s.lang, t.style, kind[key], s.session_id))
 
     asyncio.run(main())
     return out
