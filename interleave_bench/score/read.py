@@ -5,6 +5,7 @@ pyarrow, and the error for a file with nothing to score."""
 
 from __future__ import annotations
 
+import json
 import os
 from typing import NoReturn
 
@@ -44,8 +45,6 @@ def other_kind(path: str | os.PathLike, what: str) -> None:
     """Raise :class:`InputError` (one line) when the first line of the JSONL file ``path``, given as
     ``what`` (``sessions`` or ``predictions``), is plainly a record of the other kind: the two files
     given the other way round, whose every line would otherwise be an error of its own."""
-    import json
-
     other = "predictions" if what == "sessions" else "sessions"
     if str(path).endswith(".parquet"):
         return
