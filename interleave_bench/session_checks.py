@@ -120,6 +120,7 @@ class SessionArrays:
 
     sessions: Sequence[Any]
     vocab: Vocab
+    id_words: int  # the codes below this are the thread ids' (coded first)
     width: int  # codes at or above this are no thread id
     thread_start: np.ndarray  # (sessions + 1) offsets into the thread arrays
     thread_session: np.ndarray
@@ -153,15 +154,16 @@ class SessionArrays:
 _J_UNKNOWN = -3
 
 
-def session_arrays(sessions: Sequence[Any], vocab: Vocab | None = None) -> SessionArrays:
-    """The :class:`SessionArrays` of ``sessions`` (records or compiled structs), the words coded in
-    ``vocab`` (a new one by default): thread ids first, then twins, gold threads, judge threads,
-    judge candidates and gold references, each new word in order of first use."""
-    vocab = vocab or Vocab()
+def session_arrays(sessions: Sequence[Any]) -> SessionArrays:
+    """The :class:`SessionArrays` of ``sessions`` (records or compiled structs), their words coded
+    in a vocabulary of their own: thread ids first, then twins, gold threads, judge threads, judge
+    candidates and gold references, each new word in order of first use."""
+    vocab = Vocab()
     thread_lists = list(map(_THREADS, sessions))
     threads = list(chain.from_iterable(thread_lists))
     thread_code = vocab.encode_words(list(map(_ID, threads)))
-    width = max(len(vocab.code), 1) + 8
+    id_words = len(vocab.code)
+    width = max(id_words, 1) + 8
     thread_start = offsets(list(map(len, thread_lists)))
     th_sess = np.repeat(np.arange(len(sessions)), np.diff(thread_start))
     thread_key = th_sess * width + thread_code
@@ -176,7 +178,7 @@ def session_arrays(sessions: Sequence[Any], vocab: Vocab | None = None) -> Sessi
     tu_sess = np.repeat(np.arange(len(sessions)), np.diff(turn_start))
     golds, judges = list(map(_GOLD, turns)), list(map(_JUDGE, turns))
     out = SessionArrays(
-        sessions=sessions, vocab=vocab, width=width, thread_start=thread_start, thread_session=th_sess,
+        sessions=sessions, vocab=vocab, id_words=id_words, width=width, thread_start=thread_start, thread_session=th_sess,
         thread_code=thread_code, thread_key=thread_key[order], thread_pos=thread_pos[order], key_order=order,
         twin=twin, turn_start=turn_start, turn_session=tu_sess, turns=turns, golds=golds, judges=judges,
         i=np.fromiter(map(_I, turns), dtype=np.int64, count=len(turns)),
@@ -232,8 +234,7 @@ def defects(a: SessionArrays) -> Defects:
     none = np.zeros(n, dtype=bool)
     repeated = none.copy()
     repeated[a.key_order[1:][a.thread_key[1:] == a.thread_key[:-1]]] = True  # (stable: the later one)
-    # thread ids were coded first: a reserved word coded below the rest is a thread's id
-    reserved = [a.vocab.code[w] for w in RESERVED if a.vocab.code.get(w, a.width) < a.width - 8]
+    reserved = [a.vocab.code[w] for w in RESERVED if a.vocab.code.get(w, a.id_words) < a.id_words]  # a thread's id
     has_twin = a.twin >= 0
     own = has_twin & (a.twin == a.thread_code)
     local = np.arange(len(a.i)) - a.turn_start[a.turn_session]
