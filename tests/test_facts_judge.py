@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from interleave_bench.score.facts import (
+from interleave_bench.facts.metrics import (
     current_value,
     decoy_said,
     delivery_verdict,

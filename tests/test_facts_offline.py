@@ -17,7 +17,7 @@ from interleave_bench.facts.fake import ACCEPTED, REPLY, USER, read_said
 from interleave_bench.facts.results import read_rows
 from interleave_bench.generate import packs
 from interleave_bench.schema import PROBE_QUESTIONS, probe_question, read_probe_question
-from interleave_bench.score.facts import STRATEGIES
+from interleave_bench.facts.metrics import STRATEGIES
 
 #: offline sessions generated: both languages, every strategy, still a few seconds
 SESSIONS = 3

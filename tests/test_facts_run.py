@@ -15,7 +15,7 @@ import pytest
 from interleave_bench.cli import main
 from interleave_bench.facts.results import read_rows
 from interleave_bench.llm.server import Fault
-from interleave_bench.score.facts import STRATEGIES
+from interleave_bench.facts.metrics import STRATEGIES
 
 from _facts_util import PROBES, read_rows as read_json_rows, session, write_data
 

@@ -24,7 +24,7 @@ from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import FAKE_MODEL, resolve_provider
 from ..progress import Timer, summary_line
 from ..schema import Session, check_session
-from ..score.facts import STRATEGIES
+from ..facts.metrics import STRATEGIES
 from .score_facts import score_and_write, summary_path
 
 #: the folder beside the data that holds facts results

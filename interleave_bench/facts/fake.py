@@ -24,7 +24,7 @@ from ..generate import packs
 from ..llm.fake import fake_handler
 from ..route.text import title_mentioned
 from ..schema import UNDECIDED_WORDS, read_probe_question
-from ..score.facts import is_undecided, normalize
+from .metrics import is_undecided, normalize
 from .prompts import ANSWER_KIND, EXTRACT_KIND, ROUTE_KIND, SUMMARY_KIND
 
 #: what a phrasing does to a fact; ``accepted`` confirms the value proposed before it

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import AfterValidator, AliasChoices, Field
 
 from ..schema import Probe, Record, Session, TimelineEvent
-from ..score.facts import CATEGORIES, DELIVERY_VERDICTS, STRATEGIES, VERDICTS
+from .metrics import CATEGORIES, DELIVERY_VERDICTS, STRATEGIES, VERDICTS
 
 #: a count or a number of tokens: a whole number (never a string or a bool), not negative
 Count = Annotated[int, Field(ge=0, strict=True)]

@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 
 from ..llm import LLM
 from ..route.text import title_mentioned
-from ..score.facts import normalize
+from .metrics import normalize
 from .prompts import EXTRACT_KIND, TEMPERATURE, Item, extract_messages, parse_items
 from .protocol import Exchange, FactLine, Request, SystemContext
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..score.facts import CATEGORIES, VERDICTS
+from .metrics import CATEGORIES, VERDICTS
 
 #: decimals of rates in printed tables (the JSON keeps the table's decimals)
 PRINT_DECIMALS = 3

@@ -19,7 +19,7 @@ from ..errors import InputError, InputErrors
 from ..io import iter_json_lines, parse_record
 from ..schema import Probe, Record, Session
 from ..strictjson import parse_strict
-from ..score.facts import (
+from .metrics import (
     CONFIRMED,
     AnswerItem,
     DeliveryItem,
@@ -156,7 +156,7 @@ def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session],
 
 
 def score_rows(rows: Iterable[tuple[int, Record]], path: str = "<rows>") -> dict[str, Any]:
-    """Every figure and gate of a facts run (see :func:`interleave_bench.score.facts.score_facts`)."""
+    """Every figure and gate of a facts run (see :func:`interleave_bench.facts.metrics.score_facts`)."""
     return score_facts(**items_of(rows, path))
 
 

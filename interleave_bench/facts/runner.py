@@ -29,7 +29,7 @@ from ..io import JsonlAppender, truncate_partial_line, write_jsonl
 from ..llm import LLM, ModelCallError, Reply
 from ..progress import progress
 from ..schema import Session, Turn, read_probe_question
-from ..score.facts import CONFIRMED, STRATEGIES, delivery_verdict, judge
+from .metrics import CONFIRMED, STRATEGIES, delivery_verdict, judge
 from .prompts import (
     ANSWER_KIND,
     EXTRACT_KIND,

@@ -3,7 +3,7 @@
 A routing row comes from a predictions file and the data it was routed on (a local data folder or
 a published revision, ``hub:ORG/NAME@REV#CONFIG``), scored with the project's scorer
 (:func:`interleave_bench.score.run.score_files`). A facts row is re-scored from its result rows
-(:func:`interleave_bench.facts.results.score_file`, the figures of :mod:`interleave_bench.score.facts`),
+(:func:`interleave_bench.facts.results.score_file`, the figures of :mod:`interleave_bench.facts.metrics`),
 a mid-reply row from its result rows (:func:`interleave_bench.midreply.metrics.mid_reply_scores`).
 A score file or summary may come along: every figure it states is compared with the one computed
 here, and the first that differs is refused, naming its field. What goes on the board is always

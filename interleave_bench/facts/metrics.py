@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
-from .stats import wilson
-from .table import rounded
+from ..score.stats import wilson
+from ..score.table import rounded
 
 # --- judging an answer ------------------------------------------------------------------------------
 
