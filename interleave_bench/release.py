@@ -30,7 +30,7 @@ from .io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, r
 from .route.runner import SPLITS as ROUTE_SPLITS
 from .route.standard import write_baselines
 from .schema import CatalogTopic, Manifest, MidReplyCase, MidReplyCaseFile, Session
-from .score.report import main_table
+from .reports.tables import main_table
 from .score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
 from .score.run import score_files
 from .vet import VetReport, vet_paths

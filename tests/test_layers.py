@@ -21,7 +21,7 @@ LAYER = {
     "schema": 1, "session_checks": 1, "documents": 1, "compiled": 1, "record_errors": 1,
     "llm": 2, "io": 2, "provenance": 2,
     "score": 3, "vet": 3, "vetfiles": 3,
-    "generate": 4, "route": 4, "facts": 4, "midreply": 4, "hub": 4, "irc": 4, "sgd": 4, "release": 4, "harness": 4,
+    "generate": 4, "route": 4, "facts": 4, "midreply": 4, "reports": 4, "hub": 4, "irc": 4, "sgd": 4, "release": 4, "harness": 4,
     "commands": 5, "metrics": 5, "cli": 5, "__main__": 5, "__init__": 5,
 }
 #: the layer's name in messages

@@ -79,7 +79,7 @@ def test_report_of_the_demo_runs_is_one_self_contained_page_with_plots(tmp_path,
 
 
 def test_without_matplotlib_the_page_says_so_and_keeps_the_tables(tmp_path, monkeypatch, capsys):
-    import interleave_bench.score.html as h
+    import interleave_bench.reports.page as h
 
     data = _demo(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(h, "have_matplotlib", lambda: False)

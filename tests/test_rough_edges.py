@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import interleave_bench
 from interleave_bench.cli import main
 from interleave_bench.score.compare import mcnemar_log10
-from interleave_bench.score.html import Point, cost_plot, have_matplotlib, table_html
-from interleave_bench.score.report import mcnemar_text
+from interleave_bench.reports.page import Point, cost_plot, have_matplotlib, table_html
+from interleave_bench.reports.tables import mcnemar_text
 from interleave_bench.score.stats import mcnemar_exact
 
 ROOT = Path(__file__).resolve().parents[1]

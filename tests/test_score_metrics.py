@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from interleave_bench.score import score_predictions
-from interleave_bench.score.report import main_table
+from interleave_bench.reports.tables import main_table
 from interleave_bench.score.routing import score_session
 from interleave_bench.schema import PredictionRow, Session
 

@@ -17,7 +17,7 @@ from ..progress import Timer, summary_line
 from ..score.compare import compare_predictions
 from ..heap import paused_gc
 from ..score.read import read_predictions_fast, read_sessions_fast
-from ..score.report import compare_report, mcnemar_text
+from ..reports.tables import compare_report, mcnemar_text
 from ..score.run import system_name
 from .score import add_scoring_arguments
 

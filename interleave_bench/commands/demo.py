@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from ..llm.prices import prices_from
     from ..heap import paused_gc
     from ..score.read import read_sessions_fast
-    from ..score.report import main_table, not_scored_line
+    from ..reports.tables import main_table
+    from ..score.rows import not_scored_line
     from ..score.run import score_files
 
     if args.sessions < 1:

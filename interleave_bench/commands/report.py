@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from ..hub.source import local_data
     from ..io import atomic_write_text, sessions_file
     from ..score.compare import compare_predictions
-    from ..score.html import have_matplotlib, report_page
+    from ..reports.page import have_matplotlib, report_page
     from ..score.read import read_predictions_fast, read_sessions_fast
     from ..score.run import prediction_files, score_files, system_name
 

@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
             write=not args.json and args.out is None,
         )
     from ..io import print_json, write_json
-    from ..score.cluster import cluster_table
-    from ..score.report import burst_table, main_table, not_scored_line, per_session_table
+    from ..reports.tables import burst_table, cluster_table, main_table, per_session_table
+    from ..score.rows import not_scored_line
 
     results = [r.result for r in runs]
     if args.out is not None:

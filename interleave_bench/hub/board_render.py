@@ -136,9 +136,9 @@ def board_card(repo_id: str, rows: list[dict[str, Any]], publication: str, templ
 
 
 def board_html(repo_id: str, state: BoardState, at: str, data_revision: Optional[str] = None) -> str:
-    """The board as one self-contained HTML page (:func:`interleave_bench.score.html.board_page`):
+    """The board as one self-contained HTML page (:func:`interleave_bench.reports.page.board_page`):
     per split and mode, the ranking table, accuracy with its interval and accuracy against cost."""
-    from ..score.html import BoardTable, Point, board_page
+    from ..reports.page import BoardTable, Point, board_page
 
     rev, groups, left_out = rank(state.rows, data_revision)
     tables = []

@@ -23,7 +23,6 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 
 from .matching import linear_sum_assignment
-from .report import fmt, table
 from .table import family, rounded
 
 #: where these metrics come from (BibTeX), for cards and citations
@@ -335,15 +334,3 @@ def section_of_sums(s: Mapping[str, float]) -> dict[str, Any]:
                    "predicted_conversations": int(s["predicted_conversations"]),
                    "gold_multi": int(s["gold_multi"]), "predicted_multi": int(s["pred_multi"])},
     }
-
-
-def cluster_table(results: Sequence[Mapping[str, Any]]) -> str | None:
-    """A markdown table of the cluster metrics, one row per run that has them (``None`` if none does)."""
-    metrics = family("cluster")
-    rows = []
-    for r in results:
-        section = r.get("cluster")
-        if section:
-            rows.append([r["system"], *(fmt(section["metrics"].get(m.key)) for m in metrics),
-                         f"{section['counts']['messages']:,}"])
-    return table(rows, ["system", *(m.display for m in metrics), "messages"]) if rows else None

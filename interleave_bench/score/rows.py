@@ -23,6 +23,8 @@ NO_PREDICTIONS = "no predictions"
 UNKNOWN_SESSION = "unknown session"
 UNKNOWN_TURN = "unknown turn"
 DUPLICATE = "duplicate"
+#: how many examples the not-scored line names per reason before it says "..."
+EXAMPLES_SHOWN = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,3 +223,35 @@ class LeftOutRows:
         return ([LeftOut(reason, sid, i, line[n]) for n, reason, sid, i in unknown if reason == UNKNOWN_SESSION]
                 + [LeftOut(reason, sid, i, line[n]) for n, reason, sid, i in unknown if reason == UNKNOWN_TURN]
                 + [LeftOut(DUPLICATE, sid, i, line[previous]) for _, previous, _, sid, i in repeated])
+
+
+def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
+    """The first rows of ``items``; every session when they are whole sessions (a partial run names all)."""
+    shown = []
+    for x in (items[:EXAMPLES_SHOWN] if with_turn else items):
+        if with_turn:
+            where = f"{x['session_id']} i={x['i']}"
+            if x.get("line") is not None:
+                where += f" line {x['line']}"
+            shown.append(where)
+        else:
+            shown.append(x["session_id"])
+    more = ", ..." if with_turn and len(items) > EXAMPLES_SHOWN else ""
+    return "(" + ", ".join(shown) + more + ")"
+
+
+def not_scored_line(result: Mapping[str, Any]) -> str:
+    """``not scored: <system>: ...`` naming what was left out and why (``nothing`` when nothing was)."""
+    items = result.get("not_scored") or []
+    parts = []
+    for reason, singular, plural, with_turn in (
+        (NO_PREDICTIONS, "session without predictions", "sessions without predictions", False),
+        (UNKNOWN_SESSION, "row for an unknown session", "rows for unknown sessions", True),
+        (UNKNOWN_TURN, "row for an unknown turn", "rows for unknown turns", True),
+        (DUPLICATE, "duplicate row replaced by a later one", "duplicate rows replaced by later ones", True),
+    ):
+        group = [x for x in items if x["reason"] == reason]
+        if group:
+            label = singular if len(group) == 1 else plural
+            parts.append(f"{len(group):,} {label} {_examples(group, with_turn)}")
+    return f"not scored: {result['system']}: " + ("; ".join(parts) if parts else "nothing")

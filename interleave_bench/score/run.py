@@ -27,10 +27,9 @@ from .block import SessionScore, score_block, session_scores
 from .columnar import ColumnarRun, PooledRun, record_columns
 from .routing import COL, OUTCOMES, derive, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
-                   index_rows, mode_errors)
+                   index_rows, mode_errors, not_scored_line)
 from .datafile import data_fingerprint
 from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
-from .report import not_scored_line
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
 

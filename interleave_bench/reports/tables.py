@@ -1,20 +1,17 @@
-"""Markdown for people: the comparison table, the burst table, the per-session table, the
-``not scored:`` line. Reads score documents only (``interleave-score-v1``), so a table can be made
-from files scored earlier.
+"""Markdown for people: the comparison table, the burst table, the cluster table, the per-session
+table, a paired comparison. Reads score documents only (``interleave-score-v1``), so a table can be
+made from files scored earlier.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from .table import HEADLINE, family, metric
-from .rows import DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN
+from ..score.rows import EXAMPLES_SHOWN
+from ..score.table import HEADLINE, family, metric
 
 #: what stands in a cell for an undefined number
 MISSING = "–"
-#: how many examples the not-scored line names per reason before it says "..."
-EXAMPLES_SHOWN = 5
-
 #: headline metrics the main table shows with their interval (the others would crowd it)
 WITH_INTERVAL = frozenset({"accuracy", "accuracy_lenient", "weighted_error"})
 
@@ -77,6 +74,18 @@ def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
     return table(rows, header) if rows else None
 
 
+def cluster_table(results: Sequence[Mapping[str, Any]]) -> str | None:
+    """A markdown table of the cluster metrics, one row per run that has them (``None`` if none does)."""
+    metrics = family("cluster")
+    rows = []
+    for r in results:
+        section = r.get("cluster")
+        if section:
+            rows.append([r["system"], *(fmt(section["metrics"].get(m.key)) for m in metrics),
+                         f"{section['counts']['messages']:,}"])
+    return table(rows, ["system", *(m.display for m in metrics), "messages"]) if rows else None
+
+
 def per_session_table(results: Iterable[Mapping[str, Any]]) -> str:
     """One row per scored session of each run."""
     header = ["system", "session", "lang", "messages", "strict", "accuracy", "weighted error", "polluting",
@@ -87,38 +96,6 @@ def per_session_table(results: Iterable[Mapping[str, Any]]) -> str:
             rows.append([r["system"], s["session_id"], s["lang"], s["messages"], s["strict"], fmt(s["accuracy"]),
                          fmt(s["weighted_error"]), s["polluting"], s["errors"], s["missing_rows"]])
     return table(rows, header)
-
-
-def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
-    """The first rows of ``items``; every session when they are whole sessions (a partial run names all)."""
-    shown = []
-    for x in (items[:EXAMPLES_SHOWN] if with_turn else items):
-        if with_turn:
-            where = f"{x['session_id']} i={x['i']}"
-            if x.get("line") is not None:
-                where += f" line {x['line']}"
-            shown.append(where)
-        else:
-            shown.append(x["session_id"])
-    more = ", ..." if with_turn and len(items) > EXAMPLES_SHOWN else ""
-    return "(" + ", ".join(shown) + more + ")"
-
-
-def not_scored_line(result: Mapping[str, Any]) -> str:
-    """``not scored: <system>: ...`` naming what was left out and why (``nothing`` when nothing was)."""
-    items = result.get("not_scored") or []
-    parts = []
-    for reason, singular, plural, with_turn in (
-        (NO_PREDICTIONS, "session without predictions", "sessions without predictions", False),
-        (UNKNOWN_SESSION, "row for an unknown session", "rows for unknown sessions", True),
-        (UNKNOWN_TURN, "row for an unknown turn", "rows for unknown turns", True),
-        (DUPLICATE, "duplicate row replaced by a later one", "duplicate rows replaced by later ones", True),
-    ):
-        group = [x for x in items if x["reason"] == reason]
-        if group:
-            label = singular if len(group) == 1 else plural
-            parts.append(f"{len(group):,} {label} {_examples(group, with_turn)}")
-    return f"not scored: {result['system']}: " + ("; ".join(parts) if parts else "nothing")
 
 
 # --- comparisons ---------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ import io
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from .report import WITH_INTERVAL, fmt, fmt_interval, mcnemar_text
-from .table import HEADLINE, metric
+from ..score.table import HEADLINE, metric
+from .tables import WITH_INTERVAL, fmt, fmt_interval, mcnemar_text
 
 #: how many flipped messages the comparison section lists (most telling first)
 FLIPS_SHOWN = 25
