@@ -165,7 +165,7 @@ def test_metric_cards_have_evaluate_yaml_headers():
 
 def test_score_labels_checks_its_inputs():
     from interleave_bench.errors import InputError
-    from interleave_bench.score.labels import score_labels
+    from interleave_bench.hub.metric_inputs import score_labels
 
     gold = [{"gold": {"thread": "t1", "action": "new"}}]
     with pytest.raises(ValueError, match="1 sessions of references but 2 of predictions"):

@@ -10,7 +10,7 @@ from interleave_bench.hub.metric_inputs import session_features
 from interleave_bench.hub.metric_inputs import thread_ids
 from interleave_bench.score.bcubed import CITATION
 from interleave_bench.score.bcubed import bcubed
-from interleave_bench.score.labels import score_labels
+from interleave_bench.hub.metric_inputs import score_labels
 from interleave_bench.score.routing import rounded
 
 _CITATION = CITATION

@@ -9,7 +9,7 @@ from interleave_bench.hub.metric_inputs import row_fields
 from interleave_bench.hub.metric_inputs import session_features
 from interleave_bench.hub.metric_inputs import thread_ids
 from interleave_bench.score.bcubed import CITATION
-from interleave_bench.score.labels import score_labels
+from interleave_bench.hub.metric_inputs import score_labels
 from interleave_bench.score.table import family
 
 _CITATION = """\
