@@ -121,9 +121,29 @@ def test_validate_checks_predictions_for_repeats_types_and_against_the_data(tmp_
     err = capsys.readouterr().err
     assert f"{pred}:4: i: session 'en-0001' of {data / 'sessions.jsonl'} has no turn 999 (turns 0-13)" in err
     assert f"{pred}:5: session_id: 'xx-1' is not a session of" in err
+    # the format writes a label as text; score reads a number as its text, and validate says so
     pred.write_text("".join(json.dumps(r) + "\n" for r in lines[:2]), encoding="utf-8")
     assert main(["validate", str(data), str(pred)]) == 2
     assert f"{pred}:2: pred: must be a string, got int 7" in capsys.readouterr().err
+    assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
+    assert json.loads((tmp_path / "p.score.json").read_text())["counts"]["rows_scored"] == 2
+
+
+def test_validate_reads_folders_as_score_does(tmp_path, capsys):
+    data = write_data(tmp_path / "data", standard_sessions()[:1])
+    preds = tmp_path / "data" / "predictions"
+    preds.mkdir()
+    row = {"session_id": "en-0001", "i": 0, "pred": "A", "mode": "closed", "policy": "oracle"}
+    (preds / "a.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (preds / "b.jsonl").write_text(json.dumps({**row, "i": 1}) + "\n", encoding="utf-8")
+    assert main(["validate", str(tmp_path / "data"), str(preds)]) == 0
+    out = capsys.readouterr().out
+    assert f"{preds / 'a.jsonl'}: ok: 1 prediction rows" in out and f"{preds / 'b.jsonl'}: ok:" in out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["validate", str(empty)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {empty}: no sessions.jsonl, manifest.json or prediction files (.jsonl, .parquet) in this folder"]
 
 
 # --- scoring: nothing to score, partial runs -----------------------------------------------------

@@ -3,8 +3,11 @@
 Prints a one-line summary per good file, or every error found (file, line, field), exit 0 or 2.
 The kind of a file is told from its content: JSONL rows with ``turns`` are sessions, with ``pred``
 predictions; a JSON document with ``cases`` is a mid-reply case file, with ``writer`` a manifest.
-Prediction rows must be unique per (session, turn) with a string ``pred``; ``validate DATA PRED...``
-also checks each predictions file against the data given before it (unknown sessions and turns).
+Prediction rows must be unique per (session, turn) with a string ``pred`` (``score`` reads a number
+as its text, as other scorers do; the format writes a string). ``validate DATA PRED...`` also
+checks each predictions file against the data given before it (unknown sessions and turns). A
+folder stands for what ``score`` reads in it: a data folder's ``sessions.jsonl`` and
+``manifest.json``, a predictions folder's ``*.jsonl`` and ``*.parquet`` files.
 """
 
 from __future__ import annotations
@@ -146,8 +149,8 @@ def _rows_of(path: str, parquet: bool) -> Iterator[tuple[int, PredictionRow]]:
 
 
 def _label_types(path: str) -> list[InputError]:
-    """An error for every row whose ``pred`` is not a JSON string (the scorer reads a number as its
-    text, as the reference does; the format says a string)."""
+    """An error for every row whose ``pred`` is not a JSON string: the format writes a string (the
+    scorer reads a number as its text, as other scorers do, so the file still scores)."""
     errors = []
     for line, text in iter_json_lines(path):
         pred = parse_json(path, line, text).get("pred")
@@ -195,13 +198,22 @@ SUMMARISERS = {
 
 
 def expand(paths: list[str]) -> list[str]:
-    """A data folder stands for its ``sessions.jsonl`` and ``manifest.json``."""
+    """A data folder stands for its ``sessions.jsonl`` and ``manifest.json``; a folder without them,
+    for its prediction files (``*.jsonl``, ``*.parquet``), as ``score`` reads a predictions folder."""
+    from ..score.run import prediction_files
+
     out: list[str] = []
     for path in paths:
         p = Path(path)
         if p.is_dir():
             found = [str(p / name) for name in (SESSIONS_FILE, MANIFEST_FILE) if (p / name).exists()]
-            out.extend(found or [path])
+            if not found:
+                try:
+                    found = [str(f) for f in prediction_files([p])]
+                except InputError:
+                    raise InputError(path, None, None, f"no {SESSIONS_FILE}, {MANIFEST_FILE} or prediction files "
+                                                       "(.jsonl, .parquet) in this folder") from None
+            out.extend(found)
         else:
             out.append(path)
     return out
