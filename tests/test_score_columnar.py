@@ -84,6 +84,12 @@ def test_columnar_documents_equal_the_replay(run, split):
                 score_files(data, [pred], split=split, bootstrap=30, write=False)
             return
         assert score_run_blocks(data, [pred], split, None)[0][0] is not None  # the columnar path scored it
+        in_split = {s["session_id"] for s in ss if split == "all" or s["split"] == split}
+        if not in_split & {r["session_id"] for r in all_rows}:  # a file scores no session: refused
+            assert replay(data, pred, split, 30)["counts"]["sessions"] == 0
+            with pytest.raises(InputError, match=f"no row is for a session of the {split} split .*: nothing to score"):
+                score_files(data, [pred], split=split, bootstrap=30, write=False)
+            return
         (fast,) = score_files(data, [pred], split=split, bootstrap=30, write=False)
         assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 30))
 
@@ -103,6 +109,8 @@ def test_any_mode_and_any_label_on_arrays_equal_the_replay(run, split, mode, rel
         data = write_jsonl(Path(tmp) / "sessions.jsonl", ss)
         pred = write_jsonl(Path(tmp) / "run-x.jsonl", all_rows)
         assert score_run_blocks(data, [pred], split, None)[0][0] is not None  # scored on the arrays
+        if not {s["session_id"] for s in ss if split == "all" or s["split"] == split} & {r["session_id"] for r in all_rows}:
+            return  # a file that scores no session is refused (the test above)
         (fast,) = score_files(data, [pred], split=split, bootstrap=30, write=False)
         assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 30))
 

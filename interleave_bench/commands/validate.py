@@ -129,8 +129,8 @@ def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> t
         errors = sorted(exc.errors + errors, key=lambda e: e.line or 0)
     except InputError as exc:
         errors = [exc]
-    if not errors and not parquet:
-        errors = _label_types(path)
+    if not errors:
+        errors = _parquet_label_type(path) if parquet else _label_types(path)
     kinds = ", ".join(sorted(policies)) or "none"
     against = f", all in {data[0]}" if data is not None else ""
     return f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds}){against}", errors
@@ -157,6 +157,17 @@ def _label_types(path: str) -> list[InputError]:
         if not isinstance(pred, str):
             errors.append(InputError(path, line, "pred", f"must be a string, got {type(pred).__name__} {pred!r}"))
     return errors
+
+
+def _parquet_label_type(path: str) -> list[InputError]:
+    """:func:`_label_types` for a Parquet file: one error when its ``pred`` column is not text."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kind = pq.read_schema(path).field("pred").type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return []
+    return [InputError(path, None, "pred", f"must be a string, got a column of {kind}")]
 
 
 def summarise_cases(path: str) -> tuple[str, list[InputError]]:

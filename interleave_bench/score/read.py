@@ -95,8 +95,37 @@ def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], lis
         except InputErrors as exc:
             errors.extend(exc.errors)
     if errors:
-        raise InputErrors(errors)
+        raise InputErrors(by_column(table, errors))
     return rows, list(range(1, len(rows) + 1))
+
+
+def by_column(table, errors: list[InputError]) -> list[InputError]:
+    """``errors`` with those of a column every row of which is refused (a missing column, or one
+    of a type the field never takes) said once, for the column: a column holds one type, so its
+    every row would otherwise be an error of its own."""
+    rows_of: dict[str, set[int]] = {}
+    for e in errors:
+        rows_of.setdefault(_top(e.field), set()).add(e.line or 0)
+    whole = set()
+    for col, rows in rows_of.items():
+        held = table.num_rows - (table.column(col).null_count if col in table.column_names else table.num_rows)
+        if len(rows) > 1 and len(rows) == (held if col in table.column_names else table.num_rows):
+            whole.add(col)
+    out: list[InputError] = []
+    for e in errors:
+        col = _top(e.field)
+        if col not in whole:
+            out.append(e)
+        elif col not in [x.field for x in out if x.line is None]:
+            kind = f"column of {table.schema.field(col).type}" if col in table.column_names else "no such column"
+            out.append(InputError(e.path, None, col, f"{kind}: {e.message} (row {e.line}), and so in all "
+                                                     f"{len(rows_of[col]):,} rows"))
+    return out
+
+
+def _top(field: str | None) -> str:
+    """The column a row's field is in: ``usage.input`` and ``refs[0]`` are in ``usage`` and ``refs``."""
+    return (field or "").split(".")[0].split("[")[0]
 
 
 def read_predictions_fast(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:

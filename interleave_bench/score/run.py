@@ -450,6 +450,8 @@ def _document_of(
     left_out += run.listing.listed()  # raises naming every duplicate
     if run.other_mode:
         raise InputErrors(run.other_mode)
+    if not run.session_ids:
+        raise nothing_scored(pred_path, data_path, split, left_out, run.outside)
     facts = provenance(
         data_file=str(data_path),
         data_sha256=data_sha,
@@ -468,6 +470,22 @@ def _document_of(
         if not keep_per_session:  # written whole; what is kept of many large runs stays small
             out.result = {key: value for key, value in result.items() if key != "per_session"}
     return out
+
+
+def nothing_scored(pred_path: Path, data_path: Path, split: str, left_out: Sequence[LeftOut], outside: int) -> InputError:
+    """The one-line error for a predictions file none of whose rows is for a session of the split:
+    a number made of no message is no score (the first row outside the data named by line)."""
+    stray = [x for x in left_out if x.reason in (UNKNOWN_SESSION, UNKNOWN_TURN)]
+    parts = []
+    if stray:
+        parts.append(f"{len(stray):,} row{'s' if len(stray) != 1 else ''} for sessions or turns it does not hold "
+                     f"(the first for session {stray[0].session_id!r})")
+    if outside:
+        parts.append(f"{outside:,} row{'s' if outside != 1 else ''} for sessions of other splits (--split)")
+    line = stray[0].line if stray else None
+    field = "session_id" if stray else None
+    return InputError(str(pred_path), line, field, f"no row is for a session of the {split} split of {data_path}"
+                      + (": " + "; ".join(parts) if parts else "") + ": nothing to score")
 
 
 def score_files(

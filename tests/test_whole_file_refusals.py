@@ -1,0 +1,98 @@
+"""Files wrong as a whole are refused in one line: a predictions file none of whose rows is for a
+session of the split, a Parquet column of a type its field never takes (or no such column), a
+Parquet label column that is not text (validate). A file wrong in a few rows still names each."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from interleave_bench.cli import main
+
+import _score_util as score_util
+from _score_util import many_sessions, oracle_rows
+
+
+@pytest.fixture
+def run(tmp_path):
+    ss = many_sessions(3)
+    data = score_util.write_jsonl(tmp_path / "sessions.jsonl", ss)
+    return data, oracle_rows(ss, "closed")
+
+
+def errors_of(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("error:")]
+
+
+def test_rows_for_no_session_of_the_data_are_nothing_to_score(run, tmp_path, capsys):
+    data, rows = run
+    pred = score_util.write_jsonl(tmp_path / "p.jsonl", [{**r, "session_id": r["session_id"].upper()} for r in rows])
+    for argv in (["score", str(data), str(pred), "--bootstrap", "0"], ["report", str(data), str(pred), "--html", str(tmp_path / "r.html")]):
+        assert main(argv) == 2
+        assert errors_of(capsys.readouterr().err) == [
+            f"error: {pred}:1: session_id: no row is for a session of the dev split of {data}: {len(rows):,} rows for "
+            f"sessions or turns it does not hold (the first for session 'S-000'): nothing to score"]
+    assert not (tmp_path / "p.score.json").exists()
+    # one row of a session of the data is something to score
+    score_util.write_jsonl(pred, [rows[0], *({**r, "session_id": "zz-" + r["session_id"]} for r in rows[1:])])
+    assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
+
+
+def test_rows_of_another_split_alone_are_nothing_to_score(run, tmp_path, capsys):
+    data, rows = run
+    pred = score_util.write_jsonl(tmp_path / "p.jsonl", rows)
+    assert main(["score", str(data), str(pred), "--bootstrap", "0", "--split", "test"]) == 2
+    assert errors_of(capsys.readouterr().err) == [
+        f"error: {pred}: no row is for a session of the test split of {data}: {len(rows):,} rows for sessions of "
+        f"other splits (--split): nothing to score"]
+
+
+def parquet_with(tmp_path, rows, name, change):
+    table = pa.Table.from_pylist(rows)
+    path = tmp_path / f"{name}.parquet"
+    pq.write_table(change(table), path)
+    return path
+
+
+@pytest.mark.parametrize("name,change,expected", [
+    ("i-text", lambda t: t.set_column(t.column_names.index("i"), "i", pa.array([str(v) for v in t.column("i").to_pylist()])),
+     "i: column of string: expected an integer, got '0' (row 1), and so in all {n} rows"),
+    ("i-double", lambda t: t.set_column(t.column_names.index("i"), "i", pa.array([float(v) for v in t.column("i").to_pylist()])),
+     "i: column of double: expected an integer, got 0.0 (row 1), and so in all {n} rows"),
+    ("no-pred", lambda t: t.drop_columns(["pred"]), "pred: no such column: required field is missing (row 1), and so in all {n} rows"),
+])
+def test_a_parquet_column_no_row_of_which_is_taken_is_one_line(run, tmp_path, capsys, name, change, expected):
+    data, rows = run
+    path = parquet_with(tmp_path, rows, name, change)
+    for argv in (["score", str(data), str(path), "--bootstrap", "0"], ["validate", str(path)]):
+        assert main(argv) == 2
+        assert errors_of(capsys.readouterr().err) == [f"error: {path}: " + expected.format(n=f"{len(rows):,}")]
+
+
+def test_a_parquet_column_with_a_few_bad_rows_names_each(run, tmp_path, capsys):
+    data, rows = run
+    bad = [{**r, "i": -1} if k in (2, 5) else r for k, r in enumerate(rows)]
+    path = parquet_with(tmp_path, bad, "two-bad", lambda t: t)
+    assert main(["validate", str(path)]) == 2
+    errors = errors_of(capsys.readouterr().err)
+    assert len(errors) == 2 and errors[0].startswith(f"error: {path}:3: i: ") and errors[1].startswith(f"error: {path}:6: i: ")
+
+
+def test_validate_holds_a_parquet_label_column_to_text_as_it_holds_jsonl_labels(run, tmp_path, capsys):
+    data, rows = run
+    path = parquet_with(tmp_path, rows, "numbered", lambda t: t.set_column(
+        t.column_names.index("pred"), "pred", pa.array(list(range(t.num_rows)))))
+    assert main(["validate", str(path)]) == 2
+    assert errors_of(capsys.readouterr().err) == [f"error: {path}: pred: must be a string, got a column of int64"]
+    jsonl = score_util.write_jsonl(tmp_path / "numbered.jsonl", [{**r, "pred": k} for k, r in enumerate(rows)])
+    assert main(["validate", str(jsonl)]) == 2
+    assert errors_of(capsys.readouterr().err)[0] == f"error: {jsonl}:1: pred: must be a string, got int 0"
+    # score reads a number as its text, in either file, to the same numbers
+    metrics = []
+    for f in (path, jsonl):
+        assert main(["score", str(data), str(f), "--bootstrap", "0"]) == 0
+        metrics.append(json.loads((tmp_path / "numbered.score.json").read_text())["metrics"])
+    assert metrics[0] == metrics[1] and metrics[0]["accuracy"] == 0.0
