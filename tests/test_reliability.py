@@ -154,8 +154,18 @@ def test_a_partial_run_is_scored_loudly_and_refused_with_require_complete(tmp_pa
     data = score_util.write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = score_util.write_jsonl(tmp_path / "p.jsonl", [r for r in oracle_rows(ss, "closed") if r["session_id"] == "s-001"])
     assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("not scored:"))
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    line = next(x for x in out if x.startswith("not scored:"))
     assert line == "not scored: p: 3 sessions without predictions (s-000, s-002, s-003)"
+    # the table marks the run and says why below it; stderr warns
+    assert any(x.startswith("| p * | closed |") for x in out)
+    note = ("scored on part of the split (p 1 of 4 sessions of the dev split): not comparable with a run over all of "
+            "it (compare pairs runs on the sessions both cover; --require-complete refuses such a run)")
+    assert "* " + note in out and f"warning: {note}" in captured.err.splitlines()
+    assert main(["report", str(data), str(pred), "--bootstrap", "0", "--html", str(tmp_path / "r.html")]) == 0
+    assert f"warning: {note}" in capsys.readouterr().err.splitlines()
+    assert f"<td>p *</td>" in (tmp_path / "r.html").read_text() and note in (tmp_path / "r.html").read_text()
     assert json.loads((tmp_path / "p.score.json").read_text())["not_scored_line"] == line
     assert main(["score", str(data), str(pred), "--bootstrap", "0", "--require-complete"]) == 1
     assert "incomplete: p lack rows" in capsys.readouterr().err

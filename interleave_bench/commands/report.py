@@ -80,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
     atomic_write_text(out, report_page(results, comparison, title=args.title))
     plots = "" if have_matplotlib() else " (no plots: matplotlib is not installed; pip install 'interleave-bench[plots]')"
     print(f"wrote {out}{plots}")
+    from ..reports.tables import partial_note
+
+    note = partial_note(results)
+    if note is not None:
+        print("warning: " + note.removeprefix("* "), file=sys.stderr)
     flips = len(comparison["flips"]) if comparison else 0
     print(summary_line("report", {"runs": len(results), "flipped messages": flips}, timer.seconds), file=sys.stderr)
     return 0

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from ..score.table import HEADLINE, metric
-from .tables import WITH_INTERVAL, fmt, fmt_interval, mcnemar_text
+from .tables import WITH_INTERVAL, fmt, fmt_interval, mcnemar_text, partial_note, system_cell
 
 #: how many flipped messages the comparison section lists (most telling first)
 FLIPS_SHOWN = 25
@@ -179,14 +179,15 @@ def _main_table(results: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for r in results:
         m, iv = r["metrics"], r.get("intervals") or {}
-        cells: list[Any] = [r["system"], r["mode"]]
+        cells: list[Any] = [system_cell(r), r["mode"]]
         for name in HEADLINE:
             cells.append(fmt_interval(m.get(name), iv.get(name)) if name in WITH_INTERVAL else fmt(m.get(name)))
         cost = r.get("cost_usd_per_message")
         cells += [fmt(m.get("input_tokens_per_message"), 1), "–" if cost is None else f"{cost:.6f}",
                   r["counts"]["sessions"], r["counts"]["messages"]]
         rows.append(cells)
-    return table_html(header, rows, numeric_from=2)
+    note = partial_note(results)
+    return table_html(header, rows, numeric_from=2) + ("" if note is None else f"<p>{esc(note)}</p>")
 
 
 def _breakdown(results: Sequence[Mapping[str, Any]], dimension: str, heading: str) -> str:

@@ -37,22 +37,46 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+#: what follows the name of a run scored on part of its split, in every table of runs
+PARTIAL_MARK = " *"
+
+
+def partial_note(results: Iterable[Mapping[str, Any]]) -> str | None:
+    """``* scored on part of the split: ...`` naming each run that has no row for some sessions of
+    its split (``None`` when every run covers its split): such a run's figures are over other
+    sessions than a complete run's, so a table ranking them says so."""
+    parts = [f"{r['system']} {r['counts']['sessions']:,} of {r['counts']['sessions'] + r['counts']['sessions_without_rows']:,} "
+             f"sessions of the {r['split']} split" for r in results if r["counts"].get("sessions_without_rows")]
+    if not parts:
+        return None
+    return ("*" + f" scored on part of the split ({'; '.join(parts)}): not comparable with a run over all of it "
+            "(compare pairs runs on the sessions both cover; --require-complete refuses such a run)")
+
+
+def system_cell(result: Mapping[str, Any]) -> str:
+    """A run's name in a table, marked when it covers part of its split (:func:`partial_note`)."""
+    return result["system"] + (PARTIAL_MARK if result["counts"].get("sessions_without_rows") else "")
+
+
 def main_table(results: Iterable[Mapping[str, Any]]) -> str:
-    """One row per run: system, mode, the headline metrics (with intervals), input tokens per message."""
+    """One row per run: system, mode, the headline metrics (with intervals), input tokens per message;
+    below it, the note on runs scored on part of their split."""
+    results = list(results)
     columns = [metric(key) for key in HEADLINE]
     tokens_metric = metric("input_tokens_per_message")
     header = ["system", "mode", *(c.display for c in columns), tokens_metric.display]
     rows = []
     for r in results:
         m, iv = r["metrics"], r.get("intervals") or {}
-        cells = [r["system"], r["mode"]]
+        cells = [system_cell(r), r["mode"]]
         for c in columns:
             value = m.get(c.key)
             cells.append(fmt_interval(value, iv.get(c.key), c.shown) if c.key in WITH_INTERVAL else fmt(value, c.shown))
         tokens = m.get(tokens_metric.key)
         cells.append(MISSING if tokens is None else f"{tokens:,.{tokens_metric.shown}f}")
         rows.append(cells)
-    return table(rows, header)
+    note = partial_note(results)
+    return table(rows, header) + ("" if note is None else "\n\n" + note)
 
 
 def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
