@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "leaderboard",
     "report",
     "stats",
+    "fake_model",
 )
 
 

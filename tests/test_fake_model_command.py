@@ -1,0 +1,45 @@
+"""``interleave-bench fake-model`` serves the fake model with every request kind's answers: a real
+``route`` run against it scores as the same run with ``--dry-run`` does, and SIGTERM stops it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+from interleave_bench.cli import main
+
+from _route_util import standard_sessions, write_data
+
+
+def test_a_route_run_against_the_served_fake_model_equals_the_dry_run(tmp_path, monkeypatch, capsys):
+    data = write_data(tmp_path / "data", standard_sessions()[:2])
+    env = {**os.environ, "INTERLEAVE_NO_PROGRESS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "interleave_bench", "fake-model"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        url = proc.stdout.readline().strip()  # the first line: blocks until the server listens
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_API_KEY", "any-key")
+        monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+        assert main(["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "fake-model"]) == 0
+        assert main(["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "fake-model", "--dry-run"]) == 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    served = [json.loads(x) for x in (data / "predictions" / "closed-llm-fake-model.jsonl").read_text().splitlines()]
+    dry = [json.loads(x) for x in (data / "predictions-dry" / "closed-llm-fake-model.jsonl").read_text().splitlines()]
+    assert [(r["session_id"], r["i"], r["pred"]) for r in served] == [(r["session_id"], r["i"], r["pred"]) for r in dry]
+    assert not any(r["pred"] == "ERROR" for r in served)
+    # one call a message (the run's own summary says 23 paid calls), each answered
+    summary = err.strip().splitlines()[-1]
+    assert summary.startswith(f"done: fake-model: {len(served)} requests, {len(served)} answered; "), summary
+
+
+def test_a_port_out_of_range_is_one_line(capsys):
+    assert main(["fake-model", "--port", "70000"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --port must be 0..65535, got 70000"
