@@ -68,6 +68,15 @@ class UsageError(InterleaveError):
     """A run cannot go on for a reason the user can fix (missing key, bad option, failed model)."""
 
 
+def require_file(path: "str | _os.PathLike") -> None:
+    """Raise :class:`InputError` unless ``path`` is a file: ``no such file``, or ``is a folder, not a
+    file`` for a folder where a file is wanted."""
+    if _os.path.isdir(path):
+        raise InputError(str(path), None, None, "is a folder, not a file")
+    if not _os.path.isfile(path):
+        raise InputError(str(path), None, None, "no such file")
+
+
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 
 

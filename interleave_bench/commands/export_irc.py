@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import InputError, InputErrors
+from ..errors import InputError, InputErrors, require_file
 from ..io import read_json, sessions_file
 from ..progress import Timer, summary_line
 from ..route.runner import sidecar_path
@@ -43,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     timer = Timer()
     pred = Path(args.predictions)
-    if not pred.is_file():
-        raise InputError(str(pred), None, None, "no such file")
+    require_file(pred)
     data = sessions_file(args.data if args.data else data_of(pred))
     if not data.is_file():
         raise InputError(str(data), None, None, "no such file (give the data the run routed with --data)")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from ..errors import InputError, InputErrors, UsageError
+from ..errors import InputError, InputErrors, UsageError, require_file
 from ..io import read_json, sha256_file
 from .board_rows import (
     KIND_MID_REPLY,
@@ -465,8 +465,7 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
     if not is_document(p):
         if data is None:
             raise UsageError(f"{p}: a predictions file is scored on its data: give --data DIR or --data hub:ORG/NAME@REV")
-        if not Path(p).is_file():
-            raise InputError(p, None, None, "no such file")
+        require_file(p)
         scored = score_routing(Path(p), data, split=split)
         name = system or normalise_name(system_name(Path(p)), p, "system")
         return _routing_row(scored, name, model, data_repo, data_revision)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import TypeAdapter
 
-from ..errors import InputError, InputErrors, UsageError
+from ..errors import InputError, InputErrors, UsageError, require_file
 from ..io import sessions_file
 from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, table_price
@@ -527,8 +527,7 @@ def score_files(
     data_path = sessions_file(data)
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
-        if not path.is_file():
-            raise InputError(str(path), None, None, "no such file")
+        require_file(path)
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
                    price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write)
     jobs = min(jobs, len(pred_paths))
