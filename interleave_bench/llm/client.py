@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
 from ..errors import InterleaveError, redact
 from .cache import ResponseCache, cache_key
-from .prices import PRICES_AS_OF, Price, price_for
+from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
 from .provider import Provider
 
 if TYPE_CHECKING:
@@ -115,13 +115,18 @@ class RunStats:
             "cost_usd": round(self.cost_usd, 6),
         }
 
-    def line(self, model: str) -> str:
-        """The cost line printed at the end of every command that calls a model."""
-        cost = f"${self.cost_usd:.4f}" if self.price_known else "unknown (set EVAL_PRICES)"
+    def line(self, model: str, env: Optional[Mapping[str, str]] = None) -> str:
+        """The cost line printed at the end of every command that calls a model, naming where its
+        prices came from (``EVAL_PRICES`` when set, else the dated table)."""
+        import os
+
+        cost = f"${self.cost_usd:.4f}" if self.price_known else f"unknown (set {ENV_SOURCE})"
+        given = (os.environ if env is None else env).get(ENV_SOURCE, "").strip()
+        source = f"prices from {ENV_SOURCE}" if given else f"prices as of {PRICES_AS_OF}; {ENV_SOURCE} sets others"
         return (
             f"model {model}: {self.calls} paid call{'s' if self.calls != 1 else ''}, {self.cached} from cache, "
             f"{self.failed} failed; tokens {self.paid.input:,} in ({self.paid.cached_input:,} cached) / "
-            f"{self.paid.output:,} out; cost {cost} (prices as of {PRICES_AS_OF} unless EVAL_PRICES is set)"
+            f"{self.paid.output:,} out; cost {cost} ({source})"
         )
 
 
