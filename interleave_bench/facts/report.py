@@ -55,7 +55,9 @@ def report(m: dict[str, Any]) -> str:
     t = m["tokens"].get("total", {})
     per = "; ".join(f"{k} {v.get('calls', 0)} calls, {v.get('input', 0):,} in / {v.get('output', 0):,} out"
                     for k, v in m["tokens"].items() if k != "total")
-    out.append(f"tokens spent: {t.get('input', 0):,} in / {t.get('output', 0):,} out" + (f" ({per})" if per else ""))
+    # what the answers took, answers read from the cache included (the cost line counts paid calls only)
+    out.append(f"tokens of the answers, cached ones included: {t.get('input', 0):,} in / {t.get('output', 0):,} out"
+               + (f" ({per})" if per else ""))
     out.append("")
     for name, g in m["gates"].items():
         out.append(f"gate {name}: {'PASS' if g['passed'] else 'FAIL'} ({g['why']})")
