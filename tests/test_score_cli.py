@@ -277,6 +277,19 @@ def test_compare_markdown_and_the_regression_gate(capsys, runs):
     assert code == 0 and "verdict: B is significantly better than A at the 5% level" in out
 
 
+def test_compare_warns_when_the_runs_were_scored_in_two_modes(tmp_path, capsys, runs):
+    path, oracle, _ = runs
+    closed = write_jsonl(tmp_path / "closed-oracle.jsonl", oracle_rows(many_sessions(12, turns=14), "closed"))
+    warning = ("warning: A was scored in closed mode and B in open mode: the verdict says which did better on these "
+               "messages, not which router is better at one task (compare runs of one mode, or give --mode)")
+    code, _, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0)
+    assert code == 0 and warning in err.splitlines()
+    code, _, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0, "--mode", "open")
+    assert code == 0 and "warning:" not in err  # both scored in the mode given
+    code, _, err = run_cli(capsys, "compare", path, oracle, oracle, "--bootstrap", 0)
+    assert code == 0 and "warning:" not in err
+
+
 def test_compare_pairs_only_sessions_both_runs_cover(tmp_path, capsys, runs):
     path, oracle, _ = runs
     lines = oracle.read_text().splitlines()

@@ -70,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
         print(compare_report(doc, args.show))
+    if doc["a"]["mode"] != doc["b"]["mode"]:  # a closed-mode router is shown the threads; an open-mode one is not
+        print(f"warning: A was scored in {doc['a']['mode']} mode and B in {doc['b']['mode']} mode: the verdict says "
+              "which did better on these messages, not which router is better at one task (compare runs of one mode, "
+              "or give --mode)", file=sys.stderr)
     print(summary_line("compare", {"sessions": doc["sessions"], "strict messages": doc["strict_messages"],
                                    "flips": len(doc["flips"])}, timer.seconds), file=sys.stderr)
     if args.fail_on_regression and doc["regression"]:
