@@ -203,6 +203,27 @@ def test_multi_party_speaker_and_addressee_point_to_their_conversations():
     assert router.decide(irc_view(IRC_HISTORY, None, "=== gina has joined #ubuntu")).kind == "new"
 
 
+def test_who_is_who_read_message_by_message_is_as_read_at_once():
+    from interleave_bench.route.local_profile import ProfileCache
+    from interleave_bench.route.local_text import SpeakerLog, people
+
+    hist = IRC_HISTORY + [("bob", "dave: grub is on sda", "t1"), ("dave", "bob: then run update-grub", "t1"),
+                          ("carol", "frank: and kde 4?", "t2"), ("alice", "bob: thanks", "t1")]
+    cache = ProfileCache()
+    # growing histories are read one new message at a time; a shorter one (not an extension) afresh
+    for n in [*range(1, len(hist) + 1), 3, 5]:
+        for who in ("alice", "bob", "dave", "carol", "frank", None):
+            view = irc_view(hist[:n], who, "dave: ok")
+            allowed = {t.label for t in view.topics}
+            assert people(view, "dave: ok", cache.speakers(view, allowed)) == \
+                people(view, "dave: ok", SpeakerLog().read(view.history, allowed))
+    p = people(irc_view(hist, "bob", "dave: ok"), "dave: ok", cache.speakers(irc_view(hist, "bob", "dave: ok"), {"t1", "t2"}))
+    # bob last spoke in t1, once in each; alice named him last (t1); dave, named, last spoke in t1
+    assert (p.mine, p.spoke, p.named_me, p.addressed, p.named_in) == ("t1", {"t2": 1, "t1": 1}, "t1", {"t1"}, {"t1": 1})
+    p = people(irc_view(hist, "frank", "ok"), "ok", cache.speakers(irc_view(hist, "frank", "ok"), {"t1", "t2"}))
+    assert (p.mine, p.named_me, p.names_someone) == ("t2", "t2", False)  # carol named frank in t2
+
+
 def test_a_short_answer_to_the_assistants_question_continues_its_topic():
     from interleave_bench.route.base import RoutedMessage
     from interleave_bench.route.local import ProfileCache, candidates, FEATURES as F

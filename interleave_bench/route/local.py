@@ -256,7 +256,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         work_terms = max(x[3] for x in sums)
         allowed = set(labels)
         current, previous = _recency(view, allowed)
-        who = people(view, text, allowed)
+        who = people(view, text, cache.speakers(view, allowed))
         plain = plain_bm25(plain_q, profs)
         plain_top = max(plain)
         pick = bm25_choice(plain, labels.index(current) if current is not None else None, view.mode, len(plain_q))

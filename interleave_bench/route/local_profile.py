@@ -17,12 +17,15 @@ from typing import Sequence
 
 from .base import RouterView, TopicView
 from .bm25 import B, K1, bm25_tokens, idf
-from .local_text import body, char_grams
+from .local_text import SpeakerLog, body, char_grams
 from .text import tokens
 
 #: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
 #: at a time, so a few hundred topics are plenty)
 PROFILE_CACHE_MAX = 2048
+#: sessions whose speaker logs are kept between calls (a run routes one session at a time, or a
+#: few side by side)
+SPEAKER_LOGS_MAX = 64
 #: latest messages whose lengths say what a long message is in this chat
 LENGTH_WINDOW = 20
 
@@ -67,10 +70,23 @@ class TopicProfile:
 
 
 class ProfileCache:
-    """Profiles of the topics of recent views, extended message by message instead of rebuilt."""
+    """Profiles of the topics of recent views, extended message by message instead of rebuilt, and
+    each recent session's :class:`~.local_text.SpeakerLog`."""
 
     def __init__(self) -> None:
         self._store: dict[tuple[str, str, str, str], TopicProfile] = {}
+        self._speakers: dict[tuple[str, str], SpeakerLog] = {}
+
+    def speakers(self, view: RouterView, allowed: set[str]) -> SpeakerLog:
+        """The :class:`~.local_text.SpeakerLog` of ``view``'s session, its history read (``allowed``:
+        the labels of the topics a message may go to)."""
+        key = (view.session_id, view.mode)
+        log = self._speakers.get(key)
+        if log is None:
+            if len(self._speakers) >= SPEAKER_LOGS_MAX:
+                self._speakers.clear()
+            log = self._speakers[key] = SpeakerLog()
+        return log.read(view.history, allowed)
 
     def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
         """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
