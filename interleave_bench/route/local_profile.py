@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
-from typing import Sequence
+from typing import Optional, Sequence
 
-from .base import RouterView, TopicView
+from .base import Message, RouterView, TopicView
 from .bm25 import B, K1, bm25_tokens, idf
 from .local_text import SpeakerLog, body, char_grams
 from .text import tokens
@@ -39,9 +39,10 @@ class TopicProfile:
     It holds the card, the messages routed to the topic (without their speakers' names) and the
     assistant's replies to them."""
 
-    __slots__ = ("count", "last", "tf", "length", "grams", "replied", "plain_tf", "plain_length")
+    __slots__ = ("count", "last", "tf", "length", "grams", "replied", "plain_tf", "plain_length", "tail")
 
     def __init__(self) -> None:
+        self.tail: Optional[Message] = None  # the latest message taken in, as it was then (with or without its reply)
         self.count = 0  # messages taken in
         self.last = -1  # turn of the latest one
         self.replied = False  # whether the latest one's reply is in (it comes after the message)
@@ -92,8 +93,10 @@ class ProfileCache:
         """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
         card = topic.card
         key = (view.session_id, view.mode, topic.label, card.title if card is not None else "")
-        msgs = topic.messages
         prof = self._store.get(key)
+        msgs = topic.messages
+        if prof is not None and prof.count == len(msgs) and prof.count and msgs[-1] is prof.tail:
+            return prof  # nothing new: the very message it took in last is the topic's latest
         # a session's topics only grow, so a profile whose latest message is still in place is a
         # prefix; a reply arrives after its message, so the latest one is taken in when it shows
         if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
@@ -116,6 +119,7 @@ class ProfileCache:
                 prof.add(m.reply)
             prof.last = m.i
         prof.count = len(msgs)
+        prof.tail = msgs[-1] if msgs else None
         return prof
 
 
