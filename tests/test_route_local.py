@@ -145,6 +145,23 @@ def test_message_parts_set_pointing_sentences_apart():
     assert split_message("版本 v1.2 已经好了。结合装修厨房一起考虑。").refs == "结合装修厨房一起考虑。"
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["i", "need", "can", "you", "the", "other", "one", "by", "way", "new", "it", "x",
+                                 "i'd like", "by the", "另一个", "帮", "我", "请"]), max_size=8),
+       st.lists(st.sampled_from([" ", ", ", ". ", "'", "!", "-", ""]), min_size=8, max_size=8))
+def test_a_lexicon_phrase_is_found_as_whole_words_or_chinese_anywhere(words, seps):
+    import re
+
+    from interleave_bench.route.local_text import _LEXICONS, says
+
+    text = "".join(w + sep for w, sep in zip(words, seps)).lower()
+    runs = re.findall(r"[a-z0-9]+", text)
+    for kind, (english, chinese) in _LEXICONS.items():
+        want = any(p.split() == runs[i:i + len(p.split())] for p in english for i in range(len(runs))) or \
+            any(c in text for c in chinese)
+        assert says(kind, text) is want, (kind, text)
+
+
 def test_local_follows_a_named_title_a_vague_follow_up_and_a_pointer_back():
     router = LocalRouter()
     hist = {"t1": [(0, "Let's start the kitchen renovation: cabinets first."), (1, "ok, what should I do first?"),
