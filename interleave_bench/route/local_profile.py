@@ -67,7 +67,7 @@ class TopicProfile:
         for t in toks:
             tf[t] = tf.get(t, 0) + 1
         self.length += len(toks)
-        self.grams |= char_grams(text)
+        self.grams.update(char_grams(text))
 
 
 class ProfileCache:
