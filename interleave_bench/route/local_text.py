@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 from .base import RouterView
 
@@ -156,8 +156,7 @@ def char_grams(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(map("".join, zip(*(norm[k:] for k in range(CHAR_N))))))
 
 
-@dataclass(frozen=True)
-class MessageParts:
+class MessageParts(NamedTuple):
     """A message split the way the signals read it: first sentence, pointing sentences, the rest."""
 
     head: str
@@ -169,13 +168,19 @@ class MessageParts:
 
 def split_message(text: str) -> MessageParts:
     """The :class:`MessageParts` of ``text``: sentence one, later sentences that draw on another
-    topic (:data:`REFERENCES`), and the other later sentences. (Not cached: a run splits each
-    message once, and the parts kept were objects the garbage collector walked again and again.)"""
+    topic (:data:`REFERENCES`), and the other later sentences."""
+    return MessageParts(*_split(text))
+
+
+@lru_cache(maxsize=1 << 14)
+def _split(text: str) -> tuple[str, str, str, str, str]:
+    # cached as a plain tuple of strings, which the garbage collector stops walking once it has
+    # seen it (a named tuple it walks at every pass: a run caches one per message)
     sents = sentences(text)
     refs, rest = [], []
     for s in sents[1:]:
         (refs if says("ref", s.lower()) else rest).append(s)
-    return MessageParts(sents[0], " ".join(refs), " ".join(rest), text.lower(), sents[0].lower())
+    return sents[0], " ".join(refs), " ".join(rest), text.lower(), sents[0].lower()
 
 
 # --- replies and speakers --------------------------------------------------------------------------------
