@@ -1,6 +1,7 @@
 """How fast routing runs, and what the model router's concurrency and hybrid's rules buy.
 
     python benchmarks/bench_route.py [--sessions 200] [--turns 40] [--model-sessions 20] [--delay 0.02]
+    python benchmarks/bench_route.py --corpus sgd|irc|offline [--data DIR] [--repeat 5] [--against TREE]
 
 Writes synthetic sessions (3 or 4 threads with distinctive words, vague follow-ups and
 acknowledgements, one-offs) to a temporary folder, then:
@@ -14,6 +15,18 @@ acknowledgements, one-offs) to a temporary folder, then:
 3. compares ``hybrid`` (rule fast path, and ``local`` fast path at ``--threshold``) with ``llm``:
    the share of messages that needed a call.
 
+With ``--corpus`` it times the ``local`` router instead on the dev sessions of realistic data: the
+SGD dev split (``--data``: the corpus folder, imported here, or a data folder of ``import sgd``),
+the IRC disentanglement dev logs (``--data`` likewise; open mode only) or offline sessions
+(generated here: :data:`OFFLINE_SESSIONS` of seed :data:`OFFLINE_SEED`). Each measurement is a
+fresh process (the router's caches start cold, as in a run) that routes every dev session through
+the runner's per-session loop (``route_session``: reading the data and writing the file are not
+timed) and takes the CPU time (``time.process_time``). ``--repeat N`` measurements per mode, best
+of N. ``--against TREE`` (a checkout of the project, such as ``git worktree add /tmp/old main``)
+alternates each measurement with one of that tree's code on the same sessions, and prints the
+ratio of the two bests and whether every prediction row (decisions and confidences) is
+byte-identical between the two.
+
 Prints one line per measurement; nothing is timed in the test suite.
 """
 
@@ -23,12 +36,16 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+#: the project tree whose code is measured: this one, or (in a measuring child) ``--tree``'s
+TREE = Path(sys.argv[sys.argv.index("--tree") + 1]) if "--tree" in sys.argv[:-1] else ROOT
+sys.path.insert(0, str(TREE))
 
 from interleave_bench.llm import LLM  # noqa: E402
 from interleave_bench.llm.provider import fake_provider  # noqa: E402
@@ -49,6 +66,11 @@ ONEOFF_P, MOVE_P, VAGUE_P = 0.05, 0.3, 0.35
 LOCAL_TARGET = 5000
 #: hybrid's local fast path threshold compared here
 HYBRID_THRESHOLD = 0.9
+#: the realistic corpora ``--corpus`` reads, and the modes each is routed in (IRC: real chat logs, open only)
+CORPUS_MODES = {"sgd": ("closed", "open"), "irc": ("open",), "offline": ("closed", "open")}
+#: offline sessions generated for ``--corpus offline`` (four in five are dev), and their seed: not
+#: the fit's (1) nor the demo's (0)
+OFFLINE_SESSIONS, OFFLINE_SEED = 100, 3
 
 
 def make_session(k: int, turns: int, rng: random.Random) -> dict:
@@ -97,14 +119,113 @@ def model_run(data: Path, policy: str, concurrency: int, delay: float, out: Path
     return seconds, rows
 
 
+def corpus_sessions(corpus: str, data: str | None, tmp: Path) -> Path:
+    """A sessions file of ``corpus``'s dev sessions, imported or generated into ``tmp``."""
+    from interleave_bench.io import iter_sessions, sessions_file
+
+    if corpus == "offline":
+        from interleave_bench.generate.runner import generate_offline
+
+        source = Path(generate_offline(OFFLINE_SESSIONS, tmp / "offline", seed=OFFLINE_SEED))
+    else:
+        if data is None:
+            raise SystemExit(f"bench_route: --corpus {corpus} needs --data (the corpus folder or an imported data folder)")
+        folder = Path(data)
+        if folder.is_dir() and not (folder / "sessions.jsonl").exists():
+            if corpus == "sgd":
+                from interleave_bench.sgd import import_sgd as importer
+            else:
+                from interleave_bench.irc import import_irc as importer
+            importer(folder, tmp / corpus)
+            folder = tmp / corpus
+        source = sessions_file(folder)
+    lines = [line for line in source.read_text(encoding="utf-8").splitlines(keepends=True) if line.strip()]
+    out = tmp / f"{corpus}-dev.jsonl"
+    out.write_text("".join(line for line, s in zip(lines, iter_sessions(source)) if s.split == "dev"), encoding="utf-8")
+    return out
+
+
+def measure(sessions: Path, mode: str, rows_out: Path) -> dict:
+    """Route every session of ``sessions`` with a fresh ``local`` router (this process's code) and
+    time it on CPU; the rows go to ``rows_out``."""
+    import asyncio
+
+    from interleave_bench.io import iter_sessions
+    from interleave_bench.route.local import LocalRouter
+    from interleave_bench.route.runner import route_session
+
+    todo = list(iter_sessions(sessions))
+    opts = RouteOptions(mode=mode, policy="local")
+    router = LocalRouter()
+    rows: list[dict] = []
+
+    async def main() -> None:
+        for s in todo:
+            rows.extend((await route_session(s, router, opts))[0])
+
+    cpu = time.process_time()
+    asyncio.run(main())
+    cpu = time.process_time() - cpu
+    rows_out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return {"messages": len(rows), "cpu": cpu}
+
+
+def child(tree: Path, sessions: Path, mode: str, rows_out: Path) -> dict:
+    """:func:`measure` in a fresh process running ``tree``'s code."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", mode, "--sessions-file", str(sessions),
+           "--rows", str(rows_out), "--tree", str(tree)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def corpus_main(args: argparse.Namespace) -> None:
+    against = Path(args.against).resolve() if args.against else None
+    with tempfile.TemporaryDirectory() as tmp:
+        sessions = corpus_sessions(args.corpus, args.data, Path(tmp))
+        for mode in CORPUS_MODES[args.corpus]:
+            trees = [("this", ROOT)] + ([("against", against)] if against else [])
+            best: dict[str, float] = {}
+            rows: dict[str, set[bytes]] = {name: set() for name, _ in trees}
+            n = 0
+            for k in range(args.repeat):
+                for name, tree in trees if k % 2 == 0 else trees[::-1]:  # alternate which goes first
+                    out = Path(tmp) / f"rows-{name}-{mode}-{k}.jsonl"
+                    r = child(tree, sessions, mode, out)
+                    n = r["messages"]
+                    best[name] = min(best.get(name, float("inf")), r["cpu"])
+                    rows[name].add(out.read_bytes())
+                    print(f"  {args.corpus} {mode} {name} #{k + 1}: {n / r['cpu']:,.0f} messages per CPU second")
+            line = f"{args.corpus} dev {mode}-local: {n:,} messages, best of {args.repeat}: {n / best['this']:,.0f} per CPU second"
+            if against:
+                same = len(rows["this"] | rows["against"]) == 1
+                line += (f"; against {against}: {n / best['against']:,.0f} (ratio {best['against'] / best['this']:.2f}); "
+                         f"predictions {'byte-identical' if same else 'DIFFER'}")
+            line += f"; target {LOCAL_TARGET:,}: {'met' if n / best['this'] >= LOCAL_TARGET else 'MISSED'}"
+            print(line, flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=200)
     ap.add_argument("--turns", type=int, default=40)
     ap.add_argument("--model-sessions", type=int, default=20)
     ap.add_argument("--delay", type=float, default=0.02, help="seconds the fake model takes per answer")
+    ap.add_argument("--corpus", choices=sorted(CORPUS_MODES), help="time `local` on this corpus's dev sessions instead")
+    ap.add_argument("--data", help="--corpus sgd|irc: the corpus folder or a data folder imported from it")
+    ap.add_argument("--repeat", type=int, default=5, help="--corpus: measurements per mode (best of them)")
+    ap.add_argument("--against", metavar="TREE", help="--corpus: alternate with this project tree's code, compare")
+    ap.add_argument("--measure", choices=("closed", "open"), help=argparse.SUPPRESS)  # a measuring child
+    ap.add_argument("--sessions-file", help=argparse.SUPPRESS)
+    ap.add_argument("--rows", help=argparse.SUPPRESS)
+    ap.add_argument("--tree", help=argparse.SUPPRESS)  # read before the imports above
     args = ap.parse_args()
     os.environ.setdefault("INTERLEAVE_NO_PROGRESS", "1")
+    if args.measure:
+        print(json.dumps(measure(Path(args.sessions_file), args.measure, Path(args.rows))))
+        return
+    if args.corpus:
+        corpus_main(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         data = write_data(Path(tmp) / "data", args.sessions, args.turns)
         n = args.sessions * args.turns

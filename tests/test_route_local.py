@@ -145,6 +145,23 @@ def test_message_parts_set_pointing_sentences_apart():
     assert split_message("版本 v1.2 已经好了。结合装修厨房一起考虑。").refs == "结合装修厨房一起考虑。"
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["i", "need", "can", "you", "the", "other", "one", "by", "way", "new", "it", "x",
+                                 "i'd like", "by the", "另一个", "帮", "我", "请"]), max_size=8),
+       st.lists(st.sampled_from([" ", ", ", ". ", "'", "!", "-", ""]), min_size=8, max_size=8))
+def test_a_lexicon_phrase_is_found_as_whole_words_or_chinese_anywhere(words, seps):
+    import re
+
+    from interleave_bench.route.local_text import _LEXICONS, says
+
+    text = "".join(w + sep for w, sep in zip(words, seps)).lower()
+    runs = re.findall(r"[a-z0-9]+", text)
+    for kind, (english, chinese) in _LEXICONS.items():
+        want = any(p.split() == runs[i:i + len(p.split())] for p in english for i in range(len(runs))) or \
+            any(c in text for c in chinese)
+        assert says(kind, text) is want, (kind, text)
+
+
 def test_local_follows_a_named_title_a_vague_follow_up_and_a_pointer_back():
     router = LocalRouter()
     hist = {"t1": [(0, "Let's start the kitchen renovation: cabinets first."), (1, "ok, what should I do first?"),
@@ -201,6 +218,27 @@ def test_multi_party_speaker_and_addressee_point_to_their_conversations():
     assert router.decide(irc_view(IRC_HISTORY, "alice", "hmm, still nothing on reboot")).label == "t1"
     # a system line (nobody wrote it) is a conversation of its own
     assert router.decide(irc_view(IRC_HISTORY, None, "=== gina has joined #ubuntu")).kind == "new"
+
+
+def test_who_is_who_read_message_by_message_is_as_read_at_once():
+    from interleave_bench.route.local_profile import ProfileCache
+    from interleave_bench.route.local_text import SpeakerLog, people
+
+    hist = IRC_HISTORY + [("bob", "dave: grub is on sda", "t1"), ("dave", "bob: then run update-grub", "t1"),
+                          ("carol", "frank: and kde 4?", "t2"), ("alice", "bob: thanks", "t1")]
+    cache = ProfileCache()
+    # growing histories are read one new message at a time; a shorter one (not an extension) afresh
+    for n in [*range(1, len(hist) + 1), 3, 5]:
+        for who in ("alice", "bob", "dave", "carol", "frank", None):
+            view = irc_view(hist[:n], who, "dave: ok")
+            allowed = {t.label for t in view.topics}
+            assert people(view, "dave: ok", cache.speakers(view, allowed)) == \
+                people(view, "dave: ok", SpeakerLog().read(view.history, allowed))
+    p = people(irc_view(hist, "bob", "dave: ok"), "dave: ok", cache.speakers(irc_view(hist, "bob", "dave: ok"), {"t1", "t2"}))
+    # bob last spoke in t1, once in each; alice named him last (t1); dave, named, last spoke in t1
+    assert (p.mine, p.spoke, p.named_me, p.addressed, p.named_in) == ("t1", {"t2": 1, "t1": 1}, "t1", {"t1"}, {"t1": 1})
+    p = people(irc_view(hist, "frank", "ok"), "ok", cache.speakers(irc_view(hist, "frank", "ok"), {"t1", "t2"}))
+    assert (p.mine, p.named_me, p.names_someone) == ("t2", "t2", False)  # carol named frank in t2
 
 
 def test_a_short_answer_to_the_assistants_question_continues_its_topic():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from interleave_bench.text import fold, is_bare_ack, normalize
@@ -54,3 +56,11 @@ def test_the_routers_and_the_mid_reply_rule_use_this_rule():
 ])
 def test_one_normaliser(text, folded, normalized):
     assert fold(text) == folded and normalize(text) == normalized
+
+
+def test_the_normaliser_reads_as_letters_and_digits_exactly_what_python_does():
+    # every code point that folding leaves as it is: kept exactly when str.isalnum holds
+    for c in map(chr, range(0x110000)):
+        text = f" {c} "
+        if unicodedata.normalize("NFKC", text).casefold() == text:
+            assert normalize(text) == (c if c.isalnum() else ""), hex(ord(c))

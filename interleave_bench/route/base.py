@@ -45,7 +45,7 @@ class Message:
 
     def unanswered(self) -> "Message":
         """The message as it is before the assistant replies (no ``reply``)."""
-        return self if self.reply is None else replace(self, reply=None)
+        return self if self.reply is None else Message(self.i, self.text, None, self.speaker)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter, mul
 from importlib import resources
-from typing import Any, Optional, Sequence
+from typing import Any, Collection, Optional, Sequence
 
 import numpy as np
 
@@ -165,9 +165,9 @@ def _card_terms(card: ThreadCard) -> frozenset[str]:
     return frozenset(tokens(f"{card.title}\n{card.description}\n{card.goal}"))
 
 
-def _share(part: frozenset[str], whole: frozenset[str]) -> float:
-    """The share of ``whole`` found in ``part`` (0 for an empty ``whole``)."""
-    return len(part & whole) / len(whole) if whole else 0.0
+def _share(part: frozenset[str], whole: Collection[str]) -> float:
+    """The share of ``whole`` (distinct items) found in ``part`` (0 for an empty ``whole``)."""
+    return len(part.intersection(whole)) / len(whole) if whole else 0.0
 
 
 def _title_in(title: str, text: str, terms: set[str]) -> bool:
@@ -247,7 +247,8 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
                     tb += c
                     to += alone
             sums.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to))
-        head_chars = gram_overlap(char_grams(parts.head), profs)
+        grams = frozenset(char_grams(parts.head))
+        head_chars = gram_overlap(grams, profs)
         head_bm = [x[0] for x in sums]
         best = max(range(n), key=lambda k: (head_bm[k], -k))
         head_bm_max = math.log1p(head_bm[best])
@@ -256,7 +257,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         work_terms = max(x[3] for x in sums)
         allowed = set(labels)
         current, previous = _recency(view, allowed)
-        who = people(view, text, allowed)
+        who = people(view, text, cache.speakers(view, allowed))
         plain = plain_bm25(plain_q, profs)
         plain_top = max(plain)
         pick = bm25_choice(plain, labels.index(current) if current is not None else None, view.mode, len(plain_q))
@@ -267,7 +268,6 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         asked = float(last is not None and last.label == current and asks(last.reply))
         # ... or it answered without asking anything: that piece of work may be done
         done = float(last is not None and last.label == current and bool(last.reply) and not asked)
-        grams = char_grams(parts.head)
         head_terms = frozenset(head_q)
         at = view.pending[0].i
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since

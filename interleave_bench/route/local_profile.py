@@ -13,16 +13,19 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
-from typing import Sequence
+from typing import Optional, Sequence
 
-from .base import RouterView, TopicView
+from .base import Message, RouterView, TopicView
 from .bm25 import B, K1, bm25_tokens, idf
-from .local_text import body, char_grams
+from .local_text import SpeakerLog, body, char_grams
 from .text import tokens
 
 #: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
 #: at a time, so a few hundred topics are plenty)
 PROFILE_CACHE_MAX = 2048
+#: sessions whose speaker logs are kept between calls (a run routes one session at a time, or a
+#: few side by side)
+SPEAKER_LOGS_MAX = 64
 #: latest messages whose lengths say what a long message is in this chat
 LENGTH_WINDOW = 20
 
@@ -36,9 +39,10 @@ class TopicProfile:
     It holds the card, the messages routed to the topic (without their speakers' names) and the
     assistant's replies to them."""
 
-    __slots__ = ("count", "last", "tf", "length", "grams", "replied", "plain_tf", "plain_length")
+    __slots__ = ("count", "last", "tf", "length", "grams", "replied", "plain_tf", "plain_length", "tail")
 
     def __init__(self) -> None:
+        self.tail: Optional[Message] = None  # the latest message taken in, as it was then (with or without its reply)
         self.count = 0  # messages taken in
         self.last = -1  # turn of the latest one
         self.replied = False  # whether the latest one's reply is in (it comes after the message)
@@ -63,21 +67,36 @@ class TopicProfile:
         for t in toks:
             tf[t] = tf.get(t, 0) + 1
         self.length += len(toks)
-        self.grams |= char_grams(text)
+        self.grams.update(char_grams(text))
 
 
 class ProfileCache:
-    """Profiles of the topics of recent views, extended message by message instead of rebuilt."""
+    """Profiles of the topics of recent views, extended message by message instead of rebuilt, and
+    each recent session's :class:`~.local_text.SpeakerLog`."""
 
     def __init__(self) -> None:
         self._store: dict[tuple[str, str, str, str], TopicProfile] = {}
+        self._speakers: dict[tuple[str, str], SpeakerLog] = {}
+
+    def speakers(self, view: RouterView, allowed: set[str]) -> SpeakerLog:
+        """The :class:`~.local_text.SpeakerLog` of ``view``'s session, its history read (``allowed``:
+        the labels of the topics a message may go to)."""
+        key = (view.session_id, view.mode)
+        log = self._speakers.get(key)
+        if log is None:
+            if len(self._speakers) >= SPEAKER_LOGS_MAX:
+                self._speakers.clear()
+            log = self._speakers[key] = SpeakerLog()
+        return log.read(view.history, allowed)
 
     def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
         """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
         card = topic.card
         key = (view.session_id, view.mode, topic.label, card.title if card is not None else "")
-        msgs = topic.messages
         prof = self._store.get(key)
+        msgs = topic.messages
+        if prof is not None and prof.count == len(msgs) and prof.count and msgs[-1] is prof.tail:
+            return prof  # nothing new: the very message it took in last is the topic's latest
         # a session's topics only grow, so a profile whose latest message is still in place is a
         # prefix; a reply arrives after its message, so the latest one is taken in when it shows
         if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
@@ -100,6 +119,7 @@ class ProfileCache:
                 prof.add(m.reply)
             prof.last = m.i
         prof.count = len(msgs)
+        prof.tail = msgs[-1] if msgs else None
         return prof
 
 

