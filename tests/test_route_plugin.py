@@ -302,5 +302,8 @@ def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data,
                "--fresh") == 0
     from interleave_bench.errors import UsageError
 
-    with pytest.raises(UsageError, match="pass --fresh to start over, or --out"):
+    with pytest.raises(UsageError, match="pass fresh=True to start over, or out=$") as refused:
         interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
+    assert "--fresh" not in str(refused.value)  # said in the function's terms, not the command's
+    doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", fresh=True, bootstrap=0)
+    assert doc["counts"]["sessions"] > 0

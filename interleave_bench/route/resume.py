@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..errors import UsageError
+
+#: what a refusal to resume another run's output says to do (:func:`~.plugin.evaluate_router`
+#: says it in its own arguments' names)
+START_OVER = "pass --fresh to start over, or --out"
+START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out="
 from ..io import parse_record, truncate_partial_line
 from ..schema import ERROR, PredictionRow, Session
 
@@ -36,7 +41,7 @@ def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions")
     offset = 0
 
     def mismatch(why: str) -> UsageError:
-        return UsageError(f"{out}: {why}; it was written by a different run (pass --fresh to start over, or --out)")
+        return UsageError(f"{out}: {why}; it was written by a different run ({START_OVER})")
 
     failed_at: Optional[int] = None  # start of the first session holding an ERROR row
     with open(out, "rb") as fh:

@@ -49,7 +49,7 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter
-from .resume import prepare_resume
+from .resume import START_OVER, prepare_resume
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
 POLICIES = ("llm", "hybrid", "oracle", "single", "always_new", "stay", "bm25", "local")
@@ -476,7 +476,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
         what = record.same_run(previous)
         if what is not None:
             raise UsageError(
-                f"{out_path} was written from other {what} ({record_path.name}); pass --fresh to start over, or --out"
+                f"{out_path} was written from other {what} ({record_path.name}); {START_OVER}"
             )
     done = prepare_resume(out_path, sessions, opts)
     todo = [s for s in sessions if s.session_id not in done]
