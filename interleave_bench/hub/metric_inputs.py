@@ -320,21 +320,18 @@ def score_labels(
     predictions: Sequence[Sequence[str | None]],
     *,
     mode: str = "closed",
-    threads: Sequence[Sequence[str]] | None = None,
-    session_ids: Sequence[str] | None = None,
-    langs: Sequence[str] | None = None,
-    predicted_refs: Sequence[Sequence[Sequence[str] | None]] | None = None,
-    row_fields: Sequence[Sequence[Mapping[str, Any] | None]] | None = None,
     bootstrap: int = 0,
     seed: int = 0,
+    **inputs: Any,
 ) -> dict[str, Any]:
-    """The score document for per-session gold turns and labels (see :func:`build_inputs`).
+    """The score document for per-session gold turns and labels; ``inputs`` are
+    :func:`build_inputs`'s (``threads``, ``session_ids``, ``langs``, ``predicted_refs``,
+    ``row_fields``).
 
     Every session is scored (there is no split here); a session whose labels are all ``None`` has
     no rows and is left out, as the CLI leaves out a session without predictions.
     """
-    sessions, rows = build_inputs(references, predictions, mode=mode, threads=threads, session_ids=session_ids,
-                                  langs=langs, predicted_refs=predicted_refs, row_fields=row_fields)
+    sessions, rows = build_inputs(references, predictions, mode=mode, **inputs)
     run = score_predictions(sessions, rows, system="evaluate", mode=mode, split="all", bootstrap=bootstrap,
                             seed=seed, source="<predictions>")
     return run.result
