@@ -96,3 +96,15 @@ def test_validate_holds_a_parquet_label_column_to_text_as_it_holds_jsonl_labels(
         assert main(["score", str(data), str(f), "--bootstrap", "0"]) == 0
         metrics.append(json.loads((tmp_path / "numbered.score.json").read_text())["metrics"])
     assert metrics[0] == metrics[1] and metrics[0]["accuracy"] == 0.0
+
+
+def test_a_parquet_column_given_by_some_rows_only_counts_those(run, tmp_path, capsys):
+    data, rows = run
+    # text in every other row, null in the rest (a column holds every field in every row)
+    given = [{**r, "elapsed_ms": None if k % 2 else str(100 + k)} for k, r in enumerate(rows)]
+    path = parquet_with(tmp_path, given, "half", lambda t: t)
+    assert main(["score", str(data), str(path), "--bootstrap", "0"]) == 2
+    texts = sum(r["elapsed_ms"] is not None for r in given)
+    [line] = errors_of(capsys.readouterr().err)
+    assert line.startswith(f"error: {path}: elapsed_ms: column of string: ")
+    assert line.endswith(f"(row 1), and so in all {texts:,} rows that give it") and texts < len(rows)

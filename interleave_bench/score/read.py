@@ -106,11 +106,10 @@ def by_column(table, errors: list[InputError]) -> list[InputError]:
     rows_of: dict[str, set[int]] = {}
     for e in errors:
         rows_of.setdefault(_top(e.field), set()).add(e.line or 0)
-    whole = set()
-    for col, rows in rows_of.items():
-        held = table.num_rows - (table.column(col).null_count if col in table.column_names else table.num_rows)
-        if len(rows) > 1 and len(rows) == (held if col in table.column_names else table.num_rows):
-            whole.add(col)
+    # the rows that give each column a value: all of them for a column the file lacks
+    given = {col: table.num_rows - (table.column(col).null_count if col in table.column_names else 0)
+             for col in rows_of}
+    whole = {col for col, rows in rows_of.items() if len(rows) > 1 and len(rows) == given[col]}
     out: list[InputError] = []
     for e in errors:
         col = _top(e.field)
@@ -118,8 +117,9 @@ def by_column(table, errors: list[InputError]) -> list[InputError]:
             out.append(e)
         elif col not in [x.field for x in out if x.line is None]:
             kind = f"column of {table.schema.field(col).type}" if col in table.column_names else "no such column"
+            where = "rows" if given[col] == table.num_rows else "rows that give it"
             out.append(InputError(e.path, None, col, f"{kind}: {e.message} (row {e.line}), and so in all "
-                                                     f"{len(rows_of[col]):,} rows"))
+                                                     f"{given[col]:,} {where}"))
     return out
 
 
