@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io import atomic_write_text, sessions_file
     from ..score.compare import compare_predictions
     from ..reports.page import have_matplotlib, report_page
+    from ..reports.tables import warn_partial
     from ..score.read import read_predictions_fast, read_sessions_fast
     from ..score.run import prediction_files, score_files, system_name
 
@@ -80,11 +81,7 @@ def run(args: argparse.Namespace) -> int:
     atomic_write_text(out, report_page(results, comparison, title=args.title))
     plots = "" if have_matplotlib() else " (no plots: matplotlib is not installed; pip install 'interleave-bench[plots]')"
     print(f"wrote {out}{plots}")
-    from ..reports.tables import partial_note
-
-    note = partial_note(results)
-    if note is not None:
-        print("warning: " + note.removeprefix("* "), file=sys.stderr)
+    warn_partial(results, sys.stderr)
     flips = len(comparison["flips"]) if comparison else 0
     print(summary_line("report", {"runs": len(results), "flipped messages": flips}, timer.seconds), file=sys.stderr)
     return 0

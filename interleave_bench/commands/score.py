@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             write=not args.json and args.out is None,
         )
     from ..io import print_json, write_json
-    from ..reports.tables import burst_table, cluster_table, main_table, partial_note, per_session_table
+    from ..reports.tables import burst_table, cluster_table, main_table, per_session_table, warn_partial
     from ..score.rows import not_scored_line
 
     results = [r.result for r in runs]
@@ -111,9 +111,7 @@ def run(args: argparse.Namespace) -> int:
     for run_ in runs:
         if run_.score_file is not None:
             print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
-    note = partial_note(results)
-    if note is not None:
-        print("warning: " + note.removeprefix("* "), file=sys.stderr)
+    warn_partial(results, sys.stderr)
     messages = sum(r["counts"]["messages"] for r in results)
     scored = sum(r["counts"]["sessions"] for r in results)
     print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},

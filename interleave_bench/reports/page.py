@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from ..score.table import HEADLINE, metric
-from .tables import WITH_INTERVAL, fmt, fmt_interval, mcnemar_text, partial_note, system_cell
+from .tables import PARTIAL_MARK, WITH_INTERVAL, fmt, fmt_interval, mcnemar_text, partial_note, system_cell
 
 #: how many flipped messages the comparison section lists (most telling first)
 FLIPS_SHOWN = 25
@@ -187,7 +187,7 @@ def _main_table(results: Sequence[Mapping[str, Any]]) -> str:
                   r["counts"]["sessions"], r["counts"]["messages"]]
         rows.append(cells)
     note = partial_note(results)
-    return table_html(header, rows, numeric_from=2) + ("" if note is None else f"<p>{esc(note)}</p>")
+    return table_html(header, rows, numeric_from=2) + ("" if note is None else f"<p>{esc(PARTIAL_MARK)} {esc(note)}</p>")
 
 
 def _breakdown(results: Sequence[Mapping[str, Any]], dimension: str, heading: str) -> str:

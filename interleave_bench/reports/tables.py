@@ -37,25 +37,39 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-#: what follows the name of a run scored on part of its split, in every table of runs
-PARTIAL_MARK = " *"
+#: what follows the name of a run scored on part of its split, in every table of runs, and
+#: begins the note below the table that says why
+PARTIAL_MARK = "*"
+
+
+def is_partial(result: Mapping[str, Any]) -> bool:
+    """Whether a run has no row for some sessions of its split."""
+    return bool(result["counts"].get("sessions_without_rows"))
 
 
 def partial_note(results: Iterable[Mapping[str, Any]]) -> str | None:
-    """``* scored on part of the split: ...`` naming each run that has no row for some sessions of
-    its split (``None`` when every run covers its split): such a run's figures are over other
-    sessions than a complete run's, so a table ranking them says so."""
+    """``scored on part of the split: ...`` naming each run with no row for some sessions of its
+    split (``None`` when every run covers its split): such a run's figures are over other sessions
+    than a complete run's, so a table ranking them says so (below it, after :data:`PARTIAL_MARK`)
+    and the commands warn."""
     parts = [f"{r['system']} {r['counts']['sessions']:,} of {r['counts']['sessions'] + r['counts']['sessions_without_rows']:,} "
-             f"sessions of the {r['split']} split" for r in results if r["counts"].get("sessions_without_rows")]
+             f"sessions of the {r['split']} split" for r in results if is_partial(r)]
     if not parts:
         return None
-    return ("*" + f" scored on part of the split ({'; '.join(parts)}): not comparable with a run over all of it "
+    return (f"scored on part of the split ({'; '.join(parts)}): not comparable with a run over all of it "
             "(compare pairs runs on the sessions both cover; --require-complete refuses such a run)")
+
+
+def warn_partial(results: Iterable[Mapping[str, Any]], file: Any) -> None:
+    """Print :func:`partial_note` as a ``warning:`` line to ``file`` when a run covers part of its split."""
+    note = partial_note(results)
+    if note is not None:
+        print(f"warning: {note}", file=file)
 
 
 def system_cell(result: Mapping[str, Any]) -> str:
     """A run's name in a table, marked when it covers part of its split (:func:`partial_note`)."""
-    return result["system"] + (PARTIAL_MARK if result["counts"].get("sessions_without_rows") else "")
+    return result["system"] + (f" {PARTIAL_MARK}" if is_partial(result) else "")
 
 
 def main_table(results: Iterable[Mapping[str, Any]]) -> str:
@@ -76,7 +90,7 @@ def main_table(results: Iterable[Mapping[str, Any]]) -> str:
         cells.append(MISSING if tokens is None else f"{tokens:,.{tokens_metric.shown}f}")
         rows.append(cells)
     note = partial_note(results)
-    return table(rows, header) + ("" if note is None else "\n\n" + note)
+    return table(rows, header) + ("" if note is None else f"\n\n{PARTIAL_MARK} {note}")
 
 
 def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
