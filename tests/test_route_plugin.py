@@ -305,5 +305,14 @@ def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data,
     with pytest.raises(UsageError, match="pass fresh=True to start over, or out=$") as refused:
         interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
     assert "--fresh" not in str(refused.value)  # said in the function's terms, not the command's
+    # a file with no run record whose rows are another run's: the same advice, from the resume check
+    out = data / "predictions" / "closed-keyword.jsonl"
+    out.write_text(out.read_text(encoding="utf-8").replace('"mode": "closed"', '"mode": "open"')
+                   .replace('"mode":"closed"', '"mode":"open"'), encoding="utf-8")
+    from interleave_bench.route.runner import sidecar_path
+
+    sidecar_path(out).unlink(missing_ok=True)
+    with pytest.raises(UsageError, match=r"line 1 is a open/keyword row; .*\(pass fresh=True to start over, or out=\)$"):
+        interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
     doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", fresh=True, bootstrap=0)
     assert doc["counts"]["sessions"] > 0

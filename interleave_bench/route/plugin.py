@@ -269,17 +269,13 @@ def evaluate_router(
     from ..llm.prices import prices_from
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED
     from ..score.run import score_files
-    from .resume import START_OVER, START_OVER_FROM_PYTHON
+    from .resume import START_OVER_FROM_PYTHON
     from .runner import RouteOptions, run_route
 
     wrapped = router if isinstance(router, PluginRouter) else PluginRouter(router, spec_of(router))
     opts = RouteOptions(mode=mode, policy=wrapped.policy, split=ROUTE_SPLIT, router=wrapped.spec)
-    try:
-        result = run_route(data, opts, out=out, fresh=fresh, router=wrapped)
-    except UsageError as exc:  # its advice in this function's terms, not the command's options
-        if START_OVER not in str(exc):
-            raise
-        raise UsageError(str(exc).replace(START_OVER, START_OVER_FROM_PYTHON)) from None
+    # a refusal to resume another run's file advises in this function's terms, not the command's options
+    result = run_route(data, opts, out=out, fresh=fresh, router=wrapped, start_over=START_OVER_FROM_PYTHON)
     scored = score_files(data, [result.path], mode=mode, split=split,
                          bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
                          seed=DEFAULT_SEED if seed is None else seed, price=prices_from(os.environ))

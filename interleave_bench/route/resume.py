@@ -8,24 +8,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..errors import UsageError
-
-#: what a refusal to resume another run's output says to do (:func:`~.plugin.evaluate_router`
-#: says it in its own arguments' names)
-START_OVER = "pass --fresh to start over, or --out"
-START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out="
 from ..io import parse_record, truncate_partial_line
 from ..schema import ERROR, PredictionRow, Session
 
 if TYPE_CHECKING:
     from .runner import RouteOptions
 
+#: what a refusal to resume another run's output says to do, in the command's options, and in
+#: :func:`~.plugin.evaluate_router`'s arguments (each caller of :func:`~.runner.run_route` passes its own)
+START_OVER = "pass --fresh to start over, or --out"
+START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out="
 
-def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions") -> set[str]:
+
+def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:
     """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
 
     The file must be a prefix of this run's output: the selected sessions in order, each with one
     row per message, with this run's mode and policy. Anything else is a different run's file and
-    raises :class:`UsageError` rather than mixing two runs in one file.
+    raises :class:`UsageError` (whose advice is ``start_over``) rather than mixing two runs in one file.
     """
     if not out.exists():
         return set()
@@ -41,7 +41,7 @@ def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions")
     offset = 0
 
     def mismatch(why: str) -> UsageError:
-        return UsageError(f"{out}: {why}; it was written by a different run ({START_OVER})")
+        return UsageError(f"{out}: {why}; it was written by a different run ({start_over})")
 
     failed_at: Optional[int] = None  # start of the first session holding an ERROR row
     with open(out, "rb") as fh:

@@ -430,6 +430,7 @@ def run_route(
     router: Any = None,
     dry_run: bool = False,
     sessions: Optional[Sequence[Session]] = None,
+    start_over: str = START_OVER,
 ) -> RouteResult:
     """Route every session of ``opts.split`` in ``data`` and write the predictions file.
 
@@ -437,7 +438,8 @@ def run_route(
     starts over instead of resuming. ``dry_run`` (``llm`` is the fake model) sends the default
     output to ``predictions-dry/``; an explicit ``out`` is used as given. ``router`` overrides the policy's router (tests, extensions).
     ``sessions`` are the data file's sessions already read and validated (several runs on one
-    file read it once); the split is selected from them.
+    file read it once); the split is selected from them. ``start_over`` is what a refusal to resume
+    another run's file advises, in the caller's own terms (the command's options by default).
     Returns the :class:`RouteResult`; raises :class:`UsageError` / :class:`InputError` on bad input.
     """
     timer = Timer()
@@ -459,11 +461,11 @@ def run_route(
     out_path = Path(out) if out is not None else default_output(data_file, opts, model, dry_run=dry_run)
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt)
     with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
-        return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer)
+        return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over)
 
 
 def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts: RouteOptions, router: Any,
-                llm: Any, fresh: bool, timer: Timer) -> RouteResult:
+                llm: Any, fresh: bool, timer: Timer, start_over: str) -> RouteResult:
     """The body of :func:`run_route`, run while holding the output's lock; returns its result."""
     record_path = sidecar_path(out_path)
     previous: Optional[RunRecord] = None
@@ -476,9 +478,9 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
         what = record.same_run(previous)
         if what is not None:
             raise UsageError(
-                f"{out_path} was written from other {what} ({record_path.name}); {START_OVER}"
+                f"{out_path} was written from other {what} ({record_path.name}); {start_over}"
             )
-    done = prepare_resume(out_path, sessions, opts)
+    done = prepare_resume(out_path, sessions, opts, start_over)
     todo = [s for s in sessions if s.session_id not in done]
     start_record = record.model_copy(update={"complete": False})
     if done and previous is not None and previous.usage is not None:
