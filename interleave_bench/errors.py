@@ -68,11 +68,17 @@ class UsageError(InterleaveError):
     """A run cannot go on for a reason the user can fix (missing key, bad option, failed model)."""
 
 
+def require_not_folder(path: "str | _os.PathLike") -> None:
+    """Raise :class:`InputError` ``is a folder, not a file`` when ``path``, where a file is wanted
+    (one to read, or an output to write), is a folder."""
+    if _os.path.isdir(path):
+        raise InputError(str(path), None, None, "is a folder, not a file")
+
+
 def require_file(path: "str | _os.PathLike") -> None:
     """Raise :class:`InputError` unless ``path`` is a file: ``no such file``, or ``is a folder, not a
     file`` for a folder where a file is wanted."""
-    if _os.path.isdir(path):
-        raise InputError(str(path), None, None, "is a folder, not a file")
+    require_not_folder(path)
     if not _os.path.isfile(path):
         raise InputError(str(path), None, None, "no such file")
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError, redact, redact_secrets
+from .errors import InputError, InputErrors, UsageError, redact, redact_secrets, require_not_folder
 from .json_text import json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
 from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
                      validation_problems)
@@ -496,6 +496,7 @@ def exclusive_output(path: str | os.PathLike, command: str | None = None) -> Ite
     two writers in at once.
     """
     real = real_output(path)
+    require_not_folder(path)  # an output named by a folder is refused before any work, in one line
     key = str(real)
     with _HELD_GUARD:
         held = key in _HELD

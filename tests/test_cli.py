@@ -67,3 +67,21 @@ def test_a_missing_command_module_is_an_error_not_a_missing_command(monkeypatch)
     monkeypatch.setattr(cli_module, "COMMAND_MODULES", (*COMMAND_MODULES, "no_such_command"))
     with pytest.raises(ModuleNotFoundError, match="no_such_command"):
         build_parser()
+
+
+def test_a_folder_given_for_an_output_file_is_one_line_exit_2(tmp_path, capsys):
+    from _route_util import standard_sessions, write_data
+
+    data = write_data(tmp_path / "data", standard_sessions()[:2])
+    main(["baselines", str(data)])
+    pred = str(data / "predictions" / "closed-stay.jsonl")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    capsys.readouterr()
+    for argv in (["route", str(data), "--mode", "closed", "--policy", "stay", "--out", str(folder)],
+                 ["score", str(data), pred, "--out", str(folder)],
+                 ["report", str(data), pred, "--html", str(folder)],
+                 ["mid-reply", "--dry-run", "--out", str(folder)]):
+        assert main(argv) == 2, argv
+        assert capsys.readouterr().err.strip() == f"error: {folder}: is a folder, not a file", argv
+    assert list(folder.iterdir()) == []

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InterleaveError, UsageError
+from ..errors import InterleaveError, UsageError, require_not_folder
 from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         price = prices_from(os.environ)
         if args.out is not None and len(prediction_files(args.predictions)) != 1:
             raise UsageError("--out names one score file: give one predictions file")
+        if args.out is not None:
+            require_not_folder(args.out)  # before the scoring, not after it
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
