@@ -23,12 +23,24 @@ from ..schema import MODES
 from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
 
 
+def resample_seed(text: str) -> int:
+    """``--seed``: a whole number, 0 or more (the resamples' generator takes no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
     """Options ``score`` and ``compare`` share."""
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to score (default {DEFAULT_SPLIT})")
     p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"bootstrap resamples over sessions for the intervals, 0 for none (default {DEFAULT_BOOTSTRAP})")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the resamples (default {DEFAULT_SEED})")
+    p.add_argument("--seed", type=resample_seed, default=DEFAULT_SEED,
+                   help=f"seed of the resamples, 0 or more (default {DEFAULT_SEED})")
     p.add_argument("--mode", choices=MODES,
                    help="score in this mode (default: the first row that names one, else closed)")
     p.add_argument("--allow-duplicates", action="store_true",
