@@ -85,3 +85,33 @@ def test_a_folder_given_for_an_output_file_is_one_line_exit_2(tmp_path, capsys):
         assert main(argv) == 2, argv
         assert capsys.readouterr().err.strip() == f"error: {folder}: is a folder, not a file", argv
     assert list(folder.iterdir()) == []
+
+
+def test_a_file_the_system_will_not_open_is_one_line_exit_2(tmp_path, capsys):
+    # a symlink loop and a name too long stand in for a file without read permission (chmod 000),
+    # which a test run as root could still read: each was 'internal error: OSError'/'PermissionError'
+    from _route_util import standard_sessions, write_data
+
+    data = write_data(tmp_path / "data", standard_sessions()[:1])
+    loop, other = tmp_path / "loop.jsonl", tmp_path / "other.jsonl"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    long_name = tmp_path / ("a" * 300 + ".jsonl")
+    for argv, named, why in ((["validate", str(loop)], loop, "too many levels of symbolic links"),
+                             (["compare", str(data), str(loop), str(loop)], loop, "too many levels of symbolic links"),
+                             (["validate", str(long_name)], long_name, "file name too long")):
+        assert main(argv) == 2, argv
+        assert capsys.readouterr().err.strip() == f"error: {named}: {why}", argv
+
+
+def test_an_os_error_of_a_file_is_redacted_and_one_line(monkeypatch, capsys):
+    import argparse
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secretvalue-0123456789")
+
+    def refused(args: argparse.Namespace) -> int:
+        raise PermissionError(13, "Permission denied", "/data/sk-secretvalue-0123456789/p.jsonl")
+
+    monkeypatch.setattr("interleave_bench.commands.validate.run", refused)
+    assert main(["validate", "x.jsonl"]) == 2
+    assert capsys.readouterr().err.strip() == "error: /data/[redacted]/p.jsonl: permission denied"
