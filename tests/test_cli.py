@@ -115,3 +115,34 @@ def test_an_os_error_of_a_file_is_redacted_and_one_line(monkeypatch, capsys):
     monkeypatch.setattr("interleave_bench.commands.validate.run", refused)
     assert main(["validate", "x.jsonl"]) == 2
     assert capsys.readouterr().err.strip() == "error: /data/[redacted]/p.jsonl: permission denied"
+
+
+def test_a_fifo_is_refused_in_one_line_not_waited_on(tmp_path, capsys):
+    import os
+    import threading
+
+    from _route_util import standard_sessions, write_data
+
+    data = write_data(tmp_path / "data", standard_sessions()[:1])
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)
+    for argv in (["validate", str(fifo)], ["compare", str(data), str(fifo), str(fifo)], ["vet", str(fifo)],
+                 ["score-facts", str(fifo)], ["mid-reply", str(fifo), "--dry-run"]):
+        # a writer that opens the FIFO whenever a command opens it to read, so a command that would
+        # wait on it for ever reads an empty file instead (and fails the assertion, not the suite)
+        stop = threading.Event()
+
+        def write_nothing() -> None:
+            while not stop.is_set():
+                open(fifo, "wb").close()
+
+        writer = threading.Thread(target=write_nothing, daemon=True)
+        writer.start()
+        code = main(argv)
+        err = capsys.readouterr().err
+        stop.set()
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer's last open go on
+        writer.join()
+        os.close(fd)
+        assert code == 2, argv
+        assert f"error: {fifo}: is not a regular file (a FIFO, socket or device)" in err.splitlines(), (argv, err)
