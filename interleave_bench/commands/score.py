@@ -141,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
 @contextlib.contextmanager
 def _score_files_held(args: argparse.Namespace) -> Any:
     """The lock of every score file the run writes, held from start to end (one writer per output:
-    a second ``score`` of the same runs stops at once, naming this one)."""
+    a second ``score`` of the same runs stops at once, naming this one). ``--json`` and ``--out``
+    write none beside the predictions, so they lock none there (a read-only folder scores)."""
     from ..io import exclusive_output
     from ..score.run import prediction_files, score_path
 
@@ -150,6 +151,7 @@ def _score_files_held(args: argparse.Namespace) -> Any:
             paths = prediction_files(args.predictions)
         except InterleaveError:
             paths = []  # said where the predictions are read
-        for path in paths:
-            held.enter_context(exclusive_output(score_path(path, args.split), "score"))
+        outputs = [] if args.json else [Path(args.out)] if args.out is not None else [score_path(p, args.split) for p in paths]
+        for path in outputs:
+            held.enter_context(exclusive_output(path, "score"))
         yield
