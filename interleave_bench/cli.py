@@ -107,12 +107,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        named = exc.filename2 or exc.filename  # (a rename names the file it makes second)
+        if named is None or not exc.strerror:
+            return _internal_error(exc)
+        # a file the system will not open as asked (no permission, a symlink loop, a name too long):
+        # the user's to fix, so one line naming it, as bad input is
+        print(redact(f"error: {os.fsdecode(named)}: {exc.strerror[0].lower()}{exc.strerror[1:]}"), file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
-        if os.environ.get("INTERLEAVE_DEBUG"):
-            traceback.print_exc()
-        else:
-            print(redact(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)"), file=sys.stderr)
-        return 1
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """An unexpected error as one line (its traceback with ``INTERLEAVE_DEBUG``); exit 1."""
+    if os.environ.get("INTERLEAVE_DEBUG"):
+        traceback.print_exc()
+    else:
+        print(redact(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)"), file=sys.stderr)
+    return 1
 
 
 def entry() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os as _os
 import re as _re
+import stat as _stat
 
 
 class InterleaveError(Exception):
@@ -68,13 +69,24 @@ class UsageError(InterleaveError):
     """A run cannot go on for a reason the user can fix (missing key, bad option, failed model)."""
 
 
-def require_file(path: "str | _os.PathLike") -> None:
-    """Raise :class:`InputError` unless ``path`` is a file: ``no such file``, or ``is a folder, not a
-    file`` for a folder where a file is wanted."""
+def require_not_folder(path: "str | _os.PathLike") -> None:
+    """Raise :class:`InputError` ``is a folder, not a file`` when ``path``, where a file is wanted
+    (one to read, or an output to write), is a folder."""
     if _os.path.isdir(path):
         raise InputError(str(path), None, None, "is a folder, not a file")
-    if not _os.path.isfile(path):
-        raise InputError(str(path), None, None, "no such file")
+
+
+def require_file(path: "str | _os.PathLike", missing: str = "no such file") -> None:
+    """Raise :class:`InputError` unless ``path`` is a file: ``missing`` (``no such file``), ``is a
+    folder, not a file`` for a folder where a file is wanted, or ``is not a regular file`` for a
+    FIFO, socket or device (whose opening could wait for a writer for ever)."""
+    require_not_folder(path)
+    try:
+        mode = _os.stat(path).st_mode
+    except FileNotFoundError:  # (another reason, a symlink loop say, is the CLI's one line naming the file)
+        raise InputError(str(path), None, None, missing) from None
+    if not _stat.S_ISREG(mode):
+        raise InputError(str(path), None, None, "is not a regular file (a FIFO, socket or device)")
 
 
 # --- secrets: redacted from every text the project writes or prints ---------------------------------

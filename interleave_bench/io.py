@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError, redact, redact_secrets
+from .errors import InputError, InputErrors, UsageError, redact, redact_secrets, require_file, require_not_folder
 from .json_text import json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
 from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
                      validation_problems)
@@ -49,13 +49,8 @@ def dumps_line(obj: Any) -> str:
 def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for every non-blank line of a UTF-8 JSONL file."""
     name = str(path)
-    try:
-        fh = open(path, "r", encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(name, None, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(name, None, None, "is a folder, not a file") from None
-    with fh:
+    require_file(path)
+    with open(path, "r", encoding="utf-8") as fh:
         n = 0
         try:
             for n, text in enumerate(fh, start=1):
@@ -200,13 +195,10 @@ def read_text(path: str | os.PathLike, missing: str = "no such file") -> str:
     """A whole UTF-8 text file, with a one-line error (``missing`` when it is not there) for a
     missing, folder or non-UTF-8 path."""
     name = str(path)
+    require_file(path, missing)
     try:
         with open(path, "r", encoding="utf-8") as fh:
             return fh.read()
-    except FileNotFoundError:
-        raise InputError(name, None, None, missing) from None
-    except IsADirectoryError:
-        raise InputError(name, None, None, "is a folder, not a file") from None
     except UnicodeDecodeError as exc:
         raise InputError(name, None, None, f"not UTF-8 text ({exc.reason})") from None
 
@@ -496,6 +488,7 @@ def exclusive_output(path: str | os.PathLike, command: str | None = None) -> Ite
     two writers in at once.
     """
     real = real_output(path)
+    require_not_folder(path)  # an output named by a folder is refused before any work, in one line
     key = str(real)
     with _HELD_GUARD:
         held = key in _HELD

@@ -67,3 +67,82 @@ def test_a_missing_command_module_is_an_error_not_a_missing_command(monkeypatch)
     monkeypatch.setattr(cli_module, "COMMAND_MODULES", (*COMMAND_MODULES, "no_such_command"))
     with pytest.raises(ModuleNotFoundError, match="no_such_command"):
         build_parser()
+
+
+def test_a_folder_given_for_an_output_file_is_one_line_exit_2(tmp_path, capsys):
+    from _route_util import standard_sessions, write_data
+
+    data = write_data(tmp_path / "data", standard_sessions()[:2])
+    main(["baselines", str(data)])
+    pred = str(data / "predictions" / "closed-stay.jsonl")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    capsys.readouterr()
+    for argv in (["route", str(data), "--mode", "closed", "--policy", "stay", "--out", str(folder)],
+                 ["score", str(data), pred, "--out", str(folder)],
+                 ["report", str(data), pred, "--html", str(folder)],
+                 ["mid-reply", "--dry-run", "--out", str(folder)]):
+        assert main(argv) == 2, argv
+        assert capsys.readouterr().err.strip() == f"error: {folder}: is a folder, not a file", argv
+    assert list(folder.iterdir()) == []
+
+
+def test_a_file_the_system_will_not_open_is_one_line_exit_2(tmp_path, capsys):
+    # a symlink loop and a name too long stand in for a file without read permission (chmod 000),
+    # which a test run as root could still read: each was 'internal error: OSError'/'PermissionError'
+    from _route_util import standard_sessions, write_data
+
+    data = write_data(tmp_path / "data", standard_sessions()[:1])
+    loop, other = tmp_path / "loop.jsonl", tmp_path / "other.jsonl"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    long_name = tmp_path / ("a" * 300 + ".jsonl")
+    for argv, named, why in ((["validate", str(loop)], loop, "too many levels of symbolic links"),
+                             (["compare", str(data), str(loop), str(loop)], loop, "too many levels of symbolic links"),
+                             (["validate", str(long_name)], long_name, "file name too long")):
+        assert main(argv) == 2, argv
+        assert capsys.readouterr().err.strip() == f"error: {named}: {why}", argv
+
+
+def test_an_os_error_of_a_file_is_redacted_and_one_line(monkeypatch, capsys):
+    import argparse
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secretvalue-0123456789")
+
+    def refused(args: argparse.Namespace) -> int:
+        raise PermissionError(13, "Permission denied", "/data/sk-secretvalue-0123456789/p.jsonl")
+
+    monkeypatch.setattr("interleave_bench.commands.validate.run", refused)
+    assert main(["validate", "x.jsonl"]) == 2
+    assert capsys.readouterr().err.strip() == "error: /data/[redacted]/p.jsonl: permission denied"
+
+
+def test_a_fifo_is_refused_in_one_line_not_waited_on(tmp_path, capsys):
+    import os
+    import threading
+
+    from _route_util import standard_sessions, write_data
+
+    data = write_data(tmp_path / "data", standard_sessions()[:1])
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)
+    for argv in (["validate", str(fifo)], ["compare", str(data), str(fifo), str(fifo)], ["vet", str(fifo)],
+                 ["score-facts", str(fifo)], ["mid-reply", str(fifo), "--dry-run"]):
+        # a writer that opens the FIFO whenever a command opens it to read, so a command that would
+        # wait on it for ever reads an empty file instead (and fails the assertion, not the suite)
+        stop = threading.Event()
+
+        def write_nothing() -> None:
+            while not stop.is_set():
+                open(fifo, "wb").close()
+
+        writer = threading.Thread(target=write_nothing, daemon=True)
+        writer.start()
+        code = main(argv)
+        err = capsys.readouterr().err
+        stop.set()
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer's last open go on
+        writer.join()
+        os.close(fd)
+        assert code == 2, argv
+        assert f"error: {fifo}: is not a regular file (a FIFO, socket or device)" in err.splitlines(), (argv, err)

@@ -43,3 +43,41 @@ def test_a_route_run_against_the_served_fake_model_equals_the_dry_run(tmp_path, 
 def test_a_port_out_of_range_is_one_line(capsys):
     assert main(["fake-model", "--port", "70000"]) == 2
     assert capsys.readouterr().err.strip() == "error: --port must be 0..65535, got 70000"
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    try:
+        conn.putrequest("POST", parts.path + "/chat/completions")
+        for k, v in {"Content-Length": str(len(body)), **headers}.items():
+            conn.putheader(k, v)
+        conn.endheaders(body)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read() or b"{}")
+    finally:
+        conn.close()
+
+
+def test_a_request_it_cannot_read_is_answered_400_not_a_traceback(capsys):
+    from interleave_bench.llm.server import FakeServer
+
+    bad = [
+        (b"[1, 2]", {}),  # not an object
+        (b'{"messages": "hi"}', {}),  # messages not a list
+        (b'{"messages": [1, 2]}', {}),  # nor a list of objects
+        (b"not json", {}),
+        (b"{}", {"Content-Length": "abc"}),
+        (b'{"messages": []}', {"X-Interleave-Kind": "facts-answer"}),  # nothing for the kind's answer to read
+    ]
+    with FakeServer() as srv:
+        for body, headers in bad:
+            status, answer = _post(srv.url, body, headers)
+            assert status == 400, (body, headers, answer)
+            assert answer["error"]["type"] == "invalid_request_error" and answer["error"]["message"]
+        status, answer = _post(srv.url, b'{"messages": [{"role": "user", "content": "hi"}]}', {})
+        assert status == 200 and answer["choices"][0]["message"]["content"]  # still serving
+    assert "Traceback" not in capsys.readouterr().err

@@ -171,6 +171,9 @@ def test_price_table_and_override():
     assert price_for("x", env={"EVAL_PRICES": "1, 0.1, 2"}) == Price(1.0, 0.1, 2.0)
     with pytest.raises(UsageError, match="EVAL_PRICES"):
         price_for("x", env={"EVAL_PRICES": "1,2"})
+    for raw in ("nan,nan,nan", "inf,0,0", "1e400,0,0", "0,-inf,0"):  # no price: the cost line said $nan
+        with pytest.raises(UsageError, match="EVAL_PRICES"):
+            price_for("x", env={"EVAL_PRICES": raw})
     assert Price(1, 0.5, 2).cost(1_000_000, 400_000, 500_000) == pytest.approx(0.6 + 0.2 + 1.0)
 
 

@@ -171,6 +171,20 @@ def test_a_partial_run_is_scored_loudly_and_refused_with_require_complete(tmp_pa
     assert "incomplete: p lack rows" in capsys.readouterr().err
 
 
+def test_a_partial_run_is_marked_in_the_burst_and_cluster_tables_and_the_pages_tables(tmp_path, capsys):
+    ss = many_sessions(4)
+    data = score_util.write_jsonl(tmp_path / "sessions.jsonl", ss)
+    rows = [{**r, "burst": 1} for r in oracle_rows(ss, "open") if r["session_id"] == "s-001"]
+    pred = score_util.write_jsonl(tmp_path / "p.jsonl", rows)
+    assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    systems = [x.split(" | ")[0] for x in out if x.startswith("| p")]
+    assert systems == ["| p *"] * 3, out  # the main table, the burst table and the cluster table
+    assert main(["report", str(data), str(pred), "--bootstrap", "0", "--html", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "<td>p (open)</td>" not in page and page.count("<td>p * (open)</td>") >= 2  # breakdowns and outcomes
+
+
 @pytest.mark.parametrize("empty", ["data", "predictions"])
 def test_scoring_nothing_is_one_line_and_exit_2(tmp_path, capsys, empty):
     ss = many_sessions(2)

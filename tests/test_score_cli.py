@@ -191,6 +191,18 @@ def test_same_inputs_same_intervals_other_seed_other_resamples(tmp_path, capsys)
     assert a["accuracy"][0] < a["accuracy"][1]
 
 
+def test_a_negative_seed_is_one_line_exit_2(tmp_path, capsys, runs):
+    path, oracle, single = runs
+    for argv in (("score", path, oracle), ("compare", path, oracle, single),
+                 ("report", path, oracle, "--html", tmp_path / "r.html")):
+        with pytest.raises(SystemExit) as stop:
+            main([str(a) for a in (*argv, "--bootstrap", 10, "--seed", -5)])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2, err  # was an internal error (exit 1): the resamples' generator takes no negative seed
+        assert err.strip() == f"error: interleave-bench {argv[0]}: argument --seed: must be 0 or more, got -5 " \
+                              f"(see interleave-bench {argv[0]} --help)"
+
+
 def test_folders_of_predictions_and_the_burst_table(tmp_path, capsys, data):
     path, ss = data
     folder = tmp_path / "preds"

@@ -111,6 +111,21 @@ def test_score_holds_its_score_file_while_it_scores(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.rglob(".*.lock")) == []
 
 
+def test_score_json_and_out_lock_no_score_file_beside_the_predictions(tmp_path, capsys):
+    data, pred = _score_setup(tmp_path)
+    beside = pred.with_name("closed-oracle.score.json")
+    out = tmp_path / "elsewhere.json"
+    with Holder(beside):  # as a read-only predictions folder would, refuses the lock there
+        assert main(["score", str(data), str(pred), "--bootstrap", "0", "--json"]) == 0
+        assert main(["score", str(data), str(pred), "--bootstrap", "0", "--out", str(out)]) == 0
+        capsys.readouterr()
+    assert json.loads(out.read_text(encoding="utf-8"))["metrics"]["accuracy"] == 1.0
+    assert not beside.exists()
+    with Holder(out) as h:  # the file --out names is the one held
+        assert main(["score", str(data), str(pred), "--bootstrap", "0", "--out", str(out)]) == 2
+        assert f"pid {h.proc.pid}" in capsys.readouterr().err
+
+
 def test_writing_through_a_symlink_replaces_the_file_it_names_and_keeps_the_link(tmp_path):
     real = tmp_path / "a" / "doc.json"
     real.parent.mkdir()

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
+    from ..errors import UsageError, require_file
     from ..io import records_fingerprint, sessions_file, sha256_file
     from ..provenance import provenance
 
@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     timer = Timer()
     data_path = sessions_file(args.data)
     paths = (Path(args.a), Path(args.b))
+    for path in paths:
+        require_file(path)  # as score does: a FIFO would be waited on for ever
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with paused_gc():
         sessions = read_sessions_fast(data_path)

@@ -47,7 +47,7 @@ def default_pair(results: list[dict]) -> tuple[str, str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
+    from ..errors import UsageError, require_not_folder
     from ..hub.source import local_data
     from ..io import atomic_write_text, sessions_file
     from ..score.compare import compare_predictions
@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from ..score.run import prediction_files, score_files, system_name
 
     timer = Timer()
+    require_not_folder(args.html)  # before the scoring, not after it
     data, source = local_data(args.data)
     sessions = read_sessions_fast(sessions_file(data))
     runs = score_files(data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,

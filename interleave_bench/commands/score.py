@@ -16,11 +16,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InterleaveError, UsageError
+from ..errors import InterleaveError, UsageError, require_not_folder
 from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
 from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
+
+
+def resample_seed(text: str) -> int:
+    """``--seed``: a whole number, 0 or more (the resamples' generator takes no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
 
 
 def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,7 +39,8 @@ def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to score (default {DEFAULT_SPLIT})")
     p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"bootstrap resamples over sessions for the intervals, 0 for none (default {DEFAULT_BOOTSTRAP})")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the resamples (default {DEFAULT_SEED})")
+    p.add_argument("--seed", type=resample_seed, default=DEFAULT_SEED,
+                   help=f"seed of the resamples, 0 or more (default {DEFAULT_SEED})")
     p.add_argument("--mode", choices=MODES,
                    help="score in this mode (default: the first row that names one, else closed)")
     p.add_argument("--allow-duplicates", action="store_true",
@@ -70,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
         price = prices_from(os.environ)
         if args.out is not None and len(prediction_files(args.predictions)) != 1:
             raise UsageError("--out names one score file: give one predictions file")
+        if args.out is not None:
+            require_not_folder(args.out)  # before the scoring, not after it
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
@@ -127,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
 @contextlib.contextmanager
 def _score_files_held(args: argparse.Namespace) -> Any:
     """The lock of every score file the run writes, held from start to end (one writer per output:
-    a second ``score`` of the same runs stops at once, naming this one)."""
+    a second ``score`` of the same runs stops at once, naming this one). ``--json`` and ``--out``
+    write none beside the predictions, so they lock none there (a read-only folder scores)."""
     from ..io import exclusive_output
     from ..score.run import prediction_files, score_path
 
@@ -136,6 +151,7 @@ def _score_files_held(args: argparse.Namespace) -> Any:
             paths = prediction_files(args.predictions)
         except InterleaveError:
             paths = []  # said where the predictions are read
-        for path in paths:
-            held.enter_context(exclusive_output(score_path(path, args.split), "score"))
+        outputs = [] if args.json else [Path(args.out)] if args.out is not None else [score_path(p, args.split) for p in paths]
+        for path in outputs:
+            held.enter_context(exclusive_output(path, "score"))
         yield

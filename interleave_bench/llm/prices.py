@@ -8,7 +8,7 @@ summary, and the summary says the price is unknown rather than printing a made-u
 from __future__ import annotations
 
 import functools
-
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -64,11 +64,11 @@ def price_for(model: str | None, env: Mapping[str, str] | None = None) -> Price 
             if len(parts) != 3:
                 raise ValueError
             values = [float(p) for p in parts]
-            if any(v < 0 for v in values):
+            if any(not math.isfinite(v) or v < 0 for v in values):  # NaN would print a cost of $nan
                 raise ValueError
         except ValueError:
             raise UsageError(
-                f"EVAL_PRICES: expected three non-negative numbers 'in,cached,out' (USD per million tokens), got {raw!r}"
+                f"EVAL_PRICES: expected three finite non-negative numbers 'in,cached,out' (USD per million tokens), got {raw!r}"
             ) from None
         return Price(*values, source=ENV_SOURCE)
     return table_price(model)

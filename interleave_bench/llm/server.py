@@ -85,6 +85,23 @@ class _QuietServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
+def request_problem(body: Any) -> str | None:
+    """Why a request body is no chat completion request (``None`` when it is one): a body that is
+    not a JSON object, or ``messages`` that are not a list of objects, is answered 400 as a real
+    server answers it, not with a dropped connection and a traceback on the server's stderr."""
+    if not isinstance(body, dict):
+        return "the body must be a JSON object"
+    messages = body.get("messages", [])
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return "'messages' must be a list of objects"
+    return None
+
+
+def _error(message: str) -> bytes:
+    """An error body as OpenAI-compatible servers send it (``invalid_request_error``)."""
+    return json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode("utf-8")
+
+
 class FakeServer:
     """The fake OpenAI-compatible server, on ``127.0.0.1`` and a free port, in a daemon thread."""
 
@@ -287,13 +304,23 @@ class FakeServer:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    length = int(self.headers.get("Content-Length") or 0)
+                    if length < 0:
+                        raise ValueError
+                except ValueError:
+                    self.close_connection = True  # the body's end is unknown: nothing after it can be read
+                    self._send(400, _error("Content-Length must be a whole number of bytes"))
+                    return
                 raw = self.rfile.read(length).decode("utf-8", "replace")
                 kind = self.headers.get(KIND_HEADER)
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 try:
                     body = json.loads(raw) if raw else {}
                 except json.JSONDecodeError:
+                    body = None
+                problem = request_problem(body)
+                if problem is not None:
                     body = {}
                 server.arrived.set()
                 if server.gate is not None:
@@ -308,6 +335,10 @@ class FakeServer:
                     if not self.path.rstrip("/").endswith("/chat/completions"):
                         status = 404
                         self._send(404, b'{"error": {"message": "unknown endpoint"}}')
+                        return
+                    if problem is not None:
+                        status = 400
+                        self._send(400, _error(problem))
                         return
                     fault = server._take_fault(raw, kind)
                     delay = server.delay + (fault.delay if fault and fault.kind == "slow" else 0.0)
@@ -340,8 +371,14 @@ class FakeServer:
                         whole = json.dumps(server._completion(body, kind, garbage=False), ensure_ascii=False).encode("utf-8")
                         self._send(200, whole[: len(whole) // 2])
                     else:
-                        payload = server._completion(body, kind, garbage=bool(fault and fault.kind == "garbage"),
-                                                     fault=fault.kind if fault is not None else None)
+                        try:
+                            payload = server._completion(body, kind, garbage=bool(fault and fault.kind == "garbage"),
+                                                         fault=fault.kind if fault is not None else None)
+                        except Exception as exc:  # noqa: BLE001 - a request its kind's answer cannot read
+                            status = 400
+                            self._send(400, _error(f"the fake model cannot answer this {kind or 'untyped'} request "
+                                                   f"({type(exc).__name__}: {exc})"))
+                            return
                         if fault is not None and fault.kind in UNUSABLE_KINDS:
                             status = fault.kind
                         with server._lock:

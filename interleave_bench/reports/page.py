@@ -198,7 +198,7 @@ def _breakdown(results: Sequence[Mapping[str, Any]], dimension: str, heading: st
     rows = []
     for r in results:
         cells = (r.get("breakdowns") or {}).get(dimension, {})
-        label = f"{r['system']} ({r['mode']})"
+        label = f"{system_cell(r)} ({r['mode']})"
         series[label] = [cells.get(k, {}).get("accuracy") for k in keys]
         rows.append([label, *(fmt_interval(cells[k]["accuracy"], cells[k].get("interval")) + f" (n={cells[k]['n']})"
                               if k in cells else "–" for k in keys)])
@@ -208,7 +208,7 @@ def _breakdown(results: Sequence[Mapping[str, Any]], dimension: str, heading: st
 
 def _outcomes(results: Sequence[Mapping[str, Any]]) -> str:
     names = list(dict.fromkeys(k for r in results for k in r.get("outcomes") or {}))
-    rows = [[f"{r['system']} ({r['mode']})", *((r.get("outcomes") or {}).get(k, 0) for k in names)] for r in results]
+    rows = [[f"{system_cell(r)} ({r['mode']})", *((r.get("outcomes") or {}).get(k, 0) for k in names)] for r in results]
     return table_html(["system", *names], rows, numeric_from=1)
 
 

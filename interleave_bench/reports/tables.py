@@ -108,7 +108,7 @@ def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
             text = fmt_interval(cell["accuracy"], cell.get("interval"))
             return text if cell["accuracy"] is None else f"{text} (n={cell['n']:,})"
 
-        rows.append([r["system"], *(acc(b[m.json_key]) for m in groups), *(fmt(b[m.json_key], m.shown) for m in others)])
+        rows.append([system_cell(r), *(acc(b[m.json_key]) for m in groups), *(fmt(b[m.json_key], m.shown) for m in others)])
     return table(rows, header) if rows else None
 
 
@@ -119,7 +119,7 @@ def cluster_table(results: Sequence[Mapping[str, Any]]) -> str | None:
     for r in results:
         section = r.get("cluster")
         if section:
-            rows.append([r["system"], *(fmt(section["metrics"].get(m.key)) for m in metrics),
+            rows.append([system_cell(r), *(fmt(section["metrics"].get(m.key)) for m in metrics),
                          f"{section['counts']['messages']:,}"])
     return table(rows, ["system", *(m.display for m in metrics), "messages"]) if rows else None
 
