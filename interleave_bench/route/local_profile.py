@@ -9,11 +9,11 @@ typical message length.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import _count_elements
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from .base import Message, RouterView, ThreadCard, TopicView
 from .bm25 import B, K1, bm25_tokens, idf
@@ -145,6 +145,15 @@ class ProfileCache:
 
 
 
+def counts(items: Iterable[str]) -> dict[str, int]:
+    """How many times each of ``items`` occurs: a :class:`~collections.Counter`'s counts, in a plain
+    dict (counted by the Counter's own C loop, without its set-up, and read faster: three counts a
+    message, 1.6% of the instructions of routing offline dev closed)."""
+    out: dict[str, int] = {}
+    _count_elements(out, items)
+    return out
+
+
 @lru_cache(maxsize=64)
 def idf_table(n: int) -> tuple[float, ...]:
     """The bm25 baseline's IDF for ``n`` documents, by document frequency 0..n."""
@@ -156,7 +165,7 @@ class Overlap:
     """What a message shares with each topic: the terms each has, their document frequencies."""
 
     have: list[set[str]]  # per topic: the message's terms it has seen
-    df: Counter  # per term: topics that have it
+    df: dict[str, int]  # per term: topics that have it
     norms: list[float]  # per topic: BM25 length normalisation
     weights: tuple[float, ...]  # IDF by document frequency
 
@@ -165,7 +174,7 @@ def overlap(query: set[str], profs: Sequence[TopicProfile]) -> Overlap:
     """The :class:`Overlap` of the message's distinct terms ``query`` with the topics ``profs``."""
     n = len(profs)
     have = [query & p.tf.keys() for p in profs]
-    df = Counter(chain.from_iterable(have))
+    df = counts(chain.from_iterable(have))
     avgdl = sum(p.length for p in profs) / n if n else 0.0
     norms = [K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1 for p in profs]
     return Overlap(have, df, norms, idf_table(n))
@@ -178,7 +187,7 @@ def gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[f
         return [0.0] * n
     weights = idf_table(n)
     have = [grams & p.grams for p in profs]
-    df = Counter(chain.from_iterable(have))
+    df = counts(chain.from_iterable(have))
     weight_of = {g: weights[d] for g, d in df.items()}
     # fsum: exactly rounded whatever the (hash-seed dependent) order of a set, so runs agree
     total = (len(grams) - len(df)) * weights[0] + math.fsum(weight_of.values())
@@ -195,7 +204,7 @@ def plain_bm25(query: Sequence[str], profs: Sequence[TopicProfile]) -> list[floa
         return [0.0] * n
     order = {q: k for k, q in enumerate(dict.fromkeys(query))}  # bm25 sums in query order
     have = [sorted(order.keys() & p.plain_tf.keys(), key=order.__getitem__) for p in profs]
-    df = Counter(chain.from_iterable(have))
+    df = counts(chain.from_iterable(have))
     weights = idf_table(n)
     out = []
     for p, terms in zip(profs, have):
