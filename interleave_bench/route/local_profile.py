@@ -202,8 +202,8 @@ def plain_bm25(query: Sequence[str], profs: Sequence[TopicProfile]) -> list[floa
     avgdl = sum(p.plain_length for p in profs) / n if n else 0.0
     if not avgdl:
         return [0.0] * n
-    order = {q: k for k, q in enumerate(dict.fromkeys(query))}  # bm25 sums in query order
-    have = [sorted(order.keys() & p.plain_tf.keys(), key=order.__getitem__) for p in profs]
+    distinct = tuple(dict.fromkeys(query))
+    have = [[q for q in distinct if q in p.plain_tf] for p in profs]  # in query order, as bm25 sums
     df = counts(chain.from_iterable(have))
     weights = idf_table(n)
     out = []
