@@ -13,6 +13,7 @@ from collections import _count_elements
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
+from operator import attrgetter
 from typing import Iterable, Optional, Sequence
 
 from .base import Message, RouterView, ThreadCard, TopicView
@@ -28,6 +29,7 @@ PROFILE_CACHE_MAX = 2048
 SPEAKER_LOGS_MAX = 64
 #: latest messages whose lengths say what a long message is in this chat
 LENGTH_WINDOW = 20
+_TEXT = attrgetter("text")
 
 
 # --- topic profiles ------------------------------------------------------------------------------------
@@ -224,7 +226,7 @@ def typical_length(view: RouterView) -> float:
     recent = view.history[-LENGTH_WINDOW:]
     if not recent:
         return 0.0
-    return math.fsum(_log_length(r.text) for r in recent) / len(recent)
+    return math.fsum(map(_log_length, map(_TEXT, recent))) / len(recent)
 
 
 @lru_cache(maxsize=1 << 15)
