@@ -51,7 +51,7 @@ from typing import Any, Collection, Optional, Sequence
 
 import numpy as np
 
-from .base import Decision, RouterView, ThreadCard, TopicView
+from .base import Decision, RouterView, TopicView
 from .bm25 import K1, MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
 from .local_profile import ProfileCache, gram_overlap, overlap, plain_bm25, typical_length
@@ -158,11 +158,6 @@ def is_oneoff_topic(topic: TopicView) -> bool:
 @lru_cache(maxsize=1 << 12)
 def _title_terms(title: str) -> frozenset[str]:
     return frozenset(tokens(title))
-
-
-@lru_cache(maxsize=1 << 12)
-def _card_terms(card: ThreadCard) -> frozenset[str]:
-    return frozenset(tokens(f"{card.title}\n{card.description}\n{card.goal}"))
 
 
 def _share(part: frozenset[str], whole: Collection[str]) -> float:
@@ -272,7 +267,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         at = view.pending[0].i
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
-        for k, (t, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, sums)):
+        for k, (t, prof, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, profs, sums)):
             title = t.card.title if t.card is not None else ""
             head_title = float(bool(title) and _title_in(title, parts.head, head_q))
             ref_title = float(bool(title and ref_q) and _title_in(title, parts.refs, ref_q))
@@ -294,8 +289,8 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
                 log1p(tb), rest_title, log1p(to),
                 cur, cur * ack, cur * short, cur * anaphora, cur * lead, cur * other, cur * float(not named),
                 cur * request, cur * asked, cur * asked * brief, cur * done,
-                _share(grams, char_grams(title)) if title else 0.0,
-                _share(_card_terms(t.card), head_terms) if t.card is not None else 0.0,
+                _share(grams, prof.title_grams) if title else 0.0,
+                _share(prof.card_terms, head_terms) if t.card is not None else 0.0,
                 prev, prev * other, gap, gap * other, rank, float(not t.messages),
                 float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
                 log1p(who.named_in.get(lab, 0)), float(lab == who.named_me),

@@ -153,7 +153,9 @@ def char_grams(text: str) -> tuple[str, ...]:
     norm = normalize(text)
     if len(norm) < CHAR_N:
         return (norm,) if norm else ()
-    return tuple(dict.fromkeys(map("".join, zip(*(norm[k:] for k in range(CHAR_N))))))
+    # the text and its copies shifted by one and two characters (CHAR_N) zipped, not a generator of
+    # the copies: a fifth less time a text over the dev texts of offline data and SGD
+    return tuple(dict.fromkeys(map("".join, zip(norm, norm[1:], norm[2:]))))
 
 
 class MessageParts(NamedTuple):
