@@ -31,7 +31,7 @@ from .route.runner import SPLITS as ROUTE_SPLITS
 from .route.standard import write_baselines
 from .schema import CatalogTopic, Manifest, MidReplyCase, MidReplyCaseFile, Session
 from .reports.tables import main_table
-from .score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
+from .score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, check_bootstrap
 from .score.run import score_files
 from .vet import VetReport, vet_paths
 
@@ -120,8 +120,7 @@ class ReleaseOptions:
             raise UsageError(f"--sessions must be at least 1, got {self.generate.sessions}")
         if self.split not in ROUTE_SPLITS:
             raise UsageError(f"--split must be one of {', '.join(ROUTE_SPLITS)}")
-        if self.bootstrap < 0:
-            raise UsageError("--bootstrap must be 0 or more")
+        check_bootstrap(self.bootstrap)
 
 
 @dataclass

@@ -403,3 +403,26 @@ def test_the_two_files_given_the_other_way_round_are_refused_in_one_line_each(tm
         assert (code, out, err.strip()) == (2, "", want), argv
     code, _, err = run_cli(capsys, "score", data, pred, "--bootstrap", 0)  # the right way round
     assert code == 0, err
+
+
+@pytest.mark.parametrize("command", ["score", "compare", "report"])
+@pytest.mark.parametrize("value", ["-1", "100001", "1000000000"])
+def test_a_bootstrap_out_of_range_is_one_line(command, value, capsys):
+    """Resamples beyond the bound used to end in an out-of-memory internal error after the read."""
+    from interleave_bench.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        runs = ["a.jsonl", "b.jsonl"] if command == "compare" else ["a.jsonl"]
+        main([command, "no-such-data", *runs, f"--bootstrap={value}"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"argument --bootstrap: must be 0 to 100,000, got {value} (see interleave-bench {command} --help)")
+    assert "\n" not in err
+
+
+def test_score_files_refuses_a_bootstrap_out_of_range_before_reading():
+    from interleave_bench.errors import UsageError
+    from interleave_bench.score.run import score_files
+
+    with pytest.raises(UsageError, match="^--bootstrap must be 0 to 100,000, got 100001$"):
+        score_files("no-such-data", ["a.jsonl"], bootstrap=100_001)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..progress import Timer, summary_line
 from ..schema import SCORE_SPLITS
+from ..score.defaults import bootstrap_option
 
 #: sessions in the demo data set: enough for intervals worth reading, small enough for seconds
 DEMO_SESSIONS = 60
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=DEMO_OUT, help=f"data folder (default {DEMO_OUT})")
     p.add_argument("--split", choices=SCORE_SPLITS, default="all",
                    help="sessions to route and score (default all: the demo data is small)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples for the intervals (default 1000)")
+    p.add_argument("--bootstrap", type=bootstrap_option, default=1000, metavar="N", help="bootstrap resamples for the intervals (default 1000)")
     p.add_argument("--v1-sessions", type=int, default=DEMO_V1_SESSIONS, metavar="N",
                    help=f"sessions of the small offline v1 set (default {DEMO_V1_SESSIONS}; 0 skips it)")
     p.add_argument("--v1-out", default=DEMO_V1_OUT, help=f"v1 data folder (default {DEMO_V1_OUT})")

@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ..llm import add_model_arguments
     from ..release import RELEASES_DIR, SESSION_CONFIGS
     from ..route.runner import SPLITS
-    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SPLIT
+    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SPLIT, bootstrap_option
 
     p = sub.add_parser("release", help="generate, vet, export and publish a data revision",
                        description=" ".join(__doc__.split("\n\n")[:2]))
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--no-mid-reply", action="store_true", help="release no mid_reply config")
     p.add_argument("--allow", metavar="FILE", help="the vetting allowlist (default: ./vet-allow.txt if present)")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"split the baselines are scored on (default {DEFAULT_SPLIT})")
-    p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, metavar="N",
+    p.add_argument("--bootstrap", type=bootstrap_option, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"bootstrap resamples for the baseline intervals (default {DEFAULT_BOOTSTRAP})")
     p.add_argument("--work", metavar="DIR", help=f"the release's folder (default {RELEASES_DIR}/<revision>)")
     p.add_argument("--card-template", metavar="DIR", help="folder holding the card template README.md")

@@ -20,7 +20,7 @@ from ..errors import InterleaveError, UsageError, require_not_folder
 from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
-from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
+from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, bootstrap_option
 
 
 def resample_seed(text: str) -> int:
@@ -37,7 +37,7 @@ def resample_seed(text: str) -> int:
 def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
     """Options ``score`` and ``compare`` share."""
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to score (default {DEFAULT_SPLIT})")
-    p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, metavar="N",
+    p.add_argument("--bootstrap", type=bootstrap_option, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"bootstrap resamples over sessions for the intervals, 0 for none (default {DEFAULT_BOOTSTRAP})")
     p.add_argument("--seed", type=resample_seed, default=DEFAULT_SEED,
                    help=f"seed of the resamples, 0 or more (default {DEFAULT_SEED})")

@@ -29,7 +29,7 @@ from .routing import COL, OUTCOMES, derive, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
                    index_rows, mode_errors, not_scored_line)
 from .datafile import data_fingerprint
-from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS
+from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, check_bootstrap
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
 
@@ -279,8 +279,7 @@ def score_predictions(
     (which holds ``bootstrap``, ``seed`` and the price). Raises :class:`~interleave_bench.errors.InputErrors` on duplicate rows unless
     ``allow_duplicates``.
     """
-    if bootstrap < 0:
-        raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
+    check_bootstrap(bootstrap)
     all_sessions = as_sessions(sessions)
     rows = as_rows(rows, source)
     by_id = {s.session_id: s for s in all_sessions}
@@ -343,8 +342,7 @@ def _score_records(chosen: Sequence[Session], index: PredictionIndex, mode: str,
 def run_document(run: ColumnarRun, left_out: Sequence[LeftOut], *, system: str, split: str, bootstrap: int, seed: int,
                  price: Price | None, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
     """The score document of a run from its pooled counts (:class:`~.columnar.ColumnarRun`)."""
-    if bootstrap < 0:
-        raise UsageError(f"--bootstrap must be 0 or more, got {bootstrap}")
+    check_bootstrap(bootstrap)
     return score_document(
         system=system, mode=run.scored_mode, split=split, policy=run.policy, model=run.model, matrix=run.matrix,
         latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown, rows=run.rows,
@@ -522,6 +520,7 @@ def score_files(
     """
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}")
+    check_bootstrap(bootstrap)  # before the long read, not after it
     if split not in SPLITS:
         raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
     data_path = sessions_file(data)
