@@ -108,3 +108,26 @@ def test_a_parquet_column_given_by_some_rows_only_counts_those(run, tmp_path, ca
     [line] = errors_of(capsys.readouterr().err)
     assert line.startswith(f"error: {path}: elapsed_ms: column of string: ")
     assert line.endswith(f"(row 1), and so in all {texts:,} rows that give it") and texts < len(rows)
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_an_all_null_parquet_column_of_a_required_field_is_one_line(run, tmp_path, capsys, typed):
+    data, rows = run
+    # a column of text holding only nulls, or pyarrow's column of type null
+    nulls = pa.array([None] * len(rows), pa.string() if typed else pa.null())
+    path = parquet_with(tmp_path, rows, "null-pred", lambda t: t.set_column(t.column_names.index("pred"), "pred", nulls))
+    for argv in (["score", str(data), str(path), "--bootstrap", "0"], ["validate", str(path)]):
+        assert main(argv) == 2
+        assert errors_of(capsys.readouterr().err) == [
+            f"error: {path}: pred: column of {'string' if typed else 'null'}: required field is missing (row 1), "
+            f"and so in all {len(rows):,} rows"]
+
+
+def test_a_half_null_required_column_names_its_null_rows_not_the_rows_that_give_it(run, tmp_path, capsys):
+    data, rows = run
+    # as many nulls as values: the refused rows are the null ones, which give the column nothing
+    half = [{**r, "session_id": None if k % 2 else r["session_id"]} for k, r in enumerate(rows[:6])]
+    path = parquet_with(tmp_path, half, "half-sid", lambda t: t)
+    assert main(["validate", str(path)]) == 2
+    assert errors_of(capsys.readouterr().err) == [
+        f"error: {path}:{k}: session_id: required field is missing" for k in (2, 4, 6)]

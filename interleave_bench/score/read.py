@@ -9,6 +9,8 @@ import json
 import os
 from typing import NoReturn
 
+import numpy as np
+
 from ..errors import InputError, InputErrors
 from ..io import parse_record, read_records_with_lines, read_sessions
 from ..progress import progress
@@ -100,27 +102,39 @@ def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], lis
 
 
 def by_column(table, errors: list[InputError]) -> list[InputError]:
-    """``errors`` with those of a column every row of which is refused (a missing column, or one
-    of a type the field never takes) said once, for the column: a column holds one type, so its
-    every row would otherwise be an error of its own."""
+    """``errors`` with those of a column every row of which is refused, or every row that gives
+    it a value (a missing column, an all-null one, or one of a type the field never takes), said
+    once, for the column: a column holds one type, so its every row would otherwise be an error of
+    its own. Rows are numbered from 1, as the errors number them."""
     rows_of: dict[str, set[int]] = {}
     for e in errors:
         rows_of.setdefault(_top(e.field), set()).add(e.line or 0)
-    # the rows that give each column a value: all of them for a column the file lacks
-    given = {col: table.num_rows - (table.column(col).null_count if col in table.column_names else 0)
-             for col in rows_of}
-    whole = {col for col, rows in rows_of.items() if len(rows) > 1 and len(rows) == given[col]}
+    every = set(range(1, table.num_rows + 1))
+    whole: dict[str, str] = {}  # column -> the rows its errors cover
+    for col, rows in rows_of.items():
+        if len(rows) < 2:
+            continue
+        if rows == every:
+            whole[col] = f"{table.num_rows:,} rows"
+        elif col in table.column_names and rows == _given(table.column(col)):
+            whole[col] = f"{len(rows):,} rows that give it"
     out: list[InputError] = []
+    said: set[str] = set()
     for e in errors:
         col = _top(e.field)
         if col not in whole:
             out.append(e)
-        elif col not in [x.field for x in out if x.line is None]:
+        elif col not in said:
+            said.add(col)
             kind = f"column of {table.schema.field(col).type}" if col in table.column_names else "no such column"
-            where = "rows" if given[col] == table.num_rows else "rows that give it"
-            out.append(InputError(e.path, None, col, f"{kind}: {e.message} (row {e.line}), and so in all "
-                                                     f"{given[col]:,} {where}"))
+            out.append(InputError(e.path, None, col, f"{kind}: {e.message} (row {e.line}), and so in all {whole[col]}"))
     return out
+
+
+def _given(column) -> set[int]:
+    """The rows (from 1) in which a Parquet column holds a value (is not null)."""
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    return set((np.flatnonzero(valid) + 1).tolist())
 
 
 def _top(field: str | None) -> str:
