@@ -89,6 +89,19 @@ def require_file(path: "str | _os.PathLike", missing: str = "no such file") -> N
         raise InputError(str(path), None, None, "is not a regular file (a FIFO, socket or device)")
 
 
+def require_folder(path: "str | _os.PathLike") -> None:
+    """Raise :class:`InputError` unless ``path`` is a folder: ``no such folder``, ``is a file, not
+    a folder``, or ``is not a folder`` for a FIFO, socket or device."""
+    try:
+        mode = _os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(str(path), None, None, "no such folder") from None
+    if _stat.S_ISREG(mode):
+        raise InputError(str(path), None, None, "is a file, not a folder")
+    if not _stat.S_ISDIR(mode):
+        raise InputError(str(path), None, None, "is not a folder (a FIFO, socket or device)")
+
+
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -146,3 +147,23 @@ def test_a_fifo_is_refused_in_one_line_not_waited_on(tmp_path, capsys):
         os.close(fd)
         assert code == 2, argv
         assert f"error: {fifo}: is not a regular file (a FIFO, socket or device)" in err.splitlines(), (argv, err)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_import_says_what_its_input_is_when_it_is_not_the_kind_it_reads(tmp_path, capsys):
+    fifo = tmp_path / "in"
+    os.mkfifo(fifo)
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x\n", encoding="utf-8")
+    out = str(tmp_path / "out")
+    cases = [
+        (["import", "inspect", str(fifo), "--out", out], f"{fifo}: is not a regular file (a FIFO, socket or device)"),
+        (["import", "inspect", str(tmp_path / "none.eval"), "--out", out], f"{tmp_path / 'none.eval'}: no such file"),
+        (["import", "irc", str(fifo), "--out", out], f"{fifo}: is not a folder (a FIFO, socket or device)"),
+        (["import", "sgd", str(fifo), "--out", out], f"{fifo}: is not a folder (a FIFO, socket or device)"),
+        (["import", "sgd", str(plain), "--out", out], f"{plain}: is a file, not a folder"),
+        (["import", "irc", str(tmp_path / "none"), "--out", out], f"{tmp_path / 'none'}: no such folder"),
+    ]
+    for argv, line in cases:
+        assert main(argv) == 2, argv
+        assert capsys.readouterr().err.splitlines() == [f"error: {line}"], argv

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, require_file
 from ..io import parse_record, write_jsonl
 from ..record_errors import CONTROL, loc_to_field
 from ..schema import MODES, PredictionRow
@@ -130,8 +130,7 @@ def _read(path: str) -> Any:
     from inspect_ai.log import read_eval_log
     from pydantic import ValidationError
 
-    if not Path(path).is_file():
-        raise InputError(path, None, None, "no such file")
+    require_file(path)
     if Path(path).stat().st_size == 0:
         raise InputError(path, None, None, "an empty file: not an inspect log")
     _check_members(path)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import InputError
+from ..errors import InputError, require_folder
 from ..schema import OPEN_ONLY_FIELD
 
 ANNOTATION_SUFFIX = ".annotation.txt"
@@ -103,8 +103,7 @@ def log_pairs(folder: str | Path) -> list[LogPair]:
     annotation file has no log beside it.
     """
     root = Path(folder)
-    if not root.is_dir():
-        raise InputError(str(root), None, None, "no such folder")
+    require_folder(root)
     splits = [(s, root / s) for s in CORPUS_SPLITS if (root / s).is_dir()]
     if not splits and root.name in CORPUS_SPLITS:
         splits = [(root.name, root)]

@@ -20,7 +20,7 @@ from typing import Iterator, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError, InputErrors
+from ..errors import InputError, InputErrors, require_folder
 from ..io import parse_record, read_json
 
 SCHEMA_FILE = "schema.json"
@@ -124,8 +124,7 @@ def split_folders(root: str | Path) -> list[SplitFolder]:
     not named for its split.
     """
     root = Path(root)
-    if not root.is_dir():
-        raise InputError(str(root), None, None, "no such folder")
+    require_folder(root)
     found = [(s, root / s) for s in CORPUS_SPLITS if (root / s).is_dir()]
     if not found:
         if not any(root.glob(DIALOGUES_GLOB)):
