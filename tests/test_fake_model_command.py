@@ -81,3 +81,23 @@ def test_a_request_it_cannot_read_is_answered_400_not_a_traceback(capsys):
         status, answer = _post(srv.url, b'{"messages": [{"role": "user", "content": "hi"}]}', {})
         assert status == 200 and answer["choices"][0]["message"]["content"]  # still serving
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_second_ctrl_c_while_it_shuts_down_stops_it_without_resume_advice(monkeypatch, capsys):
+    from interleave_bench.llm.server import FakeServer
+
+    def started(self):
+        os.kill(os.getpid(), signal.SIGTERM)  # the first stop (its handler sets the event it waits on)
+        return real_start(self)
+
+    def second_ctrl_c(self):
+        real_stop(self)
+        raise KeyboardInterrupt  # as a Ctrl-C pressed again while the server shuts down
+
+    real_start, real_stop = FakeServer.start, FakeServer.stop
+    monkeypatch.setattr(FakeServer, "start", started)
+    monkeypatch.setattr(FakeServer, "stop", second_ctrl_c)
+    assert main(["fake-model", "--port", "0"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("done: fake-model: 0 requests, 0 answered; ")
+    assert not any("resume" in line for line in err), err

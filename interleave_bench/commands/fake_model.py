@@ -41,16 +41,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--port {args.port}: cannot listen there ({exc.strerror or exc})") from None
     stopped = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    with server:
-        print(server.url, flush=True)
-        print(f"fake model at {server.url}: set OPENAI_BASE_URL (or inspect's FAKE_BASE_URL) to it, with any key; "
-              "Ctrl-C stops it", file=sys.stderr, flush=True)
-        try:
-            stopped.wait()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+    try:
+        with server:
+            print(server.url, flush=True)
+            print(f"fake model at {server.url}: set OPENAI_BASE_URL (or inspect's FAKE_BASE_URL) to it, with any key; "
+                  "Ctrl-C stops it", file=sys.stderr, flush=True)
+            try:
+                stopped.wait()
+            except KeyboardInterrupt:
+                pass
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt:  # a second Ctrl-C while it shuts down: it stops all the same (nothing to resume)
+        pass
     print(summary_line("fake-model", {"requests": server.calls, "answered": server.completions}, timer.seconds),
           file=sys.stderr)
     return 0
