@@ -259,7 +259,8 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         bm25_new = float(pick is None)
         plain_best = max(range(n), key=lambda k: (plain[k], -k))
         head_top = head_bm[best]
-        multi = float(who.multi)  # many people in one chat: conversations run side by side        # the assistant's latest reply asked something: a short message answers it
+        multi = float(who.multi)  # many people in one chat: conversations run side by side
+        # the assistant's latest reply asked something: a short message answers it
         asked = float(last is not None and last.label == current and asks(last.reply))
         # ... or it answered without asking anything: that piece of work may be done
         done = float(last is not None and last.label == current and bool(last.reply) and not asked)
