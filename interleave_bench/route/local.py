@@ -187,6 +187,14 @@ def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Option
     return current, previous
 
 
+#: a topic row's current-topic features (``topic.current`` .. ``topic.current_done``) for any other topic
+_ZERO_CURRENT = (0.0,) * 11
+#: its several-people features (``topic.speaker_last`` .. ``topic.head_bm25_multi``) in a chat of one person
+_ZERO_PEOPLE = (0.0,) * 8
+#: its kind-of-chat features (``topic.current_replies`` .. ``topic.bm25_pick_multi``) in plain chat
+_ZERO_KIND = (0.0,) * 7
+
+
 def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     """The candidates of ``view``'s pending unit with their feature rows (see :data:`FEATURES`)."""
     text = "\n".join(body(m.text, m.speaker) for m in view.pending)
@@ -268,40 +276,62 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         at = view.pending[0].i
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
+        # the parts of a row that are the same for every topic that is not the current one, not in a
+        # chat of several people, or not in one with replies: zeros, or this message's values (each
+        # product with a 0/1 factor written out: 2.6% fewer instructions routing IRC dev, 2.2%
+        # offline dev closed, by valgrind's count, the predictions byte for byte the same)
+        cur_on = (1.0, ack, short, anaphora, lead, other)
+        cur_tail = (request, asked, asked * brief, done)
         for k, (t, prof, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, profs, sums)):
             title = t.card.title if t.card is not None else ""
             head_title = float(bool(title) and _title_in(title, parts.head, head_q))
             ref_title = float(bool(title and ref_q) and _title_in(title, parts.refs, ref_q))
             rest_title = float(bool(title and rest_q) and _title_in(title, parts.rest, rest_q))
-            named = head_title or ho > 0
             if t.messages:
                 gap = log1p(at - t.messages[-1].i)
                 rank = log1p(bisect_left(later, -t.messages[-1].i))
             else:
                 gap = rank = 0.0  # unseen: its own feature
-            cur = float(t.label == current)
-            prev = float(t.label == previous)
             lab = t.label
+            cur = lab == current
+            prev = float(lab == previous)
             lhb = log1p(hb)
             picked = float(k == pick)
-            rows.append([  # in TOPIC_FEATURES order
+            row = [  # in TOPIC_FEATURES order
                 lhb, float(k == best and hb > 0), head_chars[k], head_title, log1p(ho),
                 log1p(rb), ref_title, log1p(ro),
                 log1p(tb), rest_title, log1p(to),
-                cur, cur * ack, cur * short, cur * anaphora, cur * lead, cur * other, cur * float(not named),
-                cur * request, cur * asked, cur * asked * brief, cur * done,
+            ]
+            if cur:
+                row += cur_on
+                row.append(float(not (head_title or ho > 0)))  # unnamed: neither its title nor a word only it has
+                row += cur_tail
+            else:
+                row += _ZERO_CURRENT
+            row += (
                 _share(grams, prof.title_grams) if title else 0.0,
                 _share(prof.card_terms, head_terms) if t.card is not None else 0.0,
                 prev, prev * other, gap, gap * other, rank, float(not t.messages),
-                float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
-                log1p(who.named_in.get(lab, 0)), float(lab == who.named_me),
-                multi * gap, multi * rank, multi * lhb,
+            )
+            if multi:
+                row += (
+                    float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
+                    log1p(who.named_in.get(lab, 0)), float(lab == who.named_me), gap, rank, lhb,
+                )
+            else:
+                row += _ZERO_PEOPLE
+            row += (
                 picked, float(k == plain_best and plain_top >= MOVE_THRESHOLD),
                 plain[k] / plain_top if plain_top else 0.0, hb / head_top if head_top else 0.0,
                 head_chars[k] / head_chars_max if head_chars_max else 0.0,
-                replies * cur, replies * prev, replies * float(not t.messages), replies * lhb,
-                replies * picked, in_multi * cur, in_multi * picked,
-            ])
+            )
+            if replies:
+                row += (float(cur), prev, float(not t.messages), lhb, picked, 0.0, 0.0)
+            elif in_multi:
+                row += (0.0, 0.0, 0.0, 0.0, 0.0, float(cur), picked)
+            else:
+                row += _ZERO_KIND
+            rows.append(row)
     out_labels = list(labels)
     blocks = [TOPIC_BLOCK] * n
     if view.mode == "open":
