@@ -174,6 +174,9 @@ def add_runs(
         state = fetch_board(api, repo_id)
     check_data_revisions(api, new, where, state.rows)
     align_revisions(state.rows, new)
+    pending = finish_publication(api, repo_id, state)
+    if pending is not None and (same := _same_runs(pending, new, state.rows)) is not None:
+        return AddResult(repo_id, pending, state.head, same, state.rows)
     check_additions(state.rows, new, where, new_board=new_board)
     tag = next_tag(state.tags)
     stamp = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0).isoformat()
@@ -192,10 +195,56 @@ def add_runs(
                                          repo_type=client.REPO_TYPE, parent_commit=state.head)
         except UsageError as exc:
             raise UsageError(f"{exc}; {_left_at(api, repo_id, state.head)}") from None
-    with client.hub_errors(what, after=f"commit {info.oid[:12]} is on main but was not tagged {tag!r}"):
+    with client.hub_errors(what, after=f"commit {info.oid[:12]} is on main but was not tagged {tag!r}: "
+                                       "run the add again to tag it"):
         api.create_tag(repo_id, tag=tag, revision=info.oid, repo_type=client.REPO_TYPE,
                        tag_message=f"leaderboard publication {tag}: {names}")
     return AddResult(repo_id, tag, info.oid, new, rows)
+
+
+def unfinished_publication(state: BoardState) -> Optional[str]:
+    """The tag of a publication the board's head holds but that was never tagged, else None.
+
+    An add commits the board and then tags the commit; one stopped in between (Ctrl-C, a failed
+    tag request) leaves rows naming a publication newer than every tag.
+    """
+    latest = max((r.get("publication") for r in state.rows if r.get("publication")), key=_pub_number, default=None)
+    if state.head is None or latest is None or latest in state.tags:
+        return None
+    if _pub_number(latest) <= max((_pub_number(t) for t in state.tags), default=0):
+        return None
+    return latest
+
+
+def finish_publication(api: Any, repo_id: str, state: BoardState) -> Optional[str]:
+    """Tag the head with the publication an interrupted add committed but did not tag
+    (:func:`unfinished_publication`); returns that tag, or None when every publication is tagged.
+    Says so on stderr, naming the rows it holds."""
+    import sys
+
+    tag = unfinished_publication(state)
+    if tag is None:
+        return None
+    names = ", ".join(describe(r) for r in state.rows if r.get("publication") == tag)
+    with client.hub_errors(f"leaderboard add to {repo_id}",
+                           after=f"commit {state.head[:12]} is on main but was not tagged {tag!r}"):
+        api.create_tag(repo_id, tag=tag, revision=state.head, repo_type=client.REPO_TYPE,
+                       tag_message=f"leaderboard publication {tag}: {names}")
+    state.tags[tag] = state.head
+    print(f"tagged {tag} ({names}): commit {state.head[:12]}, published by an add that stopped before tagging it",
+          file=sys.stderr)
+    return tag
+
+
+def _same_runs(tag: str, new: list[dict[str, Any]], board: list[dict[str, Any]]) -> Optional[list[dict[str, Any]]]:
+    """The board's rows of publication ``tag`` when ``new`` are exactly those runs (the interrupted add
+    run again), else None."""
+    theirs = [r for r in board if r.get("publication") == tag]
+    key = lambda r: (run_key(r), r.get("predictions_sha256"))  # noqa: E731
+    if sorted(map(key, theirs)) != sorted(map(key, new)):
+        return None
+    order = {key(r): r for r in theirs}
+    return [order[key(r)] for r in new]
 
 
 def _left_at(api: Any, repo_id: str, read: Optional[str]) -> str:
