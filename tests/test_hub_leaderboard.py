@@ -402,3 +402,52 @@ def test_a_document_agrees_with_itself_and_not_with_another(a, other):
     assert list(differences(a, a)) == []
     if list(differences(a, other)):
         assert list(differences(other, a))  # disagreement goes both ways
+
+
+def _hand_edited_board(hub, repo, table_or_bytes):
+    """A board whose Parquet file was replaced by hand (an upload outside ``leaderboard add``)."""
+    import io
+
+    import pyarrow.parquet as pq
+    from huggingface_hub import HfApi
+
+    if isinstance(table_or_bytes, bytes):
+        content = table_or_bytes
+    else:
+        buf = io.BytesIO()
+        pq.write_table(table_or_bytes, buf)
+        content = buf.getvalue()
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(repo, repo_type="dataset", exist_ok=True)
+    info = api.upload_file(path_or_fileobj=content, path_in_repo="data/leaderboard.parquet", repo_id=repo,
+                           repo_type="dataset")
+    return info.oid
+
+
+def test_a_hand_edited_board_file_is_one_line_naming_its_row_and_column(hub, runs, capsys):
+    import pyarrow as pa
+
+    data, preds = runs
+    assert _add(capsys, str(preds["closed-stay"]), "--data", str(data))[0] == 0
+    honest = b.score_file(data, preds["closed-stay"])
+    good = row_from_score("x.json", honest)
+    cases = {
+        "system": pa.Table.from_pylist([{**good, "publication": "board-1"}, {**good, "system": None, "publication": "board-1"}]),
+        "accuracy": pa.Table.from_pylist([{**good, "accuracy": float("nan"), "publication": "board-1"}]),
+        "weighted_error": pa.Table.from_pylist([{**good, "weighted_error": "low", "publication": "board-1"}]),
+        "sessions": pa.Table.from_pylist([{**good, "sessions": "8", "publication": "board-1"}]),
+    }
+    for k, (column, table) in enumerate(cases.items()):
+        repo = f"org/edited-{k}"
+        commit = _hand_edited_board(hub, repo, table)
+        row = 2 if column == "system" else 1
+        for argv in (["leaderboard", "show", "--repo", repo],
+                     ["leaderboard", "add", str(preds["closed-bm25"]), "--data", str(data), "--repo", repo]):
+            code, _, err = u.cli(argv, capsys)
+            assert code == 2 and err.count("\n") == 1, (argv, err)
+            assert err.startswith(f"error: hub:{repo}@{commit[:12]}/data/leaderboard.parquet:{row}: {column}: "), err
+    commit = _hand_edited_board(hub, "org/edited-bytes", b"PAR1 not a table")
+    code, _, err = u.cli(["leaderboard", "show", "--repo", "org/edited-bytes"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: hub:org/edited-bytes@{commit[:12]}/data/leaderboard.parquet: not a Parquet file"), err
+    assert "interleave-board-" not in err  # never the temporary folder it was read from

@@ -19,14 +19,16 @@ docs/hub.md#interleave-bench-leaderboard.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from .. import __version__
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from . import client
+from .source import HUB_PREFIX
 from .board_checks import (  # noqa: F401 - the board's rules, importable from here as before
     KIND_CONFIGS,
     LEGACY_TAG_PREFIX,
@@ -87,21 +89,58 @@ class BoardState:
     rows: list[dict[str, Any]]
 
 
-def _read_rows(path: str) -> list[dict[str, Any]]:
+def _read_rows(path: str, label: Optional[str] = None) -> list[dict[str, Any]]:
     """The board's rows; columns an older version did not write come back as null.
 
-    A board with columns this version does not know was written by a newer version: re-publishing
-    it here would drop them, so it is refused.
+    ``label`` names the file in messages (``hub:ORG/NAME@REV/data/leaderboard.parquet``). A board
+    with columns this version does not know was written by a newer version: re-publishing it here
+    would drop them, so it is refused. Every row must be a :class:`LeaderboardRow` with finite
+    numbers (a board edited by hand may hold anything): one line names the first row and column
+    at fault.
     """
-    import pyarrow.parquet as pq
+    import math
 
-    table = pq.read_table(path)
+    import pyarrow.parquet as pq
+    from pydantic import ValidationError
+
+    from ..documents import LeaderboardRow, document_problem
+
+    label = label or path
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's own errors are these: a file it cannot read as a table
+        said = " ".join(str(exc).replace(path, Path(path).name).split()) or type(exc).__name__
+        raise InputError(label, None, None, f"not a Parquet file the board can read ({said})") from None
     names = list(board_features())
     unknown = [c for c in table.column_names if c not in names]
     if unknown:
-        raise UsageError(f"the board has columns this interleave-bench ({__version__}) does not know "
+        raise UsageError(f"{label}: the board has columns this interleave-bench ({__version__}) does not know "
                          f"({', '.join(unknown)}): upgrade the package before adding to it")
-    return [{n: r.get(n) for n in names} for r in table.to_pylist()]
+    rows = [{n: r.get(n) for n in names} for r in table.to_pylist()]
+    kinds = {n: f.dtype for n, f in board_features().items()}
+    for k, row in enumerate(rows, start=1):
+        for col, v in row.items():
+            if v is None:
+                continue
+            if not isinstance(v, _TYPES[kinds[col]]) or isinstance(v, bool):
+                raise InputError(label, k, col, f"{_cut(v)} is not of the column's type ({kinds[col]})")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise InputError(label, k, col, f"{v} is not a number the board publishes (a value must be finite)")
+        try:
+            LeaderboardRow.model_validate(row)
+        except ValidationError as exc:
+            bad = document_problem(label, exc, "a row of the board")
+            raise InputError(label, k, bad.field, bad.message) from None
+    return rows
+
+
+#: what a value of each board column type may be once read (an int64 count reads as int)
+_TYPES = {"string": (str,), "float64": (float, int), "int64": (int,)}
+
+
+def _cut(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def fetch_board(api: Any, repo_id: str, revision: Optional[str] = None) -> BoardState:
@@ -121,10 +160,15 @@ def fetch_board(api: Any, repo_id: str, revision: Optional[str] = None) -> Board
         with tempfile.TemporaryDirectory(prefix="interleave-board-") as tmp:
             try:
                 path = api.hf_hub_download(repo_id, BOARD_FILE, repo_type=client.REPO_TYPE, revision=rev, cache_dir=tmp)
-                rows = _read_rows(path)
+                rows = _read_rows(path, f"{HUB_PREFIX}{repo_id}@{_short_rev(rev)}/{BOARD_FILE}")
             except EntryNotFoundError:
                 rows = []
     return BoardState(head, tags, rows)
+
+
+def _short_rev(rev: str) -> str:
+    """A revision for messages: a commit as its first 12 digits, a tag or branch as named."""
+    return rev[:12] if re.fullmatch(r"[0-9a-f]{40}", rev) else rev
 
 
 @dataclass
