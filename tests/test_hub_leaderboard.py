@@ -209,6 +209,22 @@ def test_runs_on_a_published_revision_are_ranked_under_its_name(hub, tmp_path, c
     assert "data revision: `v0.1`; 2 runs ranked" in out and "### config `v0`, split `dev`, mode `closed`" in out
 
 
+def test_a_score_file_naming_a_revision_that_is_not_there_is_refused_naming_the_file(hub, tmp_path, capsys,
+                                                                                      monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data, preds = publish_data(tmp_path, capsys)
+    assert u.cli(["score", f"hub:{DATA_REPO}@v0.1", str(preds["closed-stay"]), "--bootstrap", "50"], capsys)[0] == 0
+    honest = json.loads(preds["closed-stay"].with_suffix(".score.json").read_text(encoding="utf-8"))
+    assert honest["provenance"]["data_revision"] == "v0.1"
+    for field, value, said in (("data_revision", "v9.9", f"resolve {DATA_REPO}@v9.9: revision not found"),
+                               ("data_repo", "org/elsewhere", "resolve org/elsewhere@v0.1: repository not found")):
+        doc = b.forged(honest, **{f"provenance__{field}": value})
+        path = b.write(tmp_path / "s" / f"{field}.score.json", doc)
+        err = _one_line_refusal(capsys, path)
+        assert err.startswith(f"error: {path}: provenance.data_revision: {said}"), err
+    assert hub.repos.get(("dataset", BOARD)) is None  # refused before the board is touched
+
+
 def test_a_false_data_revision_claim_is_refused(hub, tmp_path, capsys):
     data, preds = publish_data(tmp_path, capsys)
     other_data, other = b.baselines(tmp_path / "other", n=5)

@@ -258,12 +258,15 @@ def _stated_data(doc: dict[str, Any], doc_path: str) -> str:
 
 
 def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = None, stated_path: Optional[str] = None,
-                  split: Optional[str] = None, bootstrap: Optional[int] = None, seed: Optional[int] = None) -> Scored:
+                  split: Optional[str] = None, bootstrap: Optional[int] = None, seed: Optional[int] = None,
+                  data_field: Optional[str] = None) -> Scored:
     """Score one predictions file on ``data`` with the project's scorer; compare a stated score file.
 
     The split, mode, bootstrap and seed are the stated file's (else ``split``/``bootstrap``/``seed``,
-    else the scorer's defaults), so its intervals can be reproduced. Raises :class:`InputError`
-    naming the first field the stated file gets wrong.
+    else the scorer's defaults), so its intervals can be reproduced. ``data_field`` is the stated
+    file's field that named ``data`` (None when the command line gave it): data that cannot be read
+    is refused naming that file and field. Raises :class:`InputError` naming the first field the
+    stated file gets wrong.
     """
     from ..llm.prices import prices_from
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
@@ -283,7 +286,12 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         raise InputError(where, None, "provenance.bootstrap", f"{n_boot}: the board redraws at most {MAX_BOOTSTRAP:,} "
                                                               "resamples to check the intervals")
     run_split = (stated or {}).get("split") or split or DEFAULT_SPLIT
-    local, source = _data_of(data)
+    try:
+        local, source = _data_of(data)
+    except UsageError as exc:
+        if data_field is None:
+            raise
+        raise InputError(where, None, data_field, str(exc)) from None
     try:
         run = score_files(local, [pred], mode=(stated or {}).get("mode"), split=run_split, bootstrap=n_boot, seed=n_seed,
                           write=False, data_source=source, price=prices_from(os.environ))[0]
@@ -488,7 +496,8 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
     name = system or normalise_name(doc.get("system"), p, "system")
     pred = referenced_file(doc["provenance"].get("predictions_file"), p, "provenance.predictions_file",
                            "predictions")
-    scored = score_routing(pred, data or _stated_data(doc, p), stated=doc, stated_path=p, split=split)
+    scored = score_routing(pred, data or _stated_data(doc, p), stated=doc, stated_path=p, split=split,
+                           data_field=None if data else "provenance.data_revision")
     return _routing_row(scored, name, model, data_repo, data_revision)
 
 
