@@ -141,17 +141,24 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return [(line, row) for line, text in iter_json_lines(path) if isinstance(row := json.loads(text), dict)]
 
 
-def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]]) -> str:
+def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]], model: Optional[type] = None) -> str:
     """The run's rows (:func:`read_rows`) as a set: SHA-256 (``sha256:<hex>``) over each row's
-    canonical JSON (keys sorted, null fields left out), the lines sorted; the same rows reordered,
-    reformatted, or as Parquet give the same fingerprint."""
+    canonical JSON, the lines sorted. With ``model`` (a predictions file's
+    :class:`~interleave_bench.schema.PredictionRow`) a row is first taken as its reader takes it (a
+    label written as a number is its text, a whole number of milliseconds is one); then it is
+    written with its keys sorted and null fields left out. So the same rows reordered,
+    reformatted, written with other JSON types for the same values, or as Parquet give the same
+    fingerprint."""
     import json
 
     from ..io import sorted_lines_fingerprint
 
-    return sorted_lines_fingerprint(sorted(
-        json.dumps({k: v for k, v in r.items() if v is not None}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        for _, r in rows))
+    def canonical(r: dict[str, Any]) -> str:
+        read = r if model is None else model.model_validate(r).model_dump(mode="json")
+        return json.dumps({k: v for k, v in read.items() if v is not None}, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+
+    return sorted_lines_fingerprint(sorted(canonical(r) for _, r in rows))
 
 
 #: why the scorer leaves a row out that the board refuses: a row for a message the data does not
@@ -269,6 +276,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     stated file gets wrong.
     """
     from ..llm.prices import prices_from
+    from ..schema import PredictionRow
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
     from ..score.run import score_files
 
@@ -316,7 +324,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
-    return Scored(where, {}, doc, rows_fingerprint(rows))
+    return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow))
 
 
 # --- summaries: facts and mid-reply runs ------------------------------------------------------------
