@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -356,6 +357,10 @@ def test_check_additions_accepts_new_runs_on_the_ranked_revision():
     check_additions(existing, [_row("b", 0.8, 0.4, data_revision=DATA_B)], ["b.json"], new_board=True)
     with pytest.raises(InputErrors, match="duplicate: A"):
         check_additions(existing, [_row("A", 0.8, 0.4)], ["b.json"])  # a name is a name whatever its case
+    # the same name in capitals, where folding the case undoes the letters' composition
+    on_board = [_row("run-\u0390", 0.7, 0.5, publication="board-1")]
+    with pytest.raises(InputErrors, match="duplicate: "):
+        check_additions(on_board, [_row(normalise_name("RUN-\u03aa\u0301", "b.json", "system"), 0.8, 0.4)], ["b.json"])
 
 
 def test_intervals_are_formatted_beside_the_value():
@@ -405,6 +410,7 @@ def test_a_normalised_name_is_stable_printable_and_keeps_its_identity(raw):
     assert normalise_name(name, "x.json", "system") == name  # normalising twice changes nothing
     assert name == name.strip() and "  " not in name and name.isprintable()
     assert name_key(name) == name_key(raw) == name_key(name.upper()) == name_key(f" {name} ")
+    assert unicodedata.normalize("NFKC", name_key(name)) == name_key(name)  # folding leaves it normalised
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)

@@ -78,8 +78,14 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
 
 
 def name_key(name: Optional[str]) -> str:
-    """What makes two names the same on the board: equal when case-folded (after :func:`normalise_name`)."""
-    return " ".join(unicodedata.normalize("NFKC", name or "").split()).casefold()
+    """What makes two names the same on the board: equal when case-folded (after :func:`normalise_name`).
+
+    Case folding can undo the composition NFKC made (``ΐ`` folds to ``ι`` and two combining
+    marks, its capital ``Ϊ́`` to ``ϊ`` and one), so the folded name is normalised again: Unicode's
+    caseless match of identifiers.
+    """
+    folded = " ".join(unicodedata.normalize("NFKC", name or "").split()).casefold()
+    return unicodedata.normalize("NFKC", folded)
 
 
 def check_fingerprint(value: Any, path: str, field: str) -> None:
