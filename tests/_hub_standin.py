@@ -15,8 +15,10 @@ file is a regular upload (preupload answers ``regular``), so no LFS or Xet stora
 
 Test hooks: ``token`` (writes need ``Authorization: Bearer <token>``; private repos need it to be
 read), ``fail_next_commits(n, status)`` (the next commits fail with a server error and change
-nothing, as a failed commit on the Hub does), ``commits(repo_id)``, ``tags(repo_id)``,
-``files(repo_id, rev)`` and ``log`` (every request: method, path, status).
+nothing, as a failed commit on the Hub does), ``hold_next(op, applied)`` (the next commit or tag
+request waits until the test releases it: a barrier for interrupting the client mid-request),
+``commits(repo_id)``, ``tags(repo_id)``, ``files(repo_id, rev)`` and ``log`` (every request:
+method, path, status).
 """
 
 from __future__ import annotations
@@ -64,6 +66,24 @@ class Repo:
     order: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Hold:
+    """A request held by :meth:`HubStandIn.hold_next`: ``arrived`` is set when it reaches the
+    stand-in; it waits for ``release``. ``applied``: the request takes effect before it waits (the
+    client never sees the answer), else it is dropped once released (it never takes effect)."""
+
+    op: str
+    applied: bool
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+#: the write requests a hold can catch, by the last segment of their API path
+_HOLD_OPS = ("commit", "tag")
+#: the longest a held request waits for its release (a test that never releases it fails, not hangs)
+_HOLD_TIMEOUT = 120
+
+
 class HttpError(Exception):
     def __init__(self, status: int, message: str, code: Optional[str] = None):
         super().__init__(message)
@@ -81,6 +101,7 @@ class HubStandIn:
         self.log: list[tuple[str, str, int]] = []
         self._lock = threading.RLock()
         self._failures: list[int] = []
+        self._holds: list[Hold] = []
         self._counter = 0
         self._server: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
@@ -112,6 +133,22 @@ class HubStandIn:
         """The next ``n`` commit requests fail with ``status`` and change nothing."""
         with self._lock:
             self._failures += [status] * n
+
+    def hold_next(self, op: str, applied: bool = False) -> Hold:
+        """The next ``op`` request (``commit`` or ``tag``) waits until the returned hold is released."""
+        assert op in _HOLD_OPS, op
+        hold = Hold(op, applied)
+        with self._lock:
+            self._holds.append(hold)
+        return hold
+
+    def _take_hold(self, method: str, path: str) -> Optional[Hold]:
+        m = re.fullmatch(r"/api/(?:models|datasets|spaces)/[^/]+/[^/]+/(commit|tag)/.*", urlsplit(path).path)
+        with self._lock:
+            hold = next((h for h in self._holds if m and method == "POST" and h.op == m.group(1)), None)
+            if hold is not None:
+                self._holds.remove(hold)
+        return hold
 
     def repo(self, repo_id: str, repo_type: str = "dataset") -> Repo:
         return self.repos[(repo_type, repo_id)]
@@ -215,6 +252,10 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(n) if n else b""
 
     def _send(self, status: int, body: bytes = b"", headers: Optional[dict[str, str]] = None, ctype: str = "application/json") -> None:
+        hold = getattr(self, "_hold", None)
+        if hold is not None:  # the request took effect; its answer waits (outside the lock) for the release
+            self._held_answer = (status, body, headers, ctype)
+            return
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -230,15 +271,34 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         try:
+            self._hold = None
             if self._auth() == "bad":
                 raise HttpError(401, "Invalid credentials in Authorization header")
+            hold = self.hub._take_hold(self.command, self.path)
+            if hold is not None and not hold.applied:
+                self._body()
+                hold.arrived.set()
+                hold.release.wait(_HOLD_TIMEOUT)
+                raise HttpError(503, "stand-in: the request was held and dropped")
+            self._hold = hold
             with self.hub._lock:
                 self._route()
+            if hold is not None:
+                self._hold = None
+                hold.arrived.set()
+                hold.release.wait(_HOLD_TIMEOUT)
+                self._send(*self._held_answer)
         except HttpError as e:
+            self._hold = None
             headers = {"X-Error-Message": e.message}
             if e.code:
                 headers["X-Error-Code"] = e.code
-            self._json({"error": e.message}, e.status, headers)
+            try:
+                self._json({"error": e.message}, e.status, headers)
+            except OSError:  # the client is gone (interrupted while it waited)
+                pass
+        except OSError:
+            pass
 
     do_GET = do_POST = do_HEAD = do_DELETE = lambda self: self._dispatch()  # noqa: E731
 

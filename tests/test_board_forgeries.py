@@ -162,6 +162,23 @@ def _board_row(w, **changes) -> list[dict[str, Any]]:
     return [{**row, "publication": "board-1", **changes}]
 
 
+def _open_run(w, name: str, pred: Callable[[int], Any] = str, ms: Any = 212) -> Path:
+    """The open-mode baseline with its labels written by ``pred`` (``t3`` -> ``pred(3)``) and each row's
+    time as ``ms``, as a predictions file of its own."""
+    rows = [json.loads(line) for line in w["preds"]["open-bm25"].read_text(encoding="utf-8").splitlines()]
+    out = w["root"] / "preds" / f"{name}.jsonl"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("".join(json.dumps({**r, "pred": pred(int(r["pred"].lstrip("t"))), "elapsed_ms": ms}) + "\n"
+                           for r in rows), encoding="utf-8")
+    return out
+
+
+def _open_board(w) -> list[dict[str, Any]]:
+    """A board already holding :func:`_open_run` with labels as text and whole milliseconds."""
+    row = score_given([str(_open_run(w, "labels-as-text"))], data=str(w["data"]))[0].row
+    return [{**row, "publication": "board-1"}]
+
+
 #: name -> (what to submit, given the honest world); a dict is a score file, a str its raw text, a
 #: Path a predictions file, a tuple (document, board rows) a submission to a board already holding rows
 FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -241,6 +258,8 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "the same rows reformatted under another name": lambda w: (
         _predictions(w, "reformatted", lambda ls: [json.dumps(json.loads(line), indent=None, separators=(", ", ": "))
                                                    for line in ls]), _board_row(w)),
+    "the same rows with labels written as numbers": lambda w: (_open_run(w, "labels-as-numbers", pred=int), _open_board(w)),
+    "the same rows with whole milliseconds as decimals": lambda w: (_open_run(w, "ms-as-decimals", ms=212.0), _open_board(w)),
     "a name differing by case": lambda w: (_other_run(w, "closed-bm25") | {"system": "CLOSED-STAY"}, _board_row(w)),
     "a name differing by a trailing space": lambda w: (_other_run(w, "closed-bm25") | {"system": "closed-stay "}, _board_row(w)),
     # facts summaries: re-scored from their result rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -209,6 +210,22 @@ def test_runs_on_a_published_revision_are_ranked_under_its_name(hub, tmp_path, c
     assert "data revision: `v0.1`; 2 runs ranked" in out and "### config `v0`, split `dev`, mode `closed`" in out
 
 
+def test_a_score_file_naming_a_revision_that_is_not_there_is_refused_naming_the_file(hub, tmp_path, capsys,
+                                                                                      monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data, preds = publish_data(tmp_path, capsys)
+    assert u.cli(["score", f"hub:{DATA_REPO}@v0.1", str(preds["closed-stay"]), "--bootstrap", "50"], capsys)[0] == 0
+    honest = json.loads(preds["closed-stay"].with_suffix(".score.json").read_text(encoding="utf-8"))
+    assert honest["provenance"]["data_revision"] == "v0.1"
+    for field, value, said in (("data_revision", "v9.9", f"resolve {DATA_REPO}@v9.9: revision not found"),
+                               ("data_repo", "org/elsewhere", "resolve org/elsewhere@v0.1: repository not found")):
+        doc = b.forged(honest, **{f"provenance__{field}": value})
+        path = b.write(tmp_path / "s" / f"{field}.score.json", doc)
+        err = _one_line_refusal(capsys, path)
+        assert err.startswith(f"error: {path}: provenance.data_revision: {said}"), err
+    assert hub.repos.get(("dataset", BOARD)) is None  # refused before the board is touched
+
+
 def test_a_false_data_revision_claim_is_refused(hub, tmp_path, capsys):
     data, preds = publish_data(tmp_path, capsys)
     other_data, other = b.baselines(tmp_path / "other", n=5)
@@ -340,6 +357,10 @@ def test_check_additions_accepts_new_runs_on_the_ranked_revision():
     check_additions(existing, [_row("b", 0.8, 0.4, data_revision=DATA_B)], ["b.json"], new_board=True)
     with pytest.raises(InputErrors, match="duplicate: A"):
         check_additions(existing, [_row("A", 0.8, 0.4)], ["b.json"])  # a name is a name whatever its case
+    # the same name in capitals, where folding the case undoes the letters' composition
+    on_board = [_row("run-\u0390", 0.7, 0.5, publication="board-1")]
+    with pytest.raises(InputErrors, match="duplicate: "):
+        check_additions(on_board, [_row(normalise_name("RUN-\u03aa\u0301", "b.json", "system"), 0.8, 0.4)], ["b.json"])
 
 
 def test_intervals_are_formatted_beside_the_value():
@@ -389,6 +410,7 @@ def test_a_normalised_name_is_stable_printable_and_keeps_its_identity(raw):
     assert normalise_name(name, "x.json", "system") == name  # normalising twice changes nothing
     assert name == name.strip() and "  " not in name and name.isprintable()
     assert name_key(name) == name_key(raw) == name_key(name.upper()) == name_key(f" {name} ")
+    assert unicodedata.normalize("NFKC", name_key(name)) == name_key(name)  # folding leaves it normalised
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
@@ -402,3 +424,52 @@ def test_a_document_agrees_with_itself_and_not_with_another(a, other):
     assert list(differences(a, a)) == []
     if list(differences(a, other)):
         assert list(differences(other, a))  # disagreement goes both ways
+
+
+def _hand_edited_board(hub, repo, table_or_bytes):
+    """A board whose Parquet file was replaced by hand (an upload outside ``leaderboard add``)."""
+    import io
+
+    import pyarrow.parquet as pq
+    from huggingface_hub import HfApi
+
+    if isinstance(table_or_bytes, bytes):
+        content = table_or_bytes
+    else:
+        buf = io.BytesIO()
+        pq.write_table(table_or_bytes, buf)
+        content = buf.getvalue()
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(repo, repo_type="dataset", exist_ok=True)
+    info = api.upload_file(path_or_fileobj=content, path_in_repo="data/leaderboard.parquet", repo_id=repo,
+                           repo_type="dataset")
+    return info.oid
+
+
+def test_a_hand_edited_board_file_is_one_line_naming_its_row_and_column(hub, runs, capsys):
+    import pyarrow as pa
+
+    data, preds = runs
+    assert _add(capsys, str(preds["closed-stay"]), "--data", str(data))[0] == 0
+    honest = b.score_file(data, preds["closed-stay"])
+    good = row_from_score("x.json", honest)
+    cases = {
+        "system": pa.Table.from_pylist([{**good, "publication": "board-1"}, {**good, "system": None, "publication": "board-1"}]),
+        "accuracy": pa.Table.from_pylist([{**good, "accuracy": float("nan"), "publication": "board-1"}]),
+        "weighted_error": pa.Table.from_pylist([{**good, "weighted_error": "low", "publication": "board-1"}]),
+        "sessions": pa.Table.from_pylist([{**good, "sessions": "8", "publication": "board-1"}]),
+    }
+    for k, (column, table) in enumerate(cases.items()):
+        repo = f"org/edited-{k}"
+        commit = _hand_edited_board(hub, repo, table)
+        row = 2 if column == "system" else 1
+        for argv in (["leaderboard", "show", "--repo", repo],
+                     ["leaderboard", "add", str(preds["closed-bm25"]), "--data", str(data), "--repo", repo]):
+            code, _, err = u.cli(argv, capsys)
+            assert code == 2 and err.count("\n") == 1, (argv, err)
+            assert err.startswith(f"error: hub:{repo}@{commit[:12]}/data/leaderboard.parquet:{row}: {column}: "), err
+    commit = _hand_edited_board(hub, "org/edited-bytes", b"PAR1 not a table")
+    code, _, err = u.cli(["leaderboard", "show", "--repo", "org/edited-bytes"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: hub:org/edited-bytes@{commit[:12]}/data/leaderboard.parquet: not a Parquet file"), err
+    assert "interleave-board-" not in err  # never the temporary folder it was read from

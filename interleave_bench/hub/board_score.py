@@ -78,8 +78,14 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
 
 
 def name_key(name: Optional[str]) -> str:
-    """What makes two names the same on the board: equal when case-folded (after :func:`normalise_name`)."""
-    return " ".join(unicodedata.normalize("NFKC", name or "").split()).casefold()
+    """What makes two names the same on the board: equal when case-folded (after :func:`normalise_name`).
+
+    Case folding can undo the composition NFKC made (``ΐ`` folds to ``ι`` and two combining
+    marks, its capital ``Ϊ́`` to ``ϊ`` and one), so the folded name is normalised again: Unicode's
+    caseless match of identifiers.
+    """
+    folded = " ".join(unicodedata.normalize("NFKC", name or "").split()).casefold()
+    return unicodedata.normalize("NFKC", folded)
 
 
 def check_fingerprint(value: Any, path: str, field: str) -> None:
@@ -141,17 +147,24 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return [(line, row) for line, text in iter_json_lines(path) if isinstance(row := json.loads(text), dict)]
 
 
-def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]]) -> str:
+def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]], model: Optional[type] = None) -> str:
     """The run's rows (:func:`read_rows`) as a set: SHA-256 (``sha256:<hex>``) over each row's
-    canonical JSON (keys sorted, null fields left out), the lines sorted; the same rows reordered,
-    reformatted, or as Parquet give the same fingerprint."""
+    canonical JSON, the lines sorted. With ``model`` (a predictions file's
+    :class:`~interleave_bench.schema.PredictionRow`) a row is first taken as its reader takes it (a
+    label written as a number is its text, a whole number of milliseconds is one); then it is
+    written with its keys sorted and null fields left out. So the same rows reordered,
+    reformatted, written with other JSON types for the same values, or as Parquet give the same
+    fingerprint."""
     import json
 
     from ..io import sorted_lines_fingerprint
 
-    return sorted_lines_fingerprint(sorted(
-        json.dumps({k: v for k, v in r.items() if v is not None}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        for _, r in rows))
+    def canonical(r: dict[str, Any]) -> str:
+        read = r if model is None else model.model_validate(r).model_dump(mode="json")
+        return json.dumps({k: v for k, v in read.items() if v is not None}, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+
+    return sorted_lines_fingerprint(sorted(canonical(r) for _, r in rows))
 
 
 #: why the scorer leaves a row out that the board refuses: a row for a message the data does not
@@ -258,14 +271,18 @@ def _stated_data(doc: dict[str, Any], doc_path: str) -> str:
 
 
 def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = None, stated_path: Optional[str] = None,
-                  split: Optional[str] = None, bootstrap: Optional[int] = None, seed: Optional[int] = None) -> Scored:
+                  split: Optional[str] = None, bootstrap: Optional[int] = None, seed: Optional[int] = None,
+                  data_field: Optional[str] = None) -> Scored:
     """Score one predictions file on ``data`` with the project's scorer; compare a stated score file.
 
     The split, mode, bootstrap and seed are the stated file's (else ``split``/``bootstrap``/``seed``,
-    else the scorer's defaults), so its intervals can be reproduced. Raises :class:`InputError`
-    naming the first field the stated file gets wrong.
+    else the scorer's defaults), so its intervals can be reproduced. ``data_field`` is the stated
+    file's field that named ``data`` (None when the command line gave it): data that cannot be read
+    is refused naming that file and field. Raises :class:`InputError` naming the first field the
+    stated file gets wrong.
     """
     from ..llm.prices import prices_from
+    from ..schema import PredictionRow
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
     from ..score.run import score_files
 
@@ -283,7 +300,12 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         raise InputError(where, None, "provenance.bootstrap", f"{n_boot}: the board redraws at most {MAX_BOOTSTRAP:,} "
                                                               "resamples to check the intervals")
     run_split = (stated or {}).get("split") or split or DEFAULT_SPLIT
-    local, source = _data_of(data)
+    try:
+        local, source = _data_of(data)
+    except UsageError as exc:
+        if data_field is None:
+            raise
+        raise InputError(where, None, data_field, str(exc)) from None
     try:
         run = score_files(local, [pred], mode=(stated or {}).get("mode"), split=run_split, bootstrap=n_boot, seed=n_seed,
                           write=False, data_source=source, price=prices_from(os.environ))[0]
@@ -308,7 +330,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
-    return Scored(where, {}, doc, rows_fingerprint(rows))
+    return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow))
 
 
 # --- summaries: facts and mid-reply runs ------------------------------------------------------------
@@ -488,7 +510,8 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
     name = system or normalise_name(doc.get("system"), p, "system")
     pred = referenced_file(doc["provenance"].get("predictions_file"), p, "provenance.predictions_file",
                            "predictions")
-    scored = score_routing(pred, data or _stated_data(doc, p), stated=doc, stated_path=p, split=split)
+    scored = score_routing(pred, data or _stated_data(doc, p), stated=doc, stated_path=p, split=split,
+                           data_field=None if data else "provenance.data_revision")
     return _routing_row(scored, name, model, data_repo, data_revision)
 
 

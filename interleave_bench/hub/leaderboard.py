@@ -19,14 +19,16 @@ docs/hub.md#interleave-bench-leaderboard.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from .. import __version__
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from . import client
+from .source import HUB_PREFIX
 from .board_checks import (  # noqa: F401 - the board's rules, importable from here as before
     KIND_CONFIGS,
     LEGACY_TAG_PREFIX,
@@ -87,21 +89,58 @@ class BoardState:
     rows: list[dict[str, Any]]
 
 
-def _read_rows(path: str) -> list[dict[str, Any]]:
+def _read_rows(path: str, label: Optional[str] = None) -> list[dict[str, Any]]:
     """The board's rows; columns an older version did not write come back as null.
 
-    A board with columns this version does not know was written by a newer version: re-publishing
-    it here would drop them, so it is refused.
+    ``label`` names the file in messages (``hub:ORG/NAME@REV/data/leaderboard.parquet``). A board
+    with columns this version does not know was written by a newer version: re-publishing it here
+    would drop them, so it is refused. Every row must be a :class:`LeaderboardRow` with finite
+    numbers (a board edited by hand may hold anything): one line names the first row and column
+    at fault.
     """
-    import pyarrow.parquet as pq
+    import math
 
-    table = pq.read_table(path)
+    import pyarrow.parquet as pq
+    from pydantic import ValidationError
+
+    from ..documents import LeaderboardRow, document_problem
+
+    label = label or path
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's own errors are these: a file it cannot read as a table
+        said = " ".join(str(exc).replace(path, Path(path).name).split()) or type(exc).__name__
+        raise InputError(label, None, None, f"not a Parquet file the board can read ({said})") from None
     names = list(board_features())
     unknown = [c for c in table.column_names if c not in names]
     if unknown:
-        raise UsageError(f"the board has columns this interleave-bench ({__version__}) does not know "
+        raise UsageError(f"{label}: the board has columns this interleave-bench ({__version__}) does not know "
                          f"({', '.join(unknown)}): upgrade the package before adding to it")
-    return [{n: r.get(n) for n in names} for r in table.to_pylist()]
+    rows = [{n: r.get(n) for n in names} for r in table.to_pylist()]
+    kinds = {n: f.dtype for n, f in board_features().items()}
+    for k, row in enumerate(rows, start=1):
+        for col, v in row.items():
+            if v is None:
+                continue
+            if not isinstance(v, _TYPES[kinds[col]]) or isinstance(v, bool):
+                raise InputError(label, k, col, f"{_cut(v)} is not of the column's type ({kinds[col]})")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise InputError(label, k, col, f"{v} is not a number the board publishes (a value must be finite)")
+        try:
+            LeaderboardRow.model_validate(row)
+        except ValidationError as exc:
+            bad = document_problem(label, exc, "a row of the board")
+            raise InputError(label, k, bad.field, bad.message) from None
+    return rows
+
+
+#: what a value of each board column type may be once read (an int64 count reads as int)
+_TYPES = {"string": (str,), "float64": (float, int), "int64": (int,)}
+
+
+def _cut(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def fetch_board(api: Any, repo_id: str, revision: Optional[str] = None) -> BoardState:
@@ -121,10 +160,15 @@ def fetch_board(api: Any, repo_id: str, revision: Optional[str] = None) -> Board
         with tempfile.TemporaryDirectory(prefix="interleave-board-") as tmp:
             try:
                 path = api.hf_hub_download(repo_id, BOARD_FILE, repo_type=client.REPO_TYPE, revision=rev, cache_dir=tmp)
-                rows = _read_rows(path)
+                rows = _read_rows(path, f"{HUB_PREFIX}{repo_id}@{_short_rev(rev)}/{BOARD_FILE}")
             except EntryNotFoundError:
                 rows = []
     return BoardState(head, tags, rows)
+
+
+def _short_rev(rev: str) -> str:
+    """A revision for messages: a commit as its first 12 digits, a tag or branch as named."""
+    return rev[:12] if re.fullmatch(r"[0-9a-f]{40}", rev) else rev
 
 
 @dataclass
@@ -174,6 +218,9 @@ def add_runs(
         state = fetch_board(api, repo_id)
     check_data_revisions(api, new, where, state.rows)
     align_revisions(state.rows, new)
+    pending = finish_publication(api, repo_id, state)
+    if pending is not None and (same := _same_runs(pending, new, state.rows)) is not None:
+        return AddResult(repo_id, pending, state.head, same, state.rows)
     check_additions(state.rows, new, where, new_board=new_board)
     tag = next_tag(state.tags)
     stamp = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0).isoformat()
@@ -192,10 +239,56 @@ def add_runs(
                                          repo_type=client.REPO_TYPE, parent_commit=state.head)
         except UsageError as exc:
             raise UsageError(f"{exc}; {_left_at(api, repo_id, state.head)}") from None
-    with client.hub_errors(what, after=f"commit {info.oid[:12]} is on main but was not tagged {tag!r}"):
+    with client.hub_errors(what, after=f"commit {info.oid[:12]} is on main but was not tagged {tag!r}: "
+                                       "run the add again to tag it"):
         api.create_tag(repo_id, tag=tag, revision=info.oid, repo_type=client.REPO_TYPE,
                        tag_message=f"leaderboard publication {tag}: {names}")
     return AddResult(repo_id, tag, info.oid, new, rows)
+
+
+def unfinished_publication(state: BoardState) -> Optional[str]:
+    """The tag of a publication the board's head holds but that was never tagged, else None.
+
+    An add commits the board and then tags the commit; one stopped in between (Ctrl-C, a failed
+    tag request) leaves rows naming a publication newer than every tag.
+    """
+    latest = max((r.get("publication") for r in state.rows if r.get("publication")), key=_pub_number, default=None)
+    if state.head is None or latest is None or latest in state.tags:
+        return None
+    if _pub_number(latest) <= max((_pub_number(t) for t in state.tags), default=0):
+        return None
+    return latest
+
+
+def finish_publication(api: Any, repo_id: str, state: BoardState) -> Optional[str]:
+    """Tag the head with the publication an interrupted add committed but did not tag
+    (:func:`unfinished_publication`); returns that tag, or None when every publication is tagged.
+    Says so on stderr, naming the rows it holds."""
+    import sys
+
+    tag = unfinished_publication(state)
+    if tag is None:
+        return None
+    names = ", ".join(describe(r) for r in state.rows if r.get("publication") == tag)
+    with client.hub_errors(f"leaderboard add to {repo_id}",
+                           after=f"commit {state.head[:12]} is on main but was not tagged {tag!r}"):
+        api.create_tag(repo_id, tag=tag, revision=state.head, repo_type=client.REPO_TYPE,
+                       tag_message=f"leaderboard publication {tag}: {names}")
+    state.tags[tag] = state.head
+    print(f"tagged {tag} ({names}): commit {state.head[:12]}, published by an add that stopped before tagging it",
+          file=sys.stderr)
+    return tag
+
+
+def _same_runs(tag: str, new: list[dict[str, Any]], board: list[dict[str, Any]]) -> Optional[list[dict[str, Any]]]:
+    """The board's rows of publication ``tag`` when ``new`` are exactly those runs (the interrupted add
+    run again), else None."""
+    theirs = [r for r in board if r.get("publication") == tag]
+    key = lambda r: (run_key(r), r.get("predictions_sha256"))  # noqa: E731
+    if sorted(map(key, theirs)) != sorted(map(key, new)):
+        return None
+    order = {key(r): r for r in theirs}
+    return [order[key(r)] for r in new]
 
 
 def _left_at(api: Any, repo_id: str, read: Optional[str]) -> str:
