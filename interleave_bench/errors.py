@@ -10,6 +10,7 @@ from __future__ import annotations
 import os as _os
 import re as _re
 import stat as _stat
+from typing import Iterable
 
 
 class InterleaveError(Exception):
@@ -100,6 +101,29 @@ def require_folder(path: "str | _os.PathLike") -> None:
         raise InputError(str(path), None, None, "is a file, not a folder")
     if not _stat.S_ISDIR(mode):
         raise InputError(str(path), None, None, "is not a folder (a FIFO, socket or device)")
+
+
+
+def same_path(a: "str | _os.PathLike", b: "str | _os.PathLike") -> bool:
+    """Whether ``a`` and ``b`` name one file or folder: the same path once symlinks, ``.`` and
+    ``..`` are resolved, or (both there) one file reached by two names (a hard link)."""
+    if _os.path.realpath(a) == _os.path.realpath(b):
+        return True
+    try:
+        return _os.path.samefile(a, b)
+    except OSError:  # one of them is not there (yet): the resolved paths said it
+        return False
+
+
+def require_not_input(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.PathLike, str]]",
+                      option: str) -> None:
+    """Raise :class:`UsageError` ``{option} {out} is one of the inputs ({what}); choose another
+    path`` when the output ``out`` names the same file (:func:`same_path`) as one of ``inputs``,
+    ``(path, what it is)`` pairs; ``option`` names the output as the message says it, command
+    first (``score: --out``). Called before any work, so an input is never written over."""
+    for path, what in inputs:
+        if same_path(out, path):
+            raise UsageError(f"{option} {out} is one of the inputs ({what}); choose another path")
 
 
 # --- secrets: redacted from every text the project writes or prints ---------------------------------

@@ -37,3 +37,18 @@ def test_demo_generates_routes_scores_and_prints_the_table(tmp_path):
     table = lambda text: [l for l in text.splitlines() if l.startswith("|")]
     assert second.returncode == 0 and table(second.stdout) == table(out)
     assert [line for line in second.stdout.splitlines() if line.startswith("v1 facts: ")] == [v1]
+
+
+def test_demo_refuses_one_folder_for_both_sets_before_writing_anything(tmp_path, monkeypatch, capsys):
+    from interleave_bench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path / "d", target_is_directory=True)
+    for out, v1 in (("d", "d"), ("d", "./d/"), ("d", "link")):
+        assert main(["demo", "--sessions", "2", "--out", out, "--v1-out", v1]) == 2
+        err = capsys.readouterr().err
+        assert err == f"error: demo: --out {out} and --v1-out {v1} are one folder; give the v1 set another --v1-out\n"
+        assert not (tmp_path / "d").exists()
+    # without a v1 set there is nothing to clash: the demo runs
+    assert main(["demo", "--sessions", "2", "--bootstrap", "0", "--out", "d", "--v1-out", "d", "--v1-sessions", "0"]) == 0
+    assert (tmp_path / "d" / "sessions.jsonl").is_file()

@@ -289,3 +289,39 @@ def test_unreadable_bodies_past_max_retries_fail_the_call_and_leave_nothing_cach
     with model_session(model="m1") as llm:
         run_batch(llm, ["x"])
         assert llm.stats.calls == 1 and llm.stats.cached == 0
+
+
+@pytest.mark.parametrize("body, said", [
+    ('{"model": "other"}', "'model' would override what interleave-bench sets in its requests (model, messages, "
+                           "temperature, max_tokens, seed, response_format): drop it; name the model with --model"),
+    ('{"messages": [], "thinking": {}, "seed": 1}', "'messages', 'seed' would override what interleave-bench sets in its "
+                                                    "requests (model, messages, temperature, max_tokens, seed, "
+                                                    "response_format): drop them"),
+])
+def test_extra_body_may_not_set_what_the_client_sets_itself(body, said, tmp_path, capsys, monkeypatch):
+    from interleave_bench.cli import main
+    from interleave_bench.llm.provider import fake_provider
+
+    with pytest.raises(UsageError) as refused:
+        resolve_provider(None, env={"DEEPSEEK_API_KEY": "k", "EVAL_EXTRA_BODY": body})
+    assert str(refused.value) == f"EVAL_EXTRA_BODY: {said}"
+    with pytest.raises(UsageError, match="^EVAL_EXTRA_BODY: "):
+        fake_provider("http://127.0.0.1:9/v1", env={"EVAL_EXTRA_BODY": body})
+    # a dry run too stops in one line, before any request
+    from _score_util import many_sessions, write_jsonl
+
+    data = write_jsonl(tmp_path / "data" / "sessions.jsonl", many_sessions(1, turns=3))
+    monkeypatch.setenv("EVAL_EXTRA_BODY", body)
+    code = main(["route", str(data.parent), "--mode", "closed", "--policy", "llm", "--dry-run", "--no-cache"])
+    assert code == 2 and capsys.readouterr().err == f"error: EVAL_EXTRA_BODY: {said}\n"
+    assert not (data.parent / "predictions-dry").exists()
+
+
+def test_the_keys_extra_body_may_not_set_are_those_a_request_carries(openai_env):
+    from interleave_bench.llm.provider import OWN_BODY_KEYS
+
+    srv = openai_env["server"]
+    with model_session(model="m1") as llm:
+        llm.run(llm.complete("test", msgs("hello"), temperature=0.5, max_tokens=20, seed=3,
+                             response_format={"type": "json_object"}))
+    assert set(srv.log[-1].body) == set(OWN_BODY_KEYS)

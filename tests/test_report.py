@@ -121,3 +121,20 @@ def test_leaderboard_show_html_renders_the_board_the_same_way(hub, tmp_path, cap
     assert page.headings == ["split dev, mode closed"]
     lo, hi = stay["intervals"]["accuracy"]
     assert "<td>closed-stay</td>" in text and f"{stay['metrics']['accuracy']:.3f} [{lo:.3f}, {hi:.3f}]" in text
+
+
+@pytest.mark.parametrize("target", ["predictions", "symlink to the predictions", "sessions"])
+def test_report_refuses_an_html_path_that_is_an_input_before_any_work(tmp_path, monkeypatch, capsys, target):
+    from _score_util import many_sessions, oracle_rows, write_jsonl
+
+    ss = many_sessions(4)
+    data = write_jsonl(tmp_path / "data" / "sessions.jsonl", ss)
+    pred = write_jsonl(tmp_path / "data" / "predictions" / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
+    html = {"predictions": pred, "sessions": data, "symlink to the predictions": tmp_path / "page.html"}[target]
+    if target == "symlink to the predictions":
+        html.symlink_to(pred)
+    before = (data.read_bytes(), pred.read_bytes())
+    code, _, err = u.cli(["report", str(data.parent), str(pred.parent), "--html", str(html), "--bootstrap", "0"], capsys)
+    what = "the sessions file" if target == "sessions" else "the predictions file"
+    assert code == 2 and err == f"error: report: --html {html} is one of the inputs ({what}); choose another path\n"
+    assert (data.read_bytes(), pred.read_bytes()) == before

@@ -25,7 +25,7 @@ from interleave_bench.route.base import Decision
 
 
 class Crash(BaseException):
-    """Stands for the process being killed: nothing may catch it."""
+    """A router that stops the run outright (no Exception: no ERROR row, the run ends)."""
 
 
 class Keyword:
@@ -76,6 +76,27 @@ class Builtin:
 
 class NoRoute:
     pass
+
+
+class Shaped:
+    """Answers the first topic (or a new one), with ``field`` set to ``value`` for message ``on``
+    (or ``every`` message), as a Decision or as its JSON form; raises ``raises`` (a name of
+    builtins) there instead."""
+
+    policy = "shaped"
+
+    def __init__(self, field="confidence", value=None, on=3, as_json=False, raises=None):
+        self.field, self.value, self.on, self.as_json, self.raises = field, value, on, as_json, raises
+
+    def route(self, view):
+        import builtins
+
+        answer = {"kind": "topic", "label": view.topics[0].label} if view.topics else {"kind": "new", "title": "x"}
+        if self.on in ("every", view.pending[0].i):
+            if self.raises:
+                raise getattr(builtins, self.raises)(*([0] if self.raises == "SystemExit" else []))
+            answer[self.field] = self.value
+        return answer if self.as_json else Decision(**answer)
 '''
 
 
@@ -197,8 +218,8 @@ def test_an_interrupted_plugin_run_resumes_byte_identical(data, routers, tmp_pat
     whole = tmp_path / "whole.jsonl"
     assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--out", whole) == 0
     cut = tmp_path / "cut.jsonl"
-    with pytest.raises(routers.Crash):
-        cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--router-arg", "crash_after=2", "--out", cut)
+    assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--router-arg", "crash_after=2",
+               "--out", cut) == 2
     assert 0 < len(cut.read_bytes()) < len(whole.read_bytes())
     # the same run goes on (its arguments are the record's), now without a crash
     record = cut.with_suffix(".run.json")
@@ -316,3 +337,71 @@ def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data,
         interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
     doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", fresh=True, bootstrap=0)
     assert doc["counts"]["sessions"] > 0
+
+
+# --- decisions checked field by field, and routers that stop the run -------------------------------
+
+BAD_FIELDS = [
+    ("confidence", "NaN", "nan is not a JSON number (NaN and Infinity are refused)"),
+    ("confidence", "Infinity", "inf is not a JSON number (NaN and Infinity are refused)"),
+    ("confidence", "1.5", "Input should be less than or equal to 1 (got 1.5)"),
+    ("confidence", "-0.25", "Input should be greater than or equal to 0 (got -0.25)"),
+    ("confidence", '"high"', "expected a number, got 'high'"),
+    ("confidence", "true", "expected a number, got True"),
+    ("elapsed_ms", "NaN", "nan is not a JSON number (NaN and Infinity are refused)"),
+    ("elapsed_ms", "-Infinity", "-inf is not a JSON number (NaN and Infinity are refused)"),
+    ("elapsed_ms", "-5", "Input should be greater than or equal to 0 (got -5)"),
+    ("elapsed_ms", "[12]", "expected a number, got list"),
+]
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["Decision", "JSON form"])
+@pytest.mark.parametrize("field, value, said", BAD_FIELDS, ids=[f"{f}={v}" for f, v, _ in BAD_FIELDS])
+def test_a_bad_number_in_a_decision_is_an_error_row_naming_the_message_and_field(data, routers, field, value, said,
+                                                                                 as_json, capsys):
+    args = ["--router-arg", f"field={field}", "--router-arg", f"value={value}", "--router-arg", f"as_json={str(as_json).lower()}"]
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", *args) == 0, capsys.readouterr().err
+    rows = read_rows(data / "predictions" / "closed-shaped.jsonl")
+    failed = [r for r in rows if r["pred"] == ERROR]
+    assert failed and {r["i"] for r in failed} == {3} and len(failed) == len({r["session_id"] for r in rows})
+    assert {r["error"] for r in failed} == {f"router shaped gave message 3 a bad {field}: {said}"}
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("title", "5", "a bad title: expected text, got int 5"),
+    ("via", "null", "a bad via: expected text, got NoneType None"),
+    ("refs", '"A"', "bad refs: expected a list of topic labels, got 'A'"),
+    ("usage", '{"input": -1}', "a bad usage.input: Input should be greater than or equal to 0 (got -1)"),
+    ("same_as", "0", "a same_as (0): it applies to the answers of route_each, not of route"),
+])
+def test_a_decision_field_of_the_wrong_kind_is_an_error_row_naming_it(data, routers, field, value, said):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg", f"field={field}",
+               "--router-arg", f"value={value}") == 0
+    failed = [r for r in read_rows(data / "predictions" / "closed-shaped.jsonl") if r["pred"] == ERROR]
+    assert failed and {r["error"] for r in failed} == {f"router shaped gave message 3 {said}"}
+
+
+def test_a_decision_bad_from_the_start_stops_the_run_in_one_line(data, routers, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg", "value=2",
+               "--router-arg", "on=every") == 2  # the first decisions all fail
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "(last: router shaped gave message 7 a bad confidence: Input should be less than or equal to 1 (got 2))" in err
+
+
+@pytest.mark.parametrize("raised, said", [("SystemExit", "SystemExit: 0"), ("GeneratorExit", "GeneratorExit")])
+def test_a_router_raising_systemexit_or_generatorexit_stops_in_one_line_exit_2(data, routers, raised, said, capsys):
+    out = data / "run.jsonl"
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg", f"raises={raised}",
+               "--out", out) == 2
+    err = capsys.readouterr().err
+    first = standard_sessions()[0]["session_id"]
+    assert err == (f"error: router shaped raised {said} at message 3 of session {first}; stopping (the finished "
+                   "sessions are kept): route(view) must return a decision or raise an Exception\n")
+    assert read_json(out.with_suffix(".run.json"))["complete"] is False
+
+
+def test_a_router_interrupted_by_ctrl_c_keeps_the_resume_advice(data, routers, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg",
+               "raises=KeyboardInterrupt") == 130
+    assert capsys.readouterr().err == "interrupted: finished work is kept; run the same command again to resume\n"

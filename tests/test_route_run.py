@@ -532,3 +532,25 @@ def test_bad_data_exit_2_naming_file_line_field(tmp_path, capsys):
     assert cli("route", write_data(tmp_path / "devonly", standard_sessions()[:1]), "--mode", "open",
                "--policy", "bm25", "--split", "test") == 2
     assert "no sessions in split 'test'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spelling", ["the file", "./the file", "a symlink to it", "its run record"])
+def test_out_that_is_the_data_is_refused_before_any_work(tmp_path, monkeypatch, capsys, spelling):
+    data = write_data(tmp_path / "data", standard_sessions()[:2])
+    sessions = data / "sessions.jsonl"
+    if spelling == "its run record":  # x.jsonl's run record is x.run.json: here, the sessions file
+        sessions = sessions.rename(data / "x.run.json")
+    monkeypatch.chdir(tmp_path)
+    out = {"the file": sessions, "./the file": "./data/sessions.jsonl", "a symlink to it": tmp_path / "link.jsonl",
+           "its run record": data / "x.jsonl"}[spelling]
+    if spelling == "a symlink to it":
+        out.symlink_to(sessions)
+    before = sorted(p.name for p in data.iterdir()), sessions.read_bytes()
+    assert cli("route", sessions, "--mode", "open", "--policy", "bm25", "--out", out) == 2
+    err = capsys.readouterr().err
+    if spelling == "its run record":
+        assert err == (f"error: route: --out {out} writes its run record beside it, and {sessions} is one of the "
+                       "inputs (the sessions file); choose another path\n")
+    else:
+        assert err == f"error: route: --out {out} is one of the inputs (the sessions file); choose another path\n"
+    assert (sorted(p.name for p in data.iterdir()), sessions.read_bytes()) == before

@@ -87,6 +87,34 @@ def test_out_writes_the_document_where_told_and_json_with_out_writes_it_too(tmp_
     assert code == 2 and err.count("\n") == 1 and "give one predictions file" in err
 
 
+
+@pytest.mark.parametrize("spelling, what", [
+    ("pred", "the predictions file"),
+    ("./pred", "the predictions file"),
+    ("symlink to pred", "the predictions file"),
+    ("hard link to pred", "the predictions file"),
+    ("data", "the sessions file"),
+    ("pred in the folder", "the predictions file"),
+])
+def test_out_that_is_an_input_is_refused_before_any_work(tmp_path, capsys, monkeypatch, data, spelling, what):
+    path, ss = data
+    pred = write_jsonl(tmp_path / "p" / "open-oracle.jsonl", oracle_rows(ss, "open"))
+    monkeypatch.chdir(tmp_path)
+    given = [pred.parent] if spelling == "pred in the folder" else [pred]
+    out = {"pred": pred, "./pred": "./p/open-oracle.jsonl", "data": path, "pred in the folder": pred,
+           "symlink to pred": tmp_path / "link.jsonl", "hard link to pred": tmp_path / "hard.jsonl"}[spelling]
+    if spelling == "symlink to pred":
+        out.symlink_to(pred)
+    if spelling == "hard link to pred":
+        out.hardlink_to(pred)
+    before = {f: f.read_bytes() for f in (path, pred)}
+    code, stdout, err = run_cli(capsys, "score", path.parent, *given, "--bootstrap", 0, "--out", out)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err == f"error: score: --out {out} is one of the inputs ({what}); choose another path\n"
+    assert {f: f.read_bytes() for f in (path, pred)} == before
+    assert sorted(x.name for x in pred.parent.iterdir()) == ["open-oracle.jsonl"]  # no score file, no lock left
+
+
 def test_the_test_split_is_written_apart_from_the_dev_split(tmp_path, capsys, data):
     path, ss = data
     pred = write_jsonl(tmp_path / "p" / "closed-oracle.jsonl", oracle_rows(ss, "closed"))

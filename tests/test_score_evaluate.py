@@ -164,7 +164,6 @@ def test_metric_cards_have_evaluate_yaml_headers():
 
 
 def test_score_labels_checks_its_inputs():
-    from interleave_bench.errors import InputError
     from interleave_bench.hub.metric_inputs import score_labels
 
     gold = [{"gold": {"thread": "t1", "action": "new"}}]
@@ -172,6 +171,6 @@ def test_score_labels_checks_its_inputs():
         score_labels([gold], [["t1"], ["t1"]])
     with pytest.raises(ValueError, match="1 turns but 2 predicted labels"):
         score_labels([gold], [["t1", "t1"]])
-    with pytest.raises(InputError, match=r"turns\[0\]\.gold\.action"):
+    with pytest.raises(ValueError, match=r"^references\[0\]\[0\]\.gold\.action: 'swich' is not one of new, "):
         score_labels([[{"gold": {"thread": "t1", "action": "swich"}}]], [["t1"]])
     assert score_labels([gold], [["t1"]])["metrics"]["accuracy"] == 1.0

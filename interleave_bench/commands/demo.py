@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
+    from ..errors import UsageError, same_path
     from ..generate import generate_offline
     from ..commands.baselines import write_baselines
     from ..io import sessions_file
@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--sessions must be at least 1")
     if args.v1_sessions < 0:
         raise UsageError("--v1-sessions must be 0 or more")
+    if args.v1_sessions and same_path(args.out, args.v1_out):  # the v1 set would replace the routed data
+        raise UsageError(f"demo: --out {args.out} and --v1-out {args.v1_out} are one folder; give the v1 set another --v1-out")
     timer = Timer()
     price = prices_from(os.environ)
     out = Path(args.out)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..progress import Timer, summary_line
-from .score import add_scoring_arguments
+from .score import add_scoring_arguments, run_inputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +47,7 @@ def default_pair(results: list[dict]) -> tuple[str, str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError, require_not_folder
+    from ..errors import UsageError, require_not_folder, require_not_input
     from ..hub.source import local_data
     from ..io import atomic_write_text, sessions_file
     from ..score.compare import compare_predictions
@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     timer = Timer()
     require_not_folder(args.html)  # before the scoring, not after it
     data, source = local_data(args.data)
+    require_not_input(args.html, run_inputs(data, args.predictions), "report: --html")
     sessions = read_sessions_fast(sessions_file(data))
     runs = score_files(data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
                        seed=args.seed, allow_duplicates=args.allow_duplicates, write=False, sessions=sessions,

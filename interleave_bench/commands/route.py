@@ -103,6 +103,20 @@ def describe(result: RouteResult) -> dict[str, object]:
     return counts
 
 
+def require_out_not_input(data: str, out: str) -> None:
+    """Refuse (one line, before any work) an ``--out`` whose predictions file or run record
+    (:func:`~interleave_bench.route.runner.sidecar_path`) is the data's sessions file."""
+    from pathlib import Path
+
+    from ..errors import require_not_input
+    from ..route.runner import sidecar_path
+    from ..score.read import data_inputs
+
+    inputs = data_inputs(data)
+    require_not_input(out, inputs, "route: --out")
+    require_not_input(sidecar_path(Path(out)), inputs, f"route: --out {out} writes its run record beside it, and")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..hub.source import local_data
 
@@ -119,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--router-arg needs --router module:Class")
     opts = options_from_args(args, router.policy if router is not None else None)
     args.data, source = local_data(args.data)
+    if args.out is not None:
+        require_out_not_input(args.data, args.out)
     if router is not None:
         try:
             return run_route_command(args, opts, router)

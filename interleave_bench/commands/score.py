@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InterleaveError, UsageError, require_not_folder
+from ..errors import InterleaveError, UsageError, require_not_folder, require_not_input
 from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--out names one score file: give one predictions file")
         if args.out is not None:
             require_not_folder(args.out)  # before the scoring, not after it
+            require_not_input(args.out, run_inputs(data, args.predictions), "score: --out")
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
@@ -136,6 +137,18 @@ def run(args: argparse.Namespace) -> int:
               "line); --require-complete asks for every session and turn", file=sys.stderr)
         return 1
     return 0
+
+
+def run_inputs(data: str | os.PathLike, predictions: list[str]) -> list[tuple[os.PathLike, str]]:
+    """What scoring ``predictions`` against ``data`` reads, as ``(path, what it is)`` pairs: the
+    sessions file and every predictions file (a folder's, one by one)."""
+    from ..score.read import data_inputs
+    from ..score.run import prediction_files
+
+    paths = prediction_files(predictions)
+    what = "the predictions file" if len(paths) == 1 else "a predictions file"
+    return [*data_inputs(data), *((p, what) for p in paths)]
+
 
 
 @contextlib.contextmanager

@@ -324,12 +324,18 @@ def case_row(case: BaseModel, catalog: list[BaseModel]) -> dict[str, Any]:
 # --- rows -> records ----------------------------------------------------------------------------------
 
 
+def is_label_index(value: Any) -> bool:
+    """Whether ``value`` is a ``ClassLabel`` index as ``datasets`` gives one: an integer, not
+    ``True`` or ``False`` (which name no label, and are left for the record check to refuse)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _cell_to_value(cell: Any, kind: Union[str, Label, ListOf, Spec]) -> Any:
     if cell is None:
         return None
     if isinstance(kind, Label):
         # an index outside the names is handed on as it is, so the record check names its field
-        return kind.names[cell] if isinstance(cell, int) and 0 <= cell < len(kind.names) else cell
+        return kind.names[cell] if is_label_index(cell) and 0 <= cell < len(kind.names) else cell
     if isinstance(kind, Spec):
         return from_row(cell, kind)
     if isinstance(kind, ListOf):

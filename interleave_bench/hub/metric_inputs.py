@@ -11,13 +11,19 @@ list per session (as when ``evaluate.combine`` hands a flat list to a per-sessio
 
 from __future__ import annotations
 
+import numbers
+import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+import numpy as np
+
 from ..errors import InputError
+from ..io import parse_record
+from ..json_text import find_bad_value
 from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, PredictionRow, Session
 from ..score.rows import as_sessions
 from ..score.run import score_predictions
-from .features import TURN_V1, from_row
+from .features import TURN_V1, from_row, is_label_index
 
 #: the prediction-row fields the cost metrics read, as the evaluate modules take them (one list
 #: per session, one entry per message, None where a row has none)
@@ -63,7 +69,9 @@ def plain_turn(turn: Any) -> Any:
     merged), a JSONL turn kept as it is; anything that is not a mapping is left for the check."""
     if not isinstance(turn, Mapping):
         return turn
-    if "extra" in turn or isinstance((turn.get("gold") or {}).get("action"), int) or isinstance(turn.get("style"), int):
+    gold = turn.get("gold")
+    action = gold.get("action") if isinstance(gold, Mapping) else None
+    if "extra" in turn or is_label_index(action) or is_label_index(turn.get("style")):
         return from_row(dict(turn), TURN_V1)
     return turn
 
@@ -82,26 +90,38 @@ def thread_ids(threads: Any) -> Optional[list[list[str]]]:
     threads = plain(threads)
     if threads is None:
         return None
-    return [[t["id"] if isinstance(t, Mapping) else t for t in plain(ts)] for ts in threads]
+    if not isinstance(threads, list):
+        raise ValueError(f"threads must hold one list per session, got {type(threads).__name__}")
+    out: list[list[str]] = []
+    for k, ts in enumerate(map(plain, threads)):
+        if not isinstance(ts, list):
+            raise ValueError(f"threads[{k}]: one list of thread ids (or thread rows) per session, got "
+                             f"{type(ts).__name__} {ts!r}")
+        for j, t in enumerate(ts):
+            if isinstance(t, Mapping) and "id" not in t:
+                raise ValueError(f"threads[{k}][{j}]: a thread row has no id")
+        out.append([t["id"] if isinstance(t, Mapping) else t for t in ts])
+    return out
 
 
-def row_fields(n_sessions: int, **columns: Any) -> Optional[list[Optional[list[Optional[dict[str, Any]]]]]]:
+def row_fields(messages: Sequence[int], **columns: Any) -> Optional[list[Optional[list[Optional[dict[str, Any]]]]]]:
     """Per session and message, the prediction-row fields given as one list per session each
-    (``usage=``, ``elapsed_ms=``, ``via=``); None when none is given. Raises ``ValueError`` when a
-    column has another number of sessions."""
+    (``usage=``, ``elapsed_ms=``, ``via=``); None when none is given. ``messages`` is each
+    session's number of messages. Raises ``ValueError`` naming the column (and session) that has
+    another number of sessions, or of entries than its session has messages."""
     given = {name: plain(col) for name, col in columns.items() if col is not None}
     if not given:
         return None
+    n_sessions = len(messages)
     for name, col in given.items():
         if not is_session_list(col) or len(col) != n_sessions:
             raise ValueError(f"{name} must hold one list per session ({n_sessions}), one entry per message")
     out: list[Optional[list[Optional[dict[str, Any]]]]] = []
-    for k in range(n_sessions):
+    for k, n in enumerate(messages):
         cols = {name: plain(col[k]) for name, col in given.items()}
-        n = max(len(c) for c in cols.values())
         for name, c in cols.items():
             if len(c) != n:
-                raise ValueError(f"session {k}: {name} has {len(c)} entries, other inputs {n}")
+                raise ValueError(f"{name}[{k}]: {len(c)} entries, but session {k} has {n} messages")
         rows: list[Optional[dict[str, Any]]] = []
         for j in range(n):
             fields = {name: c[j] for name, c in cols.items() if c[j] is not None}
@@ -154,6 +174,9 @@ def _label(value: Any, where: str) -> Optional[str]:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        bad = find_bad_value(value)
+        if bad is not None:
+            raise ValueError(f"{where}: {bad[1]}")
         return PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value}).pred
     raise ValueError(f"{where}: a label is text, a number (read as its text) or None (no row), got "
                      f"{type(value).__name__} {value!r}")
@@ -165,23 +188,95 @@ def encodable_turns(references: Any) -> Any:
     turns = session_turns(references)
     if not isinstance(turns, list):
         return turns
+    if all(isinstance(ts, list) for ts in turns):
+        checked_sessions([_session(k, ts) for k, ts in enumerate(turns)])
     return [[complete_turn(t) for t in ts] if isinstance(ts, list) else ts for ts in turns]
 
 
 def mid_reply_columns(running: Any, lang: Any, how: Any, tags: Any) -> dict[str, Any]:
     """The mid-reply module's optional columns made plain: ``running`` rows (``{topicId, ...}``) as
-    their topic ids, ``how`` ``ClassLabel`` indices as their names, ``datasets`` columns as lists."""
+    their topic ids, ``how`` ``ClassLabel`` indices as their names, ``datasets`` columns as lists.
+    Raises ``ValueError`` in one line naming the column and case of an entry of no such kind (a
+    row without ``topicId``, a list where a text belongs, NaN, an index of no ``how``)."""
     from ..schema import MID_REPLY_HOW
 
     running, lang, how, tags = plain(running), plain(lang), plain(how), plain(tags)
     if isinstance(running, list):
-        running = [r.get("topicId") if isinstance(r, Mapping) else r for r in running]
+        for i, r in enumerate(running):
+            if isinstance(r, Mapping) and r.get("topicId") is None:
+                raise ValueError(f"running[{i}]: a running row has no topicId")
+        running = texts([r.get("topicId") if isinstance(r, Mapping) else r for r in running], "running",
+                        "a running topic id (or its running row)", nulls=True)
+    texts(lang, "lang", "a language", nulls=True)
     if isinstance(how, list):
-        how = [MID_REPLY_HOW[h] if isinstance(h, int) and not isinstance(h, bool) and 0 <= h < len(MID_REPLY_HOW)
-               else h for h in how]
+        how = [MID_REPLY_HOW[h] if is_label_index(h) and 0 <= h < len(MID_REPLY_HOW) else h for h in how]
+        for i, h in enumerate(how):
+            if h is not None and h not in MID_REPLY_HOW:
+                raise ValueError(f"how[{i}]: one of {', '.join(MID_REPLY_HOW)} (or its index), {_got(h)}")
     if isinstance(tags, list):
         tags = [plain(t) for t in tags]
+        for i, t in enumerate(tags):
+            if t is not None and not isinstance(t, list):
+                raise ValueError(f"tags[{i}]: a list of tags or None, got {type(t).__name__} {t!r}")
+            texts(t, f"tags[{i}]", "a tag")
     return {"running": running, "lang": lang, "how": how, "tags": tags}
+
+
+def texts(values: Any, name: str, what: str, *, nulls: bool = False) -> Any:
+    """``values`` (one per case or message) when each is text (or None, with ``nulls``): raises
+    :func:`text`'s error for one that is not."""
+    values = plain(values)
+    if isinstance(values, list):
+        for i, v in enumerate(values):
+            text(v, f"{name}[{i}]", what, nulls=nulls)
+    return values
+
+
+def text(value: Any, where: str, what: str, *, nulls: bool = False) -> Any:
+    """``value`` when it is text (or None, with ``nulls``); else ``ValueError`` in one line naming
+    ``where`` (``predictions[3]``) and what it got (NaN included)."""
+    if isinstance(value, str) or (nulls and value is None):
+        return value
+    raise ValueError(f"{where}: {what} is text{' or None' if nulls else ''}, {_got(value)}")
+
+
+def cluster_labels(values: Any, name: str, what: str = "a cluster label") -> Any:
+    """``values`` (one per item) when each is a cluster label (:func:`cluster_label`)."""
+    values = plain(values)
+    if isinstance(values, list):
+        for i, v in enumerate(values):
+            cluster_label(v, f"{name}[{i}]", what)
+    return values
+
+
+def cluster_label(value: Any, where: str, what: str = "a cluster label") -> Any:
+    """``value`` when it is a cluster label: text or a whole number (numpy's too); else
+    ``ValueError`` in one line naming ``where``: NaN, infinity, ``1.5``, ``True`` or a list would
+    otherwise be cut to a whole number or cluster apart from itself."""
+    if isinstance(value, str) or (isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))):
+        return value
+    if isinstance(value, float) and find_bad_value(value) is None and value.is_integer():
+        return value
+    raise ValueError(f"{where}: {what} is text or a whole number, {_got(value)}")
+
+
+def _got(value: Any) -> str:
+    """What an input held, for an error: NaN and infinity as the data's check says them."""
+    bad = find_bad_value(value) if isinstance(value, float) else None
+    return bad[1] if bad is not None else f"got {type(value).__name__} {value!r}"
+
+
+def is_empty(value: Any) -> bool:
+    """Whether ``value`` is an input with no item at all (an empty list or column)."""
+    value = plain(value)
+    return isinstance(value, list) and not value
+
+
+def row_error(exc: InputError, name: str) -> ValueError:
+    """A problem :func:`~interleave_bench.facts.results.parse_lines` found in the row at ``exc.line``
+    (numbered from 1) as one line naming the evaluate input and its index (from 0)."""
+    where = name if exc.line is None else f"{name}[{exc.line - 1}]"
+    return ValueError(f"{where}{'.' + exc.field if exc.field else ''}: {exc.message}")
 
 
 # --- the routing metrics from plain per-session inputs: gold turns and predicted labels ---------------
@@ -204,9 +299,11 @@ def _thread_ids_of(turns: Sequence[Mapping[str, Any]]) -> list[str]:
     for t in turns:
         gold = t.get("gold") or {}
         judge = t.get("judge") or {}
-        named = [gold.get("thread"), *(gold.get("refs") or []), judge.get("thread"), *(judge.get("candidates") or [])]
+        refs, candidates = gold.get("refs"), judge.get("candidates")
+        named = [gold.get("thread"), *(refs if isinstance(refs, list) else []), judge.get("thread"),
+                 *(candidates if isinstance(candidates, list) else [])]
         for tid in named:
-            if tid and tid not in (JUDGE_NONE, JUDGE_AMBIGUOUS):
+            if isinstance(tid, str) and tid and tid not in (JUDGE_NONE, JUDGE_AMBIGUOUS):
                 seen.setdefault(tid, None)
     return list(seen)
 
@@ -237,10 +334,14 @@ def _turn(k: int, t: Mapping[str, Any]) -> dict[str, Any]:
 
     ``gold`` is required. Missing (or null) ``i`` means the turn's position, ``text`` is empty,
     ``style`` is ``oneoff`` for a one-off and ``explicit`` otherwise, ``tags`` empty, ``judge``
-    ``none`` (no independent reading), ``ambiguous`` false.
+    ``none`` (no independent reading), ``ambiguous`` false. Anything else is handed on as given,
+    for the data's validation to name (a text where a list belongs is never read letter by letter).
     """
     if not isinstance(t, Mapping):
         raise InputError(SOURCE, None, f"turns[{k}]", f"expected an object, got {type(t).__name__}")
+    for key in ("gold", "judge"):
+        if t.get(key) is not None and not isinstance(t[key], Mapping):
+            raise InputError(SOURCE, None, f"turns[{k}].{key}", f"expected an object, got {type(t[key]).__name__} {t[key]!r}")
     gold = dict(t.get("gold") or {})
     if gold.get("refs") is None:
         gold["refs"] = []
@@ -255,10 +356,80 @@ def _turn(k: int, t: Mapping[str, Any]) -> dict[str, Any]:
         "text": t.get("text") or "",
         "gold": gold,
         "style": style,
-        "tags": list(t.get("tags") or []),
+        "tags": [] if t.get("tags") is None else plain(t["tags"]),
         "judge": judge,
-        "ambiguous": bool(t.get("ambiguous") or False),
+        "ambiguous": False if t.get("ambiguous") is None else t["ambiguous"],
     }
+
+
+def _session(k: int, turns: Sequence[Any], *, threads: Sequence[str] | None = None, session_id: str | None = None,
+             lang: str | None = None) -> dict[str, Any]:
+    """Session ``k`` of the references as the data holds one (its turns by :func:`_turn`)."""
+    try:
+        records = [_turn(j, t) for j, t in enumerate(turns)]
+    except InputError as exc:
+        raise ValueError(f"{_session_argument(k, exc.field, False)}: {exc.message}") from None
+    ids = list(threads) if threads is not None else _thread_ids_of(records)
+    return {
+        "session_id": session_id if session_id is not None else f"session-{k:05d}",
+        "version": "interleave-v0",
+        "split": "dev",
+        "lang": lang or UNKNOWN_LANG,
+        "threads": [{"id": tid, "title": tid, "domain": ""} for tid in ids] or [PLACEHOLDER_THREAD],
+        "turns": records,
+    }
+
+
+#: where a session's field came from, among the evaluate inputs (``turns`` are the references)
+_SESSION_ARGUMENT = {"turns": "references", "threads": "threads", "lang": "langs", "session_id": "session_ids"}
+#: the evaluate input each prediction-row field comes from (``i`` is the reference turn's)
+_ROW_ARGUMENT = {"pred": "predictions", "refs": "predicted_refs", "usage": "usage", "elapsed_ms": "elapsed_ms",
+                 "via": "via", "i": "references", "session_id": "session_ids"}
+_FIELD_HEAD = re.compile(r"^([A-Za-z_]+)(?:\[(\d+)\])?(.*)$")
+
+
+def checked_sessions(sessions: Sequence[Mapping[str, Any]], *, threads_given: bool = False) -> list[Session]:
+    """``sessions`` (:func:`_session`'s) validated as the data is, by the data's own checks; raises
+    ``ValueError`` in one line naming the evaluate input, its session and message
+    (``references[2][5].gold.action: True is not one of new, ...``)."""
+    for k, s in enumerate(sessions):
+        bad = find_bad_value(s)
+        if bad is not None:
+            raise ValueError(f"{_session_argument(k, bad[0], threads_given)}: {bad[1]}")
+    try:
+        return as_sessions(sessions, SOURCE)
+    except InputError as exc:
+        raise ValueError(f"{_session_argument((exc.line or 1) - 1, exc.field, threads_given)}: {exc.message}") from None
+
+
+def _session_argument(k: int, field: str | None, threads_given: bool) -> str:
+    """``turns[5].gold`` of session ``k`` as the input that gave it: ``references[k][5].gold``."""
+    m = _FIELD_HEAD.match(field or "")
+    name = _SESSION_ARGUMENT.get(m.group(1)) if m else None
+    if m is None or name is None or (name == "threads" and not threads_given):
+        return f"references[{k}]" + (f": {field}" if field else "")
+    index = f"[{m.group(2)}]" if m.group(2) is not None else ""
+    return f"{name}[{k}]{index}{m.group(3)}"
+
+
+def _checked_row(k: int, j: int, row: dict[str, Any]) -> dict[str, Any]:
+    """A prediction row built for message ``j`` of session ``k``, validated as a predictions file's
+    row is; raises ``ValueError`` in one line naming the evaluate input it came from
+    (``elapsed_ms[0][3]: nan is not a JSON number ...``)."""
+    problem = find_bad_value(row)
+    if problem is None:
+        try:
+            parse_record("<predictions>", None, row, PredictionRow)
+        except InputError as exc:
+            problem = (exc.field or "", exc.message)
+    if problem is None:
+        return row
+    m = _FIELD_HEAD.match(problem[0])
+    name = _ROW_ARGUMENT.get(m.group(1)) if m else None
+    if m is None or name is None:
+        raise ValueError(f"predictions[{k}][{j}]: {problem[0]}: {problem[1]}")
+    rest = problem[0][len(m.group(1)):]
+    raise ValueError(f"{name}[{k}][{j}]{rest}: {problem[1]}")
 
 
 def build_inputs(
@@ -277,8 +448,9 @@ def build_inputs(
     ``threads`` gives each session's thread ids (default: those its turns name; give them when a
     thread has no message, for exactly the CLI's numbers). ``row_fields`` adds, per session and
     message, prediction-row fields such as ``usage``, ``elapsed_ms`` and ``via`` (the cost metrics'
-    inputs, docs/score.md#input-tokens-per-message). Raises ``ValueError`` when lengths
-    differ and :class:`~interleave_bench.errors.InputError` when a turn is not valid.
+    inputs, docs/score.md#input-tokens-per-message). Raises ``ValueError`` in one line naming the
+    input (and session and message) when lengths differ or a turn or a row is not valid, as the
+    data's and the predictions' own checks find it.
     """
     n = len(references)
     if len(predictions) != n:
@@ -287,32 +459,34 @@ def build_inputs(
                         ("predicted_refs", predicted_refs), ("row_fields", row_fields)):
         if extra is not None and len(extra) != n:
             raise ValueError(f"{n} sessions of references but {len(extra)} of {name}")
-    sessions: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
+    refs_of: list[Optional[list[Any]]] = []
     for k, (turns, labels) in enumerate(zip(references, predictions)):
         if len(turns) != len(labels):
             raise ValueError(f"session {k}: {len(turns)} turns but {len(labels)} predicted labels")
-        sid = session_ids[k] if session_ids is not None else f"session-{k:05d}"
-        records = [_turn(j, t) for j, t in enumerate(turns)]
-        ids = list(threads[k]) if threads is not None else _thread_ids_of(records)
-        sessions.append({
-            "session_id": sid,
-            "version": "interleave-v0",
-            "split": "dev",
-            "lang": (langs[k] if langs is not None else None) or UNKNOWN_LANG,
-            "threads": [{"id": tid, "title": tid, "domain": ""} for tid in ids] or [PLACEHOLDER_THREAD],
-            "turns": records,
-        })
+        refs = None if predicted_refs is None else plain(predicted_refs[k])
+        if refs is not None and (not isinstance(refs, list) or len(refs) != len(labels)):
+            got = f"{len(refs)} entries" if isinstance(refs, list) else f"{type(refs).__name__} {refs!r}"
+            raise ValueError(f"predicted_refs[{k}]: {got}, but session {k} has {len(labels)} messages "
+                             "(one list of topic labels, or None, per message)")
+        refs_of.append(refs)
+    dicts = [_session(k, turns, threads=threads[k] if threads is not None else None,
+                      session_id=session_ids[k] if session_ids is not None else None,
+                      lang=langs[k] if langs is not None else None)
+             for k, turns in enumerate(references)]
+    sessions = checked_sessions(dicts, threads_given=threads is not None)
+    rows: list[dict[str, Any]] = []
+    for k, (s, labels, refs) in enumerate(zip(dicts, predictions, refs_of)):
+        sid, records = s["session_id"], s["turns"]
         for j, label in enumerate(labels):
             if label is None:
                 continue
             row: dict[str, Any] = {"session_id": sid, "i": records[j]["i"], "pred": label, "mode": mode}
-            if predicted_refs is not None and predicted_refs[k] is not None and predicted_refs[k][j] is not None:
-                row["refs"] = list(predicted_refs[k][j])
+            if refs is not None and refs[j] is not None:
+                row["refs"] = plain(refs[j])  # (a text stays one, and is refused: no list of its letters)
             if row_fields is not None and row_fields[k] is not None and row_fields[k][j] is not None:
                 row.update(row_fields[k][j])
-            rows.append(row)
-    return as_sessions(sessions, SOURCE), rows
+            rows.append(_checked_row(k, j, row))
+    return sessions, rows
 
 
 def score_labels(

@@ -5,7 +5,8 @@
   (``deepseek-reasoner`` is the other documented name).
 - ``--dry-run``: the project's fake model on loopback; nothing is spent.
 
-``EVAL_EXTRA_BODY`` (a JSON object) is merged into every request. The API key lives only in the
+``EVAL_EXTRA_BODY`` (a JSON object) is merged into every request; it may not set what the client
+sets itself (:data:`OWN_BODY_KEYS`). The API key lives only in the
 :class:`Provider` object in memory: it is never part of a cache key, a file, a log or a result.
 """
 
@@ -25,6 +26,9 @@ DEEPSEEK_DEFAULT_MODEL = "deepseek-chat"
 FAKE_MODEL = "fake-model"
 #: the cache identity of the fake model: stable across runs although its loopback port changes
 FAKE_IDENTITY = "fake://interleave-bench"
+#: what the client sets itself in a request body (``LLM.complete``: the model, the prompt and each
+#: request's own settings): ``EVAL_EXTRA_BODY``, merged in last, would silently override them
+OWN_BODY_KEYS = ("model", "messages", "temperature", "max_tokens", "seed", "response_format")
 
 
 @dataclass
@@ -56,6 +60,11 @@ def extra_body_from_env(env: dict[str, str] | None = None) -> dict[str, Any]:
         raise UsageError(f"EVAL_EXTRA_BODY: not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(value, dict):
         raise UsageError(f"EVAL_EXTRA_BODY: expected a JSON object, got {type(value).__name__}")
+    own = [k for k in value if k in OWN_BODY_KEYS]
+    if own:
+        hint = "; name the model with --model" if "model" in own else ""
+        raise UsageError(f"EVAL_EXTRA_BODY: {', '.join(map(repr, own))} would override what interleave-bench sets in its "
+                         f"requests ({', '.join(OWN_BODY_KEYS)}): drop {'it' if len(own) == 1 else 'them'}{hint}")
     return value
 
 

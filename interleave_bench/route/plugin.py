@@ -13,6 +13,7 @@ The JSON protocol (docs/route.md#the-http-protocol): ``GET URL`` answers ``{"pol
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import inspect
@@ -22,8 +23,10 @@ import re
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
-from ..errors import UsageError
-from ..schema import SPECIAL_LABELS
+from ..errors import InputError, UsageError
+from ..io import parse_record
+from ..json_text import find_bad_value
+from ..schema import SPECIAL_LABELS, PredictionRow
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
 
@@ -81,24 +84,24 @@ def decision_from_json(answer: Any, view: RouterView) -> Decision:
                                                      for k in ("input", "output", "cache_hit")):
             raise RouterFailure("usage must be {input, output, cache_hit} with counts of 0 or more")
         fields["usage"] = {k: int(usage.get(k, 0)) for k in ("input", "output", "cache_hit")}
-    for key, low, high in (("elapsed_ms", 0, None), ("confidence", 0, 1)):
-        value = answer.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or (high is not None and value > high):
-            raise RouterFailure(f"{key} must be a number {'in 0..1' if high else 'of 0 or more'}, got {value!r}")
-        fields[key] = value
+    for key in ("elapsed_ms", "confidence"):
+        if answer.get(key) is not None:
+            fields[key] = answer[key]  # (checked with the rest of the decision)
     return checked(Decision(kind, **fields), view)
 
 
 def checked(d: Any, view: RouterView) -> Decision:
-    """``d`` when it is a decision the view allows; raises :class:`RouterFailure` otherwise."""
+    """``d`` when it is a decision the view allows; raises :class:`RouterFailure` otherwise, naming
+    the message and the field for a field of the wrong type or out of range (a NaN or infinite
+    ``confidence`` or ``elapsed_ms``, a ``confidence`` outside 0..1), checked as a predictions
+    file's row is: the row it would be written as could not be."""
     if isinstance(d, Mapping):
         return decision_from_json(d, view)
     if not isinstance(d, Decision):
         raise RouterFailure(f"route() must return a Decision, got {type(d).__name__}")
     if d.kind not in KINDS:
         raise RouterFailure(f"kind must be one of {', '.join(KINDS)}, got {d.kind!r}")
+    _check_fields(d, view)
     labels = view.labels()
     if d.kind == "topic" and (d.label not in labels or d.label in SPECIAL_LABELS):
         raise RouterFailure(f"answered unknown topic {d.label!r} (the view holds {', '.join(labels) or 'none'})")
@@ -106,6 +109,40 @@ def checked(d: Any, view: RouterView) -> Decision:
     if unknown:
         raise RouterFailure(f"refs name unknown topic {unknown[0]!r}")
     return d
+
+
+def _check_fields(d: Decision, view: RouterView) -> None:
+    """Raise :class:`RouterFailure` (``gave message 3 a bad confidence: ...``) for a field of ``d``
+    of the wrong type, or a value its prediction row would refuse."""
+    texts = {"label": d.label if d.kind == "topic" else "", "title": d.title, "via": d.via,
+             "error": "" if d.error is None else d.error}
+    for key, value in texts.items():
+        if not isinstance(value, str):
+            raise RouterFailure(f"gave {message_of(view)} a bad {key}: expected text, got {type(value).__name__} {value!r}")
+    if d.same_as is not None:
+        raise RouterFailure(f"gave {message_of(view)} a same_as ({d.same_as!r}): it applies to the answers of "
+                            "route_each, not of route")
+    if d.refs is not None and not (isinstance(d.refs, (tuple, list)) and all(isinstance(r, str) for r in d.refs)):
+        raise RouterFailure(f"gave {message_of(view)} bad refs: expected a list of topic labels, got {d.refs!r}")
+    row = {"session_id": view.session_id, "i": 0, "pred": "x", "via": d.via, "usage": d.usage,
+           "elapsed_ms": d.elapsed_ms, "confidence": d.confidence}
+    row = {k: v for k, v in row.items() if v is not None}
+    problem = find_bad_value(row)
+    if problem is None:
+        try:
+            parse_record("<decision>", None, row, PredictionRow)
+        except InputError as exc:
+            problem = (exc.field or "", exc.message)
+    if problem is not None:
+        raise RouterFailure(f"gave {message_of(view)} a bad {problem[0]}: {problem[1]}")
+
+
+def message_of(view: RouterView) -> str:
+    """The message(s) a decision is for, as an error names them: ``message 3``, ``messages 3-5``."""
+    numbers = [m.i for m in view.pending]
+    if not numbers:
+        return "no message"
+    return f"message {numbers[0]}" if len(numbers) == 1 else f"messages {numbers[0]}-{numbers[-1]}"
 
 
 # --- the wrapper the runner drives -----------------------------------------------------------------
@@ -152,6 +189,13 @@ class PluginRouter:
         except Exception as exc:  # the router's own failure: a row says why, the run goes on
             reason = str(exc) if isinstance(exc, RouterFailure) else f"raised {type(exc).__name__}: {exc}"
             return self._failed(f"router {self.policy} {reason}")
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise  # Ctrl-C: the command's resume advice; a cancelled task: the runner's own stop
+        except BaseException as exc:  # SystemExit, GeneratorExit...: no decision, and no way to go on
+            said = f": {exc}" if str(exc) else ""
+            raise UsageError(f"router {self.policy} raised {type(exc).__name__}{said} at {message_of(view)} of session "
+                             f"{view.session_id}; stopping (the finished sessions are kept): route(view) must "
+                             "return a decision or raise an Exception") from None
         if d.kind == "error":
             return self._failed(f"router {self.policy}: {d.error}", d)
         self.answered += 1

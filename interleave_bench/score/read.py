@@ -12,7 +12,7 @@ from typing import NoReturn
 import numpy as np
 
 from ..errors import InputError, InputErrors
-from ..io import parse_record, read_records_with_lines, read_sessions
+from ..io import parse_record, read_records_with_lines, read_sessions, sessions_file
 from ..progress import progress
 from ..schema import PredictionRow, Session
 
@@ -69,6 +69,14 @@ def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
     if not sessions:
         raise nothing_to_score(path, "sessions")
     return sessions
+
+
+
+def data_inputs(data: str | os.PathLike) -> list[tuple[os.PathLike, str]]:
+    """What a command reads of ``DATA`` (a sessions file or the folder holding it), as ``(path,
+    what it is)`` pairs: the inputs an output must not be
+    (:func:`~interleave_bench.errors.require_not_input`)."""
+    return [(sessions_file(data), "the sessions file")]
 
 
 def present(obj: dict) -> dict:

@@ -3,8 +3,11 @@
 import datasets
 import evaluate
 
+from interleave_bench.hub.metric_inputs import cluster_label
+from interleave_bench.hub.metric_inputs import cluster_labels
 from interleave_bench.hub.metric_inputs import encodable_labels
 from interleave_bench.hub.metric_inputs import encodable_turns
+from interleave_bench.hub.metric_inputs import is_empty
 from interleave_bench.hub.metric_inputs import is_session_list
 from interleave_bench.hub.metric_inputs import session_features
 from interleave_bench.hub.metric_inputs import thread_ids
@@ -86,6 +89,10 @@ class InterleaveBcubed(evaluate.Metric):
         """Add items (one label each), or sessions as `interleave_routing` takes them."""
         if is_session_list(predictions) or is_session_list(references):
             predictions, references = encodable_labels(predictions), encodable_turns(references)
+        elif is_empty(predictions) and is_empty(references):
+            return None  # no item to add (and none to read the inputs' format from)
+        else:
+            predictions, references = cluster_labels(predictions, "predictions"), cluster_labels(references, "references")
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, predictions=None, references=None, **kwargs):
@@ -94,7 +101,16 @@ class InterleaveBcubed(evaluate.Metric):
         reference = references if reference is None else reference
         if isinstance(reference, list):
             prediction, reference = encodable_labels([prediction])[0], encodable_turns([reference])[0]
+        else:
+            prediction, reference = cluster_label(prediction, "prediction"), cluster_label(reference, "reference")
         return super().add(prediction=prediction, reference=reference, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """As `evaluate` computes, and for no items at all B-cubed's undefined value (None each),
+        as `interleave_routing` gives for no messages."""
+        if self.writer is None and is_empty(predictions) and is_empty(references):
+            return self._compute([], [], **kwargs)
+        return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, groups=None, mode="closed", threads=None, session_ids=None,
                  langs=None, predicted_refs=None, usage=None, elapsed_ms=None, via=None):
@@ -105,7 +121,7 @@ class InterleaveBcubed(evaluate.Metric):
             metrics = score_labels(references, predictions, mode=mode, threads=thread_ids(threads))["metrics"]
             return {"precision": metrics["bcubed_precision"], "recall": metrics["bcubed_recall"],
                     "f1": metrics["bcubed_f1"]}
-        precision, recall, f1 = bcubed(references, predictions, groups)
+        precision, recall, f1 = bcubed(references, predictions, cluster_labels(groups, "groups", "a group id"))
         return {
             "precision": rounded("bcubed_precision", precision),
             "recall": rounded("bcubed_recall", recall),

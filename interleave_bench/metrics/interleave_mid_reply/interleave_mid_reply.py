@@ -9,6 +9,8 @@ import evaluate
 
 from interleave_bench.hub.metric_inputs import mid_reply_columns
 from interleave_bench.hub.metric_inputs import plain
+from interleave_bench.hub.metric_inputs import text
+from interleave_bench.hub.metric_inputs import texts
 from interleave_bench.midreply.metrics import mid_reply_scores
 from interleave_bench.score.table import family
 
@@ -106,6 +108,9 @@ def _returns() -> str:
 
 _KWARGS_DESCRIPTION = _KWARGS_DESCRIPTION.replace("{returns}", _returns())
 
+#: what a prediction or reference is, as an error names it
+DESTINATION = "a destination (running, a topic id or new)"
+
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class InterleaveMidReply(evaluate.Metric):
@@ -124,6 +129,17 @@ class InterleaveMidReply(evaluate.Metric):
                 }
             ),
         )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add cases: one destination (text) each."""
+        predictions = texts(predictions, "predictions", DESTINATION, nulls=True)  # None: no decision, a miss
+        references = texts(references, "references", DESTINATION)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one case."""
+        prediction, reference = text(prediction, "prediction", DESTINATION, nulls=True), text(reference, "reference", DESTINATION)
+        return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(self, predictions, references, running=None, lang=None, how=None, tags=None):
         columns = mid_reply_columns(running, lang, how, tags)

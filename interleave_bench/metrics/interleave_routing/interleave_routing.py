@@ -161,7 +161,7 @@ class InterleaveRouting(evaluate.Metric):
             session_ids=None if session_ids is None else list(session_ids),
             langs=None if langs is None else list(langs),
             predicted_refs=predicted_refs,
-            row_fields=row_fields(len(references), usage=usage, elapsed_ms=elapsed_ms, via=via),
+            row_fields=row_fields([len(turns) for turns in references], usage=usage, elapsed_ms=elapsed_ms, via=via),
         )
         cluster = result.get("cluster")  # open mode: the field's conversation metrics beside ours
         return {**result["metrics"], **(cluster["metrics"] if cluster else {})}

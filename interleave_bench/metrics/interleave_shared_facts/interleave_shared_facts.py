@@ -7,8 +7,12 @@ A thin wrapper over :func:`interleave_bench.facts.results.score_rows`, the same 
 import datasets
 import evaluate
 
+from interleave_bench.errors import InputError
 from interleave_bench.facts.results import parse_lines
 from interleave_bench.facts.results import score_rows
+from interleave_bench.hub.metric_inputs import row_error
+from interleave_bench.hub.metric_inputs import text
+from interleave_bench.hub.metric_inputs import texts
 
 _CITATION = """\
 @misc{interleavebench,
@@ -79,6 +83,12 @@ Examples:
 """
 
 
+#: what a prediction is, as an error names it
+ROW = "a result row (one JSON object, as a line of facts/<model>.jsonl)"
+#: where the rows' problems are said to be, before they are named as the input's
+SOURCE = "<predictions>"
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class InterleaveSharedFacts(evaluate.Metric):
     """Shared-facts strategies, deliveries, routing with and without facts, and the four gates."""
@@ -92,5 +102,18 @@ class InterleaveSharedFacts(evaluate.Metric):
             features=datasets.Features({"predictions": datasets.Value("string")}),
         )
 
+    def add_batch(self, *, predictions=None, **kwargs):
+        """Add result rows: one JSON object as text each."""
+        return super().add_batch(predictions=texts(predictions, "predictions", ROW), **kwargs)
+
+    def add(self, *, prediction=None, **kwargs):
+        """Add one result row."""
+        return super().add(prediction=text(prediction, "prediction", ROW), **kwargs)
+
     def _compute(self, predictions):
-        return score_rows(parse_lines(predictions))
+        try:
+            return score_rows(parse_lines(predictions, SOURCE), SOURCE)
+        except InputError as exc:
+            if exc.path != SOURCE:
+                raise
+            raise row_error(exc, "predictions") from None

@@ -1,0 +1,158 @@
+"""The evaluate modules refuse inputs they cannot score in one ``ValueError`` line naming the input
+and its index (NaN and infinite numbers, a list where one value belongs, lengths that differ, a row
+without a field it needs, a non-text gold action), through ``evaluate.load`` as a user calls them;
+and B-cubed of no items is undefined, as the routing module gives for no messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from test_midreply_metrics import evaluate_caches  # noqa: F401 - the fixture
+
+METRICS = Path(__file__).resolve().parents[1] / "interleave_bench" / "metrics"
+
+NAN, INF = float("nan"), float("inf")
+GOLD = [{"gold": {"thread": "t1", "action": "new"}}, {"gold": {"thread": "t2", "action": "new"}},
+        {"gold": {"thread": "t1", "action": "switch"}}, {"gold": {"thread": None, "action": "oneoff"}}]
+LABELS = [["t1", "t2", "t1", "t1"]]
+NOT_JSON = "is not a JSON number (NaN and Infinity are refused)"
+
+
+def gold(first: dict) -> list[list[dict]]:
+    """The references with their first turn replaced."""
+    return [[first, *GOLD[1:]]]
+
+
+def answer(**extra) -> str:
+    row = {"kind": "answer", "session_id": "s1", "probe": "p1", "strategy": "facts", "category": "stale",
+           "lang": "en", "verdict": "correct"}
+    return json.dumps({**row, **extra})
+
+
+ROUTING = [
+    ("a NaN label", dict(predictions=[["t1", NAN, "t1", "t1"]], references=[GOLD]), f"predictions[0][1]: nan {NOT_JSON}"),
+    ("an infinite label", dict(predictions=[["t1", "t2", INF, "t1"]], references=[GOLD]),
+     f"predictions[0][2]: inf {NOT_JSON}"),
+    ("action True", dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": True}})),
+     "references[0][0].gold.action: True is not one of new, continue, switch, return, oneoff"),
+    ("action 1.5", dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": 1.5}})),
+     "references[0][0].gold.action: 1.5 is not one of new, continue, switch, return, oneoff"),
+    ("gold a text", dict(predictions=LABELS, references=gold({"gold": "t1"})),
+     "references[0][0].gold: expected an object, got str 't1'"),
+    ("a NaN turn number", dict(predictions=LABELS, references=gold({"i": NAN, "gold": {"thread": "t1", "action": "new"}})),
+     f"references[0][0].i: nan {NOT_JSON}"),
+    ("tags a text", dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": "new"}, "tags": "cue"})),
+     "references[0][0].tags: expected a list, got 'cue'"),
+    ("a NaN latency", dict(predictions=LABELS, references=[GOLD], elapsed_ms=[[NAN, 1, 1, 1]]),
+     f"elapsed_ms[0][0]: nan {NOT_JSON}"),
+    ("a list for a latency", dict(predictions=LABELS, references=[GOLD], elapsed_ms=[[1, [2], 1, 1]]),
+     "elapsed_ms[0][1]: expected a number, got list"),
+    ("fewer latencies than messages", dict(predictions=LABELS, references=[GOLD], elapsed_ms=[[1, 1]]),
+     "elapsed_ms[0]: 2 entries, but session 0 has 4 messages"),
+    ("more latencies than messages", dict(predictions=LABELS, references=[GOLD], elapsed_ms=[[1, 1, 1, 1, 1]]),
+     "elapsed_ms[0]: 5 entries, but session 0 has 4 messages"),
+    ("an infinite token count", dict(predictions=LABELS, references=[GOLD], usage=[[None, {"input": INF}, None, None]]),
+     f"usage[0][1].input: inf {NOT_JSON}"),
+    ("usage a number", dict(predictions=LABELS, references=[GOLD], usage=[[5, None, None, None]]),
+     "usage[0][0]: expected an object, got 5"),
+    ("via a list", dict(predictions=LABELS, references=[GOLD], via=[[None, None, ["llm"], None]]),
+     "via[0][2]: expected a string, got list"),
+    ("refs a text", dict(predictions=LABELS, references=[GOLD], predicted_refs=[["t2", None, None, None]]),
+     "predicted_refs[0][0]: expected a list, got 't2'"),
+    ("fewer refs than messages", dict(predictions=LABELS, references=[GOLD], predicted_refs=[[None]]),
+     "predicted_refs[0]: 1 entries, but session 0 has 4 messages (one list of topic labels, or None, per message)"),
+    ("a thread row without an id", dict(predictions=LABELS, references=[GOLD], threads=[[{"title": "t"}]]),
+     "threads[0][0]: a thread row has no id"),
+    ("threads not per session", dict(predictions=LABELS, references=[GOLD], threads=["t1"]),
+     "threads[0]: one list of thread ids (or thread rows) per session, got str 't1'"),
+    ("a NaN language", dict(predictions=LABELS, references=[GOLD], langs=[NAN]), f"langs[0]: nan {NOT_JSON}"),
+]
+
+PER_ITEM = [
+    ("interleave_bcubed", "a NaN label", dict(predictions=[NAN, 1.0], references=[1, 2]),
+     f"predictions[0]: a cluster label is text or a whole number, nan {NOT_JSON}"),
+    ("interleave_bcubed", "a label cut to a whole number", dict(predictions=[1, 2], references=[1.5, 2]),
+     "references[0]: a cluster label is text or a whole number, got float 1.5"),
+    ("interleave_bcubed", "a list for a label", dict(predictions=[["x"], "y"], references=["a", "b"]),
+     "predictions[0]: a cluster label is text or a whole number, got list ['x']"),
+    ("interleave_bcubed", "a NaN group", dict(predictions=["x", "y"], references=["a", "b"], groups=["g", NAN]),
+     f"groups[1]: a group id is text or a whole number, nan {NOT_JSON}"),
+    ("interleave_bcubed", "a list for a group", dict(predictions=["x", "y"], references=["a", "b"], groups=[["g"], "g"]),
+     "groups[0]: a group id is text or a whole number, got list ['g']"),
+    ("interleave_bcubed", "per session, action True",
+     dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": True}})),
+     "references[0][0].gold.action: True is not one of new, continue, switch, return, oneoff"),
+    ("interleave_mid_reply", "a NaN destination", dict(predictions=[NAN, "new"], references=["running", "running"]),
+     f"predictions[0]: a destination (running, a topic id or new) is text or None, nan {NOT_JSON}"),
+    ("interleave_mid_reply", "a list for a reference", dict(predictions=["new", "new"], references=["running", ["new"]]),
+     "references[1]: a destination (running, a topic id or new) is text, got list ['new']"),
+    ("interleave_mid_reply", "a running row without its topic",
+     dict(predictions=["new", "new"], references=["running", "new"], running=[{"request": ""}, {"request": ""}]),
+     "running[0]: a running row has no topicId"),
+    ("interleave_mid_reply", "a NaN running topic",
+     dict(predictions=["new", "new"], references=["running", "new"], running=["q", NAN]),
+     f"running[1]: a running topic id (or its running row) is text or None, nan {NOT_JSON}"),
+    ("interleave_mid_reply", "a how of no index", dict(predictions=["new", "new"], references=["running", "new"], how=[0, 7]),
+     "how[1]: one of interjection, queued (or its index), got int 7"),
+    ("interleave_mid_reply", "tags a text", dict(predictions=["new", "new"], references=["running", "new"], tags=["abc", []]),
+     "tags[0]: a list of tags or None, got str 'abc'"),
+    ("interleave_mid_reply", "a language list", dict(predictions=["new", "new"], references=["running", "new"], lang=["en", ["zh"]]),
+     "lang[1]: a language is text or None, got list ['zh']"),
+    ("interleave_shared_facts", "a NaN count", dict(predictions=[answer(), answer(probe="p2", context_tokens=NAN)]),
+     f"predictions[1].context_tokens: NaN {NOT_JSON}"),
+    ("interleave_shared_facts", "an object for a row", dict(predictions=[{"kind": "answer"}]),
+     "predictions[0]: a result row (one JSON object, as a line of facts/<model>.jsonl) is text, got dict {'kind': 'answer'}"),
+]
+
+
+@pytest.fixture
+def load(evaluate_caches):  # noqa: F811
+    import evaluate
+
+    return lambda name: evaluate.load(str(METRICS / name))
+
+
+@pytest.mark.parametrize("case, inputs, message", ROUTING, ids=[c[0] for c in ROUTING])
+def test_the_routing_module_refuses_a_bad_input_in_one_line_naming_it(load, case, inputs, message):
+    # bcubed reads per-session labels, turns and threads the same way (and takes the cost inputs unread)
+    read_by_bcubed = set(inputs) <= {"predictions", "references", "threads"}
+    for name in ("interleave_routing", "interleave_bcubed") if read_by_bcubed else ("interleave_routing",):
+        with pytest.raises(ValueError) as refused:
+            load(name).compute(**inputs)
+        assert str(refused.value) == message, name
+
+
+@pytest.mark.parametrize("module, case, inputs, message", PER_ITEM, ids=[c[1] for c in PER_ITEM])
+def test_the_per_item_modules_refuse_a_bad_input_in_one_line_naming_it(load, module, case, inputs, message):
+    with pytest.raises(ValueError) as refused:
+        load(module).compute(**inputs)
+    assert str(refused.value) == message
+
+
+def test_add_refuses_as_compute_does(load):
+    routing = load("interleave_routing")
+    with pytest.raises(ValueError, match=r"^references\[0\]\[0\]\.gold\.action: True is not one of "):
+        routing.add(predictions=LABELS[0], references=gold({"gold": {"thread": "t1", "action": True}})[0])
+    with pytest.raises(ValueError, match=r"^prediction: a cluster label is text or a whole number, nan "):
+        load("interleave_bcubed").add(prediction=NAN, reference=1)
+
+
+def test_bcubed_of_no_items_is_undefined_as_routing_of_no_messages_is(load):
+    assert load("interleave_bcubed").compute(predictions=[], references=[]) == {"precision": None, "recall": None, "f1": None}
+    routing = load("interleave_routing").compute(predictions=[], references=[])
+    assert routing["bcubed_f1"] is None and routing["accuracy"] is None
+    # an empty batch adds nothing: the items added before are scored as they are
+    b3 = load("interleave_bcubed")
+    b3.add_batch(predictions=["x", "x", "x"], references=["a", "a", "b"])
+    b3.add_batch(predictions=[], references=[])
+    assert b3.compute() == {"precision": 0.5556, "recall": 1.0, "f1": 0.7143}
+
+
+def test_a_whole_number_label_and_a_load_dataset_index_still_score(load):
+    # 1.0 is the label 1; a ClassLabel index (not a bool) is the action it names
+    assert load("interleave_bcubed").compute(predictions=[1.0, 1], references=[7, 7]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    indexed = gold({"gold": {"thread": "t1", "action": 0}})  # 0: "new"
+    assert load("interleave_routing").compute(predictions=LABELS, references=indexed)["accuracy"] == 1.0
