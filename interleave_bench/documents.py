@@ -222,8 +222,18 @@ class RunRecord(Document):
         if self.data_sha256 != other.data_sha256:
             return "data"
         if self.options != other.options:
+            if _without_code(self.options) == _without_code(other.options):
+                return "router code (the source file of its class changed)"
             return "options"
         return None
+
+
+#: the run record's option holding the SHA-256 of a plug-in router's source file
+ROUTER_CODE = "router_code"
+
+
+def _without_code(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k != ROUTER_CODE}
 
 
 # --- the leaderboard row --------------------------------------------------------------------------

@@ -157,6 +157,21 @@ def test_other_router_args_make_another_run(data, routers, capsys):
     assert len(err.splitlines()) == 1 and "--fresh" in err
 
 
+def test_a_rerun_after_the_router_code_changed_is_refused(data, routers, capsys):
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword") == 0
+    record = read_json(data / "predictions" / "closed-keyword.run.json")
+    assert record["options"]["router_code"].startswith("sha256:")
+    # the same code again resumes (nothing to do) ...
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword") == 0
+    capsys.readouterr()
+    # ... an edited class file is another run, said in one line
+    source = Path(routers.__file__)
+    source.write_text(source.read_text(encoding="utf-8").replace("min_score=1", "min_score=2"), encoding="utf-8")
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "router code" in err and "--fresh" in err
+
+
 def test_a_raising_router_gives_named_error_rows_and_a_rerun_asks_again(data, routers, capsys):
     args = ["route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "fail_on=lisbon"]
     assert cli(*args) == 0
@@ -268,7 +283,7 @@ def test_the_docs_http_server_is_measured_over_loopback(data, docs_server, mode,
     path = data / "predictions" / f"{mode}-sticky.jsonl"
     rows = read_rows(path)
     assert len(rows) == n_messages(data) and {r["policy"] for r in rows} == {"sticky"}
-    assert {r["via"] for r in rows} == {"router"} and ERROR not in {r["pred"] for r in rows}
+    assert {r["via"] for r in rows} == {"baseline"} and ERROR not in {r["pred"] for r in rows}
     by_session: dict[str, set] = {}
     for r in rows:
         by_session.setdefault(r["session_id"], set()).add(r["pred"])

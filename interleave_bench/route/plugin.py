@@ -24,7 +24,7 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import InputError, UsageError
-from ..io import parse_record
+from ..io import parse_record, sha256_file
 from ..json_text import find_bad_value
 from ..schema import SPECIAL_LABELS, PredictionRow
 from .base import Decision, RouterView
@@ -280,6 +280,20 @@ def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
     except TypeError as exc:
         raise UsageError(f"--router {spec!r}: {cls.__name__}({', '.join(kwargs)}) failed: {exc}") from None
     return PluginRouter(inner, spec)
+
+
+def router_code(router: Any) -> Optional[str]:
+    """The SHA-256 (``sha256:<hex>``) of the source file that defines a plug-in router's class, kept
+    in the run record so that a rerun after that file changed is not taken for the same run (a
+    module it imports is not followed); None for an HTTP router or a class without a source file."""
+    if isinstance(router, PluginRouter) and is_url(router.spec):
+        return None
+    inner = getattr(router, "inner", router)
+    try:
+        path = inspect.getsourcefile(type(inner))
+    except TypeError:  # a built-in class
+        return None
+    return sha256_file(path) if path and os.path.isfile(path) else None
 
 
 def spec_of(router: Any) -> str:
