@@ -134,7 +134,7 @@ def test_a_class_router_runs_under_its_own_policy_name(data, routers, cls, polic
     path = data / "predictions" / f"closed-{policy}.jsonl"
     rows = read_rows(path)
     assert len(rows) == n_messages(data)
-    assert {r["policy"] for r in rows} == {policy} and {r["via"] for r in rows} == {"baseline"}
+    assert {r["policy"] for r in rows} == {policy} and {r["via"] for r in rows} == {"router"}
     record = read_json(path.with_suffix(".run.json"))
     assert record["options"]["policy"] == policy
     assert record["options"]["router"] == f"my_routers:{cls}" and record["options"]["router_args"] == ["min_score=1"]
@@ -283,7 +283,7 @@ def test_the_docs_http_server_is_measured_over_loopback(data, docs_server, mode,
     path = data / "predictions" / f"{mode}-sticky.jsonl"
     rows = read_rows(path)
     assert len(rows) == n_messages(data) and {r["policy"] for r in rows} == {"sticky"}
-    assert {r["via"] for r in rows} == {"baseline"} and ERROR not in {r["pred"] for r in rows}
+    assert {r["via"] for r in rows} == {"router"} and ERROR not in {r["pred"] for r in rows}
     by_session: dict[str, set] = {}
     for r in rows:
         by_session.setdefault(r["session_id"], set()).add(r["pred"])

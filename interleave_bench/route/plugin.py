@@ -160,6 +160,10 @@ def policy_name(router: Any, fallback: str) -> str:
     return name
 
 
+#: ``via`` of a :class:`~.base.Decision` that sets none (the built-in policies' ``baseline``)
+_DECISION_VIA = next(f.default for f in dataclasses.fields(Decision) if f.name == "via")
+
+
 class PluginRouter:
     """Drives a router from outside the package with the contract of the module docstring.
 
@@ -198,6 +202,8 @@ class PluginRouter:
                              "return a decision or raise an Exception") from None
         if d.kind == "error":
             return self._failed(f"router {self.policy}: {d.error}", d)
+        if d.via == _DECISION_VIA:  # a Decision left at its default: the row says a plug-in decided
+            d = dataclasses.replace(d, via=VIA_PLUGIN)
         self.answered += 1
         return d
 
