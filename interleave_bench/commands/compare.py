@@ -19,7 +19,7 @@ from ..heap import paused_gc
 from ..score.read import read_predictions_fast, read_sessions_fast
 from ..reports.tables import compare_report, mcnemar_text
 from ..score.run import system_name
-from .score import add_scoring_arguments
+from .score import add_scoring_arguments, routing_warnings
 
 #: flipped messages printed by default (all of them are in the JSON)
 DEFAULT_SHOW = 20
@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: A was scored in {doc['a']['mode']} mode and B in {doc['b']['mode']} mode: the verdict says "
               "which did better on these messages, not which router is better at one task (compare runs of one mode, "
               "or give --mode)", file=sys.stderr)
+    for line in routing_warnings(data_path, [args.a, args.b], args.mode):
+        print(line, file=sys.stderr)
     print(summary_line("compare", {"sessions": doc["sessions"], "strict messages": doc["strict_messages"],
                                    "flips": len(doc["flips"])}, timer.seconds), file=sys.stderr)
     if args.fail_on_regression and doc["regression"]:

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs, keep_per_session=args.per_session or args.json,
             write=not args.json and args.out is None,
         )
-    from ..io import print_json, write_json
+    from ..io import print_json, sessions_file, write_json
     from ..reports.tables import burst_table, cluster_table, main_table, per_session_table, warn_partial
     from ..score.rows import not_scored_line
 
@@ -127,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         if run_.score_file is not None:
             print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
     warn_partial(results, sys.stderr)
+    for line in routing_warnings(sessions_file(data), args.predictions, args.mode):
+        print(line, file=sys.stderr)
     messages = sum(r["counts"]["messages"] for r in results)
     scored = sum(r["counts"]["sessions"] for r in results)
     print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},
@@ -149,6 +151,42 @@ def run_inputs(data: str | os.PathLike, predictions: list[str]) -> list[tuple[os
     what = "the predictions file" if len(paths) == 1 else "a predictions file"
     return [*data_inputs(data), *((p, what) for p in paths)]
 
+
+
+def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode: str | None) -> list[str]:
+    """Warnings for predictions files whose run record (``<name>.run.json``, written by ``route``)
+    says they were routed on other data than ``data_file`` (another SHA-256 of its bytes), or in
+    another mode than ``mode`` (``--mode``, None: the rows' own) scores them in. A file without a
+    readable run record gets none: its rows are all there is to go by."""
+    from ..io import read_json, sha256_file
+    from ..route.runner import sidecar_path
+    from ..score.run import prediction_files
+
+    out: list[str] = []
+    data_sha = None
+    for p in prediction_files(predictions):
+        record = sidecar_path(Path(p))
+        if not record.is_file():
+            continue
+        try:
+            doc = read_json(record)
+        except InterleaveError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        stated = doc.get("data_sha256")
+        if isinstance(stated, str):
+            data_sha = data_sha or sha256_file(data_file)
+            if stated != data_sha:
+                out.append(f"warning: {p} was routed on other data than {data_file} ({record.name}: data_sha256 "
+                           f"{stated[:19]}..., the file's {data_sha[:19]}...): rows for sessions or turns the data "
+                           "lacks are left out, and sessions with the same ids are scored as if they were these")
+        options = doc.get("options")
+        routed = options.get("mode") if isinstance(options, dict) else None
+        if mode is not None and routed in MODES and routed != mode:
+            out.append(f"warning: {p} was routed in {routed} mode ({record.name}) and is scored in {mode} mode, "
+                       "as --mode asks")
+    return out
 
 
 @contextlib.contextmanager
