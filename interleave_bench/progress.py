@@ -79,7 +79,7 @@ def summary_line(what: str, counts: dict[str, Any], seconds: float, llm: Any = N
     if llm is not None:
         s = llm.stats
         cost = f"${s.cost_usd:.4f}" if s.price_known else "cost unknown"
-        line += (f"; {s.calls} paid calls, {s.cached} cached, {s.failed} failed; "
+        line += (f"; {s.calls:,} paid calls, {s.cached:,} cached, {s.failed:,} failed; "
                  f"tokens {s.paid.input:,} in / {s.paid.output:,} out; {cost}")
     return line
 

@@ -51,3 +51,15 @@ def test_a_command_off_a_terminal_never_imports_tqdm(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                           env={**os.environ, "INTERLEAVE_NO_PROGRESS": "1"})
     assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr
+
+
+def test_call_counts_are_written_with_thousands_separators():
+    from types import SimpleNamespace
+
+    from interleave_bench.llm.client import RunStats
+    from interleave_bench.progress import summary_line
+
+    stats = RunStats(calls=2889, cached=1200, failed=1001)
+    assert stats.line("m", env={}).startswith("model m: 2,889 paid calls, 1,200 from cache, 1,001 failed; ")
+    line = summary_line("route x", {"sessions": 3}, 1.0, SimpleNamespace(stats=stats))
+    assert "; 2,889 paid calls, 1,200 cached, 1,001 failed; " in line

@@ -72,7 +72,7 @@ def test_a_plain_rerun_asks_again_for_the_error_rows_and_nothing_paid_before(ope
     assert main(args) == 0
     path = data / "predictions" / "closed-llm-m1.jsonl"
     assert [r["pred"] for r in read_rows(path)].count("ERROR") == 1
-    assert "1 ERROR row remain in" in capsys.readouterr().err
+    assert "1 ERROR row remains in" in capsys.readouterr().err
     srv.reset_counts()
     assert main(args) == 0  # no --fresh
     # asked again: the failed turn and the later turns of its session (their prompts showed the ERROR);

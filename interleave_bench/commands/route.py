@@ -156,10 +156,15 @@ def run(args: argparse.Namespace) -> int:
         print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm))
         print(llm.cost_line())
     if result.errors_left:
-        print(f"{result.errors_left} ERROR row{'s' if result.errors_left != 1 else ''} remain in {result.path} (model "
-              "calls that failed after every retry); run the same command again to ask for them again",
-              file=sys.stderr)
+        print(errors_left_line(result, "model calls that failed after every retry"), file=sys.stderr)
     return 0
+
+
+def errors_left_line(result: RouteResult, what: str) -> str:
+    """The line saying how many ``ERROR`` rows (``what`` they are) a run left, and how to ask again."""
+    n = result.errors_left
+    return (f"{n:,} ERROR {'row remains' if n == 1 else 'rows remain'} in {result.path} ({what}); "
+            "run the same command again to ask for them again")
 
 
 def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any = None) -> int:
@@ -168,9 +173,7 @@ def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any 
     print(f"wrote {result.path} ({result.rows:,} rows)")
     print(summary_line(f"route {result.path.stem}", describe(result), result.seconds))
     if result.errors_left:
-        print(f"{result.errors_left} ERROR row{'s' if result.errors_left != 1 else ''} remain in {result.path} "
-              "(decisions the router could not give); run the same command again to ask for them again",
-              file=sys.stderr)
+        print(errors_left_line(result, "decisions the router could not give"), file=sys.stderr)
     return 0
 
 

@@ -124,8 +124,8 @@ class RunStats:
         given = (os.environ if env is None else env).get(ENV_SOURCE, "").strip()
         source = f"prices from {ENV_SOURCE}" if given else f"prices as of {PRICES_AS_OF}; {ENV_SOURCE} sets others"
         return (
-            f"model {model}: {self.calls} paid call{'s' if self.calls != 1 else ''}, {self.cached} from cache, "
-            f"{self.failed} failed; tokens {self.paid.input:,} in ({self.paid.cached_input:,} cached) / "
+            f"model {model}: {self.calls:,} paid call{'s' if self.calls != 1 else ''}, {self.cached:,} from cache, "
+            f"{self.failed:,} failed; tokens {self.paid.input:,} in ({self.paid.cached_input:,} cached) / "
             f"{self.paid.output:,} out; cost {cost} ({source})"
         )
 
