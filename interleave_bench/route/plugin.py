@@ -98,7 +98,7 @@ def checked(d: Any, view: RouterView) -> Decision:
     if isinstance(d, Mapping):
         return decision_from_json(d, view)
     if not isinstance(d, Decision):
-        raise RouterFailure(f"route() must return a Decision, got {type(d).__name__}")
+        raise RouterFailure(f"route() must return a Decision or its JSON form (a dict), got {type(d).__name__}")
     if d.kind not in KINDS:
         raise RouterFailure(f"kind must be one of {', '.join(KINDS)}, got {d.kind!r}")
     _check_fields(d, view)
