@@ -90,6 +90,20 @@ def require_file(path: "str | _os.PathLike", missing: str = "no such file") -> N
         raise InputError(str(path), None, None, "is not a regular file (a FIFO, socket or device)")
 
 
+def require_output_file(path: "str | _os.PathLike") -> None:
+    """Raise :class:`InputError` when the output ``path`` is there but is no regular file: ``is a
+    folder, not a file``, or for a FIFO, socket or device ``is not a regular file``, which a new
+    file renamed into its place would replace (a device among them)."""
+    require_not_folder(path)
+    try:
+        mode = _os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not _stat.S_ISREG(mode):
+        raise InputError(str(path), None, None, "is not a regular file (a FIFO, socket or device): "
+                                                "an output is written as a new file in its place; give a file's path")
+
+
 def require_folder(path: "str | _os.PathLike") -> None:
     """Raise :class:`InputError` unless ``path`` is a folder: ``no such folder``, ``is a file, not
     a folder``, or ``is not a folder`` for a FIFO, socket or device."""

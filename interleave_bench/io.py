@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError, redact, redact_secrets, require_file, require_not_folder
+from .errors import (InputError, InputErrors, UsageError, redact, redact_secrets, require_file, require_not_folder,
+                     require_output_file)
 from .json_text import json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
 from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
                      validation_problems)
@@ -176,8 +177,8 @@ def sessions_file(path: str | os.PathLike) -> Path:
         p = p / SESSIONS_FILE
         if not p.is_file():
             raise InputError(str(path), None, None, f"no {SESSIONS_FILE} in this folder")
-    elif not p.is_file():
-        raise InputError(str(path), None, None, "no such file or folder")
+    else:
+        require_file(p, missing="no such file or folder")  # a FIFO is named as one, not as missing
     return p
 
 
@@ -288,6 +289,7 @@ def atomic_write_parts(path: str | os.PathLike, parts: Iterable[str]) -> None:
     environment reaches a file.
     """
     real = real_output(path)
+    require_output_file(real)
     real.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_output(real):
         fd, tmp = _new_temp(real.parent, real.name)

@@ -167,3 +167,20 @@ def test_import_says_what_its_input_is_when_it_is_not_the_kind_it_reads(tmp_path
     for argv, line in cases:
         assert main(argv) == 2, argv
         assert capsys.readouterr().err.splitlines() == [f"error: {line}"], argv
+
+
+def test_a_fifo_given_as_data_or_as_an_output_is_named_as_one(tmp_path, capsys):
+    from interleave_bench.errors import InputError
+    from interleave_bench.io import atomic_write_text, sessions_file
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="is not a regular file"):
+        sessions_file(fifo)
+    with pytest.raises(InputError, match="is not a regular file .* give a file's path"):
+        atomic_write_text(fifo, "x")
+    assert fifo.is_fifo()  # left as it was, not replaced by a file
+    with pytest.raises(InputError, match="no such file or folder"):
+        sessions_file(tmp_path / "absent")
+    assert main(["score", str(fifo), str(tmp_path / "p.jsonl")]) == 2
+    assert capsys.readouterr().err.strip().endswith("is not a regular file (a FIFO, socket or device)")
