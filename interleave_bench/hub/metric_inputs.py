@@ -18,10 +18,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..io import parse_record
 from ..json_text import find_bad_value
 from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, PredictionRow, Session
-from ..score.rows import as_sessions
+from ..score.rows import as_sessions, row_problem
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
 
@@ -416,12 +415,7 @@ def _checked_row(k: int, j: int, row: dict[str, Any]) -> dict[str, Any]:
     """A prediction row built for message ``j`` of session ``k``, validated as a predictions file's
     row is; raises ``ValueError`` in one line naming the evaluate input it came from
     (``elapsed_ms[0][3]: nan is not a JSON number ...``)."""
-    problem = find_bad_value(row)
-    if problem is None:
-        try:
-            parse_record("<predictions>", None, row, PredictionRow)
-        except InputError as exc:
-            problem = (exc.field or "", exc.message)
+    problem = row_problem(row)
     if problem is None:
         return row
     m = _FIELD_HEAD.match(problem[0])

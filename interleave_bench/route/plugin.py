@@ -23,10 +23,10 @@ import re
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
-from ..errors import InputError, UsageError
-from ..io import parse_record, sha256_file
-from ..json_text import find_bad_value
-from ..schema import SPECIAL_LABELS, PredictionRow
+from ..errors import UsageError
+from ..io import sha256_file
+from ..schema import SPECIAL_LABELS
+from ..score.rows import row_problem
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
 
@@ -127,12 +127,7 @@ def _check_fields(d: Decision, view: RouterView) -> None:
     row = {"session_id": view.session_id, "i": 0, "pred": "x", "via": d.via, "usage": d.usage,
            "elapsed_ms": d.elapsed_ms, "confidence": d.confidence}
     row = {k: v for k, v in row.items() if v is not None}
-    problem = find_bad_value(row)
-    if problem is None:
-        try:
-            parse_record("<decision>", None, row, PredictionRow)
-        except InputError as exc:
-            problem = (exc.field or "", exc.message)
+    problem = row_problem(row)
     if problem is not None:
         raise RouterFailure(f"gave {message_of(view)} a bad {problem[0]}: {problem[1]}")
 

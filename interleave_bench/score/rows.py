@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import InputError, InputErrors
 from ..io import parse_record
+from ..json_text import find_bad_value
 from ..schema import PredictionRow, Session, check_session
 from .routing import DEFAULT_MODE, MODES
 
@@ -95,6 +96,18 @@ def as_rows(rows: Iterable[PredictionRow | Mapping[str, Any]], source: str) -> l
     for k, row in enumerate(rows, start=1):
         out.append(row if isinstance(row, PredictionRow) else parse_record(source, k, row, PredictionRow))
     return out
+
+
+def row_problem(row: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first ``(field, message)`` a predictions file's reader would refuse in ``row`` (a NaN or
+    infinite number included, which JSON cannot hold), else None."""
+    problem = find_bad_value(row)
+    if problem is None:
+        try:
+            parse_record("<row>", None, dict(row), PredictionRow)
+        except InputError as exc:
+            problem = (exc.field or "", exc.message)
+    return problem
 
 
 def as_sessions(sessions: Iterable[Session | Mapping[str, Any]], source: str = "<sessions>") -> list[Session]:
