@@ -172,6 +172,15 @@ def test_a_rerun_after_the_router_code_changed_is_refused(data, routers, capsys)
     assert len(err.splitlines()) == 1 and "router code" in err and "--fresh" in err
 
 
+def test_out_naming_the_router_source_file_is_refused(data, routers, capsys):
+    source = Path(routers.__file__)
+    before = source.read_bytes()
+    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--out", source) == 2
+    assert capsys.readouterr().err.strip() == (f"error: route: --out {source} is one of the inputs (the router's source "
+                                               "file); choose another path")
+    assert source.read_bytes() == before
+
+
 def test_a_raising_router_gives_named_error_rows_and_a_rerun_asks_again(data, routers, capsys):
     args = ["route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "fail_on=lisbon"]
     assert cli(*args) == 0

@@ -283,10 +283,9 @@ def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
     return PluginRouter(inner, spec)
 
 
-def router_code(router: Any) -> Optional[str]:
-    """The SHA-256 (``sha256:<hex>``) of the source file that defines a plug-in router's class, kept
-    in the run record so that a rerun after that file changed is not taken for the same run (a
-    module it imports is not followed); None for an HTTP router or a class without a source file."""
+def router_source(router: Any) -> Optional[str]:
+    """The source file that defines a plug-in router's class; None for an HTTP router or a class
+    without a source file."""
     if isinstance(router, PluginRouter) and is_url(router.spec):
         return None
     inner = getattr(router, "inner", router)
@@ -294,7 +293,15 @@ def router_code(router: Any) -> Optional[str]:
         path = inspect.getsourcefile(type(inner))
     except TypeError:  # a built-in class
         return None
-    return sha256_file(path) if path and os.path.isfile(path) else None
+    return path if path and os.path.isfile(path) else None
+
+
+def router_code(router: Any) -> Optional[str]:
+    """The SHA-256 (``sha256:<hex>``) of :func:`router_source`, kept in the run record so that a
+    rerun after that file changed is not taken for the same run (a module it imports is not
+    followed); None where there is no source file."""
+    path = router_source(router)
+    return None if path is None else sha256_file(path)
 
 
 def spec_of(router: Any) -> str:
