@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..json_text import find_bad_value
 from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, PredictionRow, Session
-from ..score.rows import as_sessions, row_problem
+from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
 
@@ -411,13 +411,14 @@ def _session_argument(k: int, field: str | None, threads_given: bool) -> str:
     return f"{name}[{k}]{index}{m.group(3)}"
 
 
-def _checked_row(k: int, j: int, row: dict[str, Any]) -> dict[str, Any]:
-    """A prediction row built for message ``j`` of session ``k``, validated as a predictions file's
-    row is; raises ``ValueError`` in one line naming the evaluate input it came from
-    (``elapsed_ms[0][3]: nan is not a JSON number ...``)."""
-    problem = row_problem(row)
-    if problem is None:
-        return row
+def _checked_row(k: int, j: int, row: dict[str, Any]) -> PredictionRow:
+    """A prediction row built for message ``j`` of session ``k``, read as a predictions file's row
+    is (once: the scorer takes the record as it is); raises ``ValueError`` in one line naming the
+    evaluate input it came from (``elapsed_ms[0][3]: nan is not a JSON number ...``)."""
+    try:
+        return read_row(row, SOURCE)
+    except InputError as exc:
+        problem = (exc.field or "", exc.message)
     m = _FIELD_HEAD.match(problem[0])
     name = _ROW_ARGUMENT.get(m.group(1)) if m else None
     if m is None or name is None:
@@ -436,7 +437,7 @@ def build_inputs(
     langs: Sequence[str] | None = None,
     predicted_refs: Sequence[Sequence[Sequence[str] | None]] | None = None,
     row_fields: Sequence[Sequence[Mapping[str, Any] | None]] | None = None,
-) -> tuple[list[Session], list[dict[str, Any]]]:
+) -> tuple[list[Session], list[PredictionRow]]:
     """Sessions and prediction rows from per-session gold turns and labels (``None`` = no row).
 
     ``threads`` gives each session's thread ids (default: those its turns name; give them when a
@@ -468,7 +469,7 @@ def build_inputs(
                       lang=langs[k] if langs is not None else None)
              for k, turns in enumerate(references)]
     sessions = checked_sessions(dicts, threads_given=threads is not None)
-    rows: list[dict[str, Any]] = []
+    rows: list[PredictionRow] = []
     for k, (s, labels, refs) in enumerate(zip(dicts, predictions, refs_of)):
         sid, records = s["session_id"], s["turns"]
         for j, label in enumerate(labels):

@@ -23,10 +23,10 @@ import re
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..io import sha256_file
 from ..schema import SPECIAL_LABELS
-from ..score.rows import row_problem
+from ..score.rows import read_row
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
 
@@ -127,9 +127,10 @@ def _check_fields(d: Decision, view: RouterView) -> None:
     row = {"session_id": view.session_id, "i": 0, "pred": "x", "via": d.via, "usage": d.usage,
            "elapsed_ms": d.elapsed_ms, "confidence": d.confidence}
     row = {k: v for k, v in row.items() if v is not None}
-    problem = row_problem(row)
-    if problem is not None:
-        raise RouterFailure(f"gave {message_of(view)} a bad {problem[0]}: {problem[1]}")
+    try:
+        read_row(row)
+    except InputError as exc:
+        raise RouterFailure(f"gave {message_of(view)} a bad {exc.field or ''}: {exc.message}") from None
 
 
 def message_of(view: RouterView) -> str:

@@ -98,16 +98,13 @@ def as_rows(rows: Iterable[PredictionRow | Mapping[str, Any]], source: str) -> l
     return out
 
 
-def row_problem(row: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The first ``(field, message)`` a predictions file's reader would refuse in ``row`` (a NaN or
-    infinite number included, which JSON cannot hold), else None."""
-    problem = find_bad_value(row)
-    if problem is None:
-        try:
-            parse_record("<row>", None, dict(row), PredictionRow)
-        except InputError as exc:
-            problem = (exc.field or "", exc.message)
-    return problem
+def read_row(row: Mapping[str, Any], source: str = "<row>") -> PredictionRow:
+    """``row`` as a predictions file's reader takes it; raises :class:`InputError` naming the first
+    field it would refuse (a NaN or infinite number included, which JSON cannot hold)."""
+    bad = find_bad_value(row)
+    if bad is not None:
+        raise InputError(source, None, bad[0], bad[1])
+    return parse_record(source, None, dict(row), PredictionRow)
 
 
 def as_sessions(sessions: Iterable[Session | Mapping[str, Any]], source: str = "<sessions>") -> list[Session]:
