@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
+from ..heap import settled
 from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
@@ -520,10 +521,11 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    if llm is not None:
-        llm.run(main())
-    else:
-        asyncio.run(main())
+    with settled():  # the sessions read, out of the collector's passes while they are routed
+        if llm is not None:
+            llm.run(main())
+        else:
+            asyncio.run(main())
 
     usage = llm.stats.as_manifest() if llm is not None else None
     if usage is not None and done and previous is not None and previous.usage:
