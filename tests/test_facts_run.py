@@ -215,3 +215,31 @@ def test_two_runs_on_one_output_one_finishes_the_other_exits_2_naming_the_holder
     assert first.returncode == 0, stderr
     answers = [(r["probe"], r["strategy"]) for r in read_json_rows(out) if r["kind"] == "answer"]
     assert len(answers) == len(set(answers)) == 3 * len(PROBES) * len(STRATEGIES)
+
+
+def test_scoring_a_run_again_keeps_its_data_judges_against_it_and_refuses_when_it_is_gone(data, capsys):
+    assert run_facts(capsys, str(data), "--dry-run")[0] == 0
+    results = data / "facts" / "fake-model.jsonl"
+    summary = results.with_name("fake-model.score.json")
+    first = json.loads(summary.read_text(encoding="utf-8"))
+    assert first["data"]["path"] == str(data / "sessions.jsonl") and first["split"] == "dev"
+    # scored again without --data: the data the summary names is kept, and judged against
+    assert main(["score-facts", str(results)]) in (0, 1)  # 1: a gate fails, as in the run's own summary
+    capsys.readouterr()
+    again = json.loads(summary.read_text(encoding="utf-8"))
+    assert {k: again[k] for k in ("data", "split", "metrics")} == {k: first[k] for k in ("data", "split", "metrics")}
+    assert again["provenance"]["data_sha256"] == first["data"]["sha256"]
+    # an answer edited to say a wrong value but still marked correct is refused against that data
+    rows = read_json_rows(results)
+    k = next(i for i, r in enumerate(rows) if r["kind"] == "answer" and r["verdict"] == "correct")
+    rows[k] = {**rows[k], "answer": "banana"}
+    results.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert main(["score-facts", str(results)]) == 2
+    assert f"{results}:{k + 1}: verdict: says 'correct'" in capsys.readouterr().err
+    # the data gone: one line naming the summary's field, and the summary is left as it was
+    (data / "sessions.jsonl").rename(data / "moved.jsonl")
+    before = summary.read_bytes()
+    assert main(["score-facts", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {summary}: data.path: ") and "--data" in err and err.strip().count("\n") == 0, err
+    assert summary.read_bytes() == before

@@ -121,7 +121,7 @@ def _run_locked(args: argparse.Namespace, job: FactsRun, out: Path, data: Path, 
 
     doc = score_and_write(out, data)
     print(f"facts: system {name}, model {model}{' (dry run)' if args.dry_run else ''}; "
-          f"{selected} {args.split} session{'s' if selected != 1 else ''} of {data}")
+          f"{selected} {'' if args.split == 'all' else args.split + ' '}session{'s' if selected != 1 else ''} of {data}")
     print()
     print(report(doc.metrics))
     print(f"results: {out}; summary: {summary_path(out)}", file=sys.stderr)

@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from ..facts.report import report
-from ..facts.results import FactsSummary, read_rows, rejudge, score_rows
+from ..facts.results import FactsSummary, read_rows, rejudge, score_rows, split_of
 from ..facts.records import SessionRow
 from ..io import exclusive_output, iter_sessions, records_fingerprint, sessions_file, sha256_file, write_json
 from ..progress import Timer, summary_line
@@ -44,8 +45,10 @@ def summary_path(results: Path) -> Path:
     return results.with_name(name + SUMMARY_SUFFIX)
 
 
-def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: Path | None = None) -> FactsSummary:
-    """The typed score document of one results file (``data``: the sessions file, when known)."""
+def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: Path | None = None,
+                     split: str | None = None) -> FactsSummary:
+    """The typed score document of one results file (``data``: the sessions file, when known;
+    ``split``: the split its rows' sessions are of there)."""
     sessions = [r for _, r in rows if isinstance(r, SessionRow)]
     # the data fingerprint on the records, as score files, the card and the leaderboard compute it
     data_sha = records_fingerprint(iter_sessions(data)) if data is not None else None
@@ -53,6 +56,7 @@ def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: P
     return FactsSummary(
         results={"path": str(results), "sha256": results_sha},
         data={"path": str(data), "sha256": data_sha} if data is not None else None,
+        split=split,
         system=next((s.system for s in sessions if s.system), None),
         model=next((s.model for s in sessions if s.model), None),
         passed=metrics["passed"],
@@ -62,17 +66,50 @@ def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: P
     )
 
 
+def _named_data(results: Path) -> Path | None:
+    """The data the summary already beside ``results`` names (``data.path``), so scoring again keeps
+    it; None when there is no summary, or it names no data. Refused when the file it names is gone
+    or its sessions are no longer the ones it was scored on (a rescore would drop the claim)."""
+    summary = summary_path(results)
+    if not summary.is_file():
+        return None
+    try:
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None  # not a summary this command could keep anything of: it is written anew
+    named = doc.get("data") if isinstance(doc, dict) and isinstance(doc.get("data"), dict) else {}
+    path, stated = named.get("path"), named.get("sha256")
+    if not isinstance(path, str) or not path:
+        return None
+    found = next((c for c in (Path(path), summary.parent / path) if c.is_file()), None)
+    if found is None:
+        raise InputError(str(summary), None, "data.path", f"{path}: no such file; scoring again would drop the "
+                                                         "data this summary was judged on: give it with --data")
+    if stated is not None and records_fingerprint(iter_sessions(found)) != stated:
+        raise InputError(str(summary), None, "data.sha256", f"the sessions of {path} are no longer the ones this "
+                                                           "summary was judged on: give the data with --data")
+    return found
+
+
 def score_and_write(results: Path, data: Path | None = None, sessions: dict | None = None,
                     require_rows: bool = False) -> FactsSummary:
     """Score one results file and write its ``.score.json``, holding that file's lock meanwhile;
-    returns the document. ``sessions`` (id -> session of ``data``): judge every answer again
-    against them (:func:`~interleave_bench.facts.results.rejudge`). ``require_rows``: refuse a
-    file with no rows (a file given to score, not a run's own file)."""
+    returns the document. Given ``data`` (else the data the summary already there names), every
+    answer is judged again against its sessions (``sessions``, id -> session, when already read:
+    :func:`~interleave_bench.facts.results.rejudge`) and the summary carries the data and the split
+    answered. ``require_rows``: refuse a file with no rows (a file given to score, not a run's own
+    file)."""
     with exclusive_output(summary_path(results), "score-facts"):
         rows = read_rows(results, require_rows=require_rows)
-        if sessions is not None:
+        split = None
+        if data is None:
+            data = _named_data(results)
+        if data is not None:
+            if sessions is None:
+                sessions = {s.session_id: s for s in iter_sessions(data)}
             rows = rejudge(rows, sessions, str(results), str(data))
-        doc = summary_document(results, rows, score_rows(rows, str(results)), data)
+            split = split_of(rows, sessions)
+        doc = summary_document(results, rows, score_rows(rows, str(results)), data, split)
         write_json(summary_path(results), doc.model_dump(mode="json"))
     return doc
 

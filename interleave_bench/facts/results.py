@@ -123,12 +123,16 @@ def confirmed_values(s: Session, p: Probe) -> list[str]:
 def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session], path: str,
             data: str) -> list[tuple[int, Record]]:
     """The rows with every answer judged again from its text and the session's probe in ``data``;
-    raises :class:`InputErrors` naming each answer row whose verdict disagrees with the judge,
-    whose probe is not in the data, or which has no text to judge."""
+    raises :class:`InputErrors` naming each row whose session is not in the data, and each answer
+    row whose verdict disagrees with the judge, whose probe is not in the data, or which has no
+    text to judge."""
     probes = {(s.session_id, p.id): (s, p) for s in sessions.values() for p in probes_of(s)}
     out: list[tuple[int, Record]] = []
     problems: list[InputError] = []
     for line, r in rows:
+        if r.session_id not in sessions:
+            problems.append(InputError(path, line, "session_id", f"{r.session_id!r} is not a session of {data}"))
+            continue
         if not isinstance(r, AnswerRow):
             out.append((line, r))
             continue
@@ -155,6 +159,14 @@ def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session],
     return out
 
 
+def split_of(rows: Iterable[tuple[int, Record]], sessions: Mapping[str, Session]) -> Optional[str]:
+    """The split a run answered, from its rows' sessions in the data: ``dev`` or ``test`` when
+    every one is of that split, ``all`` when both are there, None for no row (each row's session
+    in ``sessions``: :func:`rejudge` refuses any other)."""
+    splits = {sessions[r.session_id].split for _, r in rows}
+    return next(iter(splits)) if len(splits) == 1 else ("all" if splits else None)
+
+
 def score_rows(rows: Iterable[tuple[int, Record]], path: str = "<rows>") -> dict[str, Any]:
     """Every figure and gate of a facts run (see :func:`interleave_bench.facts.metrics.score_facts`)."""
     return score_facts(**items_of(rows, path))
@@ -172,6 +184,7 @@ class FactsSummary(Record):
     kind: str = "facts"
     results: dict[str, Any] = Field(default_factory=dict)  # {path, sha256}
     data: Optional[dict[str, Any]] = None  # {path, sha256} when the run knows its data
+    split: Optional[str] = None  # the split its rows' sessions are of (split_of), when the data is known
     system: Optional[str] = None
     model: Optional[str] = None
     passed: bool = False
