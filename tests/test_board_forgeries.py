@@ -50,17 +50,49 @@ def world(tmp_path_factory):
 
 
 def _facts_summary(root: Path) -> dict[str, Any]:
-    """A facts run's summary as ``score-facts`` writes it, knowing its data (the board needs the fingerprint)."""
-    from _facts_util import write_rows
-    from test_facts_score import passing_rows
+    """A facts run's summary as ``facts --dry-run`` writes it: on a v1 data folder of two dev sessions
+    and one test session, the answers of the fake model, the data and its fingerprint named."""
+    from _facts_util import session, write_data
 
+    from interleave_bench.cli import main
+
+    data = write_data(root / "v1", [session("en-0001"), session("en-0002"), session("zh-0001", lang="zh", split="test")])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INTERLEAVE_CACHE", str(root / "cache"))
+        assert main(["facts", str(data), "--dry-run", "--split", "all", "--out", str(root / "facts" / "run.jsonl")]) in (0, 1)
+    doc = json.loads((root / "facts" / "run.score.json").read_text(encoding="utf-8"))
+    assert doc["data"]["path"] == str(data / "sessions.jsonl") and doc["split"] == "all"
+    return doc
+
+
+def _facts_dev_only(w) -> dict[str, Any]:
+    """The honest facts run's rows of its dev sessions only, honestly summarised but claimed as a test run."""
     from interleave_bench.commands.score_facts import score_and_write
 
-    results = write_rows(root / "facts" / "run.jsonl", passing_rows())
-    doc = score_and_write(results).model_dump(mode="json")
-    doc["data"] = {"path": "data/sessions.jsonl", "sha256": "sha256:" + "c" * 64}
-    doc["provenance"]["data_sha256"] = doc["data"]["sha256"]
-    return doc
+    src = Path(w["facts"]["results"]["path"])
+    out = w["root"] / "facts" / "dev-only.jsonl"
+    out.write_text("".join(line + "\n" for line in src.read_text(encoding="utf-8").splitlines()
+                           if '"zh-0001"' not in line), encoding="utf-8")
+    doc = score_and_write(out, Path(w["facts"]["data"]["path"])).model_dump(mode="json")
+    assert doc["split"] == "dev"
+    return b.forged(doc, split="test")
+
+
+def _facts_answers_forged(w) -> dict[str, Any]:
+    """Every answer of the honest run replaced by one word, each marked correct, summarised without the data
+    (so the verdicts are taken as written), then given the honest summary's data claim."""
+    from interleave_bench.commands.score_facts import score_and_write
+
+    src = Path(w["facts"]["results"]["path"])
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for r in rows:
+        if r["kind"] == "answer":
+            r.update(answer="banana", verdict="correct")
+    out = w["root"] / "facts" / "banana.jsonl"
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    doc = score_and_write(out).model_dump(mode="json")
+    assert doc["metrics"]["strategies"]["facts"]["answer_accuracy"]["value"] == 1.0
+    return b.forged(doc, data=w["facts"]["data"], provenance__data_sha256=w["facts"]["data"]["sha256"])
 
 
 def _mid_reply_summary(root: Path) -> dict[str, Any]:
@@ -130,15 +162,18 @@ def _rescored(w, run: str, mode: str) -> dict[str, Any]:
     return score_files(w["data"], [w["preds"][run]], mode=mode, bootstrap=b.BOOT, write=False)[0].result
 
 
-def _facts_rows(w, name: str, old: str, new: str) -> dict[str, Any]:
-    """The honest facts summary, naming result rows edited (and its hash taken of the edited rows)."""
+def _facts_rows(w, name: str, pattern: str, new: str) -> dict[str, Any]:
+    """The honest facts summary, naming result rows edited (the first match of ``pattern``; its hash taken of
+    the edited rows)."""
+    import re
+
     from interleave_bench.io import sha256_file
 
     src = Path(w["facts"]["results"]["path"])
     text = src.read_text(encoding="utf-8")
-    assert old in text
+    assert re.search(pattern, text)
     out = w["root"] / "facts" / f"{name}.jsonl"
-    out.write_text(text.replace(old, new, 1), encoding="utf-8")
+    out.write_text(re.sub(pattern, new, text, count=1), encoding="utf-8")
     sha = sha256_file(out)
     return b.forged(w["facts"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha)
 
@@ -269,8 +304,14 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "facts results of other rows": lambda w: b.forged(w["facts"], results__sha256="sha256:" + "2" * 64),
     "facts claimed on other data": lambda w: b.forged(w["facts"], data__path=str(w["data"] / "sessions.jsonl")),
     "facts results gone": lambda w: b.forged(w["facts"], results__path=str(w["root"] / "none.jsonl")),
-    "facts gates forged": lambda w: b.forged(w["facts"], metrics__gates__beats_summary__passed=False),
-    "facts rows with a 5,000-digit count": lambda w: _facts_rows(w, "digits", '"context_tokens": 120', '"context_tokens": ' + "9" * 5000),
+    "facts gates forged": lambda w: b.forged(
+        w["facts"], metrics__gates__beats_summary__passed=not w["facts"]["metrics"]["gates"]["beats_summary"]["passed"]),
+    "facts rows with a 5,000-digit count": lambda w: _facts_rows(w, "digits", r'"context_tokens": ?[0-9]+',
+                                                                   '"context_tokens": ' + "9" * 5000),
+    "facts answers replaced and marked correct": _facts_answers_forged,
+    "facts run on dev sessions claimed as a test run": _facts_dev_only,
+    "facts without the data it names": lambda w: b.forged(w["facts"], data__path=str(w["root"] / "gone" / "sessions.jsonl")),
+    "facts rows of a session not in its data": lambda w: _facts_rows(w, "stranger", '"en-0002"', '"en-0009"'),
     # mid-reply summaries: re-scored from their result rows
     "mid-reply accuracy raised": lambda w: b.forged(w["mid"], metrics__accuracy__value=0.99),
     "mid-reply count raised": lambda w: b.forged(w["mid"], metrics__accuracy__k=w["mid"]["metrics"]["accuracy"]["k"] + 1),
@@ -301,6 +342,18 @@ def test_the_honest_runs_are_accepted(world):
     for kind in ("facts", "mid"):
         path = b.write(world["root"] / f"{kind}.honest.score.json", world[kind])
         assert verdict([path]) == [], kind
+
+
+def test_a_facts_summary_naming_no_data_is_judged_on_data_given_and_refused_without(world):
+    doc = json.loads(json.dumps(world["facts"]))
+    data = Path(doc.pop("data")["path"]).parent
+    del doc["provenance"]["data_sha256"], doc["split"]
+    path = b.write(world["root"] / "facts.nodata.score.json", doc)
+    lines = verdict([path])
+    assert len(lines) == 1 and lines[0].startswith(f"{path}: data.path: missing") and "--data" in lines[0], lines
+    assert verdict([path], data=str(data)) == []
+    (scored,) = score_given([path], data=str(data))
+    assert scored.row["split"] == "all" and scored.row["data_sha256"] == world["facts"]["data"]["sha256"]
 
 
 def test_the_corpus_is_large_enough():

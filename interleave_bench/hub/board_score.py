@@ -336,10 +336,13 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
 # --- summaries: facts and mid-reply runs ------------------------------------------------------------
 
 
-def _facts_metrics(results: Path) -> dict[str, Any]:
-    from ..facts.results import score_file
+def _facts_metrics(results: Path, sessions: dict[str, Any], data: str) -> tuple[dict[str, Any], Optional[str]]:
+    """A facts run's figures with every answer judged again against its data, and the split answered."""
+    from ..facts.results import read_rows as read_result_rows
+    from ..facts.results import rejudge, score_rows, split_of
 
-    return score_file(results)
+    rows = rejudge(read_result_rows(results, require_rows=True), sessions, str(results), data)
+    return score_rows(rows, str(results)), split_of(rows, sessions)
 
 
 def _mid_reply_metrics(results: Path) -> dict[str, Any]:
@@ -385,25 +388,42 @@ def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> None:
                                               f"have no result row (first {left[0]}): the board ranks runs over the whole case set")
 
 
-def _check_facts_data(path: str, doc: dict[str, Any]) -> None:
-    """A facts run's data claim, checked when the sessions file it names is here: its records'
-    fingerprint must be the stated one (else the claim is left to the revision check)."""
-    from ..io import iter_sessions, records_fingerprint
+def _facts_data(path: str, doc: dict[str, Any], data: Optional[str]) -> tuple[str, dict[str, Any], str]:
+    """The sessions a facts run answered, as ``(sessions file, id -> session, fingerprint)``: ``data``
+    (the command line's, a ``hub:`` revision fetched), else the file the summary names
+    (``data.path``). Refused when neither is here, or when the fingerprint the summary states is not
+    the sessions'. The board judges every answer again against them: a verdict is never taken as
+    written."""
+    from ..io import iter_sessions, records_fingerprint, sessions_file
 
-    data = doc.get("data") if isinstance(doc.get("data"), dict) else {}
-    named, stated = data.get("path"), data.get("sha256")
-    if not isinstance(named, str) or stated is None or not Path(named).is_file():
-        return
-    fp = records_fingerprint(iter_sessions(named))
-    if fp != stated:
-        raise InputError(path, None, "data.sha256", f"says {stated}, but the sessions of {named} have the fingerprint {fp}")
+    stated = doc.get("data") if isinstance(doc.get("data"), dict) else {}
+    if data is not None:
+        local, _ = _data_of(data)
+        file, field = sessions_file(local), None
+    else:
+        file, field = referenced_file(stated.get("path"), path, "data.path",
+                                      "data (its answers are judged again against it; or give --data)"), "data.path"
+    try:
+        sessions = list(iter_sessions(file))
+    except InputError as exc:
+        if field is None:
+            raise
+        raise InputError(path, None, field, f"its sessions cannot be read: {exc.format()}") from None
+    fp = records_fingerprint(sessions)
+    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+    for name, value in (("data.sha256", stated.get("sha256")), ("provenance.data_sha256", prov.get("data_sha256"))):
+        if value is not None and value != fp:
+            raise InputError(path, None, name, f"says {value}, but the sessions of {file} have the fingerprint {fp}")
+    return str(file), {s.session_id: s for s in sessions}, fp
 
 
-def score_summary(path: str, doc: dict[str, Any]) -> Scored:
+def score_summary(path: str, doc: dict[str, Any], data: Optional[str] = None) -> Scored:
     """Re-score a facts or mid-reply summary from the result rows it names; refuse any figure it gets wrong.
 
     The results file must hash to the summary's ``results.sha256``; the summary's ``passed`` (facts)
-    and every figure of its ``metrics`` must equal the recomputation.
+    and every figure of its ``metrics`` must equal the recomputation. A facts run's answers are
+    judged again against its data (:func:`_facts_data`; ``data`` from the command line, else the
+    summary's own), and its split is the one its rows' sessions are of there.
     """
     kind = SUMMARY_KINDS[doc["kind"]]
     results_doc = doc.get("results") if isinstance(doc.get("results"), dict) else {}
@@ -424,19 +444,26 @@ def score_summary(path: str, doc: dict[str, Any]) -> Scored:
     if kind == KIND_MID_REPLY:
         _check_case_set(path, doc, results)
     else:
-        _check_facts_data(path, doc)
+        data_file, sessions, data_sha = _facts_data(path, doc, data)
+        source = f"judging {results} again against {data_file}"
     try:
-        metrics = _mid_reply_metrics(results) if kind == KIND_MID_REPLY else _facts_metrics(results)
+        if kind == KIND_MID_REPLY:
+            metrics = _mid_reply_metrics(results)
+        else:
+            metrics, split = _facts_metrics(results, sessions, data_file)
     except (ValueError, RecursionError) as exc:  # what the readers let through is still one line
         raise unreadable(str(results), exc) from None
     stated_metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
     if kind != KIND_MID_REPLY:
         refuse_disagreement(path, doc, {"passed": metrics["passed"]}, ("passed",), source)
+        if doc.get("split") is not None:
+            refuse_disagreement(path, doc, {"split": split}, ("split",), source)
     refuse_disagreement(path, {"metrics": stated_metrics}, {"metrics": metrics}, ("metrics",), source)
     computed = {**doc, "metrics": metrics, "results": {**results_doc, "sha256": sha},
                 "provenance": {**prov, "predictions_sha256": sha}}
     if kind != KIND_MID_REPLY:
-        computed["passed"] = metrics["passed"]
+        computed.update(passed=metrics["passed"], split=split, data={"path": data_file, "sha256": data_sha})
+        computed["provenance"]["data_sha256"] = data_sha
     return Scored(path, {}, computed, rows_fingerprint(read_rows(results)))
 
 
@@ -495,7 +522,7 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
     if not isinstance(doc, dict):
         raise InputError(p, None, None, "expected a score file or summary (a JSON object)")
     if doc.get("kind") in SUMMARY_KINDS:
-        scored = score_summary(p, doc)
+        scored = score_summary(p, doc, data)
         stated = doc.get("system")
         name = system or (normalise_name(stated, p, "system") if stated is not None else None)
         prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
