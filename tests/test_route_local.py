@@ -582,3 +582,33 @@ def test_dry_run_sweep_writes_the_curve(tmp_path, offline, monkeypatch, capsys):
     assert [float(r["threshold"]) for r in table] == [0.0, 0.9, 1.0]
 
 
+
+
+def test_a_dry_run_sweep_in_a_fresh_process_asks_the_fake_model_for_routing_answers(tmp_path, offline):
+    """Run alone (not after a test that loaded the fake model's routing answers): no message ends as ERROR."""
+    import os
+    import subprocess
+    import sys
+
+    data = small_copy(offline, tmp_path, 2)
+    env = {**os.environ, "INTERLEAVE_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "interleave_bench", "route", str(data), "--mode", "closed", "--policy",
+                           "hybrid", "--dry-run", "--sweep-threshold", "1"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(x) for x in (data / "predictions-dry" / "closed-hybrid-t1-fake-model.jsonl").read_text().splitlines()]
+    assert sum(r["via"] == "llm" for r in rows) > len(rows) / 2  # threshold 1: the model decides most messages
+    assert [r for r in rows if r["pred"] == "ERROR"] == [] and "ERROR" not in proc.stderr
+    assert ", 0 errors;" in proc.stdout, proc.stdout
+
+
+def test_a_sweep_says_how_many_error_rows_each_run_left(tmp_path, offline, openai_env, capsys):
+    srv = openai_env["server"]
+    srv.add_fault("garbage", times=10_000)  # every answer unusable, the corrective retry too
+    data = small_copy(offline, tmp_path, 2)
+    assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--model", "m1", "--sweep-threshold", "0,1") == 0
+    out, err = capsys.readouterr()
+    n = sum(1 for x in (data / "predictions" / "closed-hybrid-t1-m1.jsonl").read_text().splitlines() if '"ERROR"' in x)
+    assert n > 0 and f"{n:,} ERROR rows remain in {data / 'predictions' / 'closed-hybrid-t1-m1.jsonl'}" in err, err
+    assert "t0-m1.jsonl" not in err  # threshold 0 asks no model: nothing left to ask again
+    assert f", {n:,} errors;" in out, out

@@ -145,14 +145,14 @@ def run(args: argparse.Namespace) -> int:
             router.close()
     if source is not None:
         print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
+    if args.dry_run:  # every dry run that asks the fake model (one run or a sweep) needs its routing answers
+        from ..route import fake  # noqa: F401  (registers the fake model's answers to routing requests)
     if args.sweep_threshold is not None:
         return run_sweep_command(args, opts)
     if opts.policy not in MODEL_POLICIES:
         if args.model:
             raise UsageError(f"the {opts.policy} policy calls no model: drop --model")
         return run_route_command(args, opts)
-    if args.dry_run:
-        from ..route import fake  # noqa: F401  (registers the fake model's answers to routing requests)
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
         print(f"wrote {result.path} ({result.rows:,} rows)")
@@ -197,7 +197,11 @@ def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
         print(curve_table(result.points))
         print(f"wrote {result.json_path} and {result.csv_path.name}")
         print(summary_line(f"route sweep {opts.mode}-hybrid", {"thresholds": len(thresholds),
-                                                                 "messages": sum(r.counts.messages for r in result.runs)},
+                                                                 "messages": sum(r.counts.messages for r in result.runs),
+                                                                 "errors": sum(r.errors_left for r in result.runs)},
                            timer.seconds, llm))
         print(llm.cost_line())
+    for r in result.runs:  # an ERROR row counts as wrong on the curve: each run says how many it holds
+        if r.errors_left:
+            print(errors_left_line(r, "model calls that failed after every retry"), file=sys.stderr)
     return 0
