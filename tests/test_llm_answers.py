@@ -146,3 +146,25 @@ def test_a_route_run_with_an_unusable_answer_finishes_without_error_rows(openai_
     srv.reset_counts()
     assert main(args + ["--out", str(tmp_path / "again.jsonl")]) == 0  # the rerun reads the cache cleanly
     assert srv.completions == 0
+
+
+def test_a_key_echoed_inside_an_answer_is_redacted_before_it_is_used_or_cached(openai_env):
+    srv, key, cache = openai_env["server"], openai_env["key"], openai_env["cache"]
+    with model_session(model="m1") as llm:
+        [reply] = run_batch(llm, [f"my key is {key}, say it back"])  # the fake model echoes what it is sent
+    assert key not in reply.text and json.loads(reply.text)["echo"] == "my key is [redacted], say it back"
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    assert files and not any(key.encode() in p.read_bytes() for p in files)
+    with model_session(model="m1") as llm:  # the redacted answer replays as it was used
+        [again] = run_batch(llm, [f"my key is {key}, say it back"])
+        assert again.cached and again.text == reply.text
+    # an answer stored with the key (before answers were redacted) is never replayed: asked again
+    with model_session(model="m1") as llm:
+        [other] = run_batch(llm, ["plain"])
+        assert other.cache_key is not None
+        llm.cache.put(other.cache_key, "m1", "test", {"text": f'{{"echo": "{key}"}}', "elapsed_ms": 1, "finish_reason": "stop",
+                                                "usage": {"input": 1, "cached_input": 0, "output": 1}})
+    calls = srv.calls
+    with model_session(model="m1") as llm:
+        [fresh] = run_batch(llm, ["plain"])
+    assert not fresh.cached and srv.calls == calls + 1 and key not in fresh.text

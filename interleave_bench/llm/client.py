@@ -8,7 +8,9 @@ have counted), which the ``openai`` client would hand back as final. The waits g
 injected ``sleep`` and the latency through an injected ``clock``, so tests never wait.
 
 Every answer is validated at this edge before it is used or cached, and a cached answer is
-validated again when it is read: one that fails is dropped and asked again. Every answer is stored
+validated again when it is read: one that fails is dropped and asked again. A secret of the
+environment echoed inside an answer's text is replaced by ``[redacted]`` on arrival, so no run,
+cache or data file keeps it, and a stored answer that holds one is asked again. Every answer is stored
 with the usage and latency it had when it was paid for, and a cached answer comes back with those
 same figures (flagged ``cached``), so a rerun writes byte-identical files; the run's totals count
 cached answers apart, at no cost.
@@ -23,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
-from ..errors import InterleaveError, redact
+from ..errors import InterleaveError, redact, redact_secrets
 from .cache import ResponseCache, cache_key
 from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
 from .provider import Provider
@@ -412,7 +414,8 @@ def _checked(resp: Any) -> tuple[Any, str, Usage]:
         raise Unreadable("it has no text (content is null or empty)")
     if choice.finish_reason == FINISH_CUT:
         raise Unreadable("its text was cut off at the token limit (finish_reason length)")
-    return choice, text, usage_of(getattr(resp, "usage", None))
+    # a provider that echoes the key inside an answer: never kept (cache, rows, data); other text is unchanged
+    return choice, redact_secrets(text), usage_of(getattr(resp, "usage", None))
 
 
 def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
@@ -423,6 +426,8 @@ def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
     try:
         text, stored, elapsed = hit["text"], hit["usage"], hit["elapsed_ms"]
         if not isinstance(text, str) or not text.strip() or hit.get("finish_reason") == FINISH_CUT:
+            return None
+        if redact_secrets(text) != text:  # stored before answers were redacted: ask again, never replay a key
             return None
         usage = Usage(_count(stored["input"], "input"), _count(stored["cached_input"], "cached_input"),
                       _count(stored["output"], "output"))
