@@ -222,18 +222,22 @@ class RunRecord(Document):
         if self.data_sha256 != other.data_sha256:
             return "data"
         if self.options != other.options:
-            if _without_code(self.options) == _without_code(other.options):
+            if _without(self.options, ROUTER_CODE) == _without(other.options, ROUTER_CODE):
                 return "router code (the source file of its class changed)"
+            if _without(self.options, ROUTER_STATE) == _without(other.options, ROUTER_STATE):
+                return "router settings (its attributes hold other values)"
             return "options"
         return None
 
 
 #: the run record's option holding the SHA-256 of a plug-in router's source file
 ROUTER_CODE = "router_code"
+#: the run record's option holding the SHA-256 of the settings of a router handed in from Python
+ROUTER_STATE = "router_state"
 
 
-def _without_code(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k != ROUTER_CODE}
+def _without(options: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k != key}
 
 
 # --- the leaderboard row --------------------------------------------------------------------------

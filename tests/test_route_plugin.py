@@ -28,6 +28,11 @@ class Crash(BaseException):
     """A router that stops the run outright (no Exception: no ERROR row, the run ends)."""
 
 
+#: an interruption from outside the router (a power cut, say): the process stops at the first message
+#: of the session after this many, whatever the router's settings; None: never
+STOP_AFTER = None
+
+
 class Keyword:
     policy = "keyword"
 
@@ -37,7 +42,8 @@ class Keyword:
 
     def route(self, view):
         self.sessions.add(view.session_id)
-        if self.crash_after is not None and len(self.sessions) > self.crash_after:
+        limit = self.crash_after if self.crash_after is not None else STOP_AFTER
+        if limit is not None and len(self.sessions) > limit:
             raise Crash
         text = view.pending_text().lower()
         if self.fail_on and self.fail_on in text:
@@ -238,27 +244,49 @@ def test_a_module_in_the_current_folder_is_found(data, tmp_path, monkeypatch):
     assert (data / "predictions" / "closed-keyword.jsonl").exists()
 
 
-def test_an_interrupted_plugin_run_resumes_byte_identical(data, routers, tmp_path):
+def test_an_interrupted_plugin_run_resumes_byte_identical(data, routers, tmp_path, monkeypatch):
     whole = tmp_path / "whole.jsonl"
     assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--out", whole) == 0
     cut = tmp_path / "cut.jsonl"
-    assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--router-arg", "crash_after=2",
-               "--out", cut) == 2
+    monkeypatch.setattr(routers, "STOP_AFTER", 2)  # the run is cut off during its third session
+    assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--out", cut) == 2
     assert 0 < len(cut.read_bytes()) < len(whole.read_bytes())
-    # the same run goes on (its arguments are the record's), now without a crash
-    record = cut.with_suffix(".run.json")
-    doc = read_json(record)
-    assert doc["complete"] is False
-    import interleave_bench.route.plugin as plugin
-    from interleave_bench.route.runner import RouteOptions, run_route
+    assert read_json(cut.with_suffix(".run.json"))["complete"] is False
+    # the same command again, nothing cutting it off: the finished sessions kept, the rest routed
+    monkeypatch.setattr(routers, "STOP_AFTER", None)
+    assert cli("route", data, "--mode", "open", "--router", "my_routers:Keyword", "--out", cut) == 0
+    assert read_rows(cut) == read_rows(whole)
 
-    router = plugin.load_router("my_routers:Keyword", ["crash_after=2"])
-    router.inner.crash_after = None
-    opts = RouteOptions(mode="open", policy="keyword", router="my_routers:Keyword", router_args=("crash_after=2",))
-    result = run_route(data, opts, out=cut, router=router)
-    assert result.resumed == 2
-    strip = [{k: v for k, v in r.items()} for r in read_rows(cut)]
-    assert strip == read_rows(whole)
+
+def test_a_router_from_python_with_other_settings_is_another_run_not_a_resume(data, routers):
+    from interleave_bench.errors import UsageError
+
+    first = interleave_bench.evaluate_router(routers.Keyword(min_score=1), data, mode="closed", bootstrap=0)
+    out = data / "predictions" / "closed-keyword.jsonl"
+    before = out.read_bytes()
+    # the same settings resume (nothing to route again), the session set the router grew while routing aside
+    again = interleave_bench.evaluate_router(routers.Keyword(min_score=1), data, mode="closed", bootstrap=0)
+    assert out.read_bytes() == before and again["metrics"] == first["metrics"]
+    with pytest.raises(UsageError, match=r"was written from other router settings .*pass fresh=True"):
+        interleave_bench.evaluate_router(routers.Keyword(min_score=5), data, mode="closed", bootstrap=0)
+    assert out.read_bytes() == before
+    other = interleave_bench.evaluate_router(routers.Keyword(min_score=5), data, mode="closed", fresh=True, bootstrap=0)
+    assert out.read_bytes() != before and other["metrics"] != first["metrics"]
+
+
+def test_router_state_reads_public_plain_data_only():
+    from interleave_bench.route.plugin import router_state
+
+    class R:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    base = router_state(R(k=1, words=["a", "b"], weights={"x": 0.5}, tags={"b", "a"}))
+    assert base == router_state(R(tags={"a", "b"}, weights={"x": 0.5}, words=["a", "b"], k=1))  # order aside
+    assert base != router_state(R(k=2, words=["a", "b"], weights={"x": 0.5}, tags={"b", "a"}))
+    assert base == router_state(R(k=1, words=["a", "b"], weights={"x": 0.5}, tags={"b", "a"}, _cache={"q": 1},
+                                  model=object()))  # private attributes and objects are not settings
+    assert router_state(R(model=object())) is None and router_state(R()) is None
 
 
 # --- HTTP ------------------------------------------------------------------------------------------

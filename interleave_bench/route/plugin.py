@@ -305,6 +305,55 @@ def router_code(router: Any) -> Optional[str]:
     return None if path is None else sha256_file(path)
 
 
+#: how deep :func:`router_state` follows lists and dicts of a router's attributes
+STATE_DEPTH = 8
+
+
+def _plain(value: Any, depth: int = 0) -> tuple[bool, Any]:
+    """``(True, value as JSON)`` when ``value`` is plain data (text, numbers, flags, None, and lists,
+    tuples, sets and text-keyed dicts of them), else ``(False, None)``."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True, value
+    if depth >= STATE_DEPTH:
+        return False, None
+    if isinstance(value, (list, tuple)):
+        items = [_plain(v, depth + 1) for v in value]
+        return (all(ok for ok, _ in items), [v for _, v in items])
+    if isinstance(value, (set, frozenset)):
+        ok, items = _plain(list(value), depth)
+        return (ok, sorted(items, key=lambda v: json.dumps(v, sort_keys=True)) if ok else None)
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        items = {k: _plain(v, depth + 1) for k, v in value.items()}
+        return (all(ok for ok, _ in items.values()), {k: v for k, (_, v) in items.items()})
+    return False, None
+
+
+def router_state(router: Any) -> Optional[str]:
+    """The SHA-256 (``sha256:<hex>``) of a router object's settings: its public attributes (no
+    leading ``_``) that hold plain data, as canonical JSON, taken before the run routes anything;
+    None when it has none, or for a router served over HTTP. Kept in the run record, so that a
+    router handed in from Python, whose constructor arguments no ``--router-arg`` records, is
+    another run with other settings (``min_score=1`` then ``2``), not a resume of the first."""
+    import hashlib
+
+    if isinstance(router, PluginRouter) and is_url(router.spec):
+        return None
+    inner = getattr(router, "inner", router)
+    try:
+        attrs = vars(inner)
+    except TypeError:  # no __dict__ (slots or a built-in object)
+        return None
+    state = {}
+    for name in sorted(attrs):
+        ok, value = _plain(attrs[name]) if not name.startswith("_") else (False, None)
+        if ok:
+            state[name] = value
+    if not state:
+        return None
+    text = json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def spec_of(router: Any) -> str:
     """``module:Class`` of a router object handed in from Python, for the run record."""
     return f"{type(router).__module__}:{type(router).__qualname__}"
@@ -330,7 +379,7 @@ def evaluate_router(
     The predictions go to ``DATA/predictions/<mode>-<policy>.jsonl`` (or ``out``), every split
     routed and ``split`` scored, exactly as ``route --router`` then ``score --split`` would; a
     second call resumes the file (``fresh`` starts over), and a file another run wrote (other
-    options, such as ``--router-arg``) is refused. Raises :class:`UsageError` /
+    options, or the router's settings: :func:`router_state`) is refused. Raises :class:`UsageError` /
     :class:`~interleave_bench.errors.InputError` on bad input, as the commands exit 2 on it.
     """
     from ..llm.prices import prices_from

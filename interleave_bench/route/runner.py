@@ -28,7 +28,7 @@ from ..heap import settled
 from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, write_json
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..documents import ROUTER_CODE, RunCounts, RunRecord, validate_document
+from ..documents import ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, validate_document
 from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from .base import (
     BurstFailure,
@@ -412,7 +412,7 @@ def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str) 
 
 
 def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
-                prompt: Optional[str], code: Optional[str] = None) -> RunRecord:
+                prompt: Optional[str], code: Optional[str] = None, state: Optional[str] = None) -> RunRecord:
     options = opts.as_dict()
     if model is not None:
         options["model"] = model
@@ -420,6 +420,8 @@ def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, m
         options["prompt"] = prompt
     if code is not None:
         options[ROUTER_CODE] = code
+    if state is not None:
+        options[ROUTER_STATE] = state
     return RunRecord(predictions=out.name, data=str(data_file), data_sha256=data_sha, options=options)
 
 
@@ -462,12 +464,12 @@ def run_route(
 
         prompt = prompt_fingerprint()
     out_path = Path(out) if out is not None else default_output(data_file, opts, model, dry_run=dry_run)
-    code = None
+    code = state = None
     if opts.router is not None:
-        from .plugin import router_code
+        from .plugin import router_code, router_state
 
-        code = router_code(router)
-    record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code)
+        code, state = router_code(router), router_state(router)
+    record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state)
     with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
         return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over)
 
