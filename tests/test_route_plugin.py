@@ -103,6 +103,20 @@ class Shaped:
                 raise getattr(builtins, self.raises)(*([0] if self.raises == "SystemExit" else []))
             answer[self.field] = self.value
         return answer if self.as_json else Decision(**answer)
+
+
+class NewIn:
+    """Answers the first topic (or a new one) in JSON form; message 3 opens a new topic whose ``field`` is ``value``."""
+
+    policy = "newin"
+
+    def __init__(self, field="title", value=None):
+        self.field, self.value = field, value
+
+    def route(self, view):
+        if view.pending[0].i == 3:
+            return {"kind": "new", "title": "x", self.field: self.value}
+        return {"kind": "topic", "label": view.topics[0].label} if view.topics else {"kind": "new", "title": "x"}
 '''
 
 
@@ -431,6 +445,19 @@ def test_a_decision_field_of_the_wrong_kind_is_an_error_row_naming_it(data, rout
                "--router-arg", f"value={value}") == 0
     failed = [r for r in read_rows(data / "predictions" / "closed-shaped.jsonl") if r["pred"] == ERROR]
     assert failed and {r["error"] for r in failed} == {f"router shaped gave message 3 {said}"}
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("title", "42", "a bad title: expected text, got int 42"),
+    ("title", '["a"]', "a bad title: expected text, got list ['a']"),
+    ("title", '{"a": [1]}', "a bad title: expected text, got dict {'a': [1]}"),
+    ("via", "0", "a bad via: expected text, got int 0"),
+])
+def test_a_json_form_field_of_the_wrong_kind_is_refused_not_turned_into_text(data, routers, field, value, said):
+    assert cli("route", data, "--mode", "open", "--router", "my_routers:NewIn", "--router-arg", f"field={field}",
+               "--router-arg", f"value={value}") == 0
+    failed = [r for r in read_rows(data / "predictions" / "open-newin.jsonl") if r["pred"] == ERROR]
+    assert failed and {r["error"] for r in failed} == {f"router newin gave message 3 {said}"}
 
 
 def test_a_decision_bad_from_the_start_stops_the_run_in_one_line(data, routers, capsys):

@@ -66,11 +66,13 @@ def decision_from_json(answer: Any, view: RouterView) -> Decision:
     kind = answer.get("kind")
     if kind not in KINDS:
         raise RouterFailure(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    fields: dict[str, Any] = {"via": answer.get("via") or VIA_PLUGIN}
+    # absent or null: the default; any other value is kept as given, so one of the wrong type is
+    # refused by the field checks (a title 42 is not the text "42")
+    fields: dict[str, Any] = {"via": VIA_PLUGIN if answer.get("via") is None else answer["via"]}
     if kind == "topic":
         fields["label"] = answer.get("label")
     elif kind == "new":
-        fields["title"] = str(answer.get("title") or "")
+        fields["title"] = "" if answer.get("title") is None else answer["title"]
     elif kind == "error":
         fields["error"] = str(answer.get("error") or "the router gave no reason")
     if answer.get("refs") is not None:
