@@ -17,6 +17,7 @@ This is the schema layer: it imports only ``schema`` and ``errors``.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -28,6 +29,13 @@ SCORE_FORMAT = "interleave-score-v1"
 RUN_FORMAT = "interleave-run-v1"
 BOARD_ROW_FORMAT = "interleave-board-row-v1"
 MID_REPLY_FORMAT = "interleave-mid-reply-v1"
+
+
+def is_score_head(head: bytes) -> bool:
+    """Whether a file's first bytes are those of a score document (a JSON object of
+    :data:`SCORE_FORMAT`): what ``score --out`` may write over
+    (:func:`~interleave_bench.errors.require_replaceable`)."""
+    return head.lstrip().startswith(b"{") and re.search(rb'"format"\s*:\s*"' + SCORE_FORMAT.encode() + rb'"', head) is not None
 
 
 class Document(BaseModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os as _os
 import re as _re
 import stat as _stat
-from typing import Iterable
+from typing import Callable, Iterable
 
 
 class InterleaveError(Exception):
@@ -138,6 +138,29 @@ def require_not_input(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _
     for path, what in inputs:
         if same_path(out, path):
             raise UsageError(f"{option} {out} is one of the inputs ({what}); choose another path")
+
+
+#: bytes of an existing output that :func:`require_replaceable` hands its kind test (a file's head
+#: tells its kind; a large file is never read whole for it)
+HEAD_BYTES = 64 * 1024
+
+
+def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], bool]", what: str, option: str) -> None:
+    """Raise :class:`UsageError` ``{option} {out} is already there and is not {what}: writing would
+    replace it; choose another path (or remove that file)`` when the output ``out`` is a non-empty
+    regular file whose first :data:`HEAD_BYTES` bytes ``is_kind`` does not take for the command's
+    own kind of output (a data folder's manifest, another run's record or score file, a page).
+    Called before any work, so a file of another kind is never written over."""
+    try:
+        if not _stat.S_ISREG(_os.stat(out).st_mode):
+            return  # not there, or not a file: require_output_file names that
+        with open(out, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return
+    if head and not is_kind(head):
+        raise UsageError(f"{option} {out} is already there and is not {what}: writing would replace it; "
+                         "choose another path (or remove that file)")
 
 
 # --- secrets: redacted from every text the project writes or prints ---------------------------------

@@ -47,11 +47,11 @@ def default_pair(results: list[dict]) -> tuple[str, str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError, require_not_folder, require_not_input
+    from ..errors import UsageError, require_not_folder, require_not_input, require_replaceable
     from ..hub.source import local_data
     from ..io import atomic_write_text, sessions_file
     from ..score.compare import compare_predictions
-    from ..reports.page import have_matplotlib, report_page
+    from ..reports.page import have_matplotlib, is_page_head, report_page
     from ..reports.tables import warn_partial
     from ..score.read import read_predictions_fast, read_sessions_fast
     from ..score.run import prediction_files, score_files, system_name
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     require_not_folder(args.html)  # before the scoring, not after it
     data, source = local_data(args.data)
     require_not_input(args.html, run_inputs(data, args.predictions), "report: --html")
+    require_replaceable(args.html, is_page_head, "a page report wrote", "report: --html")
     sessions = read_sessions_fast(sessions_file(data))
     runs = score_files(data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
                        seed=args.seed, allow_duplicates=args.allow_duplicates, write=False, sessions=sessions,

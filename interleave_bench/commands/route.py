@@ -106,11 +106,13 @@ def describe(result: RouteResult) -> dict[str, object]:
 def require_out_not_input(data: str, out: str, router: Any = None) -> None:
     """Refuse (one line, before any work) an ``--out`` whose predictions file or run record
     (:func:`~interleave_bench.route.runner.sidecar_path`) is the data's sessions file, or the
-    source file of a plug-in ``router``'s class."""
+    source file of a plug-in ``router``'s class, or that is already there and is no predictions
+    file (a manifest, a run record, a score file: ``--fresh`` would replace it)."""
     from pathlib import Path
 
-    from ..errors import require_not_input
+    from ..errors import require_not_input, require_replaceable
     from ..route.plugin import router_source
+    from ..route.resume import is_rows_head
     from ..route.runner import sidecar_path
     from ..score.read import data_inputs
 
@@ -118,6 +120,7 @@ def require_out_not_input(data: str, out: str, router: Any = None) -> None:
     inputs = data_inputs(data) + ([(source, "the router's source file")] if source is not None else [])
     require_not_input(out, inputs, "route: --out")
     require_not_input(sidecar_path(Path(out)), inputs, f"route: --out {out} writes its run record beside it, and")
+    require_replaceable(out, is_rows_head, "a predictions file", "route: --out")
 
 
 def run(args: argparse.Namespace) -> int:

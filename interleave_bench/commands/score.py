@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InterleaveError, UsageError, require_not_folder, require_not_input
+from ..documents import is_score_head
+from ..errors import InterleaveError, UsageError, require_not_folder, require_not_input, require_replaceable
 from ..heap import paused_gc
 from ..progress import Timer, summary_line
 from ..schema import MODES
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None:
             require_not_folder(args.out)  # before the scoring, not after it
             require_not_input(args.out, run_inputs(data, args.predictions), "score: --out")
+            require_replaceable(args.out, is_score_head, "a score file", "score: --out")
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,

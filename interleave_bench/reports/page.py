@@ -156,10 +156,20 @@ def breakdown_plot(dimension: str, keys: Sequence[str], series: Mapping[str, Seq
     return _png(fig, f"accuracy by {dimension}")
 
 
+#: how every page this module writes begins
+PAGE_HEAD = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+
+
+def is_page_head(head: bytes) -> bool:
+    """Whether a file's first bytes are those of a page :func:`page` wrote: what ``report --html``
+    may write over (:func:`~interleave_bench.errors.require_replaceable`)."""
+    return head.startswith(PAGE_HEAD.encode("utf-8"))
+
+
 def page(title: str, sections: Sequence[str]) -> str:
     """The whole document: one ``<html>`` with its style inline and the sections in order."""
     note = "" if have_matplotlib() else f'<p class="note">{NO_PLOTS}</p>'
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    return (PAGE_HEAD +
             f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
             f"<h1>{esc(title)}</h1>{note}{''.join(sections)}</body></html>\n")
 

@@ -20,6 +20,15 @@ START_OVER = "pass --fresh to start over, or --out"
 START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out="
 
 
+def is_rows_head(head: bytes) -> bool:
+    """Whether a file's first bytes could be a predictions file's (JSON Lines: its first line an
+    object on one line, perhaps cut off), not a JSON document written over several lines (a
+    manifest, a run record, a score file): what ``route --out`` may resume or start over
+    (:func:`~interleave_bench.errors.require_replaceable`)."""
+    first = head.split(b"\n", 1)[0].strip()
+    return first.startswith(b"{") and len(first) > 1
+
+
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:
     """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
 

@@ -1,0 +1,92 @@
+"""An output path that already holds a file of another kind is refused before any work, in one line
+(exit 2), and the file is left as it was: ``score --out``, ``report --html``, ``route --out`` (with
+or without ``--fresh``) and ``evaluate_router(out=)`` write over their own kind of file only, never
+over a data folder's manifest, another run's record or score file, or a page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import interleave_bench
+from interleave_bench.cli import main
+from interleave_bench.errors import UsageError
+from _score_util import many_sessions, write_jsonl
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    """A data folder (sessions, a manifest) with a bm25 run, its run record and its score file, and a page."""
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "data"
+    write_jsonl(data / "sessions.jsonl", many_sessions(3))
+    (data / "manifest.json").write_text(json.dumps({"version": "interleave-v0", "writer": "hand"}, indent=2) + "\n",
+                                        encoding="utf-8")
+    assert main(["route", str(data), "--mode", "open", "--policy", "bm25"]) == 0
+    pred = data / "predictions" / "open-bm25.jsonl"
+    assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
+    assert main(["report", str(data), str(pred), "--html", str(tmp_path / "page.html"), "--bootstrap", "0"]) == 0
+    return {"data": data, "pred": pred, "record": pred.with_suffix(".run.json"),
+            "score": pred.with_name("open-bm25.score.json"), "page": tmp_path / "page.html",
+            "manifest": data / "manifest.json"}
+
+
+def _refused(capsys, argv: list[str], target: Path, option: str, what: str) -> None:
+    before = target.read_bytes()
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: {option} {target} is already there and is not {what}: writing would replace it; "
+                   "choose another path (or remove that file)\n"), err
+    assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("other", ["manifest", "record", "page"])
+def test_score_out_refuses_a_file_of_another_kind(world, capsys, other):
+    _refused(capsys, ["score", world["data"], world["pred"], "--bootstrap", "0", "--out", world[other]], world[other],
+             "score: --out", "a score file")
+
+
+@pytest.mark.parametrize("other", ["manifest", "record", "score"])
+def test_report_html_refuses_a_file_of_another_kind(world, capsys, other):
+    _refused(capsys, ["report", world["data"], world["pred"], "--html", world[other], "--bootstrap", "0"], world[other],
+             "report: --html", "a page report wrote")
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["resume", "fresh"])
+@pytest.mark.parametrize("other", ["manifest", "record", "score"])
+def test_route_out_refuses_a_file_of_another_kind_with_or_without_fresh(world, capsys, other, fresh):
+    argv = ["route", world["data"], "--mode", "open", "--policy", "bm25", "--out", world[other]] + (["--fresh"] if fresh else [])
+    _refused(capsys, argv, world[other], "route: --out", "a predictions file")
+
+
+def test_evaluate_router_out_refuses_a_file_of_another_kind(world):
+    class Stay:
+        policy = "stay-here"
+
+        def route(self, view):
+            return {"kind": "topic", "label": view.current} if view.current else {"kind": "new", "title": "t"}
+
+    before = world["manifest"].read_bytes()
+    with pytest.raises(UsageError, match=r"evaluate_router: out= .* is already there and is not a predictions file"):
+        interleave_bench.evaluate_router(Stay(), world["data"], mode="open", out=world["manifest"])
+    assert world["manifest"].read_bytes() == before
+
+
+def test_each_command_writes_over_its_own_kind_of_file(world, capsys):
+    """The same outputs written again: a score file, a page and a predictions file are theirs to replace."""
+    data, pred = world["data"], world["pred"]
+    world["score"].write_text(world["score"].read_text(encoding="utf-8").replace('"open-bm25"', '"stale"', 1),
+                              encoding="utf-8")
+    assert main(["score", str(data), str(pred), "--bootstrap", "0", "--out", str(world["score"])]) == 0
+    assert json.loads(world["score"].read_text(encoding="utf-8"))["system"] == "open-bm25"
+    assert main(["report", str(data), str(pred), "--html", str(world["page"]), "--bootstrap", "0"]) == 0
+    rows = pred.read_bytes()
+    assert main(["route", str(data), "--mode", "open", "--policy", "bm25", "--fresh"]) == 0
+    assert pred.read_bytes() == rows
+    empty = data / "empty.jsonl"
+    empty.write_bytes(b"")  # an empty file is no other kind's: route may write into it
+    assert main(["route", str(data), "--mode", "open", "--policy", "bm25", "--out", str(empty)]) == 0
+    assert empty.read_bytes() == rows
+    capsys.readouterr()
