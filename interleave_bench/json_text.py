@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from .errors import InputError
-from .strictjson import INT_MAX, INT_MIN, parse_strict
+from .strictjson import INT_MAX, INT_MIN, parse_strict, shown_digits
 
 #: the range of an integer in any file the project reads: 64 bits, signed (strictjson's)
 INT64_MIN, INT64_MAX = INT_MIN, INT_MAX
@@ -26,8 +26,9 @@ def _json_path(parent: str, key: Any) -> str:
 
 
 def find_bad_value(obj: Any) -> tuple[str, str] | None:
-    """``(field, problem)`` for the first lone surrogate (or NaN/Infinity) of parsed JSON, else
-    ``None``.
+    """``(field, problem)`` for the first lone surrogate, NaN/Infinity or integer outside 64 bits
+    of parsed JSON (or of Python data handed in as such: the evaluate modules' inputs, a router's
+    decision), else ``None``: what no file the project reads can hold.
 
     Iterative, so a deep document cannot exhaust the stack here.
     """
@@ -40,6 +41,10 @@ def find_bad_value(obj: Any) -> tuple[str, str] | None:
         elif isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
                 return where or "(value)", f"{value!r} is not a JSON number (NaN and Infinity are refused)"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not INT64_MIN <= value <= INT64_MAX:
+                digits = shown_digits(str(value)) if value.bit_length() < 10_000 else f"of {value.bit_length():,} bits"
+                return where or "(value)", f"the integer {digits} is outside 64 bits"
         elif isinstance(value, dict):
             for k, v in reversed(list(value.items())):
                 if _SURROGATE.search(k):

@@ -46,21 +46,21 @@ class _Duplicate(dict):
     __slots__ = ("repeated",)
 
 
-def _shown(text: str) -> str:
+def shown_digits(text: str) -> str:
     return text if len(text) <= SHOWN_DIGITS else f"{text[:SHOWN_DIGITS]}... ({len(text)} characters)"
 
 
 def _int(text: str) -> Any:
     digits = text.lstrip("-")
     if len(digits) > len(str(INT_MAX)) or not INT_MIN <= int(text) <= INT_MAX:
-        return _Bad(f"the integer {_shown(text)} is outside 64 bits")
+        return _Bad(f"the integer {shown_digits(text)} is outside 64 bits")
     return int(text)
 
 
 def _float(text: str) -> Any:
     value = float(text)
     if not math.isfinite(value):
-        return _Bad(f"the number {_shown(text)} is outside the finite range of a float")
+        return _Bad(f"the number {shown_digits(text)} is outside the finite range of a float")
     return value
 
 

@@ -69,6 +69,10 @@ ROUTING = [
     ("threads not per session", dict(predictions=LABELS, references=[GOLD], threads=["t1"]),
      "threads[0]: one list of thread ids (or thread rows) per session, got str 't1'"),
     ("a NaN language", dict(predictions=LABELS, references=[GOLD], langs=[NAN]), f"langs[0]: nan {NOT_JSON}"),
+    ("a label outside 64 bits", dict(predictions=[["t1", 10**40, "t1", "t1"]], references=[GOLD], mode="open"),
+     "predictions[0][1]: the integer 10000000000000000000... (41 characters) is outside 64 bits"),
+    ("one session id twice", dict(predictions=LABELS * 2, references=[GOLD, GOLD], session_ids=["a", "a"]),
+     "session_ids[1]: 'a' is the id of session 0 too: each session needs its own id"),
 ]
 
 PER_ITEM = [
@@ -78,6 +82,9 @@ PER_ITEM = [
      "references[0]: a cluster label is text or a whole number, got float 1.5"),
     ("interleave_bcubed", "a list for a label", dict(predictions=[["x"], "y"], references=["a", "b"]),
      "predictions[0]: a cluster label is text or a whole number, got list ['x']"),
+    ("interleave_bcubed", "a label outside 64 bits", dict(predictions=[10**40, "b"], references=["a", "b"]),
+     "predictions[0]: a cluster label is text or a whole number, the integer 10000000000000000000... (41 characters) "
+     "is outside 64 bits"),
     ("interleave_bcubed", "a NaN group", dict(predictions=["x", "y"], references=["a", "b"], groups=["g", NAN]),
      f"groups[1]: a group id is text or a whole number, nan {NOT_JSON}"),
     ("interleave_bcubed", "a list for a group", dict(predictions=["x", "y"], references=["a", "b"], groups=[["g"], "g"]),
@@ -156,3 +163,12 @@ def test_a_whole_number_label_and_a_load_dataset_index_still_score(load):
     assert load("interleave_bcubed").compute(predictions=[1.0, 1], references=[7, 7]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
     indexed = gold({"gold": {"thread": "t1", "action": 0}})  # 0: "new"
     assert load("interleave_routing").compute(predictions=LABELS, references=indexed)["accuracy"] == 1.0
+
+
+def test_bcubed_reads_a_whole_number_as_its_text_so_numbers_and_texts_mix(load):
+    """As a routing label is read: 1 and "1" are one cluster; whole-number predictions go with text references."""
+    b3 = load("interleave_bcubed")
+    # by hand: predictions {0,1} one cluster, references x, y apart: precision 1/2 each, recall 1 each
+    assert b3.compute(predictions=[1, "1"], references=["x", "y"]) == {"precision": 0.5, "recall": 1.0, "f1": 0.6667}
+    assert b3.compute(predictions=[0, 0, 1], references=["a", "a", "b"]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert b3.compute(predictions=[2.0, 2], references=["a", "a"]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, InputErrors
 from ..json_text import find_bad_value
 from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, PredictionRow, Session
 from ..score.rows import as_sessions, read_row
@@ -240,22 +240,28 @@ def text(value: Any, where: str, what: str, *, nulls: bool = False) -> Any:
 
 
 def cluster_labels(values: Any, name: str, what: str = "a cluster label") -> Any:
-    """``values`` (one per item) when each is a cluster label (:func:`cluster_label`)."""
+    """``values`` (one per item) as text labels when each is a cluster label (:func:`cluster_label`)."""
     values = plain(values)
     if isinstance(values, list):
-        for i, v in enumerate(values):
-            cluster_label(v, f"{name}[{i}]", what)
+        return [cluster_label(v, f"{name}[{i}]", what) for i, v in enumerate(values)]
     return values
 
 
-def cluster_label(value: Any, where: str, what: str = "a cluster label") -> Any:
-    """``value`` when it is a cluster label: text or a whole number (numpy's too); else
-    ``ValueError`` in one line naming ``where``: NaN, infinity, ``1.5``, ``True`` or a list would
-    otherwise be cut to a whole number or cluster apart from itself."""
-    if isinstance(value, str) or (isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))):
+def cluster_label(value: Any, where: str, what: str = "a cluster label") -> str:
+    """``value`` as a text label when it is a cluster label: text, or a whole number (numpy's too;
+    ``2.0`` too) read as its text, as a routing label is, so ``1`` and ``"1"`` are one cluster and
+    whole-number predictions go with text references. Else ``ValueError`` in one line naming
+    ``where``: NaN, infinity, ``1.5``, ``True``, a list or an integer outside 64 bits would
+    otherwise be cut to a whole number, cluster apart from itself or be no label a file can hold."""
+    if isinstance(value, str):
         return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        bad = find_bad_value(int(value))
+        if bad is not None:
+            raise ValueError(f"{where}: {what} is text or a whole number, {bad[1]}")
+        return str(int(value))
     if isinstance(value, float) and find_bad_value(value) is None and value.is_integer():
-        return value
+        return str(int(value))
     raise ValueError(f"{where}: {what} is text or a whole number, {_got(value)}")
 
 
@@ -464,6 +470,12 @@ def build_inputs(
             raise ValueError(f"predicted_refs[{k}]: {got}, but session {k} has {len(labels)} messages "
                              "(one list of topic labels, or None, per message)")
         refs_of.append(refs)
+    if session_ids is not None:
+        seen: dict[Any, int] = {}
+        for k, sid in enumerate(session_ids):
+            if isinstance(sid, str) and seen.setdefault(sid, k) != k:
+                raise ValueError(f"session_ids[{k}]: {sid!r} is the id of session {seen[sid]} too: each session "
+                                 "needs its own id")
     dicts = [_session(k, turns, threads=threads[k] if threads is not None else None,
                       session_id=session_ids[k] if session_ids is not None else None,
                       lang=langs[k] if langs is not None else None)
@@ -501,6 +513,10 @@ def score_labels(
     no rows and is left out, as the CLI leaves out a session without predictions.
     """
     sessions, rows = build_inputs(references, predictions, mode=mode, **inputs)
-    run = score_predictions(sessions, rows, system="evaluate", mode=mode, split="all", bootstrap=bootstrap,
-                            seed=seed, source="<predictions>")
+    try:
+        run = score_predictions(sessions, rows, system="evaluate", mode=mode, split="all", bootstrap=bootstrap,
+                                seed=seed, source="<predictions>")
+    except (InputError, InputErrors) as exc:  # what the checks above let through is still one ValueError line
+        first = exc.errors[0] if isinstance(exc, InputErrors) else exc
+        raise ValueError(first.format()) from None
     return run.result
