@@ -168,3 +168,42 @@ def test_a_key_echoed_inside_an_answer_is_redacted_before_it_is_used_or_cached(o
     with model_session(model="m1") as llm:
         [fresh] = run_batch(llm, ["plain"])
     assert not fresh.cached and srv.calls == calls + 1 and key not in fresh.text
+
+
+def test_a_run_stopped_after_paid_calls_still_prints_its_cost_line(openai_env, capsys):
+    with pytest.raises(KeyboardInterrupt):
+        with model_session(model="m1") as llm:
+            run_batch(llm, ["one", "two"])
+            raise KeyboardInterrupt  # Ctrl-C after two paid calls
+    err = capsys.readouterr().err
+    assert err.startswith("model m1: 2 paid calls, 0 from cache, 0 failed; tokens ") and err.count("\n") == 1, err
+    # stopped before any call: nothing was spent, and nothing is said
+    with pytest.raises(KeyboardInterrupt):
+        with model_session(model="m1"):
+            raise KeyboardInterrupt
+    assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_during_a_model_route_run_ends_with_the_cost_line_then_the_resume_line(openai_env, tmp_path, capsys,
+                                                                                      monkeypatch):
+    from interleave_bench.cli import main
+    from interleave_bench.llm import client
+    from _route_util import standard_sessions, write_data
+
+    data = write_data(tmp_path / "data", standard_sessions()[:2])
+    real, seen = client.LLM.complete, []
+
+    async def interrupted(self, *args, **kwargs):  # the third request is where the user presses Ctrl-C
+        seen.append(1)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(client.LLM, "complete", interrupted)
+    assert main(["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1"]) == 130
+    lines = capsys.readouterr().err.strip().splitlines()
+    import re
+
+    # (requests run concurrently: one or two had come back when the third was interrupted)
+    assert re.match(r"model m1: [12] paid calls?, 0 from cache, 0 failed; tokens [1-9]", lines[-2]), lines
+    assert lines[-1] == "interrupted: finished work is kept; run the same command again to resume"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -28,7 +29,10 @@ def model_session(
     timeout: float = DEFAULT_TIMEOUT_S,
     max_retries: int = DEFAULT_MAX_RETRIES,
 ) -> Iterator[LLM]:
-    """An :class:`LLM` for one run. ``dry_run`` serves the fake model on loopback for the run's length."""
+    """An :class:`LLM` for one run. ``dry_run`` serves the fake model on loopback for the run's length.
+
+    A run that stops early (Ctrl-C, or an error that ends it) after paying for calls still prints
+    its cost line on stderr, as a finished run does: what was spent is never left unsaid."""
     server = None
     if dry_run:
         from .server import FakeServer
@@ -38,8 +42,13 @@ def model_session(
     else:
         provider = resolve_provider(model)
     cache = ResponseCache(cache_dir_from(cache_dir)) if use_cache else None
+    llm = LLM(provider, cache=cache, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
     try:
-        yield LLM(provider, cache=cache, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
+        yield llm
+    except BaseException:
+        if llm.stats.calls or llm.stats.failed:
+            print(llm.cost_line(), file=sys.stderr)
+        raise
     finally:
         if cache is not None:
             cache.close()
