@@ -433,31 +433,24 @@ def test_a_bad_number_in_a_decision_is_an_error_row_naming_the_message_and_field
     assert {r["error"] for r in failed} == {f"router shaped gave message 3 a bad {field}: {said}"}
 
 
-@pytest.mark.parametrize("field, value, said", [
-    ("title", "5", "a bad title: expected text, got int 5"),
-    ("via", "null", "a bad via: expected text, got NoneType None"),
-    ("refs", '"A"', "bad refs: expected a list of topic labels, got 'A'"),
-    ("usage", '{"input": -1}', "a bad usage.input: Input should be greater than or equal to 0 (got -1)"),
-    ("same_as", "0", "a same_as (0): it applies to the answers of route_each, not of route"),
+@pytest.mark.parametrize("router, field, value, said", [
+    ("Shaped", "title", "5", "a bad title: expected text, got int 5"),
+    ("Shaped", "via", "null", "a bad via: expected text, got NoneType None"),
+    ("Shaped", "refs", '"A"', "bad refs: expected a list of topic labels, got 'A'"),
+    ("Shaped", "usage", '{"input": -1}', "a bad usage.input: Input should be greater than or equal to 0 (got -1)"),
+    ("Shaped", "same_as", "0", "a same_as (0): it applies to the answers of route_each, not of route"),
+    # the JSON form: a value of the wrong type is refused, never turned into text
+    ("NewIn", "title", "42", "a bad title: expected text, got int 42"),
+    ("NewIn", "title", '["a"]', "a bad title: expected text, got list ['a']"),
+    ("NewIn", "title", '{"a": [1]}', "a bad title: expected text, got dict {'a': [1]}"),
+    ("NewIn", "via", "0", "a bad via: expected text, got int 0"),
 ])
-def test_a_decision_field_of_the_wrong_kind_is_an_error_row_naming_it(data, routers, field, value, said):
-    assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg", f"field={field}",
+def test_a_decision_field_of_the_wrong_kind_is_an_error_row_naming_it(data, routers, router, field, value, said):
+    policy, mode = router.lower(), "closed" if router == "Shaped" else "open"  # NewIn opens a topic at message 3
+    assert cli("route", data, "--mode", mode, "--router", f"my_routers:{router}", "--router-arg", f"field={field}",
                "--router-arg", f"value={value}") == 0
-    failed = [r for r in read_rows(data / "predictions" / "closed-shaped.jsonl") if r["pred"] == ERROR]
-    assert failed and {r["error"] for r in failed} == {f"router shaped gave message 3 {said}"}
-
-
-@pytest.mark.parametrize("field, value, said", [
-    ("title", "42", "a bad title: expected text, got int 42"),
-    ("title", '["a"]', "a bad title: expected text, got list ['a']"),
-    ("title", '{"a": [1]}', "a bad title: expected text, got dict {'a': [1]}"),
-    ("via", "0", "a bad via: expected text, got int 0"),
-])
-def test_a_json_form_field_of_the_wrong_kind_is_refused_not_turned_into_text(data, routers, field, value, said):
-    assert cli("route", data, "--mode", "open", "--router", "my_routers:NewIn", "--router-arg", f"field={field}",
-               "--router-arg", f"value={value}") == 0
-    failed = [r for r in read_rows(data / "predictions" / "open-newin.jsonl") if r["pred"] == ERROR]
-    assert failed and {r["error"] for r in failed} == {f"router newin gave message 3 {said}"}
+    failed = [r for r in read_rows(data / "predictions" / f"{mode}-{policy}.jsonl") if r["pred"] == ERROR]
+    assert failed and {r["error"] for r in failed} == {f"router {policy} gave message 3 {said}"}
 
 
 def test_a_decision_bad_from_the_start_stops_the_run_in_one_line(data, routers, capsys):
