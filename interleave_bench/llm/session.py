@@ -46,7 +46,7 @@ def model_session(
     try:
         yield llm
     except BaseException:
-        if llm.stats.calls or llm.stats.failed:
+        if llm.stats.calls:  # paid for something (a run whose calls all failed spent nothing: its error says it)
             print(llm.cost_line(), file=sys.stderr)
         raise
     finally:
