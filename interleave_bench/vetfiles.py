@@ -10,6 +10,7 @@ an internal error. Every walk is iterative and every step linear in the file's s
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -80,15 +81,29 @@ class VetReport:
                 f"{self.strings:,} text fields: {found}, {len(self.allowed)} allowed")
 
 
+#: what follows the path of an object's key, as vet reads it: a key is text that is published too
+KEY_MARK = " (key)"
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown_key(key: str) -> str:
+    """``key`` as a path shows it: masked when it holds a finding itself, so no report repeats it."""
+    return mask(key) if scan_text(key) else key
+
+
 def _key_path(prefix: str, key: str) -> str:
-    return f"{prefix}.{key}" if prefix else key
+    shown = _shown_key(key)
+    return f"{prefix}.{shown}" if prefix else shown
 
 
 def iter_strings(obj: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
-    """``(JSON path, string)`` for every string value in a parsed JSON value, in document order.
+    """``(JSON path, string)`` for every string in a parsed JSON value, in document order: every
+    string value, and every object key (its path ends in :data:`KEY_MARK`): a key is published as
+    surely as a value (an unknown field's name goes into the dataset's ``extra`` column).
 
-    Paths read like the project's error fields: ``turns[3].text``, ``threads[0].facts[1].value``.
-    Iterative: no nesting depth can exhaust the stack.
+    Paths read like the project's error fields: ``turns[3].text``, ``threads[0].facts[1].value``;
+    a key that holds a finding is masked in every path. Iterative: no nesting depth can exhaust
+    the stack.
     """
     stack: list[tuple[str, Any]] = [(prefix, obj)]
     while stack:
@@ -96,13 +111,17 @@ def iter_strings(obj: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
         if isinstance(value, str):
             yield where or "(value)", value
         elif isinstance(value, dict):
-            stack.extend((_key_path(where, str(k)), v) for k, v in reversed(list(value.items())))
+            for k, v in reversed(list(value.items())):
+                path = _key_path(where, str(k))
+                stack.append((path, v))
+                stack.append((path + KEY_MARK, str(k)))  # popped first: the key, then its value
         elif isinstance(value, list):
             stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
 
 
 def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]]:
-    """``(line, JSON path, string)`` for every string value of a JSON document, with its line.
+    """``(line, JSON path, string)`` for every string of a JSON document (values and keys, as
+    :func:`iter_strings` reads them), with its line.
 
     A JSON document (a mid-reply case file, a manifest) spans many lines; naming the line of each
     string lets an editor jump to a finding. Raises :class:`InputError` for text that is not JSON.
@@ -127,7 +146,9 @@ def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]
             if text[pos] == "}":
                 return pos + 1
             while True:
-                key, pos = json.decoder.scanstring(text, skip(pos) + 1)
+                at = skip(pos)
+                key, pos = json.decoder.scanstring(text, at + 1)
+                out.append((line_at(at), _key_path(where, key) + KEY_MARK, key))
                 pos = skip(pos) + 1  # the colon
                 pos = skip(value(pos, _key_path(where, key), out))
                 if text[pos] == "}":
@@ -194,7 +215,8 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 def _vet_strings(report: VetReport, rules: list[AllowRule], path: str, items: Iterable[tuple[Optional[int], str, str]]) -> None:
     for line, where, s in items:
-        report.strings += 1
+        if not where.endswith(KEY_MARK):  # the summary counts text fields; their keys are read all the same
+            report.strings += 1
         found = scan_text(s)
         if not found:
             continue

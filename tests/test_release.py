@@ -93,6 +93,17 @@ def test_a_planted_key_stops_the_release_at_vetting_with_nothing_pushed(hub, tmp
     assert hub.log == [] and REPO not in str(hub.repos)
     assert secret not in out + err
 
+    # a key used as a field name stops it too: field names are published (the extra column)
+    rows[3]["turns"][4]["text"] = "nothing to see"
+    rows[2]["notes"] = {secret: "x"}
+    data = u.write_data(tmp_path / "data2", rows, u.manifest(n=5))
+    code, out, err = _release(tmp_path, capsys, "--revision", "v0.1", "--v0", str(data))
+    assert code == 1 and f"{data / 'sessions.jsonl'}:3: notes.hf_" in out and " (key): api-key: hf_" in out
+    assert hub.log == [] and secret not in out + err
+    rows[3]["turns"][4]["text"] = f"我的令牌是{secret}，帮我看看"
+    del rows[2]["notes"]
+    data = u.write_data(tmp_path / "data", rows, u.manifest(n=5))
+
     # a reasoned allowlist entry lets a known fake through
     allow = tmp_path / "vet-allow.txt"
     allow.write_text(f"api-key:{secret}  # a made-up token planted for this test\n", encoding="utf-8")

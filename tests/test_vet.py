@@ -247,6 +247,25 @@ def test_cli_prints_masked_findings_and_exits_1_and_never_the_secret(tmp_path, c
     assert "1 finding (api-key 1), 0 allowed" in out
 
 
+def test_a_secret_or_an_address_used_as_a_field_name_is_found_and_masked_in_its_path(tmp_path, capsys):
+    """An unknown field's name is published (the dataset's ``extra`` column): vet reads keys as it reads values."""
+    secret = "sk-proj-Abc123XyZ789defGHI456jklMNO012pqr"
+    s = _session("en-0000", "en")
+    s[secret] = True
+    s["contact"] = {"alice.smith@gmail.com": {"note": "call alice.smith@gmail.com"}}
+    data = _write_jsonl(tmp_path / "d" / "sessions.jsonl", [s])
+    doc = _write_case_file(tmp_path / "cases.json", {**_case_file([("en", "hello")]), "owner": {secret: 1}})
+    code, out, err = u.cli(["vet", str(data), str(doc)], capsys)
+    assert code == 1
+    lines = out.splitlines()
+    assert any(x.startswith(f"{data}:1: sk-") and " (key): api-key: sk-" in x for x in lines), out
+    assert any(x.startswith(f"{data}:1: contact.al") and " (key): email: al" in x for x in lines), out
+    # the value under that key is found too, and its path shows the key masked
+    assert any(x.startswith(f"{data}:1: contact.al") and ".note: email: al" in x for x in lines), out
+    assert any(x.startswith(f"{doc}:") and "owner.sk-" in x and " (key): api-key: sk-" in x for x in lines), out
+    assert secret not in out + err and "alice.smith@gmail.com" not in out + err
+
+
 def test_allowlist_accepts_known_fakes_with_a_reason(tmp_path, capsys):
     s = _session("en-0000", "en")
     s["turns"][1]["text"] = "write to ops@acme-widgets.com or jane.doe@gmail.com"
