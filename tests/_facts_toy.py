@@ -47,3 +47,61 @@ class SharesProposals(CurrentOnly):
         await super().observe(exchange)
         for m in SUGGESTED.finditer(exchange.assistant.lower()):
             self.facts[(exchange.topic, m.group(1))] = m.group(2).strip()
+
+
+class Broken(CurrentOnly):
+    """``CurrentOnly``, broken in session en-0002 by the way ``BREAK`` names (a class attribute the
+    test sets): ``raise`` in observe at turn 5, ``none`` / ``dicts`` / ``ints`` from candidates,
+    ``text`` from deliver, ``briefing`` giving a number; ``sync``: plain (not async) methods, which work."""
+
+    name = "broken"
+    BREAK = "raise"
+
+    def __init__(self, context: SystemContext):
+        super().__init__(context)
+        self.hit = context.session_id == "en-0002"
+
+    async def observe(self, exchange: Exchange) -> None:
+        if self.hit and self.BREAK == "raise" and exchange.turn == 5:
+            raise RuntimeError("lost the notebook")
+        await super().observe(exchange)
+
+    async def candidates(self, request: Request):
+        if self.hit and self.BREAK == "none":
+            return None
+        if self.hit and self.BREAK == "dicts":
+            return [{"source": "move", "key": "budget", "value": "700 EUR"}]
+        if self.hit and self.BREAK == "ints":
+            return [FactLine("move", 123, "700 EUR")]  # type: ignore[arg-type]
+        return await super().candidates(request)
+
+    async def deliver(self, topic: str, request: Request, imported):
+        if self.hit and self.BREAK == "text":
+            return "move budget 700 EUR"
+        return await super().deliver(topic, request, imported)
+
+    def briefing(self, lines):
+        if self.hit and self.BREAK == "briefing":
+            return 42
+        return "Facts: " + "; ".join(f"{ln.key} {ln.value}" for ln in lines)
+
+
+class Sync(CurrentOnly):
+    """``CurrentOnly`` from plain functions (no ``async``): the protocol takes sync methods too."""
+
+    name = "sync"
+
+    def observe(self, exchange: Exchange) -> None:  # type: ignore[override]
+        user = exchange.user.lower()
+        for m in STATED.finditer(user):
+            self.facts[(exchange.topic, m.group(1))] = m.group(2).strip()
+        if "withdraw" in user:
+            for topic, key in list(self.facts):
+                if topic == exchange.topic and key in user:
+                    del self.facts[(topic, key)]
+
+    def candidates(self, request: Request) -> list[FactLine]:  # type: ignore[override]
+        return self._pointed(request.text, request.current)
+
+    def deliver(self, topic: str, request: Request, imported) -> list[FactLine]:  # type: ignore[override]
+        return self._pointed(request.text, topic)

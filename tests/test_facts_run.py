@@ -243,3 +243,44 @@ def test_scoring_a_run_again_keeps_its_data_judges_against_it_and_refuses_when_i
     err = capsys.readouterr().err
     assert err.startswith(f"error: {summary}: data.path: ") and "--data" in err and err.strip().count("\n") == 0, err
     assert summary.read_bytes() == before
+
+
+@pytest.mark.parametrize("how, said", [
+    ("raise", "system broken: observe() at turn 5 raised RuntimeError: lost the notebook"),
+    ("none", "system broken: candidates() at the session's start returned NoneType None: expected a list of FactLine"),
+    ("dicts", "system broken: candidates() at the session's start returned dict {'source': 'move', 'key': 'budget', "
+              "'value': '700 EUR'} at [0]: expected a FactLine"),
+    ("ints", "system broken: candidates() at the session's start returned a FactLine whose key is int 123 at [0]: "
+             "expected text"),
+    ("text", "system broken: deliver() for topic 'move' after turn 2 returned str 'move budget 700 EUR': expected a "
+             "list of FactLine"),
+    ("briefing", "system broken: briefing() of the delivered lines returned int 42: expected text"),
+])
+def test_a_system_that_breaks_the_protocol_fails_its_session_as_an_error_row_and_the_run_goes_on(data, capsys,
+                                                                                                 monkeypatch, how, said):
+    import _facts_toy
+
+    monkeypatch.setattr(_facts_toy.Broken, "BREAK", how)
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:Broken", "--strategies", "facts",
+                             "--no-cache")
+    assert code == 1 and "internal error" not in err, err
+    assert f"warning: 1 session failed and is recorded as an error row (first: {said}); run the same command" in err, err
+    rows = read_json_rows(data / "facts" / "fake-model-broken.jsonl")
+    assert [(r["session_id"], r["problem"]) for r in rows if r["kind"] == "error"] == [("en-0002", said)]
+    finished = {r["session_id"] for r in rows if r["kind"] == "session"}
+    assert finished == {"en-0001", "zh-0001"}  # the other sessions' work is kept, with --no-cache too
+    # fixed, the same command replays only the failed session
+    monkeypatch.setattr(_facts_toy.Broken, "BREAK", "nothing")
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:Broken", "--strategies", "facts",
+                             "--no-cache")
+    assert code == 0 and "1 replayed now, 2 kept from earlier runs" in err, err
+
+
+def test_a_system_of_plain_functions_gives_what_its_async_twin_gives(data, capsys):
+    for spec in ("_facts_toy:CurrentOnly", "_facts_toy:Sync"):
+        code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", spec, "--strategies", "facts")
+        assert code == 0, err
+    strip = [{k: v for k, v in r.items() if k not in ("system", "fingerprint")} for r in
+             read_json_rows(data / "facts" / "fake-model-current-only.jsonl")]
+    assert strip == [{k: v for k, v in r.items() if k not in ("system", "fingerprint")} for r in
+                     read_json_rows(data / "facts" / "fake-model-sync.jsonl")]

@@ -139,7 +139,9 @@ def _run_locked(args: argparse.Namespace, job: FactsRun, out: Path, data: Path, 
     if job.failed:
         if len(job.failed) == len(plan.todo):
             raise UsageError(f"every session failed ({len(job.failed)}); first: {next(iter(job.failed.values()))}")
-        print(f"warning: {len(job.failed)} session{'s' if len(job.failed) != 1 else ''} failed and are recorded as "
-              "error rows; run the same command again to finish them", file=sys.stderr)
+        n = len(job.failed)
+        print(f"warning: {n} session{'s' if n != 1 else ''} failed and {'are' if n != 1 else 'is'} recorded as "
+              f"{'error rows' if n != 1 else 'an error row'} (first: {next(iter(job.failed.values()))}); run the same "
+              "command again to finish them", file=sys.stderr)
         return 1
     return 0

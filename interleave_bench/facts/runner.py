@@ -29,6 +29,7 @@ from ..io import JsonlAppender, truncate_partial_line, write_jsonl
 from ..llm import LLM, ModelCallError, Reply
 from ..progress import progress
 from ..schema import Session, Turn, read_probe_question
+from .guard import GuardedSystem, SystemFailure
 from .metrics import CONFIRMED, STRATEGIES, delivery_verdict, judge
 from .prompts import (
     ANSWER_KIND,
@@ -233,12 +234,15 @@ class _Replay:
 async def replay_session(s: Session, llm: LLM, system_cls: Optional[type], opts: RunOptions) -> list[dict[str, Any]]:
     """Every row of one session, in order: per probe its route row, delivery and answer rows; then
     the sampled turns' route rows; then the session row. Raises :class:`ModelCallError` when a
-    call fails after the client's retries."""
+    call fails after the client's retries, :class:`~.guard.SystemFailure` when the system breaks the
+    protocol's contract (raises, or returns what it must not)."""
     metered = MeteredLLM(llm)
     titles = {t.id: t.title for t in s.threads}
     system = None
     if system_cls is not None and "facts" in opts.strategies:
-        system = system_cls(SystemContext(metered, s.session_id, s.lang, tuple(Topic(t.id, t.title) for t in s.threads)))
+        system = GuardedSystem(system_cls, SystemContext(metered, s.session_id, s.lang,
+                                                         tuple(Topic(t.id, t.title) for t in s.threads)),
+                               opts.system_name or system_cls.__name__)
     r = _Replay(s, metered, opts, system, titles)
     probes = probes_of(s)
     by_after: dict[int, list[Probe]] = defaultdict(list)
@@ -345,7 +349,7 @@ class FactsRun:
             async def one(s: Session) -> None:
                 try:
                     rows = await replay_session(s, llm, self.system_cls, self.opts)
-                except ModelCallError as exc:
+                except (ModelCallError, SystemFailure) as exc:  # the session's error row; the run goes on
                     self.failed[s.session_id] = str(exc)
                     rows = [row_dict(ErrorRow(session_id=s.session_id, problem=str(exc)))]
                 out.append_many(rows)
