@@ -25,7 +25,7 @@ from typing import Any, Callable, ContextManager, Iterator, Optional
 
 from . import __version__
 from .errors import InputError, InputErrors, InterleaveError, UsageError
-from .generate.runner import DATASETS, TEMPLATES_WRITER, GenerateConfig, generate
+from .generate.runner import DATASETS, TEMPLATES_WRITER, GenerateConfig, check_session_count, generate
 from .io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, sessions_file, sha256_file
 from .route.runner import SPLITS as ROUTE_SPLITS
 from .route.standard import write_baselines
@@ -116,8 +116,8 @@ class ReleaseOptions:
             raise UsageError("no data: give a data folder (--v0 DIR) or generate it (--offline, or --model NAME)")
         if self.data and self.generate is not None:
             raise UsageError("give data folders or generate, not both")
-        if self.generate is not None and self.generate.sessions < 1:
-            raise UsageError(f"--sessions must be at least 1, got {self.generate.sessions}")
+        if self.generate is not None:
+            check_session_count(self.generate.sessions)
         if self.split not in ROUTE_SPLITS:
             raise UsageError(f"--split must be one of {', '.join(ROUTE_SPLITS)}")
         check_bootstrap(self.bootstrap)

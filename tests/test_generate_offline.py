@@ -319,6 +319,10 @@ def test_cli_offline_default_folder_and_output(tmp_path, monkeypatch, capsys):
     "args, message",
     [
         (["--sessions", "0"], "--sessions must be at least 1"),
+        # a typo'd count is refused before any plan is made (it once filled 24 GiB and was killed)
+        (["--sessions", "99999999999999999999"], "--sessions must be at most 1,000,000, got 99,999,999,999,999,999,999"),
+        (["--plan", "continue_styles=implicit:nan,pronoun:1"], "continue_styles: weights must be finite, non-negative"),
+        (["--plan", "move_styles=explicit:inf,cue:0,pronoun:0"], "move_styles: weights must be finite, non-negative"),
         (["--sessions", "many"], "invalid int value"),
         (["--langs", "en,fr"], "no templates or prompts for language 'fr'"),
         (["--dry-run"], "--offline and --dry-run exclude each other"),

@@ -48,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError, same_path
     from ..generate import generate_offline
+    from ..generate.runner import check_session_count
     from ..commands.baselines import write_baselines
     from ..io import sessions_file
     from ..route.runner import RouteOptions, run_route
@@ -58,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from ..score.rows import not_scored_line
     from ..score.run import score_files
 
-    if args.sessions < 1:
-        raise UsageError("--sessions must be at least 1")
+    check_session_count(args.sessions)
     if args.v1_sessions < 0:
         raise UsageError("--v1-sessions must be 0 or more")
     if args.v1_sessions and same_path(args.out, args.v1_out):  # the v1 set would replace the routed data

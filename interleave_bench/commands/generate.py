@@ -22,6 +22,7 @@ from ..generate.runner import (
     GenerateConfig,
     GenerateResult,
     check_langs,
+    check_session_count,
     default_out,
     generate,
 )
@@ -57,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--offline and --dry-run exclude each other: --offline uses no model at all")
     if args.offline and args.model:
         raise UsageError("--offline uses no model: drop --model, or drop --offline to generate with the model")
-    if args.sessions < 1:
-        raise UsageError(f"--sessions must be at least 1, got {args.sessions}")
+    check_session_count(args.sessions)
     langs = check_langs(parse_langs(args.langs))  # before any model is set up
     plan = PlanOptions.from_overrides(args.plan)
     mode = "offline" if args.offline else "dry" if args.dry_run else "model"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -126,8 +127,9 @@ class PlanOptions:
             styles = [s for s, _ in weights]
             if not weights or any(s not in allowed for s in styles) or len(set(styles)) != len(styles):
                 out.append(f"{name}: styles must be distinct, from {', '.join(allowed)}")
-            elif any(w < 0 for _, w in weights) or abs(sum(w for _, w in weights) - 1.0) > 1e-6:
-                out.append(f"{name}: weights must be non-negative and sum to 1")
+            elif (any(not math.isfinite(w) or w < 0 for _, w in weights)
+                  or abs(sum(w for _, w in weights) - 1.0) > 1e-6):
+                out.append(f"{name}: weights must be finite, non-negative and sum to 1")
         return out
 
     def as_dict(self) -> dict[str, Any]:

@@ -251,6 +251,20 @@ async def _drive(
         await asyncio.gather(*workers, return_exceptions=True)
 
 
+
+#: the most sessions one data set may ask for: far beyond any benchmark's size, and still a plan
+#: the machine can hold (a count read from a typo'd option must not exhaust the memory)
+MAX_SESSIONS = 1_000_000
+
+
+def check_session_count(n: int, option: str = "--sessions") -> None:
+    """Raise :class:`UsageError` unless ``n`` sessions can be generated: 1 to :data:`MAX_SESSIONS`."""
+    if n < 1:
+        raise UsageError(f"{option} must be at least 1, got {n}")
+    if n > MAX_SESSIONS:
+        raise UsageError(f"{option} must be at most {MAX_SESSIONS:,}, got {n:,}")
+
+
 def generate(
     n_sessions: int,
     out_dir: str | os.PathLike,
@@ -271,8 +285,7 @@ def generate(
     config = config or GenerateConfig()
     if llm is not None and llm.provider.identity == FAKE_IDENTITY:
         from . import fake  # noqa: F401  (the fake model answers generation requests with these handlers)
-    if n_sessions < 1:
-        raise UsageError("--sessions must be at least 1")
+    check_session_count(n_sessions)
     if concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     if config.dataset not in DATASETS:
