@@ -293,6 +293,9 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "the same rows reformatted under another name": lambda w: (
         _predictions(w, "reformatted", lambda ls: [json.dumps(json.loads(line), indent=None, separators=(", ", ": "))
                                                    for line in ls]), _board_row(w)),
+    "the same rows with a field added under another name": lambda w: (
+        _predictions(w, "field-added", lambda ls: [json.dumps({**json.loads(line), "note": "x"}) for line in ls]),
+        _board_row(w)),
     "the same rows with labels written as numbers": lambda w: (_open_run(w, "labels-as-numbers", pred=int), _open_board(w)),
     "the same rows with whole milliseconds as decimals": lambda w: (_open_run(w, "ms-as-decimals", ms=212.0), _open_board(w)),
     "a name differing by case": lambda w: (_other_run(w, "closed-bm25") | {"system": "CLOSED-STAY"}, _board_row(w)),

@@ -19,7 +19,7 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from ..errors import InputError, InputErrors, UsageError, require_file
 from ..io import read_json, sha256_file
@@ -147,20 +147,26 @@ def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return [(line, row) for line, text in iter_json_lines(path) if isinstance(row := json.loads(text), dict)]
 
 
-def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]], model: Optional[type] = None) -> str:
+def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]], model: Optional[Callable[[dict[str, Any]], Any]] = None) -> str:
     """The run's rows (:func:`read_rows`) as a set: SHA-256 (``sha256:<hex>``) over each row's
     canonical JSON, the lines sorted. With ``model`` (a predictions file's
-    :class:`~interleave_bench.schema.PredictionRow`) a row is first taken as its reader takes it (a
-    label written as a number is its text, a whole number of milliseconds is one); then it is
-    written with its keys sorted and null fields left out. So the same rows reordered,
-    reformatted, written with other JSON types for the same values, or as Parquet give the same
-    fingerprint."""
+    :class:`~interleave_bench.schema.PredictionRow`, or a function giving a row's record, as a facts
+    result row is typed by its kind) a row is first taken as its reader takes it (a label written as
+    a number is its text, a whole number of milliseconds is one) and only the fields the reader
+    knows are kept (an unknown field is ignored by the scorer, so it makes no other run); then it
+    is written with its keys sorted and null fields left out. So the same rows reordered,
+    reformatted, written with other JSON types for the same values, with fields added, or as
+    Parquet give the same fingerprint."""
     import json
 
     from ..io import sorted_lines_fingerprint
 
     def canonical(r: dict[str, Any]) -> str:
-        read = r if model is None else model.model_validate(r).model_dump(mode="json")
+        if model is None:
+            read = r
+        else:
+            record = model.model_validate(r) if isinstance(model, type) else model(r)
+            read = record.model_dump(mode="json", include=set(type(record).model_fields))
         return json.dumps({k: v for k, v in read.items() if v is not None}, sort_keys=True, separators=(",", ":"),
                           ensure_ascii=False)
 
@@ -464,7 +470,12 @@ def score_summary(path: str, doc: dict[str, Any], data: Optional[str] = None) ->
     if kind != KIND_MID_REPLY:
         computed.update(passed=metrics["passed"], split=split, data={"path": data_file, "sha256": data_sha})
         computed["provenance"]["data_sha256"] = data_sha
-    return Scored(path, {}, computed, rows_fingerprint(read_rows(results)))
+    typed = None
+    if kind != KIND_MID_REPLY:
+        from ..facts.results import parse_row
+
+        typed = lambda r: parse_row(str(results), None, r)  # noqa: E731 - a facts row typed by its kind
+    return Scored(path, {}, computed, rows_fingerprint(read_rows(results), typed))
 
 
 # --- one entry point ----------------------------------------------------------------------------------
