@@ -16,7 +16,7 @@ import pytest
 
 import _board_util as b
 from interleave_bench.errors import InputError, InputErrors, UsageError
-from interleave_bench.hub.board_checks import check_additions, check_complete, check_intervals, check_values
+from interleave_bench.hub.board_checks import check_additions, check_complete, check_intervals, check_real_model, check_values
 from interleave_bench.hub.board_score import score_given
 
 
@@ -29,6 +29,7 @@ def verdict(paths: list[str], existing: list[dict[str, Any]] = (), **options: An
         check_values(rows, where)
         check_intervals(rows, where)
         check_complete([s.doc for s in scored], where)
+        check_real_model([s.doc for s in scored], where)
         check_additions(list(existing), rows, where)
     except InputErrors as exc:
         return [e.format() for e in exc.errors]
@@ -59,10 +60,23 @@ def _facts_summary(root: Path) -> dict[str, Any]:
     data = write_data(root / "v1", [session("en-0001"), session("en-0002"), session("zh-0001", lang="zh", split="test")])
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("INTERLEAVE_CACHE", str(root / "cache"))
-        assert main(["facts", str(data), "--dry-run", "--split", "all", "--out", str(root / "facts" / "run.jsonl")]) in (0, 1)
+        # (named as a model would be: the fake model's own name marks a dry run, which the board refuses)
+        assert main(["facts", str(data), "--dry-run", "--model", "stand-in", "--split", "all",
+                     "--out", str(root / "facts" / "run.jsonl")]) in (0, 1)
     doc = json.loads((root / "facts" / "run.score.json").read_text(encoding="utf-8"))
     assert doc["data"]["path"] == str(data / "sessions.jsonl") and doc["split"] == "all"
     return doc
+
+
+def _dry_run(w) -> Path:
+    """A model-router run answered by the project's fake model (``route --dry-run``)."""
+    from interleave_bench.cli import main
+
+    out = w["root"] / "dry" / "closed-llm-fake-model.jsonl"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INTERLEAVE_CACHE", str(w["root"] / "cache"))
+        assert main(["route", str(w["data"]), "--mode", "closed", "--policy", "llm", "--dry-run", "--out", str(out)]) == 0
+    return out
 
 
 def _facts_dev_only(w) -> dict[str, Any]:
@@ -293,6 +307,8 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "the same rows reformatted under another name": lambda w: (
         _predictions(w, "reformatted", lambda ls: [json.dumps(json.loads(line), indent=None, separators=(", ", ": "))
                                                    for line in ls]), _board_row(w)),
+    "a dry run of the fake model": lambda w: _dry_run(w),
+    "a dry-run facts summary": lambda w: b.forged(w["facts"], model="fake-model"),
     "the same rows with a field added under another name": lambda w: (
         _predictions(w, "field-added", lambda ls: [json.dumps({**json.loads(line), "note": "x"}) for line in ls]),
         _board_row(w)),

@@ -81,6 +81,19 @@ def _field(row: dict[str, Any], col: str) -> str:
     return f"intervals.{m}" if m != col else f"metrics.{m}"
 
 
+def check_real_model(docs: list[Any], paths: list[str]) -> None:
+    """Refuse a run answered by the project's fake model (``--dry-run``): its rows say model
+    ``fake-model`` (a mid-reply summary: ``dry_run``). A dry run checks the pipeline; its figures
+    are the fake model's keyword matching, which the board must not rank beside models."""
+    from ..llm.provider import FAKE_MODEL
+
+    errs = [InputError(p, None, "model" if doc.get("model") == FAKE_MODEL else "dry_run",
+                       f"a dry run (answered by the project's {FAKE_MODEL}, not a model): the board ranks real runs")
+            for p, doc in zip(paths, docs) if doc.get("model") == FAKE_MODEL or doc.get("dry_run") is True]
+    if errs:
+        raise InputErrors(errs)
+
+
 def check_complete(docs: list[Any], paths: list[str]) -> None:
     """Refuse runs that left part of their split unscored.
 

@@ -40,6 +40,7 @@ from .board_checks import (  # noqa: F401 - the board's rules, importable from h
     check_complete,
     check_data_revisions,
     check_intervals,
+    check_real_model,
     check_values,
     current_revision,
     describe,
@@ -210,6 +211,7 @@ def add_runs(
     check_values(new, where)
     check_intervals(new, where)
     check_complete(docs, where)
+    check_real_model(docs, where)
     client.require_token()
     api = client.hub_api()
     what = f"leaderboard add to {repo_id}"
