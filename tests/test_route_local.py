@@ -612,3 +612,22 @@ def test_a_sweep_says_how_many_error_rows_each_run_left(tmp_path, offline, opena
     assert n > 0 and f"{n:,} ERROR rows remain in {data / 'predictions' / 'closed-hybrid-t1-m1.jsonl'}" in err, err
     assert "t0-m1.jsonl" not in err  # threshold 0 asks no model: nothing left to ask again
     assert f", {n:,} errors;" in out, out
+
+
+def test_each_run_of_a_sweep_records_its_own_usage(tmp_path, offline, monkeypatch, capsys):
+    import re
+
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    data = small_copy(offline, tmp_path, 2)
+    assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run", "--sweep-threshold", "0.9,1") == 0
+    out = capsys.readouterr().out
+    total = int(re.search(r"; ([0-9,]+) paid calls,", out).group(1).replace(",", ""))
+    folder = data / "predictions-dry"
+    usage = {t: json.loads((folder / f"closed-hybrid-t{t}-fake-model.run.json").read_text())["usage"] for t in ("0.9", "1")}
+    # each record holds its run's calls: together the sweep's, not the running total twice
+    assert usage["0.9"]["calls"] > 0 and usage["1"]["calls"] > 0
+    assert usage["0.9"]["calls"] + usage["1"]["calls"] == total, (usage, total)
+    for t in ("0.9", "1"):
+        rows = [json.loads(x) for x in (folder / f"closed-hybrid-t{t}-fake-model.jsonl").read_text().splitlines()]
+        paid_in = sum(r["usage"]["input"] for r in rows if "usage" in r)
+        assert usage[t]["input_tokens"] <= paid_in  # (its rows count cached answers too)

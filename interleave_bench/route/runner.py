@@ -498,6 +498,8 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
     write_json(record_path, start_record.dump())
 
     counts = SessionCounts()
+    # this run's share of the client's totals (a sweep routes several runs with one client)
+    spent_before = llm.stats.as_manifest() if llm is not None else None
     slots = 1
     if getattr(router, "uses_model", False) and llm is not None:
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
@@ -529,7 +531,9 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
         else:
             asyncio.run(main())
 
-    usage = llm.stats.as_manifest() if llm is not None else None
+    usage = None
+    if llm is not None and spent_before is not None:
+        usage = {k: round(v - spent_before[k], 6) for k, v in llm.stats.as_manifest().items()}
     if usage is not None and done and previous is not None and previous.usage:
         # a resumed run: the record keeps what the whole file cost
         usage = {k: round(v + previous.usage.get(k, 0), 6) for k, v in usage.items()}
