@@ -186,6 +186,16 @@ def test_the_dataset_carries_eval_yaml_and_a_model_gets_its_eval_results_from_th
                                 "--data-revision", "v0.1"], capsys)
         assert code == 0, err
     test = score_files(src, [pred], split="test", write=False)[0].result
+    # the task's row was published by the first add (board-1), the board is now at board-2: the
+    # source names and links the row's own publication
+    out_dir = tmp_path / "evalres"
+    code, out, err = u.cli(["leaderboard", "export-eval-results", "--repo", "org/board", "--model", model,
+                            "--out", str(out_dir)], capsys)
+    assert code == 0, err
+    [entry] = yaml.safe_load((out_dir / ".eval_results" / "interleavebench-v0-closed.yaml").read_text(encoding="utf-8"))
+    assert entry["value"] == test["metrics"]["accuracy"]
+    assert entry["source"]["name"] == "InterleaveBench leaderboard board-1"
+    assert entry["source"]["url"].endswith("/tree/board-1"), entry["source"]
     code, out, err = u.cli(["leaderboard", "export-eval-results", "--repo", "org/board", "--model", "other/model"], capsys)
     assert code == 2 and err.count("\n") == 1
 

@@ -15,7 +15,7 @@ leaderboard rows, so what a model page shows is what the board published.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from .. import __version__
 
@@ -72,8 +72,10 @@ def task_of(row: dict[str, Any]) -> Optional[Task]:
     return next((t for t in TASKS if t.kind == kind and (t.mode is None or t.mode == row.get("mode"))), None)
 
 
-def result_entry(row: dict[str, Any], task: Task, board_url: str) -> dict[str, Any]:
-    """One ``.eval_results`` entry for a board row (the value is the task's metric, in [0, 1])."""
+def result_entry(row: dict[str, Any], task: Task, board_url: Callable[[Optional[str]], str]) -> dict[str, Any]:
+    """One ``.eval_results`` entry for a board row (the value is the task's metric, in [0, 1]);
+    ``board_url(tag)`` is the board at a publication tag: the source is the row's own publication,
+    its link and its name alike."""
     value = row[task.metric]
     lo, hi = row.get(f"{task.metric}_lo"), row.get(f"{task.metric}_hi")
     notes = [f"system {row.get('system')}", f"policy {row.get('policy') or '-'}"]
@@ -86,13 +88,14 @@ def result_entry(row: dict[str, Any], task: Task, board_url: str) -> dict[str, A
     entry: dict[str, Any] = {"dataset": dataset, "value": value}
     if row.get("date"):
         entry["date"] = str(row["date"])
-    entry["source"] = {"url": board_url, "name": f"InterleaveBench leaderboard {row.get('publication') or ''}".strip()}
+    entry["source"] = {"url": board_url(row.get("publication")),
+                       "name": f"InterleaveBench leaderboard {row.get('publication') or ''}".strip()}
     entry["evaluation_framework"] = FRAMEWORK
     entry["notes"] = "; ".join(notes) + f" (interleave-bench {__version__})"
     return entry
 
 
-def eval_results_files(rows: list[dict[str, Any]], board_url: str) -> dict[str, str]:
+def eval_results_files(rows: list[dict[str, Any]], board_url: Callable[[Optional[str]], str]) -> dict[str, str]:
     """``{path in the model repo: YAML text}``: one file per task, from the best-ranked row of each.
 
     ``rows`` come ranked (best first); rows without a data repo, on another split or of no task

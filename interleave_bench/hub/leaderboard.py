@@ -339,7 +339,7 @@ def eval_results_for(repo_id: str, model: str, *, revision: Optional[str] = None
     _, groups, _ = rank(state.rows)
     mine = [r for g in groups for r in g.rows if r.get("model") == model]
     at = revision or next((r.get("publication") for r in sorted(state.rows, key=lambda r: -_pub_number(r.get("publication")))), None)
-    files = eval_results_files(mine, client.repo_url(repo_id, at))
+    files = eval_results_files(mine, lambda tag: client.repo_url(repo_id, tag or at))
     if not files:
         raise UsageError(f"{repo_id}: no row of model {model!r} on the ranked data revision reports on a task "
                          "(tasks are on the test split and need --data-repo on the row)")
