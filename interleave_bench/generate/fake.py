@@ -26,7 +26,7 @@ from .stepcheck import step_problem
 from .plan import PlanRow
 from .prompts import extract_payload
 from .reader import RuleReader
-from .text import contains
+from .text import contains, language_problem
 from .threads import build_offline_threads
 
 #: one vague message in this many is written leaky, so dry runs exercise the rewrite
@@ -204,6 +204,9 @@ def answer_write_v1(messages: list[dict[str, Any]], body: dict[str, Any]) -> str
                 text = render_row(row, threads, lang, rng).text
                 reply = render_reply(row, lang, rng)
                 ok = row.fact is None or step_problem(row.fact.kind, row.fact.value, text, reply, lang) is None
+                # as a competent model writes: in the session's language (a short Chinese phrasing
+                # around a long Latin value, "型号定ThinkPad X1 Carbon怎么样？", reads as not Chinese)
+                ok = ok and language_problem(text, lang) is None and language_problem(reply, lang) is None
                 if text not in used and ok:
                     break
         used.add(text)
