@@ -209,6 +209,30 @@ def read_json(path: str | os.PathLike) -> Any:
     return parse_json(str(path), None, read_text(path))
 
 
+def require_own_data_folder(folder: str | os.PathLike, writer: str, command: str) -> None:
+    """Raise :class:`UsageError` when the data folder ``folder`` holds a data set ``writer`` did
+    not write (its manifest names another writer, or it has sessions and no manifest): an
+    importer rewrites its own data in place, never another data set (generated data, another
+    corpus) and the runs beside it."""
+    folder = Path(folder)
+    manifest = folder / MANIFEST_FILE
+    if manifest.is_file():
+        try:
+            doc = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            doc = None
+        found = doc.get("writer") if isinstance(doc, dict) else None
+        if found == writer:
+            return
+        what = f"a data set written by {found!r}" if isinstance(found, str) else f"a {MANIFEST_FILE} of no data set it wrote"
+    elif (folder / SESSIONS_FILE).exists():
+        what = f"a {SESSIONS_FILE} with no {MANIFEST_FILE} (written by no importer)"
+    else:
+        return
+    raise UsageError(f"{command}: --out {folder} holds {what}: importing would replace it; choose another folder "
+                     "(or remove it)")
+
+
 def read_manifest(path: str | os.PathLike) -> Manifest:
     return parse_record(str(path), None, read_json(path), Manifest)
 

@@ -176,3 +176,24 @@ def test_hub_export_refuses_other_sessions_as_irc(tmp_path, capsys):
     data = write_jsonl(tmp_path / "data" / "sessions.jsonl", many_sessions(2))
     code, _, err = run_cli(capsys, "export", "--irc", data, "--out", tmp_path / "hub")
     assert code == 2 and "import irc" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("importer", ["irc", "sgd"])
+def test_an_import_replaces_its_own_data_but_refuses_another_data_set(tmp_path, capsys, importer):
+    from interleave_bench.generate.runner import generate_offline
+
+    source = HAND if importer == "irc" else Path(__file__).parent / "data" / "sgd"
+    out = tmp_path / "corpus"
+    assert run_cli(capsys, "import", importer, source, "--out", out)[0] == 0
+    assert run_cli(capsys, "import", importer, source, "--out", out)[0] == 0  # its own data: rewritten in place
+    other = generate_offline(2, tmp_path / "gen").parent  # a generated data set, with runs beside it perhaps
+    nameless = tmp_path / "nameless"
+    nameless.mkdir()
+    (nameless / "sessions.jsonl").write_text((other / "sessions.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    for folder, what in ((other, "a data set written by 'templates'"),
+                         (nameless, "a sessions.jsonl with no manifest.json (written by no importer)")):
+        before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+        code, _, err = run_cli(capsys, "import", importer, source, "--out", folder)
+        assert code == 2 and err == (f"error: import {importer}: --out {folder} holds {what}: importing would replace "
+                                     "it; choose another folder (or remove it)\n"), err
+        assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io import MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, exclusive_output, parse_record, sha256_file, write_json
+from ..io import (MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, exclusive_output, parse_record, require_own_data_folder,
+                  sha256_file, write_json)
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import OPEN_ONLY_FIELD, Manifest, Session, check_session
@@ -55,6 +56,7 @@ def import_irc(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
     """
     pairs = log_pairs(corpus)
     out = Path(out)
+    require_own_data_folder(out, WRITER, "import irc")
     out.mkdir(parents=True, exist_ok=True)
     target = out / SESSIONS_FILE
     with exclusive_output(target, "import irc"):

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import InputError
-from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_parts, dumps_line, parse_record, sha256_file, write_json
+from ..io import (MANIFEST_FILE, SESSIONS_FILE, atomic_write_parts, dumps_line, parse_record, require_own_data_folder,
+                  sha256_file, write_json)
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import Manifest, Session, check_session
@@ -73,6 +74,7 @@ def import_sgd(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
     """
     folders = split_folders(corpus)
     out = Path(out)
+    require_own_data_folder(out, WRITER, "import sgd")
     result = ImportResult(out, 0, 0, 0, 0)
     files = [(folder, f) for folder in folders for f in folder.files]
 
