@@ -236,6 +236,17 @@ def test_reexport_replaces_only_what_the_export_owns(v0_dir, tmp_path, capsys):
     code, _, err = _export(["--v0", str(v0_dir), "--out", str(out)], capsys)
     assert code == 2 and "notes.txt" in err and "refusing" in err
     assert (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    # under the names it owns, too: a file of the user's in a config folder, a README that is no card
+    (out / "v0" / "notes.txt").write_text("mine too")
+    code, _, err = _export(["--v0", str(v0_dir), "--out", str(out)], capsys)
+    assert code == 2 and "holds v0/notes.txt, which an export does not write" in err, err
+    assert (out / "v0" / "notes.txt").read_text() == "mine too"
+    (out / "v0" / "notes.txt").unlink()
+    (out / "README.md").write_text("# my own readme\n")
+    code, _, err = _export(["--v0", str(v0_dir), "--out", str(out)], capsys)
+    assert code == 2 and "holds README.md (no dataset card)" in err, err
+    assert (out / "README.md").read_text() == "# my own readme\n"
 
 
 # --- bad input --------------------------------------------------------------------------------------

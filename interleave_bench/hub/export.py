@@ -266,6 +266,36 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str, re
     return cardlib.render(template, values, source=template_path)
 
 
+#: bytes of an existing card or eval.yaml read to tell whether an export wrote it
+HEAD_BYTES = 64 * 1024
+
+
+def _foreign_in_owned(out: Path) -> list[str]:
+    """What, under the names an export owns, an export did not write, so replacing it would lose
+    it: a README.md that is no dataset card (YAML with ``configs``), an eval.yaml that is not the
+    tasks file, a file in a config folder that is not Parquet."""
+    found: list[str] = []
+    for name in sorted(OWNED_ENTRIES):
+        path = out / name
+        if not path.exists():
+            continue
+        if name in (README, EVAL_YAML):
+            try:
+                with open(path, "rb") as fh:
+                    head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
+            except OSError:
+                head = ""
+            ours = (head.startswith("---") and "\nconfigs:" in head) if name == README else "evaluation_framework:" in head
+            if not path.is_file() or not ours:
+                found.append(f"{name} ({'no dataset card' if name == README else 'no tasks file'})")
+        elif not path.is_dir():
+            found.append(name)
+        else:
+            found += sorted(f"{name}/{f.relative_to(path).as_posix()}" for f in path.rglob("*")
+                            if not f.is_dir() and f.suffix != ".parquet")
+    return found
+
+
 def _check_replaceable(out: Path) -> None:
     if not out.exists():
         return
@@ -273,6 +303,7 @@ def _check_replaceable(out: Path) -> None:
         raise UsageError(f"{out}: exists and is not a folder")
     # hidden entries (a clone's .git, say) are neither replaced nor pushed
     strangers = sorted(p.name for p in out.iterdir() if p.name not in OWNED_ENTRIES and not p.name.startswith("."))
+    strangers += _foreign_in_owned(out)
     if strangers:
         raise UsageError(
             f"{out}: holds {', '.join(strangers[:5])}{'...' if len(strangers) > 5 else ''}, which an export does not "
