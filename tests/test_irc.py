@@ -139,6 +139,17 @@ def test_export_irc_writes_the_corpus_formats(tmp_path, capsys, imported):
     code, _, _ = run_cli(capsys, "export-irc", imported / "predictions" / "open-always_new.jsonl", "--out", out)
     assert code == 0
     assert len((out / "clusters.txt").read_text().splitlines()) == 7
+    # a file of the user's under one of its names, or a data folder, is refused and left as it was
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "links.txt").write_text("my notes\n")
+    code, _, err = run_cli(capsys, "export-irc", imported / "predictions" / "open-oracle.jsonl", "--out", mine)
+    assert code == 2 and err == (f"error: export-irc: --out {mine / 'links.txt'} is already there and is not a file "
+                                 "export-irc wrote: writing would replace it; choose another path (or remove that file)\n")
+    assert (mine / "links.txt").read_text() == "my notes\n" and not (mine / "clusters.txt").exists()
+    before = sorted(p.name for p in imported.iterdir())
+    code, _, err = run_cli(capsys, "export-irc", imported / "predictions" / "open-oracle.jsonl", "--out", imported)
+    assert code == 2 and "holds a data set (sessions.jsonl)" in err and sorted(p.name for p in imported.iterdir()) == before
 
 
 def test_export_irc_refuses_data_not_imported_from_the_corpus(tmp_path, capsys):

@@ -15,12 +15,13 @@ A message routed to ``CLARIFY`` or ``ERROR``, or without a row, is a conversatio
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..errors import InputError
-from ..io import atomic_write_text
+from ..errors import InputError, UsageError, require_replaceable
+from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_text
 from ..schema import SPECIAL_LABELS, PredictionRow, Session
 
 CLUSTERS_FILE = "clusters.txt"
@@ -59,6 +60,25 @@ def session_clusters(session: Session, rows: Mapping[int, PredictionRow], source
     return [sorted(lines) for lines in groups.values()]
 
 
+#: the first line of a file this export wrote: ``<annotation file>:<message number>...``
+_OUR_LINE = re.compile(rb"^[^\s:]+:[0-9]")
+
+
+def _is_export_head(head: bytes) -> bool:
+    return _OUR_LINE.match(head.split(b"\n", 1)[0]) is not None
+
+
+def _require_export_folder(out: Path) -> None:
+    """Refuse an ``--out`` that holds a data set (it is no place for the corpus's files), or whose
+    ``clusters.txt`` / ``links.txt`` this export did not write (a user's own notes, say)."""
+    for name in (SESSIONS_FILE, MANIFEST_FILE):
+        if (out / name).exists():
+            raise UsageError(f"export-irc: --out {out} holds a data set ({name}): choose another folder for "
+                             f"{CLUSTERS_FILE} and {LINKS_FILE}")
+    for name in (CLUSTERS_FILE, LINKS_FILE):
+        require_replaceable(out / name, _is_export_head, "a file export-irc wrote", "export-irc: --out")
+
+
 def write_corpus_clusters(
     sessions: Sequence[Session], by_session: Mapping[str, Mapping[int, PredictionRow]], out: str | os.PathLike,
     source: str = "<data>",
@@ -69,6 +89,7 @@ def write_corpus_clusters(
     session lacks ``source_file`` or a turn lacks ``line`` (not imported by ``import irc``).
     """
     out = Path(out)
+    _require_export_folder(out)
     cluster_lines: list[str] = []
     link_lines: list[str] = []
     skipped: list[str] = []
