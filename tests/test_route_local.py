@@ -631,3 +631,17 @@ def test_each_run_of_a_sweep_records_its_own_usage(tmp_path, offline, monkeypatc
         rows = [json.loads(x) for x in (folder / f"closed-hybrid-t{t}-fake-model.jsonl").read_text().splitlines()]
         paid_in = sum(r["usage"]["input"] for r in rows if "usage" in r)
         assert usage[t]["input_tokens"] <= paid_in  # (its rows count cached answers too)
+
+
+def test_a_sweep_over_every_split_measures_its_curve_on_the_dev_sessions(tmp_path, offline, monkeypatch, capsys):
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    data = small_copy(offline, tmp_path, 10)
+    sessions = [json.loads(x) for x in (data / "sessions.jsonl").read_text().splitlines()]
+    dev = sum(len(s["turns"]) for s in sessions if s["split"] == "dev")
+    assert 0 < dev < sum(len(s["turns"]) for s in sessions)  # both splits are there
+    assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run", "--sweep-threshold", "0,1") == 0
+    doc = json.loads((data / "predictions-dry" / "closed-hybrid-sweep-fake-model.sweep.json").read_text())
+    assert doc["options"]["split"] == "all" and doc["options"]["curve_split"] == "dev"
+    assert [p["messages"] for p in doc["curve"]] == [dev, dev]
+    rows = (data / "predictions-dry" / "closed-hybrid-t0-fake-model.jsonl").read_text().splitlines()
+    assert len(rows) == sum(len(s["turns"]) for s in sessions)  # every split routed: the test split is there to report

@@ -81,9 +81,17 @@ def curve_path(data_file: Path, opts: RouteOptions, model: Optional[str], *, dry
     return default_output(data_file, opts, model, dry_run=dry_run).parent / f"{name}.sweep.json"
 
 
+def curve_split(routed: str) -> str:
+    """The split a sweep's curve is measured on: ``dev`` when every split was routed (a threshold is
+    chosen on dev data, and the test split is reported once with it), else the routed one."""
+    return "dev" if routed == "all" else routed
+
+
 def point_of(threshold: float, path: Path, sessions: Sequence[Any], split: str) -> SweepPoint:
-    """Score one threshold's predictions file into a :class:`SweepPoint`."""
-    rows = read_predictions(path)
+    """Score one threshold's predictions file into a :class:`SweepPoint`: every figure (messages,
+    shares, accuracy) over the messages of ``split``."""
+    ids = {s.session_id for s in sessions if split == "all" or s.split == split}
+    rows = [r for r in read_predictions(path) if r.session_id in ids]
     n = len(rows)
     local = sum(1 for r in rows if r.via == VIA_LOCAL)
     calls = sum(1 for r in rows if r.usage is not None)
@@ -104,13 +112,14 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
     data_file = sessions_file(data)
     runs = [run_route(data_file, replace(opts, threshold=t), llm=llm, fresh=fresh, dry_run=dry_run) for t in thresholds]
     sessions = read_sessions(data_file)
-    points = [point_of(t, r.path, sessions, opts.split) for t, r in zip(thresholds, runs)]
+    measured = curve_split(opts.split)
+    points = [point_of(t, r.path, sessions, measured) for t, r in zip(thresholds, runs)]
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
     json_path = curve_path(data_file, opts, model, dry_run=dry_run)
     csv_path = json_path.with_name(json_path.name[: -len(".json")] + ".csv")
     options = {k: v for k, v in opts.as_dict().items() if k != "threshold"}
     write_json(json_path, {
-        "options": {**options, "model": model, "thresholds": list(thresholds)},
+        "options": {**options, "model": model, "thresholds": list(thresholds), "curve_split": measured},
         "curve": [asdict(p) for p in points],
         "provenance": provenance(),
     })
