@@ -454,3 +454,33 @@ def test_export_of_offline_generated_data(tmp_path, capsys):
     for r in rows:
         assert Session.model_validate(row_to_session(r)).model_dump() == Session.model_validate(src[r["session_id"]]).model_dump()
         assert row_to_session(r) == src[r["session_id"]]
+
+
+def test_an_exported_folder_is_data_for_route_score_and_stats_as_its_source_is(v0_dir, tmp_path, capsys, monkeypatch):
+    """docs/harness.md: DATA is any data argument, an export's folder too; every command reads it as
+    the JSONL it was exported from (the same numbers, no warning that the run was routed elsewhere)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INTERLEAVE_HUB_DATA", str(tmp_path / "hub-data"))
+    out = tmp_path / "interleavebench"
+    assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0
+    assert u.cli(["route", str(v0_dir), "--mode", "closed", "--policy", "bm25"], capsys)[0] == 0
+    pred = v0_dir / "predictions" / "closed-bm25.jsonl"
+    scores = {}
+    for data in (str(v0_dir), str(out), f"{out}#v0"):
+        code, printed, err = u.cli(["score", data, str(pred), "--split", "all", "--bootstrap", "0", "--json"], capsys)
+        assert code == 0 and "warning" not in err, err
+        doc = json.loads(printed)
+        scores[data] = (doc["metrics"], doc["provenance"]["data_sha256"])
+    assert len(set(json.dumps(v, sort_keys=True) for v in scores.values())) == 1, scores
+    # routed from the export: the same rows as from the source
+    routed = tmp_path / "from-export.jsonl"
+    assert u.cli(["route", str(out), "--mode", "closed", "--policy", "bm25", "--out", str(routed)], capsys)[0] == 0
+    def rows(path: Path) -> list[dict]:  # (an export holds each split apart: sessions in another order)
+        return sorted((json.loads(x) for x in path.read_text().splitlines()), key=lambda r: (r["session_id"], r["i"]))
+
+    assert rows(routed) == rows(pred)
+    code, printed, _ = u.cli(["stats", str(out), str(v0_dir), "--json"], capsys)
+    a, b = json.loads(printed)["data"]
+    assert code == 0 and {k: v for k, v in a.items() if k != "path"} == {k: v for k, v in b.items() if k != "path"}
+    code, _, err = u.cli(["score", f"{out}#v1", str(pred)], capsys)
+    assert code == 2 and "no Parquet files of config 'v1'" in err and err.count("\n") == 1

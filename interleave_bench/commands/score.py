@@ -155,6 +155,22 @@ def run_inputs(data: str | os.PathLike, predictions: list[str]) -> list[tuple[os
 
 
 
+def _same_sessions(routed: object, routed_sha: str, data_file: str | os.PathLike) -> bool:
+    """Whether the file a run was routed on (its record's ``data``, when it is still there with the
+    bytes the record names) holds the same sessions as ``data_file`` in another layout (an export
+    of it, read back): the same fingerprint on the records."""
+    from ..io import iter_sessions, records_fingerprint, sha256_file
+
+    if not isinstance(routed, str) or not Path(routed).is_file():
+        return False
+    try:
+        if sha256_file(routed) != routed_sha:
+            return False
+        return records_fingerprint(iter_sessions(routed)) == records_fingerprint(iter_sessions(data_file))
+    except InterleaveError:
+        return False
+
+
 def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode: str | None) -> list[str]:
     """Warnings for predictions files whose run record (``<name>.run.json``, written by ``route``)
     says they were routed on other data than ``data_file`` (another SHA-256 of its bytes), or in
@@ -179,7 +195,7 @@ def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode:
         stated = doc.get("data_sha256")
         if isinstance(stated, str):
             data_sha = data_sha or sha256_file(data_file)
-            if stated != data_sha:
+            if stated != data_sha and not _same_sessions(doc.get("data"), stated, data_file):
                 out.append(f"warning: {p} was routed on other data than {data_file} ({record.name}: data_sha256 "
                            f"{stated[:19]}..., the file's {data_sha[:19]}...): rows for sessions or turns the data "
                            "lacks are left out, and sessions with the same ids are scored as if they were these")

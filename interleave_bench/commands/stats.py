@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
-    paths = [sessions_file(d) for d in args.data]
+    from ..hub.source import local_data
+
+    paths = [sessions_file(local_data(d)[0]) for d in args.data]  # a Hub revision or an export too
     profiles = [profile(read_sessions_fast(p)) for p in paths]
     if args.json:
         print_json({"format": "interleave-stats-v1",

@@ -13,16 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..io import SESSIONS_FILE, iter_sessions, records_fingerprint, sessions_file
+from ..io import iter_sessions, records_fingerprint, sessions_file
 from ..route.runner import check_mode_applies, select_sessions
 from ..errors import UsageError
 from ..schema import SCORE_SPLITS, Session
-
-#: what marks a folder as ``export``'s output rather than a data folder
-EXPORT_MARK = "README.md"
-#: the session config an exported folder is read from unless ``#CONFIG`` says otherwise
-EXPORT_CONFIG = "v0"
-
 
 @dataclass(frozen=True)
 class HarnessData:
@@ -34,24 +28,18 @@ class HarnessData:
     fingerprint: str
 
 
-def _is_export(path: Path) -> bool:
-    return path.is_dir() and not (path / SESSIONS_FILE).is_file() and (path / EXPORT_MARK).is_file()
-
-
 def read_all(data: str | os.PathLike) -> list[Session]:
     """Every session of ``data`` (all splits, in file order), validated."""
     text = str(data)
-    from ..hub.source import is_hub, local_data, read_exported
+    from ..hub.source import export_spec, is_hub, local_data, read_exported
 
     if is_hub(text):
         folder, _ = local_data(text)
         return list(iter_sessions(sessions_file(folder)))
-    # DIR#CONFIG picks an exported folder's config (a path that exists as given is taken whole)
-    path_text, _, config = ("", "", "") if Path(text).exists() else text.partition("#")
-    path = Path(path_text or text)
-    if _is_export(path):
-        return read_exported(path, config or EXPORT_CONFIG)
-    return list(iter_sessions(sessions_file(path)))
+    spec = export_spec(text)  # DIR#CONFIG picks an exported folder's config
+    if spec is not None:
+        return read_exported(*spec)
+    return list(iter_sessions(sessions_file(Path(text))))
 
 
 def load(data: str | os.PathLike, split: str, mode: Optional[str] = None) -> HarnessData:

@@ -238,12 +238,54 @@ def materialize(text: str) -> HubData:
     return data
 
 
-def local_data(data: str) -> tuple[str, Optional[dict[str, Any]]]:
-    """A data argument as a local path: ``hub:`` revisions are materialized first.
+#: what marks a folder as ``export``'s output rather than a data folder
+EXPORT_MARK = "README.md"
+#: the session config an exported folder is read from unless ``#CONFIG`` says otherwise
+EXPORT_CONFIG = "v0"
 
-    Returns ``(path, provenance keys)``; the keys are ``None`` for a local path.
+
+def is_export(path: Path) -> bool:
+    """Whether ``path`` is a folder ``export`` wrote (a dataset card, no ``sessions.jsonl``)."""
+    return path.is_dir() and not (path / SESSIONS_FILE).is_file() and (path / EXPORT_MARK).is_file()
+
+
+def export_spec(text: str) -> Optional[tuple[Path, str]]:
+    """``(folder, config)`` when the data argument ``text`` names an exported folder (``DIR``, or
+    ``DIR#CONFIG``: a path that exists as given is taken whole), else None."""
+    path_text, _, config = ("", "", "") if Path(text).exists() else text.partition("#")
+    path = Path(path_text or text)
+    return (path, config or EXPORT_CONFIG) if is_export(path) else None
+
+
+def materialize_export(folder: Path, config: str) -> Path:
+    """The sessions of ``config`` in an exported folder written once as a data folder (under
+    :func:`hub_data_root`, named by the folder and the fingerprint, reused while it holds the same
+    sessions), so every command reads an export as it reads the JSONL it was exported from."""
+    sessions = read_exported(folder, config)
+    fingerprint = records_fingerprint(sessions)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", folder.resolve().name) or "export"
+    out = hub_data_root() / "export" / f"{name}__{config}@{fingerprint.split(':')[-1][:12]}"
+    src = out / SOURCE_FILE
+    if (out / SESSIONS_FILE).is_file() and src.is_file():
+        from ..io import read_json
+
+        if read_json(src).get("fingerprint") == fingerprint:
+            return out
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / SESSIONS_FILE, (s.model_dump(mode="json", by_alias=True) for s in sessions))
+    write_json(src, {"export": str(folder.resolve()), "config": config, "fingerprint": fingerprint})
+    return out
+
+
+def local_data(data: str) -> tuple[str, Optional[dict[str, Any]]]:
+    """A data argument as a local path: ``hub:`` revisions are materialized first, and so is a
+    folder ``export`` wrote (``DIR`` or ``DIR#CONFIG``: :func:`materialize_export`).
+
+    Returns ``(path, provenance keys)``; the keys are ``None`` for a local path (an export too:
+    its sessions' fingerprint is the JSONL's it was exported from).
     """
     if not is_hub(data):
-        return data, None
+        spec = export_spec(str(data))
+        return (str(materialize_export(*spec)), None) if spec is not None else (data, None)
     hd = materialize(data)
     return str(hd.folder), hd.provenance()
