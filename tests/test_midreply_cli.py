@@ -38,12 +38,13 @@ def test_rule_only_end_to_end(workdir, capsys):
     assert {r["destination"] for r in rows} == {"running"}
     assert sum(r["via"] == "ack" for r in rows) == N_ACKS
     assert all(r["via"] in ("ack", "rule-only") and r["answer"] is None and r["usage"] is None for r in rows)
-    assert out.startswith("mid-reply: policy rule; 60 cases from packaged cases")
+    assert err.startswith("mid-reply: policy rule; 60 cases from packaged cases")
+    assert out.startswith("| ") and out.strip().endswith("|")  # stdout is the table alone (> table.md)
     # everything stays: exact = right side = 34/60; every case that belongs elsewhere is mixed in
     assert table_row(out, "**all**") == [
         "**all**", "60", "56.7% [44.1–68.4]", "56.7% [44.1–68.4]", "100.0% (26/26) [87.1–100.0]", "0.0% (0/34) [0.0–10.2]"]
     assert table_row(out, "expect=new")[4].startswith("100.0% (9/9)")
-    assert "decided by: rule-only 55, ack 5" in out
+    assert "decided by: rule-only 55, ack 5" in err
     assert "done: mid-reply: 60 cases, 60 decided now" in err and "model " not in err
     summary = json.loads((workdir / "results" / "mid-reply-rule.score.json").read_text(encoding="utf-8"))
     assert summary["policy"] == "rule" and summary["model"] is None
@@ -62,7 +63,7 @@ def test_dry_run_end_to_end_resumes_and_is_byte_identical(workdir, capsys):
     assert len(called) == N_CASES - N_ACKS
     assert all(r["answer"] and r["usage"]["input"] > 0 and r["model"] == "fake-model" for r in called)
     assert all(r["answer"] is None and r["usage"] is None for r in rows if r["via"] == "ack")
-    assert "| **all** | 60 |" in out and "mid-reply: policy classifier (model fake-model, dry run)" in out
+    assert "| **all** | 60 |" in out and "mid-reply: policy classifier (model fake-model, dry run)" in err
     assert "model fake-model: 55 paid calls, 0 from cache, 0 failed" in err
     # the fake classifier is fallible in both directions, and better than staying everywhere
     summary = json.loads(results.with_name("mid-reply-classifier-fake-model-dry.score.json").read_text(encoding="utf-8"))
@@ -74,7 +75,7 @@ def test_dry_run_end_to_end_resumes_and_is_byte_identical(workdir, capsys):
 
     code, out, err = run_cli(capsys, "mid-reply", "--dry-run")
     assert code == 0 and "0 decided now, 60 kept from earlier runs" in err
-    assert "model " not in err.split("done:")[0]  # nothing left to ask: no model session at all
+    assert "model fake-model:" not in err.split("done:")[0]  # nothing left to ask: no model session, no cost line
     assert results.read_bytes() == first
 
     results.unlink()  # from scratch: every answer comes from the response cache, same bytes
@@ -113,7 +114,7 @@ def test_a_failed_call_stays_is_recorded_and_is_retried_next_time(openai_env, tm
     row = next(r for r in read_rows(out_file) if r["case_id"] == "en-01")
     assert (row["destination"], row["via"], row["answer"], row["usage"]) == ("running", "error", None, None)
     assert "HTTP 500" in row["problem"]
-    assert "warning: 1 classifier call failed" in err and "error 1" in out
+    assert "warning: 1 classifier call failed" in err and "error 1" in err
     # the next run tries the failed case again (and only it; everything else is kept)
     server.reset_counts()
     code, out, err = run_cli(capsys, *args)
@@ -169,7 +170,7 @@ def test_an_undecided_answer_stays(openai_env, tmp_path, capsys, monkeypatch):
     assert code == 0, err
     assert [(r["destination"], r["via"], r["classifier"]) for r in read_rows(out_file)] == [
         ("running", "unsure", "unsure"), ("running", "unsure", "unsure")]
-    assert "decided by: unsure 2" in out
+    assert "decided by: unsure 2" in err
 
 
 def test_a_bare_ack_stays_with_no_call_even_when_the_classifier_would_move_it(openai_env, tmp_path, capsys, monkeypatch):
@@ -231,7 +232,7 @@ def test_selection_options(workdir, capsys):
     code, out, err = run_cli(capsys, "mid-reply", "--rule-only", "--lang", "zh", "--limit", "3", "--out", str(out_file))
     assert code == 0
     assert [r["case_id"] for r in read_rows(out_file)] == ["zh-01", "zh-02", "zh-03"]
-    assert "3 cases from packaged cases" in out
+    assert "3 cases from packaged cases" in err
     for bad, message in [
         (["--rule-only", "--dry-run"], "--rule-only calls no model"),
         (["--rule-only", "--limit", "0"], "--limit must be at least 1"),

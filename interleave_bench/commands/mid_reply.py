@@ -140,11 +140,10 @@ def _run_into(args: argparse.Namespace, timer: Timer, case_file: Any, cases: lis
     _write_summary(args, out, summary, vias, policy, model, llm, rows, records_fingerprint(case_file.cases))
 
     title = f"mid-reply: policy {policy}" + (f" (model {model}{', dry run' if args.dry_run else ''})" if model else "")
-    print(f"{title}; {len(rows)} case{'s' if len(rows) != 1 else ''} from {cases_label}")
-    print()
+    # stdout holds the table alone (``> table.md``); what it is of, and how it was decided, go to stderr
+    print(f"{title}; {len(rows)} case{'s' if len(rows) != 1 else ''} from {cases_label}", file=sys.stderr)
     print(markdown_table(summary))
-    print()
-    print(decisions_line(vias))
+    print(decisions_line(vias), file=sys.stderr)
 
     failed = vias.get(VIA_ERROR, 0)
     attempted = sum(vias.get(v, 0) for v in ("classifier", VIA_UNSURE, VIA_UNPARSABLE, VIA_ERROR))
