@@ -22,6 +22,9 @@ class CurrentOnly:
         self.facts: dict[tuple[str, str], str] = {}
 
     async def observe(self, exchange: Exchange) -> None:
+        self._take(exchange)
+
+    def _take(self, exchange: Exchange) -> None:
         user = exchange.user.lower()
         for m in STATED.finditer(user):
             self.facts[(exchange.topic, m.group(1))] = m.group(2).strip()
@@ -92,13 +95,7 @@ class Sync(CurrentOnly):
     name = "sync"
 
     def observe(self, exchange: Exchange) -> None:  # type: ignore[override]
-        user = exchange.user.lower()
-        for m in STATED.finditer(user):
-            self.facts[(exchange.topic, m.group(1))] = m.group(2).strip()
-        if "withdraw" in user:
-            for topic, key in list(self.facts):
-                if topic == exchange.topic and key in user:
-                    del self.facts[(topic, key)]
+        self._take(exchange)
 
     def candidates(self, request: Request) -> list[FactLine]:  # type: ignore[override]
         return self._pointed(request.text, request.current)
