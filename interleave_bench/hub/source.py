@@ -224,18 +224,23 @@ def materialize(text: str) -> HubData:
     """
     data = fetch_sessions(text)
     org, name = data.spec.repo_id.split("/")
-    folder = hub_data_root() / f"{org}__{name}" / f"{data.spec.config}@{data.commit[:12]}"
-    data.folder = folder
+    data.folder = hub_data_root() / f"{org}__{name}" / f"{data.spec.config}@{data.commit[:12]}"
+    _write_once(data.folder, data.sessions, {**data.provenance(), "fingerprint": data.fingerprint, "files": data.files})
+    return data
+
+
+def _write_once(folder: Path, sessions: list[Session], source: dict[str, Any]) -> None:
+    """``sessions`` as the data folder ``folder`` (``sessions.jsonl``, and ``source.json``: where they
+    came from, with their ``fingerprint``), unless it already holds them: then it is left as it is."""
     src = folder / SOURCE_FILE
     if (folder / SESSIONS_FILE).is_file() and src.is_file():
         from ..io import read_json
 
-        if read_json(src).get("fingerprint") == data.fingerprint:
-            return data
+        if read_json(src).get("fingerprint") == source["fingerprint"]:
+            return
     folder.mkdir(parents=True, exist_ok=True)
-    write_jsonl(folder / SESSIONS_FILE, (s.model_dump(mode="json", by_alias=True) for s in data.sessions))
-    write_json(src, {**data.provenance(), "fingerprint": data.fingerprint, "files": data.files})
-    return data
+    write_jsonl(folder / SESSIONS_FILE, (s.model_dump(mode="json", by_alias=True) for s in sessions))
+    write_json(src, source)
 
 
 #: what marks a folder as ``export``'s output rather than a data folder
@@ -265,15 +270,7 @@ def materialize_export(folder: Path, config: str) -> Path:
     fingerprint = records_fingerprint(sessions)
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", folder.resolve().name) or "export"
     out = hub_data_root() / "export" / f"{name}__{config}@{fingerprint.split(':')[-1][:12]}"
-    src = out / SOURCE_FILE
-    if (out / SESSIONS_FILE).is_file() and src.is_file():
-        from ..io import read_json
-
-        if read_json(src).get("fingerprint") == fingerprint:
-            return out
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / SESSIONS_FILE, (s.model_dump(mode="json", by_alias=True) for s in sessions))
-    write_json(src, {"export": str(folder.resolve()), "config": config, "fingerprint": fingerprint})
+    _write_once(out, sessions, {"export": str(folder.resolve()), "config": config, "fingerprint": fingerprint})
     return out
 
 
