@@ -145,19 +145,25 @@ def require_not_input(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _
 HEAD_BYTES = 64 * 1024
 
 
+def file_head(path: "str | _os.PathLike") -> bytes:
+    """The first :data:`HEAD_BYTES` bytes of the regular file ``path``; empty when it is not there,
+    not a regular file, or cannot be read."""
+    try:
+        if not _stat.S_ISREG(_os.stat(path).st_mode):
+            return b""
+        with open(path, "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
 def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], bool]", what: str, option: str) -> None:
     """Raise :class:`UsageError` ``{option} {out} is already there and is not {what}: writing would
     replace it; choose another path (or remove that file)`` when the output ``out`` is a non-empty
     regular file whose first :data:`HEAD_BYTES` bytes ``is_kind`` does not take for the command's
     own kind of output (a data folder's manifest, another run's record or score file, a page).
     Called before any work, so a file of another kind is never written over."""
-    try:
-        if not _stat.S_ISREG(_os.stat(out).st_mode):
-            return  # not there, or not a file: require_output_file names that
-        with open(out, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError:
-        return
+    head = file_head(out)  # (not there, or not a file: require_output_file names that)
     if head and not is_kind(head):
         raise UsageError(f"{option} {out} is already there and is not {what}: writing would replace it; "
                          "choose another path (or remove that file)")

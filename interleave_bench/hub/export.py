@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import __version__
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, file_head
 from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, records_fingerprint, sessions_file
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
@@ -266,10 +266,6 @@ def card_body(configs: list[ConfigExport], template: str, template_path: str, re
     return cardlib.render(template, values, source=template_path)
 
 
-#: bytes of an existing card or eval.yaml read to tell whether an export wrote it
-HEAD_BYTES = 64 * 1024
-
-
 def _foreign_in_owned(out: Path) -> list[str]:
     """What, under the names an export owns, an export did not write, so replacing it would lose
     it: a README.md that is no dataset card (YAML with ``configs``), an eval.yaml that is not the
@@ -280,11 +276,7 @@ def _foreign_in_owned(out: Path) -> list[str]:
         if not path.exists():
             continue
         if name in (README, EVAL_YAML):
-            try:
-                with open(path, "rb") as fh:
-                    head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
-            except OSError:
-                head = ""
+            head = file_head(path).decode("utf-8", "replace")
             ours = (head.startswith("---") and "\nconfigs:" in head) if name == README else "evaluation_framework:" in head
             if not path.is_file() or not ours:
                 found.append(f"{name} ({'no dataset card' if name == README else 'no tasks file'})")
