@@ -236,6 +236,15 @@ def test_scoring_a_run_again_keeps_its_data_judges_against_it_and_refuses_when_i
     results.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     assert main(["score-facts", str(results)]) == 2
     assert f"{results}:{k + 1}: verdict: says 'correct'" in capsys.readouterr().err
+    # the data changed since: refused naming the fingerprint, the summary left as it was
+    original = (data / "sessions.jsonl").read_text(encoding="utf-8")
+    (data / "sessions.jsonl").write_text(original.splitlines(keepends=True)[0], encoding="utf-8")
+    before = summary.read_bytes()
+    assert main(["score-facts", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {summary}: data.sha256: ") and "--data" in err, err
+    assert summary.read_bytes() == before
+    (data / "sessions.jsonl").write_text(original, encoding="utf-8")
     # the data gone: one line naming the summary's field, and the summary is left as it was
     (data / "sessions.jsonl").rename(data / "moved.jsonl")
     before = summary.read_bytes()

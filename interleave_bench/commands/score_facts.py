@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import InputError
 from ..facts.report import report
@@ -24,6 +24,7 @@ from ..facts.records import SessionRow
 from ..io import exclusive_output, iter_sessions, records_fingerprint, sessions_file, sha256_file, write_json
 from ..progress import Timer, summary_line
 from ..provenance import provenance
+from ..schema import Session
 
 SUMMARY_SUFFIX = ".score.json"
 
@@ -46,12 +47,11 @@ def summary_path(results: Path) -> Path:
 
 
 def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: Path | None = None,
-                     split: str | None = None) -> FactsSummary:
-    """The typed score document of one results file (``data``: the sessions file, when known;
-    ``split``: the split its rows' sessions are of there)."""
+                     data_sha: str | None = None, split: str | None = None) -> FactsSummary:
+    """The typed score document of one results file (``data``: the sessions file, when known, with
+    ``data_sha`` its fingerprint on the records, as score files, the card and the leaderboard
+    compute it; ``split``: the split its rows' sessions are of there)."""
     sessions = [r for _, r in rows if isinstance(r, SessionRow)]
-    # the data fingerprint on the records, as score files, the card and the leaderboard compute it
-    data_sha = records_fingerprint(iter_sessions(data)) if data is not None else None
     results_sha = sha256_file(results)
     return FactsSummary(
         results={"path": str(results), "sha256": results_sha},
@@ -66,10 +66,10 @@ def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: P
     )
 
 
-def _named_data(results: Path) -> Path | None:
-    """The data the summary already beside ``results`` names (``data.path``), so scoring again keeps
-    it; None when there is no summary, or it names no data. Refused when the file it names is gone
-    or its sessions are no longer the ones it was scored on (a rescore would drop the claim)."""
+def _named_data(results: Path) -> tuple[Path, str | None] | None:
+    """The data the summary already beside ``results`` names (``data.path``) and the fingerprint it
+    states, so scoring again keeps it; None when there is no summary, or it names no data. Refused
+    when the file it names is gone (a rescore would drop the claim)."""
     summary = summary_path(results)
     if not summary.is_file():
         return None
@@ -85,31 +85,34 @@ def _named_data(results: Path) -> Path | None:
     if found is None:
         raise InputError(str(summary), None, "data.path", f"{path}: no such file; scoring again would drop the "
                                                          "data this summary was judged on: give it with --data")
-    if stated is not None and records_fingerprint(iter_sessions(found)) != stated:
-        raise InputError(str(summary), None, "data.sha256", f"the sessions of {path} are no longer the ones this "
-                                                           "summary was judged on: give the data with --data")
-    return found
+    return found, stated
 
 
-def score_and_write(results: Path, data: Path | None = None, sessions: dict | None = None,
+def score_and_write(results: Path, data: Path | None = None, sessions: Sequence[Session] | None = None,
                     require_rows: bool = False) -> FactsSummary:
     """Score one results file and write its ``.score.json``, holding that file's lock meanwhile;
-    returns the document. Given ``data`` (else the data the summary already there names), every
-    answer is judged again against its sessions (``sessions``, id -> session, when already read:
-    :func:`~interleave_bench.facts.results.rejudge`) and the summary carries the data and the split
-    answered. ``require_rows``: refuse a file with no rows (a file given to score, not a run's own
-    file)."""
+    returns the document. Given ``data`` (else the data the summary already there names, refused
+    when its sessions are no longer the ones that summary was judged on), every answer is judged
+    again against its sessions (``sessions``: those of ``data``, when already read:
+    :func:`~interleave_bench.facts.results.rejudge`) and the summary carries the data, its
+    fingerprint and the split answered. ``require_rows``: refuse a file with no rows (a file given
+    to score, not a run's own file)."""
     with exclusive_output(summary_path(results), "score-facts"):
         rows = read_rows(results, require_rows=require_rows)
-        split = None
+        split = data_sha = stated = None
         if data is None:
-            data = _named_data(results)
+            data, stated = _named_data(results) or (None, None)
         if data is not None:
-            if sessions is None:
-                sessions = {s.session_id: s for s in iter_sessions(data)}
-            rows = rejudge(rows, sessions, str(results), str(data))
-            split = split_of(rows, sessions)
-        doc = summary_document(results, rows, score_rows(rows, str(results)), data, split)
+            loaded = list(iter_sessions(data)) if sessions is None else sessions
+            data_sha = records_fingerprint(loaded)
+            if stated is not None and data_sha != stated:
+                raise InputError(str(summary_path(results)), None, "data.sha256",
+                                 f"the sessions of {data} are no longer the ones this summary was judged on: "
+                                 "give the data with --data")
+            by_id = {s.session_id: s for s in loaded}
+            rows = rejudge(rows, by_id, str(results), str(data))
+            split = split_of(rows, by_id)
+        doc = summary_document(results, rows, score_rows(rows, str(results)), data, data_sha, split)
         write_json(summary_path(results), doc.model_dump(mode="json"))
     return doc
 
@@ -117,7 +120,7 @@ def score_and_write(results: Path, data: Path | None = None, sessions: dict | No
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     data = sessions_file(args.data) if args.data else None
-    sessions = {s.session_id: s for s in iter_sessions(data)} if data is not None else None
+    sessions = list(iter_sessions(data)) if data is not None else None  # read once for every file
     docs = [score_and_write(Path(p), data, sessions, require_rows=True) for p in args.results]
     if args.json:
         payload = [d.model_dump(mode="json") for d in docs]
