@@ -55,13 +55,14 @@ class GuardedSystem:
             raise self._fail(method, where, f"raised {type(exc).__name__}: {exc}") from None
 
     async def _call(self, method: str, where: str, *args: Any) -> Any:
-        result = self._guard(method, where, lambda: getattr(self.inner, method)(*args))
-        if inspect.isawaitable(result):
-            try:
-                result = await result
-            except Exception as exc:  # noqa: BLE001
-                raise self._fail(method, where, f"raised {type(exc).__name__}: {exc}") from None
-        return result
+        async def run() -> Any:
+            result = getattr(self.inner, method)(*args)
+            return await result if inspect.isawaitable(result) else result
+
+        try:
+            return await run()
+        except Exception as exc:  # noqa: BLE001 - as in _guard
+            raise self._fail(method, where, f"raised {type(exc).__name__}: {exc}") from None
 
     def _lines(self, method: str, where: str, got: Any) -> list[FactLine]:
         if not isinstance(got, (list, tuple)):

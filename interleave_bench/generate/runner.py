@@ -251,7 +251,6 @@ async def _drive(
         await asyncio.gather(*workers, return_exceptions=True)
 
 
-
 #: the most sessions one data set may ask for: far beyond any benchmark's size, and still a plan
 #: the machine can hold (a count read from a typo'd option must not exhaust the memory)
 MAX_SESSIONS = 1_000_000
