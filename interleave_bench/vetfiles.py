@@ -86,9 +86,15 @@ KEY_MARK = " (key)"
 
 
 @functools.lru_cache(maxsize=4096)
+def _key_findings(key: str) -> tuple:
+    """:func:`~.vet.scan_text` of an object key, once per distinct key: a file repeats the same few
+    keys in every record."""
+    return tuple(scan_text(key))
+
+
 def _shown_key(key: str) -> str:
     """``key`` as a path shows it: masked when it holds a finding itself, so no report repeats it."""
-    return mask(key) if scan_text(key) else key
+    return mask(key) if _key_findings(key) else key
 
 
 def _key_path(prefix: str, key: str) -> str:
@@ -148,9 +154,10 @@ def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]
             while True:
                 at = skip(pos)
                 key, pos = json.decoder.scanstring(text, at + 1)
-                out.append((line_at(at), _key_path(where, key) + KEY_MARK, key))
+                path = _key_path(where, key)
+                out.append((line_at(at), path + KEY_MARK, key))
                 pos = skip(pos) + 1  # the colon
-                pos = skip(value(pos, _key_path(where, key), out))
+                pos = skip(value(pos, path, out))
                 if text[pos] == "}":
                     return pos + 1
                 pos += 1  # the comma
@@ -215,9 +222,11 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 def _vet_strings(report: VetReport, rules: list[AllowRule], path: str, items: Iterable[tuple[Optional[int], str, str]]) -> None:
     for line, where, s in items:
-        if not where.endswith(KEY_MARK):  # the summary counts text fields; their keys are read all the same
+        if where.endswith(KEY_MARK):  # read all the same, but the summary counts text fields
+            found = list(_key_findings(s))
+        else:
             report.strings += 1
-        found = scan_text(s)
+            found = scan_text(s)
         if not found:
             continue
         if not rules:  # one comprehension step per finding: a line may hold a million
