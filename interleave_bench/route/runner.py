@@ -532,7 +532,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
             asyncio.run(main())
 
     usage = None
-    if llm is not None and spent_before is not None:
+    if llm is not None:
         usage = {k: round(v - spent_before[k], 6) for k, v in llm.stats.as_manifest().items()}
     if usage is not None and done and previous is not None and previous.usage:
         # a resumed run: the record keeps what the whole file cost
