@@ -210,6 +210,12 @@ def test_unknown_service_is_one_line_naming_file_and_field(tmp_path, capsys):
     err = one_line_error(capsys, corpus, tmp_path / "out")
     assert f"{path}: [0].services[2]: service 'Spaceships_1' (dialogue 20_00037) is not in" in err
 
+    dialogues[0]["services"][2] = dialogues[0]["services"][0]
+    path.write_text(json.dumps(dialogues))
+    err = one_line_error(capsys, corpus, tmp_path / "out")
+    assert f"{path}: [0].services[2]: service {dialogues[0]['services'][0]!r} (dialogue 20_00037) is listed twice " \
+           f"(first at services[0])" in err
+
     dialogues[0]["services"][2] = "Flights_3"
     dialogues[0]["turns"][6]["frames"][0]["service"] = "Spaceships_1"
     path.write_text(json.dumps(dialogues))

@@ -181,7 +181,7 @@ def read_schema(path: Path) -> dict[str, Service]:
 def check_dialogue(d: Located, schema: dict[str, Service], schema_path: Path) -> None:
     """Raise :class:`InputError` unless every service ``d`` names is in the schema and its turns are whole.
 
-    The dialogue's ``services`` and every frame's ``service`` must be services of ``schema.json``;
+    The dialogue's ``services`` (each once) and every frame's ``service`` must be services of ``schema.json``;
     a frame's service must be one the dialogue lists; a turn's speaker is ``USER`` or ``SYSTEM``,
     and a user turn has frames, each with its ``state`` (the rules read its ``active_intent``).
     """
@@ -190,6 +190,10 @@ def check_dialogue(d: Located, schema: dict[str, Service], schema_path: Path) ->
         if name not in schema:
             raise InputError(path, None, d.where(f"services[{k}]"),
                              f"service {name!r} (dialogue {dialogue.dialogue_id}) is not in {schema_path}")
+        if name in dialogue.services[:k]:  # one service is one thread: twice would be one thread counted as two
+            raise InputError(path, None, d.where(f"services[{k}]"),
+                             f"service {name!r} (dialogue {dialogue.dialogue_id}) is listed twice "
+                             f"(first at services[{dialogue.services.index(name)}])")
     listed = set(dialogue.services)
     for t, turn in enumerate(dialogue.turns):
         if turn.speaker not in (USER, SYSTEM):
