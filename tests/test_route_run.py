@@ -506,6 +506,8 @@ def test_resume_refuses_another_runs_file(data, capsys):
         (["--mode", "open", "--policy", "bm25", "--same", "0.3"], "only apply to bursts"),
         (["--mode", "open", "--policy", "bm25", "--merge", "all", "--cross", "1.5"], "between 0 and 1"),
         (["--mode", "open", "--policy", "bm25", "--model", "x"], "calls no model"),
+        (["--mode", "open", "--policy", "local", "--concurrency", "4"], "the local policy calls no model: drop --concurrency"),
+        (["--mode", "open", "--policy", "bm25", "--dry-run", "--max-retries", "1"], "drop --dry-run, --max-retries"),
         (["--mode", "open", "--policy", "llm"], "no model configured"),
     ],
 )

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
-from ..llm import add_model_arguments, model_session_from_args
+from ..llm import add_model_arguments, model_options_given, model_session_from_args
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
 from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
@@ -132,8 +132,10 @@ def run(args: argparse.Namespace) -> int:
 
         if args.policy is not None:
             raise UsageError("give --policy P or --router module:Class|URL (one of them)")
-        if args.model or args.dry_run or args.sweep_threshold is not None:
-            raise UsageError("--model, --dry-run and --sweep-threshold apply to the built-in model policies, not --router")
+        ignored = model_options_given(args) + (["--sweep-threshold"] if args.sweep_threshold is not None else [])
+        if ignored:  # a plug-in router calls no model of ours and is driven one session at a time
+            raise UsageError(f"{', '.join(ignored)}: the model options and --sweep-threshold apply to the built-in "
+                             f"model policies, not --router")
         router = load_router(args.router, args.router_arg)
     elif args.router_arg:
         raise UsageError("--router-arg needs --router module:Class")
@@ -153,8 +155,8 @@ def run(args: argparse.Namespace) -> int:
     if args.sweep_threshold is not None:
         return run_sweep_command(args, opts)
     if opts.policy not in MODEL_POLICIES:
-        if args.model:
-            raise UsageError(f"the {opts.policy} policy calls no model: drop --model")
+        if model_options_given(args):
+            raise UsageError(f"the {opts.policy} policy calls no model: drop {', '.join(model_options_given(args))}")
         return run_route_command(args, opts)
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)

@@ -16,12 +16,12 @@ _WHERE = {
     "Provider": "provider", "fake_provider": "provider", "resolve_provider": "provider",
     "ResponseCache": "cache", "DEFAULT_CACHE_DIR": "cache",
     "model_session": "session", "add_model_arguments": "session", "model_session_from_args": "session",
-    "cache_dir_from": "session",
+    "cache_dir_from": "session", "model_options_given": "session",
 }
 
 __all__ = [
     "LLM", "ModelCallError", "Reply", "RunStats", "Usage", "Provider", "ResponseCache",
-    "model_session", "add_model_arguments", "model_session_from_args", "cache_dir_from",
+    "model_session", "add_model_arguments", "model_session_from_args", "cache_dir_from", "model_options_given",
 ]
 
 

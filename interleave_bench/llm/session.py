@@ -56,17 +56,40 @@ def model_session(
             server.stop()
 
 
+#: where a parsed namespace keeps the model options given on the command line (their flags)
+_GIVEN = "model_options_given"
+
+
+class _Given(argparse.Action):
+    """Store the value, and note the flag as given: a run that calls no model can then refuse an
+    option it would ignore, even one given at its default value."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001 - argparse's protocol
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+        given = list(getattr(namespace, _GIVEN, None) or ())
+        if option_string not in given:
+            given.append(option_string)
+        setattr(namespace, _GIVEN, given)
+
+
 def add_model_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -> None:
-    """The options every model-calling command shares."""
+    """The options every model-calling command shares (:func:`model_options_given` says which a
+    command line gave)."""
     g = p.add_argument_group("model")
-    g.add_argument("--model", help="model name (default: deepseek-chat with DEEPSEEK_API_KEY; required with OPENAI_BASE_URL)")
+    flag = {"action": _Given, "nargs": 0, "default": False}
+    g.add_argument("--model", action=_Given, help="model name (default: deepseek-chat with DEEPSEEK_API_KEY; required with OPENAI_BASE_URL)")
     if dry_run:
-        g.add_argument("--dry-run", action="store_true", help="answer with the fake model on loopback: nothing is spent")
-    g.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
-    g.add_argument("--cache", metavar="DIR", help="response cache folder (default: $INTERLEAVE_CACHE or .cache/)")
-    g.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    g.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
-    g.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
+        g.add_argument("--dry-run", **flag, help="answer with the fake model on loopback: nothing is spent")
+    g.add_argument("--concurrency", action=_Given, type=int, default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
+    g.add_argument("--cache", action=_Given, metavar="DIR", help="response cache folder (default: $INTERLEAVE_CACHE or .cache/)")
+    g.add_argument("--no-cache", **flag, help="neither read nor write the response cache")
+    g.add_argument("--timeout", action=_Given, type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
+    g.add_argument("--max-retries", action=_Given, type=int, default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
+
+
+def model_options_given(args: argparse.Namespace) -> list[str]:
+    """The flags of :func:`add_model_arguments` that the command line gave, in the order given."""
+    return list(getattr(args, _GIVEN, None) or ())
 
 
 def model_session_from_args(args: argparse.Namespace):
