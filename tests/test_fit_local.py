@@ -22,9 +22,9 @@ from interleave_bench.route import local_corpora
 seen = set()
 fit_weights = local_corpora.fit_weights
 
-def counting(ex, l2):
+def counting(ex, l2, mode):
     seen.update(p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas")
-    return fit_weights(ex, l2)
+    return fit_weights(ex, l2, mode)
 
 local_corpora.fit_weights = counting
 dev = [s for s in iter_sessions(sys.argv[1]) if s.split == "dev"]

@@ -408,6 +408,30 @@ def test_fit_across_corpora_leaves_each_out_and_refits_byte_for_byte(tmp_path, c
     assert "nowhere" in capsys.readouterr().err
 
 
+def test_closed_mode_holds_the_phrasing_features_at_bm25s_level_and_open_mode_learns_them(tmp_path):
+    from interleave_bench.route.local_fit import (HABIT_FEATURES, PHRASING_FEATURES, bm25_prior, fit_weights,
+                                                  gold_examples, held_features)
+
+    dev = [s for s in iter_sessions(generate_offline(40, tmp_path / "d")) if s.split == "dev"]
+    prior = bm25_prior()
+    at = {f: FEATURES.index(f) for f in PHRASING_FEATURES}
+    moved = {}
+    for mode in ("closed", "open"):
+        w = fit_weights(gold_examples(dev, mode), 3.0, mode)
+        moved[mode] = {f: abs(w[k] - prior[k]) for f, k in at.items()}
+        # held: a penalty a thousand times the others' lets them move by hundredths at most
+        assert all(abs(w[FEATURES.index(f)] - prior[FEATURES.index(f)]) < 0.05 for f in HABIT_FEATURES)
+    assert max(moved["closed"].values()) < 0.05
+    # the same features fitted freely do move: the hold is what keeps them in closed mode
+    assert max(moved["open"].values()) > 0.5
+    assert set(held_features("closed")) == set(HABIT_FEATURES) | set(PHRASING_FEATURES)
+    assert held_features("open") == HABIT_FEATURES
+    # the weights file says what each mode held
+    doc = shipped_weights().fit
+    assert doc["held_at_bm25"] == {m: list(held_features(m)) for m in ("closed", "open")}
+    assert set(doc["libraries"]) == {"numpy", "scipy"}
+
+
 def test_fit_refuses_test_sessions_and_is_deterministic(tmp_path):
     path = generate_offline(10, tmp_path / "d")
     sessions = list(iter_sessions(path))

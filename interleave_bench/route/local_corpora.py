@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
+import scipy
 from threadpoolctl import threadpool_limits
 
 from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
@@ -37,7 +38,7 @@ from ..score.routing import score_session
 from .local import Calibration, LocalRouter, LocalWeights, ModeWeights
 from .local_fit import (
     FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, Examples, Judged, calibration_error, concat, fit_calibrations,
-    confidence_by_fold, fit_weights, gold_examples, judge_run, pooled, reliability_table,
+    confidence_by_fold, fit_weights, gold_examples, judge_run, held_features, pooled, reliability_table,
 )
 from .runner import RouteOptions, route_session
 
@@ -151,7 +152,7 @@ AllExamples = dict[str, dict[str, list[Examples]]]
 def _fit(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float, skip_fold: Optional[int] = None) -> np.ndarray:
     """Weights fitted on ``corpora`` in ``mode`` (each weighing the same), without fold ``skip_fold``."""
     return fit_weights(pooled([concat([e for k, e in enumerate(examples[mode][c.name]) if k != skip_fold])
-                               for c in corpora]), l2)
+                               for c in corpora]), l2, mode)
 
 
 def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float) -> Runs:
@@ -333,7 +334,10 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
             held_out[c.name][mode] = {**_measure(c, mode, judged, cal_c, rows), "penalty": inner.penalty,
                                       "calibrated_by": how}
     penalty = {"chosen": search.penalty, "left_out_accuracy": {str(p): v for p, v in search.scores.items()}}
-    fit = {"split": "dev", "penalty": penalty, "folds": FOLDS,
+    held = {m: list(held_features(m)) for m in MODES}
+    # L-BFGS's path rests on the numerical libraries: the same corpora give the same file with these
+    libraries = {"numpy": np.__version__, "scipy": scipy.__version__}
+    fit = {"split": "dev", "penalty": penalty, "folds": FOLDS, "held_at_bm25": held, "libraries": libraries,
            "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
            "held_out": held_out, "in_domain": in_domain,
            "cross_fitted": {m: {"by": per_mode[m]["calibrated_by"], "ece": per_mode[m]["ece"],
