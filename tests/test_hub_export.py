@@ -249,6 +249,45 @@ def test_reexport_replaces_only_what_the_export_owns(v0_dir, tmp_path, capsys):
     assert (out / "README.md").read_text() == "# my own readme\n"
 
 
+def test_an_export_killed_mid_swap_is_put_back_by_the_next_and_two_never_meet(v0_dir, tmp_path, capsys):
+    from _lock_util import Holder
+    from interleave_bench.hub.export import export_lock
+
+    out = tmp_path / "interleavebench"
+
+    def digest() -> dict[str, str]:
+        return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(out.rglob("*")) if p.is_file()}
+
+    assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0
+    before = digest()
+    # what a kill -9 in the middle of the swap leaves: two entries set aside, a half-built folder
+    aside = tmp_path / ".interleavebench.k1llswap.old"
+    aside.mkdir()
+    for name in ("README.md", "v0"):
+        os.replace(out / name, aside / name)
+    stage = tmp_path / ".interleavebench.h4lfbu1t.tmp"
+    stage.mkdir()
+    (stage / "eval.yaml").write_text("half")
+    theirs = tmp_path / ".interleavebench.v2.abcdefgh.tmp"  # the staging folder of interleavebench.v2's export
+    theirs.mkdir()
+    # the next export, even one refused for bad input, first puts the previous export back
+    rows = u.sessions(2)
+    rows[1]["turns"][0]["gold"]["action"] = "wander"
+    bad = u.write_data(tmp_path / "bad", rows)
+    code, _, err = _export(["--v0", str(bad), "--out", str(out)], capsys)
+    assert code == 2 and "wander" in err
+    assert digest() == before
+    assert not aside.exists() and not stage.exists() and theirs.is_dir()
+    # one export to a folder at a time: a second is refused at once, and the folder is untouched
+    with Holder(export_lock(out)) as h:
+        code, _, err = _export(["--v0", str(v0_dir), "--out", str(out)], capsys)
+        assert code == 2 and f"another run is writing it (pid {h.proc.pid}: holder)" in err, err
+    assert digest() == before
+    assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0 and digest() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [theirs.name]
+
+
 # --- bad input --------------------------------------------------------------------------------------
 
 

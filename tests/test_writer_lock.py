@@ -6,7 +6,6 @@ Two writers meet through barriers (events a child process sets and waits on), ne
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -19,40 +18,11 @@ from interleave_bench.cli import main
 from interleave_bench.errors import UsageError
 from interleave_bench.io import JsonlAppender, atomic_write_text, exclusive_output, lock_path, write_json, write_jsonl
 
+from _lock_util import Holder
 from _route_util import standard_sessions, write_data
 from _score_util import oracle_rows
 
 ROOT = Path(__file__).resolve().parents[1]
-#: a safety net only: the barriers release long before, never a timing assumption
-BARRIER_TIMEOUT_S = 120
-
-
-def _hold(path: str, held, release) -> None:
-    """A second process: holds the output's lock until the test lets it go."""
-    with exclusive_output(path, "holder"):
-        held.set()
-        release.wait(BARRIER_TIMEOUT_S)
-
-
-class Holder:
-    """A process holding ``path``'s lock between ``with`` and its end (a barrier on each side)."""
-
-    def __init__(self, path: Path):
-        ctx = multiprocessing.get_context("spawn")
-        self.held, self.release = ctx.Event(), ctx.Event()
-        self.proc = ctx.Process(target=_hold, args=(str(path), self.held, self.release))
-
-    def __enter__(self) -> "Holder":
-        self.proc.start()
-        assert self.held.wait(BARRIER_TIMEOUT_S)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release.set()
-        self.proc.join(BARRIER_TIMEOUT_S)
-        assert self.proc.exitcode == 0
-
-
 def test_a_symlink_to_the_output_is_the_same_output(tmp_path):
     real = tmp_path / "preds" / "run.jsonl"
     real.parent.mkdir()

@@ -2,7 +2,10 @@
 
 Input is validated first with the package's readers (``io.iter_sessions``, ``io.read_case_file``);
 nothing is written when any of it is bad. The folder is built beside the target and swapped in at
-the end, so an interrupted export leaves the previous folder as it was. The output is a pure
+the end, so an interrupted export leaves the previous folder as it was; one killed in the
+middle of the swap leaves its old entries aside, and the next export to the folder (which holds
+its lock: one export per folder at a time) puts them back first and removes half-built folders
+(:func:`_recover`). The output is a pure
 function of the input files (no clock, no paths): exporting the same data twice gives the same
 bytes, which is what lets ``push`` report a second push as unchanged.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -29,7 +33,7 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..errors import InputError, UsageError, file_head
-from ..io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_manifest, records_fingerprint, sessions_file
+from ..io import MANIFEST_FILE, exclusive_output, iter_json_lines, iter_sessions, read_case_file, read_manifest, records_fingerprint, sessions_file
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
@@ -53,6 +57,44 @@ MAX_SHARD_BYTES = 500 << 20
 README = "README.md"
 #: what an export folder may contain; anything else means the folder is not ours to replace
 OWNED_ENTRIES = frozenset({README, EVAL_YAML, *CONFIGS})
+#: the suffixes of the folders an export works in beside ``out`` (named ``.<out>.<8 random>.<suffix>``
+#: by ``tempfile.mkdtemp``): the folder being built, and the old entries while they are swapped out
+STAGE_SUFFIX, ASIDE_SUFFIX = ".tmp", ".old"
+
+
+def export_lock(out: Path) -> Path:
+    """The output whose lock an export of ``out`` holds (``exclusive_output``): a name beside the
+    folder, so two exports to one folder never meet, and the folder is not made before its data."""
+    return out.parent / f".{out.name}.export"
+
+
+def _work_folders(out: Path) -> tuple[list[Path], list[Path]]:
+    """The staging and set-aside folders an export of ``out`` killed before its end left beside it
+    (``mkdtemp``'s names for ``out`` exactly: another folder's, ``out.v2`` say, never match)."""
+    if not out.parent.is_dir():
+        return [], []
+    name = re.compile(rf"\.{re.escape(out.name)}\.[a-z0-9_]{{8}}({re.escape(STAGE_SUFFIX)}|{re.escape(ASIDE_SUFFIX)})")
+    found: dict[str, list[Path]] = {STAGE_SUFFIX: [], ASIDE_SUFFIX: []}
+    for p in sorted(out.parent.iterdir()):
+        m = name.fullmatch(p.name)
+        if m and p.is_dir() and not p.is_symlink():
+            found[m.group(1)].append(p)
+    return found[STAGE_SUFFIX], found[ASIDE_SUFFIX]
+
+
+def _recover(out: Path) -> None:
+    """Undo what an export of ``out`` killed before its end left (under its lock, so no export is
+    running): each entry of the previous export it had set aside and not yet replaced goes back
+    into ``out``, and its half-built folders are removed."""
+    stages, asides = _work_folders(out)
+    for aside in asides:
+        for entry in sorted(aside.iterdir()):
+            if entry.name in OWNED_ENTRIES and not (out / entry.name).exists():
+                out.mkdir(parents=True, exist_ok=True)
+                os.replace(entry, out / entry.name)
+        shutil.rmtree(aside, ignore_errors=True)
+    for stage in stages:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 @dataclass
@@ -324,6 +366,16 @@ def export_dataset(
     if v0 is None and v1 is None and mid_reply is None and irc is None and sgd is None:
         raise UsageError("nothing to export: give --v0 DIR, --v1 DIR, --mid-reply FILE, --irc DIR and/or --sgd DIR")
     out = Path(out)
+    with exclusive_output(export_lock(out), "export"):
+        _recover(out)
+        return _export_locked(out, v0, v1, mid_reply, template_dir, release_notes, irc, sgd)
+
+
+def _export_locked(out: Path, v0: Optional[str | os.PathLike], v1: Optional[str | os.PathLike],
+                   mid_reply: Optional[str | os.PathLike], template_dir: Optional[str | os.PathLike],
+                   release_notes: Optional[str], irc: Optional[str | os.PathLike],
+                   sgd: Optional[str | os.PathLike]) -> ExportResult:
+    """:func:`export_dataset`, with its lock held and what a killed export left undone."""
     _check_replaceable(out)
     template_path, template = cardlib.load_template(cardlib.DATASET_TEMPLATE, Path(template_dir) if template_dir else None)
     configs: list[ConfigExport] = []
@@ -347,7 +399,7 @@ def export_dataset(
         warnings += warn
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=STAGE_SUFFIX, dir=out.parent))
     try:
         files: list[str] = []
         split_infos: dict[str, list[Any]] = {}
@@ -387,7 +439,7 @@ def _swap_in(stage: Path, out: Path) -> None:
     entries are moved aside first and removed last, and put back if the move fails.
     """
     out.mkdir(parents=True, exist_ok=True)
-    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=ASIDE_SUFFIX, dir=out.parent))
     moved_aside: list[str] = []
     moved_in: list[str] = []
     try:
