@@ -147,6 +147,13 @@ def test_export_irc_writes_the_corpus_formats(tmp_path, capsys, imported):
     assert code == 2 and err == (f"error: export-irc: --out {mine / 'links.txt'} is already there and is not a file "
                                  "export-irc wrote: writing would replace it; choose another path (or remove that file)\n")
     assert (mine / "links.txt").read_text() == "my notes\n" and not (mine / "clusters.txt").exists()
+    # one export to a folder at a time: with the links file's lock held elsewhere, neither file changes
+    from _lock_util import Holder
+    clusters = (out / "clusters.txt").read_text()
+    with Holder(out / "links.txt") as h:
+        code, _, err = run_cli(capsys, "export-irc", imported / "predictions" / "open-oracle.jsonl", "--out", out)
+        assert code == 2 and f"another run is writing it (pid {h.proc.pid}: holder)" in err, err
+    assert (out / "clusters.txt").read_text() == clusters and len(clusters.splitlines()) == 7
     before = sorted(p.name for p in imported.iterdir())
     code, _, err = run_cli(capsys, "export-irc", imported / "predictions" / "open-oracle.jsonl", "--out", imported)
     assert code == 2 and "holds a data set (sessions.jsonl)" in err and sorted(p.name for p in imported.iterdir()) == before

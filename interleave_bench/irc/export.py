@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import InputError, UsageError, require_replaceable
-from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_text
+from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_text, exclusive_output
 from ..schema import SPECIAL_LABELS, PredictionRow, Session
 
 CLUSTERS_FILE = "clusters.txt"
@@ -114,6 +114,10 @@ def write_corpus_clusters(
                 link_lines.append(f"{name}:{n} {previous} -")
                 previous = n
     clusters_path, links_path = out / CLUSTERS_FILE, out / LINKS_FILE
-    atomic_write_text(clusters_path, "".join(x + "\n" for x in cluster_lines))
-    atomic_write_text(links_path, "".join(x + "\n" for x in link_lines))
+    # both files under their locks at once: two exports to one folder never leave one's clusters
+    # beside the other's links
+    with exclusive_output(clusters_path, "export-irc"), exclusive_output(links_path, "export-irc"):
+        _require_export_folder(out)  # again, now that no other export can be writing it
+        atomic_write_text(clusters_path, "".join(x + "\n" for x in cluster_lines))
+        atomic_write_text(links_path, "".join(x + "\n" for x in link_lines))
     return IrcExport(clusters_path, links_path, exported, len(cluster_lines), len(link_lines), skipped)
