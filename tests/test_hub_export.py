@@ -211,17 +211,18 @@ def test_packaged_mid_reply_cases_export_and_validate(tmp_path, capsys):
     assert rebuilt["cases"] == original["cases"]
 
 
+def _digest(out: Path) -> dict[str, str]:
+    """Every file of the folder ``out`` by its path in it: its SHA-256."""
+    return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*")) if p.is_file()}
+
+
 def test_export_is_byte_identical_when_repeated(v0_dir, tmp_path, capsys):
     out = tmp_path / "interleavebench"
-
-    def digest() -> dict[str, str]:
-        return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(out.rglob("*")) if p.is_file()}
-
     assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0
-    first = digest()
+    first = _digest(out)
     assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0
-    assert digest() == first
+    assert _digest(out) == first
 
 
 def test_reexport_replaces_only_what_the_export_owns(v0_dir, tmp_path, capsys):
@@ -254,13 +255,8 @@ def test_an_export_killed_mid_swap_is_put_back_by_the_next_and_two_never_meet(v0
     from interleave_bench.hub.export import export_lock
 
     out = tmp_path / "interleavebench"
-
-    def digest() -> dict[str, str]:
-        return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(out.rglob("*")) if p.is_file()}
-
     assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0
-    before = digest()
+    before = _digest(out)
     # what a kill -9 in the middle of the swap leaves: two entries set aside, a half-built folder
     aside = tmp_path / ".interleavebench.k1llswap.old"
     aside.mkdir()
@@ -277,14 +273,14 @@ def test_an_export_killed_mid_swap_is_put_back_by_the_next_and_two_never_meet(v0
     bad = u.write_data(tmp_path / "bad", rows)
     code, _, err = _export(["--v0", str(bad), "--out", str(out)], capsys)
     assert code == 2 and "wander" in err
-    assert digest() == before
+    assert _digest(out) == before
     assert not aside.exists() and not stage.exists() and theirs.is_dir()
     # one export to a folder at a time: a second is refused at once, and the folder is untouched
     with Holder(export_lock(out)) as h:
         code, _, err = _export(["--v0", str(v0_dir), "--out", str(out)], capsys)
         assert code == 2 and f"another run is writing it (pid {h.proc.pid}: holder)" in err, err
-    assert digest() == before
-    assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0 and digest() == before
+    assert _digest(out) == before
+    assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0 and _digest(out) == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [theirs.name]
 
 
