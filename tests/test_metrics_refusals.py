@@ -172,3 +172,22 @@ def test_bcubed_reads_a_whole_number_as_its_text_so_numbers_and_texts_mix(load):
     assert b3.compute(predictions=[1, "1"], references=["x", "y"]) == {"precision": 0.5, "recall": 1.0, "f1": 0.6667}
     assert b3.compute(predictions=[0, 0, 1], references=["a", "a", "b"]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
     assert b3.compute(predictions=[2.0, 2], references=["a", "a"]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+
+
+def test_own_topic_labels_in_closed_mode_are_refused_by_routing_and_scored_by_bcubed(load):
+    own = [["a", "b", "a", "c"]]
+    routing, bcubed = load("interleave_routing"), load("interleave_bcubed")
+    with pytest.raises(ValueError) as refused:
+        routing.compute(predictions=own, references=[GOLD])
+    assert str(refused.value) == ("mode='closed' (the default) reads every label as a thread id, and none of the 4 "
+                                  "labels names a thread of its session (first: 'a'): a system's own topic labels "
+                                  "are scored with mode='open'")
+    # open mode matches them to threads: a, b and a again are right (3 strict messages)
+    assert routing.compute(predictions=own, references=[GOLD], mode="open")["accuracy"] == 1.0
+    # B-cubed reads no label as a thread: the same figures in either mode
+    assert bcubed.compute(predictions=own, references=[GOLD]) == bcubed.compute(predictions=own, references=[GOLD],
+                                                                                mode="open")
+    # one label naming a thread makes them closed-mode labels, scored, wrong ones and all; so are
+    # labels that are all CLARIFY or ERROR
+    assert routing.compute(predictions=[["t2", "x", "y", "CLARIFY"]], references=[GOLD])["accuracy"] == 0.0
+    assert routing.compute(predictions=[["CLARIFY"] * 4], references=[GOLD])["accuracy"] == 0.0

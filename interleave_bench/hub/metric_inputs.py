@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError, InputErrors
 from ..json_text import find_bad_value
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, PredictionRow, Session
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, PredictionRow, Session
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
@@ -496,6 +496,18 @@ def build_inputs(
     return sessions, rows
 
 
+def _require_thread_labels(sessions: Sequence[Session], rows: Sequence[PredictionRow]) -> None:
+    """Raise ``ValueError`` when closed mode would score labels of which not one (``CLARIFY`` and
+    ``ERROR`` aside) names a thread of its session: every message would count as wrong, and such
+    labels are a system's own topic labels, which open mode matches to threads."""
+    ids = {s.session_id: set(s.thread_ids()) for s in sessions}
+    own = [r for r in rows if r.pred not in SPECIAL_LABELS]
+    if own and not any(r.pred in ids[r.session_id] for r in own):
+        raise ValueError(f"mode='closed' (the default) reads every label as a thread id, and none of the "
+                         f"{len(own):,} labels names a thread of its session (first: {own[0].pred!r}): a system's "
+                         "own topic labels are scored with mode='open'")
+
+
 def score_labels(
     references: Sequence[Sequence[Mapping[str, Any]]],
     predictions: Sequence[Sequence[str | None]],
@@ -503,6 +515,7 @@ def score_labels(
     mode: str = "closed",
     bootstrap: int = 0,
     seed: int = 0,
+    thread_labels: bool = False,
     **inputs: Any,
 ) -> dict[str, Any]:
     """The score document for per-session gold turns and labels; ``inputs`` are
@@ -510,9 +523,14 @@ def score_labels(
     ``row_fields``).
 
     Every session is scored (there is no split here); a session whose labels are all ``None`` has
-    no rows and is left out, as the CLI leaves out a session without predictions.
+    no rows and is left out, as the CLI leaves out a session without predictions. With
+    ``thread_labels`` (the routing module's, whose accuracy reads closed-mode labels as thread ids;
+    B-cubed reads no label as a thread), closed-mode labels of which not one names a thread of its
+    session are refused (:func:`_require_thread_labels`).
     """
     sessions, rows = build_inputs(references, predictions, mode=mode, **inputs)
+    if thread_labels and mode == "closed":
+        _require_thread_labels(sessions, rows)
     try:
         run = score_predictions(sessions, rows, system="evaluate", mode=mode, split="all", bootstrap=bootstrap,
                                 seed=seed, source="<predictions>")

@@ -39,7 +39,8 @@ Args:
         (`ds["dev"]["turns"]`: `ClassLabel` indices, `extra` cells and nulls are read back as the
         data holds them) or as the JSONL holds them (`gold` with `thread`, `action`, `refs`;
         `ambiguous`; `judge` with `thread`; `style`; `tags`; `i`; `text`). Only `gold` is required.
-    mode: "closed" (default) or "open".
+    mode: "closed" (default) or "open". Closed mode refuses labels of which not one is a thread
+        id of its session (a system's own topic labels: give mode="open").
     threads: optional, one list per session of its thread ids or thread rows (`ds["dev"]["threads"]`;
         default: the ids its turns name; give them when a thread has no message).
     session_ids, langs: optional, one per session (used in the breakdowns only).
@@ -157,6 +158,7 @@ class InterleaveRouting(evaluate.Metric):
             references,
             predictions,
             mode=mode,
+            thread_labels=True,
             threads=thread_ids(threads),
             session_ids=None if session_ids is None else list(session_ids),
             langs=None if langs is None else list(langs),
