@@ -257,11 +257,13 @@ def test_an_export_killed_mid_swap_is_put_back_by_the_next_and_two_never_meet(v0
     out = tmp_path / "interleavebench"
     assert _export(["--v0", str(v0_dir), "--out", str(out)], capsys)[0] == 0
     before = _digest(out)
-    # what a kill -9 in the middle of the swap leaves: two entries set aside, a half-built folder
+    # what a kill -9 in the middle of the swap leaves: the old entries set aside, the new README
+    # moved in, the rest of the new export still in its staging folder
     aside = tmp_path / ".interleavebench.k1llswap.old"
     aside.mkdir()
-    for name in ("README.md", "v0"):
+    for name in ("README.md", "eval.yaml", "v0"):
         os.replace(out / name, aside / name)
+    (out / "README.md").write_text("---\nconfigs: [the new export's]\n---\n")
     stage = tmp_path / ".interleavebench.h4lfbu1t.tmp"
     stage.mkdir()
     (stage / "eval.yaml").write_text("half")

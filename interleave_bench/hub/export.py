@@ -84,14 +84,25 @@ def _work_folders(out: Path) -> tuple[list[Path], list[Path]]:
 
 def _recover(out: Path) -> None:
     """Undo what an export of ``out`` killed before its end left (under its lock, so no export is
-    running): each entry of the previous export it had set aside and not yet replaced goes back
-    into ``out``, and its half-built folders are removed."""
+    running): the previous export goes back whole, and the half-built folders are removed.
+
+    :func:`_swap_in` sets every owned entry aside before it moves any new one in, and moves the
+    README first (every export has one). So when an entry set aside is also in ``out`` again, the
+    entries in ``out`` are the new export's, only part of it: they are removed. Then every entry
+    set aside goes back."""
     stages, asides = _work_folders(out)
     for aside in asides:
-        for entry in sorted(aside.iterdir()):
-            if entry.name in OWNED_ENTRIES and not (out / entry.name).exists():
-                out.mkdir(parents=True, exist_ok=True)
-                os.replace(entry, out / entry.name)
+        kept = [e for e in sorted(aside.iterdir()) if e.name in OWNED_ENTRIES]
+        if any((out / e.name).exists() for e in kept):  # the swap had begun moving the new export in
+            for name in sorted(OWNED_ENTRIES):
+                part = out / name
+                if part.is_dir() and not part.is_symlink():
+                    shutil.rmtree(part)
+                elif part.exists() or part.is_symlink():
+                    part.unlink()
+        for entry in kept:
+            out.mkdir(parents=True, exist_ok=True)
+            os.replace(entry, out / entry.name)
         shutil.rmtree(aside, ignore_errors=True)
     for stage in stages:
         shutil.rmtree(stage, ignore_errors=True)
