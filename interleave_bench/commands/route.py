@@ -155,8 +155,9 @@ def run(args: argparse.Namespace) -> int:
     if args.sweep_threshold is not None:
         return run_sweep_command(args, opts)
     if opts.policy not in MODEL_POLICIES:
-        if model_options_given(args):
-            raise UsageError(f"the {opts.policy} policy calls no model: drop {', '.join(model_options_given(args))}")
+        ignored = model_options_given(args)
+        if ignored:
+            raise UsageError(f"the {opts.policy} policy calls no model: drop {', '.join(ignored)}")
         return run_route_command(args, opts)
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
