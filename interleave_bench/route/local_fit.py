@@ -253,7 +253,8 @@ def fit_weights(ex: Examples, l2: float, mode: str) -> np.ndarray:
     if not len(ex.target):
         return prior
     starts = np.flatnonzero(np.r_[True, ex.group[1:] != ex.group[:-1]])
-    res = minimize(_loss_and_grad, prior.copy(), args=(ex, starts, l2 * penalty_share(mode), prior), jac=True, method="L-BFGS-B",
+    pen = l2 * penalty_share(mode)
+    res = minimize(_loss_and_grad, prior.copy(), args=(ex, starts, pen, prior), jac=True, method="L-BFGS-B",
                    options={"maxiter": MAX_ITER})
     return res.x
 
