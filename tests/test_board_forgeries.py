@@ -18,6 +18,7 @@ import _board_util as b
 from interleave_bench.errors import InputError, InputErrors, UsageError
 from interleave_bench.hub.board_checks import check_additions, check_complete, check_intervals, check_real_model, check_values
 from interleave_bench.hub.board_score import score_given
+from interleave_bench.llm.server import FakeServer
 
 
 def verdict(paths: list[str], existing: list[dict[str, Any]] = (), **options: Any) -> list[str]:
@@ -51,17 +52,19 @@ def world(tmp_path_factory):
 
 
 def _facts_summary(root: Path) -> dict[str, Any]:
-    """A facts run's summary as ``facts --dry-run`` writes it: on a v1 data folder of two dev sessions
-    and one test session, the answers of the fake model, the data and its fingerprint named."""
+    """A facts run's summary as ``facts --model stand-in`` writes it: on a v1 data folder of two dev
+    sessions and one test session, the real client asking the fake OpenAI-compatible server on
+    loopback (a model's run to the board), the data and its fingerprint named."""
     from _facts_util import session, write_data
 
     from interleave_bench.cli import main
 
     data = write_data(root / "v1", [session("en-0001"), session("en-0002"), session("zh-0001", lang="zh", split="test")])
-    with pytest.MonkeyPatch.context() as mp:
+    with FakeServer() as srv, pytest.MonkeyPatch.context() as mp:
         mp.setenv("INTERLEAVE_CACHE", str(root / "cache"))
-        # (named as a model would be: the fake model's own name marks a dry run, which the board refuses)
-        assert main(["facts", str(data), "--dry-run", "--model", "stand-in", "--split", "all",
+        mp.setenv("OPENAI_BASE_URL", srv.url)
+        mp.setenv("OPENAI_API_KEY", "sk-test-stand-in")
+        assert main(["facts", str(data), "--model", "stand-in", "--split", "all",
                      "--out", str(root / "facts" / "run.jsonl")]) in (0, 1)
     doc = json.loads((root / "facts" / "run.score.json").read_text(encoding="utf-8"))
     assert doc["data"]["path"] == str(data / "sessions.jsonl") and doc["split"] == "all"

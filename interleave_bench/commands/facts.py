@@ -21,7 +21,7 @@ from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
 from ..io import exclusive_output, read_records_with_lines, sessions_file
 from ..llm import add_model_arguments, model_session_from_args
-from ..llm.provider import FAKE_MODEL, resolve_provider
+from ..llm.provider import run_model
 from ..progress import Timer, summary_line
 from ..schema import Session, check_session
 from ..facts.metrics import STRATEGIES
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{data}: no {args.split} sessions")
     system_cls = load_system(args.system)
     name = system_name(args.system, system_cls)
-    model = args.model or (FAKE_MODEL if args.dry_run else resolve_provider(None).model)
+    model = run_model(args.model, bool(args.dry_run))
     stem = _UNSAFE.sub("_", model) + ("" if args.system == "reference" else "-" + _UNSAFE.sub("_", name))
     out = Path(args.out) if args.out else data.parent / RESULTS_DIR / f"{stem}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from ..errors import UsageError
 from ..documents import MidReplySummary
 from ..io import exclusive_output, records_fingerprint, sha256_file, write_json
 from ..llm import add_model_arguments, model_session_from_args
-from ..llm.provider import FAKE_MODEL, resolve_provider
+from ..llm.provider import run_model
 from ..midreply.cases import load_cases, packaged_cases_path
 from ..midreply.metrics import summarize
 from ..midreply.prompt import PROMPT_VERSION
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     policy = POLICY_RULE if args.rule_only else POLICY_CLASSIFIER
     model: str | None = None
     if policy == POLICY_CLASSIFIER:
-        model = args.model or (FAKE_MODEL if args.dry_run else resolve_provider(None).model)
+        model = run_model(args.model, bool(args.dry_run))
     stem = Path(args.cases).stem if args.cases and not _is_packaged(args.cases) else None
     out = Path(args.out) if args.out else default_out(policy, model, bool(args.dry_run), stem)
     with exclusive_output(out, f"mid-reply --policy {policy}"):

@@ -89,8 +89,24 @@ def resolve_provider(model: str | None = None, *, env: dict[str, str] | None = N
     )
 
 
-def fake_provider(base_url: str, model: str | None = None, *, env: dict[str, str] | None = None) -> Provider:
+def fake_provider(base_url: str, *, env: dict[str, str] | None = None) -> Provider:
     """The dry-run provider: the fake model served on loopback at ``base_url``."""
     return Provider(
-        "dry-run", base_url, model or FAKE_MODEL, "dry-run-no-key", extra_body_from_env(env), identity=FAKE_IDENTITY
+        "dry-run", base_url, FAKE_MODEL, "dry-run-no-key", extra_body_from_env(env), identity=FAKE_IDENTITY
     )
+
+
+def dry_run_model(model: str | None) -> str:
+    """The model a dry run answers as: the fake model. A ``--model`` naming another is refused: its
+    name would go on the fake model's answers (the output file, every row, the cost line's prices)
+    as though that model had given them, and a facts run would resume that model's real results."""
+    if model is not None and model != FAKE_MODEL:
+        raise UsageError(f"--dry-run answers with the project's fake model ({FAKE_MODEL}), and --model {model} would "
+                         f"put {model}'s name on its answers: drop --model, or drop --dry-run to call {model}")
+    return FAKE_MODEL
+
+
+def run_model(model: str | None, dry_run: bool) -> str:
+    """The model a run's answers come from: the fake model for a dry run (:func:`dry_run_model`),
+    else ``model`` or the one the environment configures (:func:`resolve_provider`)."""
+    return dry_run_model(model) if dry_run else model or resolve_provider(None).model

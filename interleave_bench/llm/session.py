@@ -10,7 +10,7 @@ from typing import Iterator
 
 from .cache import DEFAULT_CACHE_DIR, ResponseCache
 from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM
-from .provider import fake_provider, resolve_provider
+from .provider import dry_run_model, fake_provider, resolve_provider
 
 
 def cache_dir_from(value: str | None) -> str:
@@ -37,8 +37,9 @@ def model_session(
     if dry_run:
         from .server import FakeServer
 
+        dry_run_model(model)  # before the server starts
         server = FakeServer().start()
-        provider = fake_provider(server.url, model)
+        provider = fake_provider(server.url)
     else:
         provider = resolve_provider(model)
     cache = ResponseCache(cache_dir_from(cache_dir)) if use_cache else None
