@@ -47,14 +47,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter, mul
 from importlib import resources
-from typing import Any, Collection, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from .base import Decision, RouterView, TopicView
-from .bm25 import K1, MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
+from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
-from .local_profile import ProfileCache, gram_overlap, overlap, plain_bm25, typical_length
+from .local_profile import ProfileCache, gram_overlap, part_bm25, plain_bm25, typical_length
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
@@ -155,24 +155,6 @@ def is_oneoff_topic(topic: TopicView) -> bool:
 
 
 
-@lru_cache(maxsize=1 << 12)
-def _title_terms(title: str) -> frozenset[str]:
-    return frozenset(tokens(title))
-
-
-def _share(part: frozenset[str], whole: Collection[str]) -> float:
-    """The share of ``whole`` (distinct items) found in ``part`` (0 for an empty ``whole``)."""
-    return len(part.intersection(whole)) / len(whole) if whole else 0.0
-
-
-def _title_in(title: str, text: str, terms: set[str]) -> bool:
-    """:func:`~.text.title_mentioned`, asked only when ``terms`` (the text's tokens) hold every
-    token of the title, which a mention implies."""
-    need = _title_terms(title)
-    return bool(need) and need <= terms and title_mentioned(title, text)
-
-
-
 def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Optional[str]]:
     """The current topic and the one before it, among ``allowed`` labels (one-offs skipped)."""
     current = previous = None
@@ -229,27 +211,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     head_bm_max = tail_bm_max = head_chars_max = 0.0
     who = NOBODY
     if n:
-        ov = overlap(all_q, profs)
-        df, weights = ov.df, ov.weights
-        sums = []  # per topic: bm25 of head, refs, rest; terms only it has in head, refs, rest
-        for prof, have, norm in zip(profs, ov.have, ov.norms):
-            tf = prof.tf
-            hb = rb = tb = 0.0
-            ho = ro = to = 0
-            for q in sorted(have):  # a fixed order: float sums then agree from run to run
-                f = tf[q]
-                c = weights[df[q]] * f / (f + norm)
-                alone = df[q] == 1
-                if q in head_q:
-                    hb += c
-                    ho += alone
-                if q in ref_q:
-                    rb += c
-                    ro += alone
-                if q in rest_q:
-                    tb += c
-                    to += alone
-            sums.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to))
+        sums = part_bm25(all_q, head_q, ref_q, rest_q, profs)
         grams = frozenset(char_grams(parts.head))
         head_chars = gram_overlap(grams, profs)
         head_bm = [x[0] for x in sums]
@@ -272,7 +234,6 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         asked = float(last is not None and last.label == current and asks(last.reply))
         # ... or it answered without asking anything: that piece of work may be done
         done = float(last is not None and last.label == current and bool(last.reply) and not asked)
-        head_terms = frozenset(head_q)
         at = view.pending[0].i
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
@@ -282,11 +243,18 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
         # offline dev closed, by valgrind's count, the predictions byte for byte the same)
         cur_on = (1.0, ack, short, anaphora, lead, other)
         cur_tail = (request, asked, asked * brief, done)
+        head_n = len(head_q)
         for k, (t, prof, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, profs, sums)):
-            title = t.card.title if t.card is not None else ""
-            head_title = float(bool(title) and _title_in(title, parts.head, head_q))
-            ref_title = float(bool(title and ref_q) and _title_in(title, parts.refs, ref_q))
-            rest_title = float(bool(title and rest_q) and _title_in(title, parts.rest, rest_q))
+            if t.card is not None:  # its title's words and grams from the profile, worked out once per card
+                title, need, title_grams = t.card.title, prof.title_terms, prof.title_grams
+                # a title is mentioned only where every one of its words is (the cheap test first)
+                head_title = float(bool(need) and need <= head_q and title_mentioned(title, parts.head))
+                ref_title = float(bool(need) and need <= ref_q and title_mentioned(title, parts.refs))
+                rest_title = float(bool(need) and need <= rest_q and title_mentioned(title, parts.rest))
+                title_share = len(grams.intersection(title_grams)) / len(title_grams) if title and title_grams else 0.0
+                card_share = len(prof.card_terms.intersection(head_q)) / head_n if head_n else 0.0
+            else:
+                head_title = ref_title = rest_title = title_share = card_share = 0.0
             if t.messages:
                 gap = log1p(at - t.messages[-1].i)
                 rank = log1p(bisect_left(later, -t.messages[-1].i))
@@ -309,8 +277,7 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
             else:
                 row += _ZERO_CURRENT
             row += (
-                _share(grams, prof.title_grams) if title else 0.0,
-                _share(prof.card_terms, head_terms) if t.card is not None else 0.0,
+                title_share, card_share,
                 prev, prev * other, gap, gap * other, rank, float(not t.messages),
             )
             if multi:

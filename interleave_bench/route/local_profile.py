@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections import _count_elements
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
@@ -42,7 +41,7 @@ class TopicProfile:
     assistant's replies to them."""
 
     __slots__ = ("count", "last", "tf", "length", "grams", "replied", "plain_tf", "plain_length", "tail",
-                 "card", "card_terms", "title_grams")
+                 "card", "card_terms", "title_terms", "title_grams")
 
     def __init__(self) -> None:
         self.tail: Optional[Message] = None  # the latest message taken in, as it was then (with or without its reply)
@@ -55,9 +54,10 @@ class TopicProfile:
         # the bm25 baseline's view of the topic: its card and messages as written, no replies
         self.plain_tf: dict[str, int] = {}
         self.plain_length = 0
-        # the card the latest view showed: its distinct tokens and its title's character n-grams
+        # the card the latest view showed: its distinct tokens, its title's tokens and its title's character n-grams
         self.card: Optional[ThreadCard] = None
         self.card_terms: frozenset[str] = frozenset()
+        self.title_terms: frozenset[str] = frozenset()
         self.title_grams: frozenset[str] = frozenset()
 
     def show_card(self, card: ThreadCard) -> None:
@@ -66,21 +66,18 @@ class TopicProfile:
         intersecting a tuple cost 1.1% of the instructions of routing offline dev closed)."""
         self.card = card
         self.card_terms = frozenset(tokens(card_text(card)))
+        self.title_terms = frozenset(tokens(card.title))
         self.title_grams = frozenset(char_grams(card.title))
 
     def add_plain(self, text: str) -> None:
         """Take ``text`` into the bm25 baseline's view of the topic (:func:`~.bm25.bm25_tokens`)."""
         toks = bm25_tokens(text)
-        tf = self.plain_tf
-        for t in toks:
-            tf[t] = tf.get(t, 0) + 1
+        _count_elements(self.plain_tf, toks)
         self.plain_length += len(toks)
 
     def add(self, text: str) -> None:
         toks = tokens(text)
-        tf = self.tf
-        for t in toks:
-            tf[t] = tf.get(t, 0) + 1
+        _count_elements(self.tf, toks)
         self.length += len(toks)
         self.grams.update(char_grams(text))
 
@@ -162,24 +159,45 @@ def idf_table(n: int) -> tuple[float, ...]:
     return tuple(idf(n, d) for d in range(n + 1))
 
 
-@dataclass(frozen=True)
-class Overlap:
-    """What a message shares with each topic: the terms each has, their document frequencies."""
-
-    have: list[set[str]]  # per topic: the message's terms it has seen
-    df: dict[str, int]  # per term: topics that have it
-    norms: list[float]  # per topic: BM25 length normalisation
-    weights: tuple[float, ...]  # IDF by document frequency
-
-
-def overlap(query: set[str], profs: Sequence[TopicProfile]) -> Overlap:
-    """The :class:`Overlap` of the message's distinct terms ``query`` with the topics ``profs``."""
+def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
+              profs: Sequence[TopicProfile]) -> list[tuple[float, float, float, int, int, int]]:
+    """Per topic of ``profs``: the BM25 of the message's first sentence, its sentences that point
+    elsewhere and the rest (each part's distinct terms: ``head``, ``refs``, ``rest``; ``query`` all
+    of them), then how many of each part's terms that topic alone has seen."""
     n = len(profs)
     have = [query & p.tf.keys() for p in profs]
     df = counts(chain.from_iterable(have))
     avgdl = sum(p.length for p in profs) / n if n else 0.0
-    norms = [K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1 for p in profs]
-    return Overlap(have, df, norms, idf_table(n))
+    weights = idf_table(n)
+    # a message of one sentence (most are) has head terms only: its sums skip the tests of each
+    # term's part, in the same order and so to the same floats
+    one_part = not (refs or rest)
+    out = []
+    for p, terms in zip(profs, have):
+        norm = K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1
+        tf = p.tf
+        hb = rb = tb = 0.0
+        ho = ro = to = 0
+        for q in sorted(terms):  # a fixed order: float sums then agree from run to run
+            f = tf[q]
+            d = df[q]
+            c = weights[d] * f / (f + norm)
+            alone = d == 1
+            if one_part:
+                hb += c
+                ho += alone
+                continue
+            if q in head:
+                hb += c
+                ho += alone
+            if q in refs:
+                rb += c
+                ro += alone
+            if q in rest:
+                tb += c
+                to += alone
+        out.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to))
+    return out
 
 
 def gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[float]:
