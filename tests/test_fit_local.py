@@ -72,3 +72,54 @@ def test_a_fold_is_judged_by_maps_fitted_without_it_hand_computed():
     held = confidence_by_fold(judged, folds, maps)
     assert held == [0.0] * n + [1.0] * n
     assert calibration_error(held, ok) == 1.0
+
+
+def test_a_message_should_go_to_the_topic_holding_most_of_its_thread_hand_computed():
+    from collections import Counter
+
+    from interleave_bench.route.local import NEW, ONEOFF
+    from interleave_bench.route.local_fit import _target
+
+    # t1 has held A twice and B once; t2 B once; t3 B then A (a tie: the thread it held first, B)
+    held = {"t1": Counter({"A": 2, "B": 1}), "t2": Counter({"B": 1}), "t3": Counter({"B": 1, "A": 1})}
+    labels = ("t1", "t2", "t3", NEW)
+    assert _target(held, labels, "A", "open") == "t1"
+    assert _target(held, labels, "B", "open") == "t2"  # t2 and t3 hold one B each: the earliest
+    assert _target(held, ("t1", "t3", NEW), "B", "open") == "t3"
+    assert _target(held, labels, "C", "open") == NEW  # no topic has held C most
+    assert _target({"t1": Counter({"A": 1, "B": 1})}, ("t1", NEW), "B", "open") == NEW
+    assert _target(held, labels, None, "open") == ONEOFF
+    assert _target(held, ("A", "B"), "A", "closed") == "A"  # closed mode: the thread's card
+
+
+def test_own_history_is_the_one_the_router_makes_and_gold_history_the_threads(tmp_path):
+    import numpy as np
+
+    from interleave_bench.io import iter_sessions
+    from interleave_bench.route.local import FEATURES
+    from interleave_bench.route.local_fit import bm25_prior, gold_examples, own_examples
+
+    sessions = [s for s in iter_sessions(generate_offline(12, tmp_path / "d"))
+                if s.split == "dev" and all(t.gold.thread is not None for t in s.turns)]
+    turns = sessions[0].turns
+    # weights that open a new topic for every message: message k sees k topics, each holding one
+    # earlier message, and should go to the topic of its thread's first message, else a new one
+    w = bm25_prior()
+    w[FEATURES.index("new.bias")] = 100.0
+    own = own_examples(sessions[:1], "open", w)
+    sizes = np.bincount(own.group)
+    assert len(sizes) == len(turns)
+    assert all(sizes[k] - k in (1, 2) for k in range(len(turns)))  # k topics, new, perhaps a one-off
+    first: dict[str, int] = {}
+    for k, t in enumerate(turns):
+        want = first.setdefault(t.gold.thread, k)
+        assert own.target[k] - int(np.flatnonzero(own.group == k)[0]) == want  # t<want+1>, or new after k topics
+    # in gold history message k sees one topic per thread started before it, and goes to its own
+    gold = gold_examples(sessions[:1], "open")
+    threads: list[str] = []
+    for k, t in enumerate(turns):
+        assert np.count_nonzero(gold.group == k) - len(threads) in (1, 2)
+        want = threads.index(t.gold.thread) if t.gold.thread in threads else len(threads)
+        assert gold.target[k] - int(np.flatnonzero(gold.group == k)[0]) == want
+        if t.gold.thread not in threads:
+            threads.append(t.gold.thread)

@@ -37,8 +37,8 @@ from ..score.cluster import one_to_one
 from ..score.routing import score_session
 from .local import Calibration, LocalRouter, LocalWeights, ModeWeights
 from .local_fit import (
-    FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, Examples, Judged, calibration_error, concat, fit_calibrations,
-    confidence_by_fold, fit_weights, gold_examples, judge_run, held_features, pooled, reliability_table,
+    FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, OWN_HISTORY_IN, Examples, Judged, calibration_error, concat, fit_calibrations,
+    confidence_by_fold, fit_weights, gold_examples, judge_run, held_features, own_examples, pooled, reliability_table,
 )
 from .runner import RouteOptions, route_session
 
@@ -150,9 +150,16 @@ AllExamples = dict[str, dict[str, list[Examples]]]
 
 
 def _fit(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float, skip_fold: Optional[int] = None) -> np.ndarray:
-    """Weights fitted on ``corpora`` in ``mode`` (each weighing the same), without fold ``skip_fold``."""
-    return fit_weights(pooled([concat([e for k, e in enumerate(examples[mode][c.name]) if k != skip_fold])
-                               for c in corpora]), l2, mode)
+    """Weights fitted on ``corpora`` in ``mode`` (each weighing the same), without fold ``skip_fold``:
+    on gold history, then in the modes of :data:`~.local_fit.OWN_HISTORY_IN` again on gold history
+    and on the history those first weights make themselves, each message seen in both."""
+    gold = [concat([e for k, e in enumerate(examples[mode][c.name]) if k != skip_fold]) for c in corpora]
+    w = fit_weights(pooled(gold), l2, mode)
+    if mode not in OWN_HISTORY_IN:
+        return w
+    own = [own_examples([s for k, fold in enumerate(_folds(c.sessions)) if k != skip_fold for s in fold], mode, w)
+           for c in corpora]
+    return fit_weights(pooled([concat([g, o]) for g, o in zip(gold, own)]), l2, mode)
 
 
 def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float) -> Runs:
@@ -337,7 +344,8 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
     held = {m: list(held_features(m)) for m in MODES}
     # L-BFGS's path rests on the numerical libraries: the same corpora give the same file with these
     libraries = {"numpy": np.__version__, "scipy": scipy.__version__}
-    fit = {"split": "dev", "penalty": penalty, "folds": FOLDS, "held_at_bm25": held, "libraries": libraries,
+    fit = {"split": "dev", "penalty": penalty, "folds": FOLDS, "held_at_bm25": held, "own_history": list(OWN_HISTORY_IN),
+           "libraries": libraries,
            "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
            "held_out": held_out, "in_domain": in_domain,
            "cross_fitted": {m: {"by": per_mode[m]["calibrated_by"], "ece": per_mode[m]["ece"],
