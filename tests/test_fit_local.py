@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -123,3 +124,19 @@ def test_own_history_is_the_one_the_router_makes_and_gold_history_the_threads(tm
         assert gold.target[k] - int(np.flatnonzero(gold.group == k)[0]) == want
         if t.gold.thread not in threads:
             threads.append(t.gold.thread)
+
+
+def test_the_fit_records_the_blas_kernel_it_ran_on():
+    import platform
+
+    import pytest
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("OPENBLAS_CORETYPE names x86 kernels")
+    # the kernel an OpenBLAS picks orders a product's sums its own way, so the record must name the
+    # one the fit ran on, whichever the processor (or OPENBLAS_CORETYPE) chose
+    code = "import json; from interleave_bench.route.local_corpora import blas_kernels; print(json.dumps(blas_kernels()))"
+    env = {**os.environ, "OPENBLAS_CORETYPE": "Sandybridge", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True, text=True)
+    kernels = json.loads(done.stdout)
+    assert kernels and all(k.startswith("openblas ") and k.endswith(" Sandybridge") for k in kernels)

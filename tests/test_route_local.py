@@ -429,7 +429,8 @@ def test_closed_mode_holds_the_phrasing_features_at_bm25s_level_and_open_mode_le
     # the weights file says what each mode held
     doc = shipped_weights().fit
     assert doc["held_at_bm25"] == {m: list(held_features(m)) for m in ("closed", "open")}
-    assert set(doc["libraries"]) == {"numpy", "scipy"}
+    assert set(doc["libraries"]) == {"numpy", "scipy", "blas"} and doc["libraries"]["blas"]
+    assert doc["own_history"] == ["open"]
 
 
 def test_fit_refuses_test_sessions_and_is_deterministic(tmp_path):

@@ -30,7 +30,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 import scipy
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from ..score.cluster import one_to_one
@@ -69,6 +69,18 @@ class Corpus:
     def modes(self) -> tuple[str, ...]:
         """The modes its sessions can be routed in (real chat logs: open only)."""
         return ("open",) if any(is_open_only(s) for s in self.sessions) else MODES
+
+
+def blas_kernels() -> list[str]:
+    """The BLAS libraries loaded, each as its name, version and the processor kernel it chose.
+
+    L-BFGS's path rests on the numerical libraries, and the kernel an OpenBLAS picks for the
+    processor orders a product's sums its own way: on the offline and SGD dev sessions the closed
+    fit moved weights in the fourth decimal between OpenBLAS's SkylakeX and Sandybridge kernels
+    (``OPENBLAS_CORETYPE``), with the same numpy and scipy. The same corpora give the same file
+    with the same versions and kernels."""
+    return sorted({f"{i['internal_api']} {i['version']} {i.get('architecture') or 'unknown'}"
+                   for i in threadpool_info() if i["user_api"] == "blas"})
 
 
 def l2_of(mode: str, penalty: float) -> float:
@@ -342,8 +354,7 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
                                       "calibrated_by": how}
     penalty = {"chosen": search.penalty, "left_out_accuracy": {str(p): v for p, v in search.scores.items()}}
     held = {m: list(held_features(m)) for m in MODES}
-    # L-BFGS's path rests on the numerical libraries: the same corpora give the same file with these
-    libraries = {"numpy": np.__version__, "scipy": scipy.__version__}
+    libraries = {"numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_kernels()}
     fit = {"split": "dev", "penalty": penalty, "folds": FOLDS, "held_at_bm25": held, "own_history": list(OWN_HISTORY_IN),
            "libraries": libraries,
            "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
