@@ -25,14 +25,6 @@ from interleave_bench.route.local import (
     shipped_weights,
     split_message,
 )
-from interleave_bench.route.local_corpora import fit_local
-from interleave_bench.route.local_fit import (
-    calibration_error,
-    fit_calibration,
-    pav,
-    reliability_holds,
-    reliability_table,
-)
 from interleave_bench.route.runner import RouteOptions, route_session
 from interleave_bench.score.run import score_predictions
 
@@ -297,26 +289,6 @@ def test_shipped_weights_name_every_feature_and_were_fitted_on_dev():
         LocalWeights.from_json({**doc, "modes": {"closed": doc["modes"]["closed"]}})
 
 
-def test_pav_and_calibration_hand_computed():
-    # points (0.1, 0) (0.2, 1) (0.3, 0) (0.4, 1): the middle pair violates order and pools to 0.5
-    x, y, n = pav([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
-    assert list(n) == [1, 2, 1] and list(y) == [0.0, 0.5, 1.0] and x[1] == pytest.approx(0.25)
-    cal = Calibration((0.2, 0.6), (0.5, 0.9))
-    assert cal(0.1) == 0.5 and cal(0.4) == pytest.approx(0.7) and cal(0.9) == 0.9
-    assert Calibration()(0.37) == 0.37
-    # too few messages for a step of its own: one pooled step
-    one = fit_calibration([0.5, 0.6, 0.7], [True, False, True])
-    assert one.y == (pytest.approx(2 / 3),)
-
-
-def test_reliability_table_hand_computed():
-    table = reliability_table([0.05, 0.15, 0.18, 1.0], [False, True, False, True], bins=10)
-    assert [(r["lo"], r["n"], r["accuracy"]) for r in table] == [(0.0, 1, 0.0), (0.1, 2, 0.5), (0.9, 1, 1.0)]
-    assert table[1]["confidence"] == 0.165 and table[1]["gap"] == 0.335
-    assert reliability_holds(table)  # no bin has 100 messages
-    assert not reliability_holds(table, min_n=2)
-
-
 def test_confidence_is_calibrated_per_kind_of_chat():
     import numpy as np
     from interleave_bench.route.local import ModeWeights, chat_kind
@@ -343,105 +315,6 @@ def RoutedMessageOf(*args):
     from interleave_bench.route.base import RoutedMessage
 
     return RoutedMessage(*args)
-
-
-def test_calibration_error_hand_computed():
-    # bin 0.9-1.0: confidence 0.95, accuracy 0.5 (gap 0.45, 2 messages); bin 0.1-0.2: 0.15 vs 0 (gap
-    # 0.15, 2 messages); a confidence of exactly 1 falls in the top bin
-    assert calibration_error([0.95, 0.95, 0.15, 0.15], [True, False, False, False]) == pytest.approx(0.3)
-    assert calibration_error([1.0, 1.0], [True, True]) == 0.0
-    assert calibration_error([], []) is None
-
-
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=1, max_size=60))
-def test_calibration_error_is_a_weighted_mean_of_bin_gaps(pairs):
-    conf, ok = zip(*pairs)
-    ece = calibration_error(conf, ok)
-    table = reliability_table(conf, ok)
-    assert 0.0 <= ece <= 1.0
-    assert ece == pytest.approx(sum(r["n"] * r["gap"] for r in table) / len(conf), abs=1e-3)
-
-
-def test_pooled_corpora_weigh_the_same_whatever_their_size():
-    import numpy as np
-    from interleave_bench.route.local_fit import Examples, pooled
-
-    def ex(n):  # n messages of two candidates each
-        return Examples(np.ones((2 * n, len(FEATURES))), np.repeat(np.arange(n), 2), np.arange(0, 2 * n, 2))
-
-    both = pooled([ex(1), ex(3)])
-    assert list(both.weight) == pytest.approx([2.0, 2 / 3, 2 / 3, 2 / 3])  # 4 messages in all, half each
-    assert list(both.target) == [0, 2, 4, 6] and list(both.group) == [0, 0, 1, 1, 2, 2, 3, 3]
-
-
-def test_fit_across_corpora_leaves_each_out_and_refits_byte_for_byte(tmp_path, capsys):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fit_local", Path(__file__).resolve().parents[1] / "scripts/fit_local.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    irc = Path(__file__).parent / "data" / "irc"
-    outs = []
-    for k in range(2):
-        out = tmp_path / f"w{k}.json"
-        assert script.main(["--sessions", "8", "--irc", str(irc), "--out", str(out)]) == 0
-        outs.append(out.read_bytes())
-    printed = capsys.readouterr().out
-    assert outs[0] == outs[1]
-    assert "| left out | mode |" in printed and "| irc | open |" in printed and "| offline | open |" in printed
-    doc = json.loads(outs[0])
-    assert set(doc["fit"]["corpora"]) == {"offline", "irc"} and doc["fit"]["split"] == "dev"
-    assert set(doc["fit"]["held_out"]["irc"]) == {"open"}  # a chat log is never routed closed
-    assert LocalWeights.from_json(doc).modes["open"].calibration.x
-    # the penalty is the one whose weights did best on the corpora left out of their fit
-    from interleave_bench.route.local_fit import L2_GRID
-    tried = {float(p): v for p, v in doc["fit"]["penalty"]["left_out_accuracy"].items()}
-    assert set(tried) == set(L2_GRID) and doc["fit"]["penalty"]["chosen"] == max(tried, key=lambda p: (tried[p], -p))
-    # open mode has two corpora: plain chat and the fallback cross-fitted by corpus, the kinds a
-    # public corpus brings by session; closed mode has one corpus, so all by session
-    assert doc["fit"]["cross_fitted"]["open"]["by"] == {"overall": "corpus", "plain": "corpus",
-                                                         "replies": "session", "multi": "session"}
-    assert set(doc["fit"]["cross_fitted"]["closed"]["by"].values()) == {"session"}
-    assert doc["fit"]["held_out"]["irc"]["open"]["penalty"] in L2_GRID
-    assert script.main(["--offline", str(tmp_path / "nowhere")]) == 2
-    assert "nowhere" in capsys.readouterr().err
-
-
-def test_closed_mode_holds_the_phrasing_features_at_bm25s_level_and_open_mode_learns_them(tmp_path):
-    from interleave_bench.route.local_fit import (HABIT_FEATURES, PHRASING_FEATURES, bm25_prior, fit_weights,
-                                                  gold_examples, held_features)
-
-    dev = [s for s in iter_sessions(generate_offline(40, tmp_path / "d")) if s.split == "dev"]
-    prior = bm25_prior()
-    at = {f: FEATURES.index(f) for f in PHRASING_FEATURES}
-    moved = {}
-    for mode in ("closed", "open"):
-        w = fit_weights(gold_examples(dev, mode), 3.0, mode)
-        moved[mode] = {f: abs(w[k] - prior[k]) for f, k in at.items()}
-        # held: a penalty a thousand times the others' lets them move by hundredths at most
-        assert all(abs(w[FEATURES.index(f)] - prior[FEATURES.index(f)]) < 0.05 for f in HABIT_FEATURES)
-    assert max(moved["closed"].values()) < 0.05
-    # the same features fitted freely do move: the hold is what keeps them in closed mode
-    assert max(moved["open"].values()) > 0.5
-    assert set(held_features("closed")) == set(HABIT_FEATURES) | set(PHRASING_FEATURES)
-    assert held_features("open") == HABIT_FEATURES
-    # the weights file says what each mode held
-    doc = shipped_weights().fit
-    assert doc["held_at_bm25"] == {m: list(held_features(m)) for m in ("closed", "open")}
-    assert set(doc["libraries"]) == {"numpy", "scipy", "blas"} and doc["libraries"]["blas"]
-    assert doc["own_history"] == ["open"]
-
-
-def test_fit_refuses_test_sessions_and_is_deterministic(tmp_path):
-    path = generate_offline(10, tmp_path / "d")
-    sessions = list(iter_sessions(path))
-    with pytest.raises(ValueError, match="dev only"):
-        fit_local(sessions)
-    dev = [s for s in sessions if s.split == "dev"][:4]
-    a, _ = fit_local(dev)
-    b, _ = fit_local(dev)
-    assert json.dumps(a.to_json()) == json.dumps(b.to_json())
 
 
 # --- runs ----------------------------------------------------------------------------------------------------
