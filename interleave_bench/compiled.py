@@ -8,7 +8,7 @@ declared twice: the record types stay the one definition, and a test holds the t
 each other on random and malformed records.
 
 :func:`canonical_line` is a record's line for the data fingerprint
-(:func:`~interleave_bench.io.records_fingerprint`): what ``model_dump_json`` writes for the
+(:func:`~interleave_bench.fingerprints.records_fingerprint`): what ``model_dump_json`` writes for the
 record, written here by msgspec for a record without unknown fields (the same bytes: every field,
 defaults included, in the schema's order, compact, UTF-8 characters kept).
 

@@ -10,7 +10,6 @@ appends write whole lines and flush them, so an interrupted run leaves only comp
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -563,55 +562,3 @@ def exclusive_output(path: str | os.PathLike, command: str | None = None) -> Ite
                 pass
     finally:
         os.close(fd)  # closing the descriptor releases the lock
-
-
-# --- fingerprints -----------------------------------------------------------------------------------
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """SHA-256 of a file's bytes, as ``sha256:<hex>``."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return "sha256:" + h.hexdigest()
-
-
-def records_fingerprint(records: Iterable[Record]) -> str:
-    """The data fingerprint, ``sha256:<hex>``, defined on the records rather than on file bytes.
-
-    Each record is dumped as JSON by its model (every field, defaults included, in the schema's
-    order; unknown fields after them in the order they were written), the lines are sorted and
-    hashed. So the same sessions give the same fingerprint whatever holds them: a JSONL file in any
-    session order or formatting, or the Parquet files of a published config (which keep unknown
-    fields in their order). Returns the fingerprint of no records for an empty input. About a
-    second of CPU for 500,000 messages (the model dumps in Rust).
-    """
-    return sorted_lines_fingerprint(sorted(r.model_dump_json() for r in records))
-
-
-def sorted_lines_fingerprint(lines: Iterable[str | bytes]) -> str:
-    """:func:`records_fingerprint` from the records' JSON lines, given already sorted (each hashed
-    as it comes: a reader that meets them in order need not hold them); returns ``sha256:<hex>``."""
-    h = LinesHash()
-    for line in lines:
-        h.update(line)
-    return h.result()
-
-
-class LinesHash:
-    """The hash of :func:`records_fingerprint`, fed one record line at a time, in sorted order."""
-
-    def __init__(self) -> None:
-        self._h = hashlib.sha256()
-
-    def update(self, line: str | bytes) -> None:
-        self._h.update(line.encode("utf-8") if isinstance(line, str) else line)
-        self._h.update(b"\n")
-
-    def update_lines(self, lines: bytes) -> None:
-        """Lines already joined, each followed by ``\\n`` (UTF-8), in sorted order."""
-        self._h.update(lines)
-
-    def result(self) -> str:
-        return "sha256:" + self._h.hexdigest()

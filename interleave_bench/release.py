@@ -26,7 +26,8 @@ from typing import Any, Callable, ContextManager, Iterator, Optional
 from . import __version__
 from .errors import InputError, InputErrors, InterleaveError, UsageError
 from .generate.runner import DATASETS, TEMPLATES_WRITER, GenerateConfig, check_session_count, generate
-from .io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, sessions_file, sha256_file
+from .io import MANIFEST_FILE, iter_json_lines, iter_sessions, read_case_file, read_json, read_manifest, sessions_file
+from .fingerprints import sha256_file
 from .route.runner import SPLITS as ROUTE_SPLITS
 from .route.standard import write_baselines
 from .schema import CatalogTopic, Manifest, MidReplyCase, MidReplyCaseFile, Session

@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from interleave_bench.errors import InterleaveError  # noqa: E402
 from interleave_bench.generate.runner import generate_offline  # noqa: E402
-from interleave_bench.io import atomic_write_text, iter_sessions, read_json, sessions_file, sha256_file  # noqa: E402
+from interleave_bench.io import atomic_write_text, iter_sessions, read_json, sessions_file  # noqa: E402
+from interleave_bench.fingerprints import sha256_file  # noqa: E402
 from interleave_bench.irc import import_irc  # noqa: E402
 from interleave_bench.sgd import import_sgd  # noqa: E402
 from interleave_bench.progress import Timer, summary_line  # noqa: E402

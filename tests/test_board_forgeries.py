@@ -184,7 +184,7 @@ def _facts_rows(w, name: str, pattern: str, new: str) -> dict[str, Any]:
     the edited rows)."""
     import re
 
-    from interleave_bench.io import sha256_file
+    from interleave_bench.fingerprints import sha256_file
 
     src = Path(w["facts"]["results"]["path"])
     text = src.read_text(encoding="utf-8")
@@ -198,7 +198,7 @@ def _facts_rows(w, name: str, pattern: str, new: str) -> dict[str, Any]:
 def _mid_subset(w) -> dict[str, Any]:
     """A mid-reply run on five cases whose summary hides it (its figures re-stated for those rows)."""
     from interleave_bench.hub.board_score import _mid_reply_metrics
-    from interleave_bench.io import sha256_file
+    from interleave_bench.fingerprints import sha256_file
 
     src = Path(w["mid"]["results"]["path"])
     out = w["root"] / "mid" / "subset.jsonl"

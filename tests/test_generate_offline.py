@@ -18,7 +18,8 @@ from interleave_bench.generate.reader import RuleReader, content_words
 from interleave_bench.generate.runner import WORK_FILE
 from interleave_bench.generate.text import contains
 from interleave_bench.generate.threads import offline_threads
-from interleave_bench.io import read_manifest, read_sessions, sha256_file
+from interleave_bench.io import read_manifest, read_sessions
+from interleave_bench.fingerprints import sha256_file
 from interleave_bench.route.text import seems_to_go_on
 from interleave_bench.schema import Thread
 

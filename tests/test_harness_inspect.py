@@ -106,7 +106,8 @@ def test_against_the_fake_server_it_routes_as_route_dry_run(tmp_path, capsys, fa
 def test_the_log_names_the_task_data_and_prompt(tmp_path):
     from inspect_ai.log import read_eval_log
 
-    from interleave_bench.io import records_fingerprint, read_sessions
+    from interleave_bench.io import read_sessions
+    from interleave_bench.fingerprints import records_fingerprint
     from interleave_bench.route.prompt import prompt_fingerprint
 
     data = small_data(tmp_path / "data")

@@ -23,7 +23,8 @@ from interleave_bench.hub.features import (
     rows_to_case_file,
     session_row,
 )
-from interleave_bench.io import read_sessions, records_fingerprint, sha256_file
+from interleave_bench.io import read_sessions
+from interleave_bench.fingerprints import records_fingerprint, sha256_file
 from interleave_bench.schema import FACT_TYPES, PROBE_CATEGORIES, STEP_STATUS, MidReplyCaseFile, Session
 
 PACKAGED_CASES = Path(interleave_bench.__file__).parent / "data" / "mid_reply" / "cases.json"

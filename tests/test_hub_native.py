@@ -161,7 +161,7 @@ def test_a_v0_only_push_keeps_mid_reply_unless_delete_missing(hub, tmp_path, cap
 def test_the_dataset_carries_eval_yaml_and_a_model_gets_its_eval_results_from_the_board(hub, tmp_path, capsys):
     import yaml
 
-    from interleave_bench.io import records_fingerprint
+    from interleave_bench.fingerprints import records_fingerprint
     from interleave_bench.schema import Session
 
     rows = u.sessions(6)
@@ -241,7 +241,7 @@ def _reordered(obj, reverse):
 @settings(max_examples=25, deadline=None)
 @given(st.permutations(list(range(6))), st.booleans(), st.sampled_from([None, 1, 4]), st.integers(0, 5))
 def test_the_fingerprint_ignores_order_and_formatting_but_not_content(order, reverse, indent, changed):
-    from interleave_bench.io import records_fingerprint
+    from interleave_bench.fingerprints import records_fingerprint
     from interleave_bench.schema import Session
 
     rows = u.sessions(6)

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from interleave_bench.cli import main
-from interleave_bench.io import read_sessions, records_fingerprint, sha256_file
+from interleave_bench.io import read_sessions
+from interleave_bench.fingerprints import records_fingerprint, sha256_file
 from interleave_bench.score import score_runs
 from interleave_bench.score.routing import METRICS
 

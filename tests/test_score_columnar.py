@@ -429,7 +429,7 @@ def test_a_one_off_without_a_gold_thread_key_is_refused_as_the_strict_reader_ref
 
 
 def test_the_data_fingerprint_is_the_records_fingerprint_in_any_session_order(tmp_path):
-    from interleave_bench.io import records_fingerprint
+    from interleave_bench.fingerprints import records_fingerprint
     from interleave_bench.score.datafile import data_fingerprint
 
     ids = ["s-10", "s-9", 'q"x', "q", "q\\", "q\\x", "é", "q x"]  # escapes and prefixes sort as whole lines do

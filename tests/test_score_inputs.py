@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from interleave_bench.cli import main
-from interleave_bench.io import read_sessions, records_fingerprint
+from interleave_bench.io import read_sessions
+from interleave_bench.fingerprints import records_fingerprint
 from interleave_bench.schema import Session
 
 from _score_util import session, turn, write_jsonl

@@ -7,7 +7,8 @@ import json
 import _hub_util as u
 from _hub_util import hub  # noqa: F401  (the fixture)
 from _sgd_util import imported, run_cli  # noqa: F401  (imported: the fixture)
-from interleave_bench.io import read_sessions, records_fingerprint
+from interleave_bench.io import read_sessions
+from interleave_bench.fingerprints import records_fingerprint
 
 BOARD = "org/interleavebench-leaderboard"
 DATA_REPO = "org/interleavebench"

@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError, require_file
-    from ..io import records_fingerprint, sessions_file, sha256_file
+    from ..io import sessions_file
+    from ..fingerprints import records_fingerprint, sha256_file
     from ..provenance import provenance
 
     if args.show < 0:

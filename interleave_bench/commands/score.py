@@ -159,7 +159,8 @@ def _same_sessions(routed: object, routed_sha: str, data_file: str | os.PathLike
     """Whether the file a run was routed on (its record's ``data``, when it is still there with the
     bytes the record names) holds the same sessions as ``data_file`` in another layout (an export
     of it, read back): the same fingerprint on the records."""
-    from ..io import iter_sessions, records_fingerprint, sha256_file
+    from ..io import iter_sessions
+    from ..fingerprints import records_fingerprint, sha256_file
 
     if not isinstance(routed, str) or not Path(routed).is_file():
         return False
@@ -176,7 +177,8 @@ def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode:
     says they were routed on other data than ``data_file`` (another SHA-256 of its bytes), or in
     another mode than ``mode`` (``--mode``, None: the rows' own) scores them in. A file without a
     readable run record gets none: its rows are all there is to go by."""
-    from ..io import read_json, sha256_file
+    from ..io import read_json
+    from ..fingerprints import sha256_file
     from ..route.runner import sidecar_path
     from ..score.run import prediction_files
 

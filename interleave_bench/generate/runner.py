@@ -34,11 +34,11 @@ from ..io import (
     parse_json,
     parse_record,
     read_json,
-    sha256_file,
     truncate_partial_line,
     write_json,
     write_jsonl,
 )
+from ..fingerprints import sha256_file
 from ..llm import LLM
 from ..llm.provider import FAKE_IDENTITY
 from ..progress import Timer, progress

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..io import iter_sessions, records_fingerprint, sessions_file
+from ..io import iter_sessions, sessions_file
+from ..fingerprints import records_fingerprint
 from ..route.runner import check_mode_applies, select_sessions
 from ..errors import UsageError
 from ..schema import SCORE_SPLITS, Session

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from ..errors import InputError, InputErrors, UsageError, require_file
-from ..io import read_json, sha256_file
+from ..io import read_json
+from ..fingerprints import sha256_file
 from .board_rows import (
     KIND_MID_REPLY,
     SUMMARY_KINDS,
@@ -159,7 +160,7 @@ def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]], model: Optional[Cal
     Parquet give the same fingerprint."""
     import json
 
-    from ..io import sorted_lines_fingerprint
+    from ..fingerprints import sorted_lines_fingerprint
 
     def canonical(r: dict[str, Any]) -> str:
         if model is None:
@@ -368,7 +369,7 @@ def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> None:
     """A mid-reply run's cases, checked against the case file it names: the file hashes to
     ``cases.sha256``, its cases' fingerprint is the stated data fingerprint, and every case has a
     result row (else it is a partial run)."""
-    from ..io import records_fingerprint
+    from ..fingerprints import records_fingerprint
     from ..midreply.cases import load_cases, packaged_cases_path
     from ..midreply.results import read_results
 
@@ -400,7 +401,8 @@ def _facts_data(path: str, doc: dict[str, Any], data: Optional[str]) -> tuple[st
     (``data.path``). Refused when neither is here, or when the fingerprint the summary states is not
     the sessions'. The board judges every answer again against them: a verdict is never taken as
     written."""
-    from ..io import iter_sessions, records_fingerprint, sessions_file
+    from ..io import iter_sessions, sessions_file
+    from ..fingerprints import records_fingerprint
 
     stated = doc.get("data") if isinstance(doc.get("data"), dict) else {}
     if data is not None:

@@ -21,7 +21,8 @@ import datasets
 
 from .. import __version__
 from ..errors import InputError, UsageError
-from ..io import SESSIONS_FILE, iter_sessions, read_case_file, sha256_file
+from ..io import SESSIONS_FILE, iter_sessions, read_case_file
+from ..fingerprints import sha256_file
 from . import card as cardlib
 from .export import session_source
 from .features import (

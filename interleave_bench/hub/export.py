@@ -33,7 +33,16 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..errors import InputError, UsageError, file_head
-from ..io import MANIFEST_FILE, exclusive_output, iter_json_lines, iter_sessions, read_case_file, read_manifest, records_fingerprint, sessions_file
+from ..io import (
+    MANIFEST_FILE,
+    exclusive_output,
+    iter_json_lines,
+    iter_sessions,
+    read_case_file,
+    read_manifest,
+    sessions_file,
+)
+from ..fingerprints import records_fingerprint
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session
 from . import card as cardlib
@@ -276,7 +285,7 @@ def card_yaml(configs: list[ConfigExport], split_infos: dict[str, list[Any]], do
         )
     MetadataConfigs(meta).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
-    # the data fingerprint of each config, on the records (io.records_fingerprint): what score files
+    # the data fingerprint of each config, on the records (fingerprints.records_fingerprint): what score files
     # record as provenance.data_sha256 and what the leaderboard checks a claimed revision against
     data[cardlib.FINGERPRINTS_KEY] = {c.name: c.source.sha256 for c in configs}
     return data.to_yaml()

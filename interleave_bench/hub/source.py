@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import InputError, InputErrors, UsageError
-from ..io import SESSIONS_FILE, parse_record, records_fingerprint, write_json, write_jsonl
+from ..io import SESSIONS_FILE, parse_record, write_json, write_jsonl
+from ..fingerprints import records_fingerprint
 from ..schema import Session, check_session
 from . import client
 

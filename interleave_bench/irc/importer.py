@@ -13,8 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io import (MANIFEST_FILE, SESSIONS_FILE, JsonlAppender, exclusive_output, parse_record, require_own_data_folder,
-                  sha256_file, write_json)
+from ..io import (
+    MANIFEST_FILE,
+    SESSIONS_FILE,
+    JsonlAppender,
+    exclusive_output,
+    parse_record,
+    require_own_data_folder,
+    write_json,
+)
+from ..fingerprints import sha256_file
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import OPEN_ONLY_FIELD, Manifest, Session, check_session

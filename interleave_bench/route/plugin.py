@@ -24,7 +24,7 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import InputError, UsageError
-from ..io import sha256_file
+from ..fingerprints import sha256_file
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from .base import Decision, RouterView

@@ -25,7 +25,8 @@ from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
-from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, sha256_file, write_json
+from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, write_json
+from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..documents import ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, validate_document

@@ -8,7 +8,7 @@ the block's arrays (:func:`check_v1` by the record type, for the v1 sessions tha
 session ids are checked unique over the file. Each session's fingerprint line
 (:func:`~interleave_bench.compiled.canonical_line`) is hashed in order as it comes while the ids
 ascend, and spooled to a temporary file in case they do not: :func:`data_fingerprint` is
-:func:`~interleave_bench.io.records_fingerprint` of the file's records, bit for bit.
+:func:`~interleave_bench.fingerprints.records_fingerprint` of the file's records, bit for bit.
 
 Every valid file is read so; a defect raises :class:`Bad`, and the caller has the strict reader
 name it (:func:`~.read.refused`: every bad line, field and value, as ``validate`` names them).
@@ -36,7 +36,8 @@ from pydantic import ValidationError
 
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError
-from ..io import LinesHash, parse_json
+from ..io import parse_json
+from ..fingerprints import LinesHash
 from ..record_errors import CONTROL
 from ..schema import Session, check_session, check_v1
 from ..session_checks import Vocab, defects, offsets, session_arrays, thread_numbers
@@ -424,7 +425,7 @@ class DataPass:
 
 
 def data_fingerprint(path: str | os.PathLike) -> str:
-    """The data fingerprint (:func:`~interleave_bench.io.records_fingerprint`) of a sessions file,
+    """The data fingerprint (:func:`~interleave_bench.fingerprints.records_fingerprint`) of a sessions file,
     which is also its full check: a defect raises the strict reader's errors
     (:func:`~.read.refused`), which name every one; a file without sessions raises
     :class:`InputError` (there is nothing to score). Returns ``sha256:<hex>``."""

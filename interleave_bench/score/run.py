@@ -438,7 +438,8 @@ def _document_of(
     holding a defect, which raises the strict reader's errors); the rows left out are listed,
     a second row for a turn and a row of another mode raise (in that order). Written beside the
     predictions when ``write``."""
-    from ..io import sha256_file, write_json
+    from ..io import write_json
+    from ..fingerprints import sha256_file
     from ..provenance import provenance
     from .read import refused
 
@@ -512,7 +513,7 @@ def score_files(
     read: the data fingerprint is taken from them. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
     that many worker processes (``concurrent.futures``; each reads the data once for its share,
     and a callable ``price`` must pickle); the documents are the same. Each document's provenance adds the data file and the data fingerprint (on the records:
-    :func:`~interleave_bench.io.records_fingerprint`), the predictions file and its SHA-256, and
+    :func:`~interleave_bench.fingerprints.records_fingerprint`), the predictions file and its SHA-256, and
     ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
     Returns one :class:`ScoredFile` per predictions file, in order; unless ``keep_per_session``,
     a document written to its score file is returned without its ``per_session`` rows (the file
@@ -547,7 +548,7 @@ def _score_share(pred_paths: Sequence[Path], data_path: Path, sessions: Sequence
     """Score some of the files in one pass over the data (which also gives the data fingerprint,
     unless the sessions were given already read: then theirs), the data file read in a forked
     process when ``background``."""
-    from ..io import records_fingerprint
+    from ..fingerprints import records_fingerprint
     from .columnar import score_run_blocks
 
     runs, passed = score_run_blocks(data_path, pred_paths, options["split"], options["mode"], options["allow_duplicates"],

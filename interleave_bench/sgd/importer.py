@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import InputError
-from ..io import (MANIFEST_FILE, SESSIONS_FILE, atomic_write_parts, dumps_line, parse_record, require_own_data_folder,
-                  sha256_file, write_json)
+from ..io import (
+    MANIFEST_FILE,
+    SESSIONS_FILE,
+    atomic_write_parts,
+    dumps_line,
+    parse_record,
+    require_own_data_folder,
+    write_json,
+)
+from ..fingerprints import sha256_file
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import Manifest, Session, check_session
