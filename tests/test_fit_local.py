@@ -111,8 +111,6 @@ def test_a_message_should_go_to_the_topic_holding_most_of_its_thread_hand_comput
 def test_own_history_is_the_one_the_router_makes_and_gold_history_the_threads(tmp_path):
     import numpy as np
 
-    from interleave_bench.io import iter_sessions
-    from interleave_bench.route.local import FEATURES
     from interleave_bench.route.local_fit import bm25_prior, gold_examples, own_examples
 
     sessions = [s for s in iter_sessions(generate_offline(12, tmp_path / "d"))
@@ -143,8 +141,6 @@ def test_own_history_is_the_one_the_router_makes_and_gold_history_the_threads(tm
 
 def test_the_fit_records_the_blas_kernel_it_ran_on():
     import platform
-
-    import pytest
 
     if platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip("OPENBLAS_CORETYPE names x86 kernels")
