@@ -234,6 +234,8 @@ class RunRecord(Document):
                 return "router code (the source file of its class changed)"
             if _without(self.options, ROUTER_STATE) == _without(other.options, ROUTER_STATE):
                 return "router settings (its attributes hold other values)"
+            if _without(self.options, LOCAL_WEIGHTS) == _without(other.options, LOCAL_WEIGHTS):
+                return "weights of the local router (a refit, or another release's)"
             return "options"
         return None
 
@@ -242,6 +244,9 @@ class RunRecord(Document):
 ROUTER_CODE = "router_code"
 #: the run record's option holding the SHA-256 of the settings of a router handed in from Python
 ROUTER_STATE = "router_state"
+#: the run record's option holding the fingerprint of the ``local`` router's weights (``local``, and
+#: ``hybrid`` with its ``local`` fast path): a resume after a refit is another run
+LOCAL_WEIGHTS = "local_weights"
 
 
 def _without(options: dict[str, Any], key: str) -> dict[str, Any]:

@@ -419,6 +419,33 @@ def test_local_beats_bm25_on_offline_data(offline):
         assert acc["local"] > acc["bm25"] + 0.1, (mode, acc)
 
 
+def test_a_resume_with_other_local_weights_is_another_run(tmp_path, offline, capsys):
+    from dataclasses import replace
+
+    from interleave_bench.errors import UsageError
+    from interleave_bench.route.runner import run_route
+
+    data = small_copy(offline, tmp_path, 4)
+    out = data / "predictions" / "closed-local.jsonl"
+    assert cli("route", data, "--mode", "closed", "--policy", "local") == 0
+    before = out.read_bytes()
+    shipped = shipped_weights()
+    assert json.loads(out.with_suffix(".run.json").read_text())["options"]["local_weights"] == shipped.fingerprint()
+    refit = LocalWeights({m: replace(mw, weights=mw.weights * 0.5) for m, mw in shipped.modes.items()}, shipped.fit)
+    assert refit.fingerprint() != shipped.fingerprint()
+    with pytest.raises(UsageError, match=r"other weights of the local router .*pass --fresh"):
+        run_route(data, RouteOptions(mode="closed", policy="local"), router=LocalRouter(refit))
+    assert out.read_bytes() == before
+    assert cli("route", data, "--mode", "closed", "--policy", "local") == 0  # the same weights: a resume
+    assert out.read_bytes() == before
+    # hybrid's local fast path is tied to its weights too; the rule fast path has none
+    assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--threshold", "0.9", "--dry-run") == 0
+    assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run") == 0
+    dry = data / "predictions-dry"
+    records = {p.name: json.loads(p.read_text())["options"] for p in dry.glob("*.run.json")}
+    assert [o.get("local_weights") for _, o in sorted(records.items())] == [None, shipped.fingerprint()], records
+
+
 def test_threshold_needs_hybrid_and_a_confidence(tmp_path, offline, capsys):
     assert cli("route", offline, "--mode", "closed", "--policy", "bm25", "--threshold", "0.5") == 2
     assert "--threshold applies to the hybrid policy only" in capsys.readouterr().err

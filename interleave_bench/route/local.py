@@ -40,6 +40,7 @@ The router sees only the :class:`~.base.RouterView` (gold-blind, like every rout
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from bisect import bisect_left, bisect_right
@@ -424,6 +425,12 @@ class LocalWeights:
             },
             "fit": self.fit,
         }
+
+    def fingerprint(self) -> str:
+        """SHA-256 (``sha256:<hex>``) of :meth:`to_json` as canonical JSON: the run record keeps it,
+        so a resume with other weights (a refit, another release) is another run."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     @classmethod
     def from_json(cls, doc: dict[str, Any], source: str = "weights") -> "LocalWeights":

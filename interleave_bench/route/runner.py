@@ -29,7 +29,7 @@ from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sess
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..documents import ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, validate_document
+from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, validate_document
 from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from .base import (
     BurstFailure,
@@ -412,13 +412,23 @@ def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str) 
                                  f"known up front): closed mode does not apply, use --mode open")
 
 
+def local_weights_of(router: Any) -> Optional[str]:
+    """The fingerprint of the ``local`` weights ``router`` decides with (itself, or ``hybrid``'s
+    fast path); None for a router without them."""
+    local = router if isinstance(router, LocalRouter) else getattr(router, "local", None)
+    return local.weights.fingerprint() if isinstance(local, LocalRouter) else None
+
+
 def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
-                prompt: Optional[str], code: Optional[str] = None, state: Optional[str] = None) -> RunRecord:
+                prompt: Optional[str], code: Optional[str] = None, state: Optional[str] = None,
+                weights: Optional[str] = None) -> RunRecord:
     options = opts.as_dict()
     if model is not None:
         options["model"] = model
     if prompt is not None:
         options["prompt"] = prompt
+    if weights is not None:
+        options[LOCAL_WEIGHTS] = weights
     if code is not None:
         options[ROUTER_CODE] = code
     if state is not None:
@@ -470,7 +480,8 @@ def run_route(
         from .plugin import router_code, router_state
 
         code, state = router_code(router), router_state(router)
-    record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state)
+    record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state,
+                         local_weights_of(router))
     with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
         return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over)
 
