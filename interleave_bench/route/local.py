@@ -55,6 +55,7 @@ import numpy as np
 from .base import Decision, RouterView, TopicView
 from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
+from .local_background import EMPTY, Background
 from .local_profile import ProfileCache, gram_overlap, part_bm25, plain_bm25, typical_length
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
@@ -67,7 +68,7 @@ ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
-WEIGHTS_FORMAT = "interleave-local-3"
+WEIGHTS_FORMAT = "interleave-local-4"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
@@ -119,6 +120,10 @@ KIND_FEATURES = (
 BM25_CHOICE_FEATURES = ("topic.bm25_pick", "new.bm25_pick")
 NEW = "new"
 ONEOFF = "oneoff"
+#: the modes whose topic overlaps weigh each term by how common it is in chat at large
+#: (:mod:`.local_background`): closed mode, where it helped both single-user corpora left out of
+#: the fit; in open mode it moved them in opposite directions (docs/route.md)
+BACKGROUND_IN = ("closed",)
 
 
 #: the blocks of :data:`FEATURES` a candidate's row holds: a topic's, a new topic's, a one-off's
@@ -178,8 +183,9 @@ _ZERO_PEOPLE = (0.0,) * 8
 _ZERO_KIND = (0.0,) * 7
 
 
-def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
-    """The candidates of ``view``'s pending unit with their feature rows (see :data:`FEATURES`)."""
+def candidates(view: RouterView, cache: ProfileCache, background: Background = EMPTY) -> Candidates:
+    """The candidates of ``view``'s pending unit with their feature rows (see :data:`FEATURES`);
+    in the modes of :data:`BACKGROUND_IN` a term's overlap weighs as common as ``background`` says."""
     text = "\n".join(body(m.text, m.speaker) for m in view.pending)
     parts = split_message(text)
     topics = [t for t in view.topics if not is_oneoff_topic(t)]
@@ -212,7 +218,8 @@ def candidates(view: RouterView, cache: ProfileCache) -> Candidates:
     head_bm_max = tail_bm_max = head_chars_max = 0.0
     who = NOBODY
     if n:
-        sums = part_bm25(all_q, head_q, ref_q, rest_q, profs)
+        sums = part_bm25(all_q, head_q, ref_q, rest_q, profs,
+                         background.lookup if view.mode in BACKGROUND_IN else None)
         grams = frozenset(char_grams(parts.head))
         head_chars = gram_overlap(grams, profs)
         head_bm = [x[0] for x in sums]
@@ -405,10 +412,12 @@ def _cal_of(doc: Optional[dict[str, Any]]) -> Calibration:
 
 @dataclass(frozen=True)
 class LocalWeights:
-    """The weights file: per mode, the feature weights and the confidence calibration."""
+    """The weights file: per mode, the feature weights and the confidence calibration; the
+    background of the fit (:mod:`.local_background`)."""
 
     modes: dict[str, ModeWeights]
     fit: dict[str, Any]
+    background: Background = EMPTY
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document of the weights file (numbers rounded to 6 decimals)."""
@@ -423,6 +432,7 @@ class LocalWeights:
                 }
                 for mode, mw in self.modes.items()
             },
+            "background": self.background.to_json(),
             "fit": self.fit,
         }
 
@@ -452,7 +462,7 @@ class LocalWeights:
         for mode in ("closed", "open"):
             if mode not in modes:
                 raise ValueError(f"{source}: field 'modes.{mode}' is missing")
-        return cls(modes, dict(doc.get("fit") or {}))
+        return cls(modes, dict(doc.get("fit") or {}), Background.from_json(doc.get("background"), source))
 
 
 @lru_cache(maxsize=1)
@@ -488,11 +498,12 @@ class LocalRouter:
     def __init__(self, weights: Optional[LocalWeights] = None):
         self.weights = weights if weights is not None else shipped_weights()
         self._weights = {mode: split_weights(mw.weights) for mode, mw in self.weights.modes.items()}
+        self.background = self.weights.background
         self.cache = ProfileCache()
 
     def score(self, view: RouterView) -> Scored:
         """The winning candidate of ``view``'s pending unit, its probability and confidence."""
-        cands = candidates(view, self.cache)
+        cands = candidates(view, self.cache, self.background)
         # the first on a tie: topics in creation order, then new, then one-off
         k, p = best_of(cands, self._weights[view.mode])
         return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, cands.kind))

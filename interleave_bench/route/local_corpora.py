@@ -35,7 +35,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from ..score.cluster import one_to_one
 from ..score.routing import score_session
-from .local import Calibration, LocalRouter, LocalWeights, ModeWeights
+from .local import BACKGROUND_IN, Calibration, LocalRouter, LocalWeights, ModeWeights
+from .local_background import EMPTY, MIN_MESSAGES, Background, build_background, session_texts
 from .local_fit import (
     FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, OWN_HISTORY_IN, Examples, Judged, calibration_error, concat, fit_calibrations,
     confidence_by_fold, fit_weights, gold_examples, judge_run, held_features, own_examples, pooled, reliability_table,
@@ -104,8 +105,8 @@ def _one_to_one(sessions: Sequence[Session], rows: dict[str, dict[int, Predictio
     return None if value is None else round(value, 4)
 
 
-def _raw_router(w: np.ndarray) -> LocalRouter:
-    return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}))
+def _raw_router(w: np.ndarray, background: Background = EMPTY) -> LocalRouter:
+    return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}, background))
 
 
 def _measure(c: Corpus, mode: str, judged: list[Judged], cal: ModeWeights, rows: dict) -> dict[str, Any]:
@@ -145,6 +146,42 @@ def _folds(sessions: Sequence[Session]) -> list[Sequence[Session]]:
     return [sessions[k::FOLDS] for k in range(FOLDS)]
 
 
+def _training(c: Corpus, skip_fold: Optional[int]) -> list[Session]:
+    """The sessions of ``c`` a fit without fold ``skip_fold`` (None: none) draws on, fold by fold."""
+    return [s for k, fold in enumerate(_folds(c.sessions)) if k != skip_fold for s in fold]
+
+
+class FitData:
+    """The gold examples and the background of every fit made on some corpora, each worked out once.
+
+    A fit is named by its scope (the corpora it may draw on, of any mode) and the session fold it
+    leaves out (None: none). Its background is built from the sessions it fits on (every corpus
+    of the scope, that fold left out), and where a mode weighs overlaps by it
+    (:data:`~.local.BACKGROUND_IN`) its examples are built with it: nothing of a corpus or fold a
+    fit leaves out reaches that fit, through the background either. Other modes' examples depend
+    on the session fold alone and serve every fit."""
+
+    def __init__(self) -> None:
+        self._backgrounds: dict[tuple, Background] = {}
+        self._examples: dict[tuple, Examples] = {}
+
+    def background(self, scope: Sequence[Corpus], skip_fold: Optional[int] = None) -> Background:
+        key = (tuple(c.name for c in scope), skip_fold)
+        if key not in self._backgrounds:
+            self._backgrounds[key] = build_background([session_texts(_training(c, skip_fold)) for c in scope])
+        return self._backgrounds[key]
+
+    def examples(self, scope: Sequence[Corpus], mode: str, c: Corpus, fold: int,
+                 skip_fold: Optional[int] = None) -> Examples:
+        """The gold examples of fold ``fold`` of ``c`` as the fit of ``scope`` without ``skip_fold`` sees them."""
+        weighed = mode in BACKGROUND_IN
+        key = (mode, c.name, fold) + ((tuple(d.name for d in scope), skip_fold) if weighed else ())
+        if key not in self._examples:
+            background = self.background(scope, skip_fold) if weighed else EMPTY
+            self._examples[key] = gold_examples(_folds(c.sessions)[fold], mode, background)
+        return self._examples[key]
+
+
 @dataclass
 class Runs:
     """Per corpus, its strict messages judged when routed by weights that never saw them (fitted
@@ -157,45 +194,46 @@ class Runs:
         return [j for judged in self.judged.values() for j in judged]
 
 
-#: per mode, per corpus: the gold examples of each session fold
-AllExamples = dict[str, dict[str, list[Examples]]]
-
-
-def _fit(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float, skip_fold: Optional[int] = None) -> np.ndarray:
-    """Weights fitted on ``corpora`` in ``mode`` (each weighing the same), without fold ``skip_fold``:
+def _fit(scope: Sequence[Corpus], mode: str, data: FitData, l2: float,
+         skip_fold: Optional[int] = None) -> tuple[np.ndarray, Background]:
+    """Weights fitted on the corpora of ``scope`` that ``mode`` can route (each weighing the same),
+    without fold ``skip_fold``, and the background they were fitted with (:meth:`FitData.background`):
     on gold history, then in the modes of :data:`~.local_fit.OWN_HISTORY_IN` again on gold history
     and on the history those first weights make themselves, each message seen in both."""
-    gold = [concat([e for k, e in enumerate(examples[mode][c.name]) if k != skip_fold]) for c in corpora]
+    these = [c for c in scope if mode in c.modes()]
+    background = data.background(scope, skip_fold)
+    gold = [concat([data.examples(scope, mode, c, k, skip_fold) for k in range(FOLDS) if k != skip_fold])
+            for c in these]
     w = fit_weights(pooled(gold), l2, mode)
     if mode not in OWN_HISTORY_IN:
-        return w
-    own = [own_examples([s for k, fold in enumerate(_folds(c.sessions)) if k != skip_fold for s in fold], mode, w)
-           for c in corpora]
-    return fit_weights(pooled([concat([g, o]) for g, o in zip(gold, own)]), l2, mode)
+        return w, background
+    own = [own_examples(_training(c, skip_fold), mode, w, background) for c in these]
+    return fit_weights(pooled([concat([g, o]) for g, o in zip(gold, own)]), l2, mode), background
 
 
-def _cross_fitted(corpora: Sequence[Corpus], mode: str, examples: AllExamples, l2: float) -> Runs:
-    """Every strict message of ``corpora`` routed by weights fitted without its session: the
-    sessions of each corpus fall in :data:`~.local_fit.FOLDS` folds, and fold k of every corpus is
-    routed by weights fitted on the other folds of all of them."""
-    out = Runs({c.name: [] for c in corpora}, {c.name: {} for c in corpora})
+def _cross_fitted(scope: Sequence[Corpus], mode: str, data: FitData, l2: float) -> Runs:
+    """Every strict message of the corpora of ``scope`` that ``mode`` can route, routed by weights
+    fitted without its session: the sessions of each corpus fall in :data:`~.local_fit.FOLDS`
+    folds, and fold k of every corpus is routed by weights fitted on the other folds of all of them."""
+    these = [c for c in scope if mode in c.modes()]
+    out = Runs({c.name: [] for c in these}, {c.name: {} for c in these})
     for k in range(FOLDS):
-        router = _raw_router(_fit(corpora, mode, examples, l2, k))
-        for c in corpora:
+        router = _raw_router(*_fit(scope, mode, data, l2, k))
+        for c in these:
             out.judged[c.name].extend(judge_run(_folds(c.sessions)[k], mode, router, out.rows[c.name]))
     return out
 
 
-def _left_out(corpora: Sequence[Corpus], mode: str, examples: AllExamples, penalty: float) -> Optional[Runs]:
+def _left_out(corpora: Sequence[Corpus], mode: str, data: FitData, penalty: float) -> Optional[Runs]:
     """Each corpus of ``mode`` routed by weights fitted on the others (None with fewer than two)."""
     these = [c for c in corpora if mode in c.modes()]
     if len(these) < 2:
         return None
     out = Runs()
     for c in these:
-        w = _fit([d for d in these if d is not c], mode, examples, l2_of(mode, penalty))
+        router = _raw_router(*_fit([d for d in corpora if d is not c], mode, data, l2_of(mode, penalty)))
         out.rows[c.name] = {}
-        out.judged[c.name] = judge_run(c.sessions, mode, _raw_router(w), out.rows[c.name])
+        out.judged[c.name] = judge_run(c.sessions, mode, router, out.rows[c.name])
     return out
 
 
@@ -209,7 +247,7 @@ class Search:
     runs: dict[str, Runs]
 
 
-def choose_penalty(corpora: Sequence[Corpus], examples: AllExamples) -> Search:
+def choose_penalty(corpora: Sequence[Corpus], data: FitData) -> Search:
     """The penalty of :data:`~.local_fit.L2_GRID` whose weights do best on the corpora of
     ``corpora`` left out of their fit: the mean, over every corpus and mode with another corpus to
     fit on, of its strict accuracy when routed by weights fitted on the others (the smallest
@@ -217,7 +255,7 @@ def choose_penalty(corpora: Sequence[Corpus], examples: AllExamples) -> Search:
     best: Optional[tuple[float, float, dict[str, Runs]]] = None
     scores: dict[float, Optional[float]] = {}
     for penalty in L2_GRID:
-        runs = {m: r for m in MODES if (r := _left_out(corpora, m, examples, penalty)) is not None}
+        runs = {m: r for m in MODES if (r := _left_out(corpora, m, data, penalty)) is not None}
         accs = [float(np.mean([j.correct for j in js])) for r in runs.values() for js in r.judged.values() if js]
         if not accs:
             scores[penalty] = None
@@ -231,7 +269,7 @@ def choose_penalty(corpora: Sequence[Corpus], examples: AllExamples) -> Search:
     return Search(best[0], scores, best[2])
 
 
-def _calibrated(corpora: Sequence[Corpus], mode: str, examples: AllExamples, search: Search,
+def _calibrated(corpora: Sequence[Corpus], mode: str, data: FitData, search: Search,
                 w: np.ndarray, cross: Optional[Runs] = None,
                 without: frozenset[str] = frozenset()) -> tuple[ModeWeights, list[Judged], dict[str, str], Runs]:
     """``w`` with its calibrations fitted as :data:`CALIBRATE_BY` says: each kind's on its
@@ -242,8 +280,7 @@ def _calibrated(corpora: Sequence[Corpus], mode: str, examples: AllExamples, sea
     given, else computed). The messages of the sessions ``without`` names are left out of every
     map's fit."""
     if cross is None:
-        these = [c for c in corpora if mode in c.modes()]
-        cross = _cross_fitted(these, mode, examples, l2_of(mode, search.penalty))
+        cross = _cross_fitted(corpora, mode, data, l2_of(mode, search.penalty))
     left = search.runs.get(mode)
     runs = {"corpus": left.pooled() if left is not None else cross.pooled(), "session": cross.pooled()}
     runs = {how: [j for j in js if j.session not in without] for how, js in runs.items()}
@@ -254,14 +291,14 @@ def _calibrated(corpora: Sequence[Corpus], mode: str, examples: AllExamples, sea
     return fit_calibrations(runs[how[None]], w, kind_runs), judged, named, cross
 
 
-def _fold_held_out_ece(corpora: Sequence[Corpus], mode: str, examples: AllExamples, search: Search,
+def _fold_held_out_ece(corpora: Sequence[Corpus], mode: str, data: FitData, search: Search,
                        w: np.ndarray, cross: Runs) -> dict[str, Optional[float]]:
     """Per corpus of ``mode``, the calibration error of its session-fold runs when each fold's
     confidence comes from maps fitted, by the same rule (:func:`_calibrated`), without that fold's
     sessions of every corpus: the in-domain figure on messages no map saw."""
     these = [c for c in corpora if mode in c.modes()]
     folds = [frozenset(s.session_id for c in these for s in _folds(c.sessions)[k]) for k in range(FOLDS)]
-    maps = [_calibrated(corpora, mode, examples, search, w, cross, without=fold)[0] for fold in folds]
+    maps = [_calibrated(corpora, mode, data, search, w, cross, without=fold)[0] for fold in folds]
     out: dict[str, Optional[float]] = {}
     for c in these:
         judged = cross.judged[c.name]
@@ -310,13 +347,11 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
             if s.split != "dev":
                 raise ValueError(f"{c.name}: session {s.session_id} is from split {s.split!r}: "
                                  f"the local router fits on dev only")
-    examples: AllExamples = {}
     for mode in MODES:
-        these = [c for c in corpora if mode in c.modes()]
-        if not these:
+        if not any(mode in c.modes() for c in corpora):
             raise ValueError(f"no corpus can be routed in {mode} mode")
-        examples[mode] = {c.name: [gold_examples(f, mode) for f in _folds(c.sessions)] for c in these}
-    search = choose_penalty(corpora, examples)
+    data = FitData()
+    search = choose_penalty(corpora, data)
     modes: dict[str, ModeWeights] = {}
     held_out: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
     in_domain: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
@@ -324,8 +359,8 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
     for mode in MODES:
         these = [c for c in corpora if mode in c.modes()]
         l2 = l2_of(mode, search.penalty)
-        modes[mode], runs, how, cross = _calibrated(corpora, mode, examples, search, _fit(these, mode, examples, l2))
-        held_ece = _fold_held_out_ece(corpora, mode, examples, search, modes[mode].weights, cross)
+        modes[mode], runs, how, cross = _calibrated(corpora, mode, data, search, _fit(corpora, mode, data, l2)[0])
+        held_ece = _fold_held_out_ece(corpora, mode, data, search, modes[mode].weights, cross)
         for c in these:
             in_domain[c.name][mode] = {**_measure(c, mode, cross.judged[c.name], modes[mode], cross.rows[c.name]),
                                        "ece_held_out": held_ece[c.name]}
@@ -334,34 +369,36 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
         ece = calibration_error(calibrated, ok)
         per_mode[mode] = {
             "corpora": [c.name for c in these],
-            "examples": {c.name: sum(len(e.target) for e in examples[mode][c.name]) for c in these},
+            "examples": {c.name: sum(len(data.examples(corpora, mode, c, k).target) for k in range(FOLDS)) for c in these},
             "l2": l2, "calibrated_by": how,
             "ece": None if ece is None else round(ece, 4),
             "reliability": reliability_table(calibrated, ok),
         }
     for c in corpora if len(corpora) > 1 else ():
         rest = [d for d in corpora if d is not c]
-        inner = choose_penalty(rest, examples)
+        inner = choose_penalty(rest, data)
         for mode in c.modes():
-            fitted_on = [d for d in rest if mode in d.modes()]
-            if not fitted_on:
+            if not any(mode in d.modes() for d in rest):
                 continue
-            cal_c, _, how, _ = _calibrated(rest, mode, examples, inner,
-                                        w_c := _fit(fitted_on, mode, examples, l2_of(mode, inner.penalty)))
+            w_c, background_c = _fit(rest, mode, data, l2_of(mode, inner.penalty))
+            cal_c, _, how, _ = _calibrated(rest, mode, data, inner, w_c)
             rows: dict[str, dict[int, PredictionRow]] = {}
-            judged = judge_run(c.sessions, mode, _raw_router(w_c), rows)
+            judged = judge_run(c.sessions, mode, _raw_router(w_c, background_c), rows)
             held_out[c.name][mode] = {**_measure(c, mode, judged, cal_c, rows), "penalty": inner.penalty,
                                       "calibrated_by": how}
     penalty = {"chosen": search.penalty, "left_out_accuracy": {str(p): v for p, v in search.scores.items()}}
     held = {m: list(held_features(m)) for m in MODES}
     libraries = {"numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_kernels()}
+    background = data.background(corpora)
     fit = {"split": "dev", "penalty": penalty, "folds": FOLDS, "held_at_bm25": held, "own_history": list(OWN_HISTORY_IN),
+           "background": {"modes": list(BACKGROUND_IN), "messages": background.messages,
+                          "tokens": len(background.weights), "min_messages": MIN_MESSAGES},
            "libraries": libraries,
            "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
            "held_out": held_out, "in_domain": in_domain,
            "cross_fitted": {m: {"by": per_mode[m]["calibrated_by"], "ece": per_mode[m]["ece"],
                                 "reliability": per_mode[m]["reliability"]} for m in MODES}}
-    return LocalWeights(modes, fit), {"held_out": held_out, "in_domain": in_domain, "fit": per_mode, "penalty": penalty}
+    return LocalWeights(modes, fit, background), {"held_out": held_out, "in_domain": in_domain, "fit": per_mode, "penalty": penalty}
 
 
 def fit_local(sessions: Sequence[Session], *, source: Optional[dict[str, Any]] = None) -> tuple[LocalWeights, dict[str, Any]]:

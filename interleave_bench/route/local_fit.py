@@ -51,6 +51,7 @@ from .local import (
     chat_kind,
     split_weights,
 )
+from .local_background import EMPTY, Background
 from .runner import RouteOptions, TopicState, route_session
 from .text import short_title
 
@@ -140,15 +141,17 @@ def pooled(parts: Sequence[Examples]) -> Examples:
     return Examples(np.vstack(rows), np.concatenate(group), np.concatenate(target), np.concatenate(weight))
 
 
-def gold_examples(sessions: Iterable[Session], mode: str) -> Examples:
-    """The examples of ``mode`` from ``sessions``, each message seen with its gold history."""
-    return history_examples(sessions, mode)
+def gold_examples(sessions: Iterable[Session], mode: str, background: Background = EMPTY) -> Examples:
+    """The examples of ``mode`` from ``sessions``, each message seen with its gold history (and
+    its overlaps weighed by ``background``)."""
+    return history_examples(sessions, mode, background=background)
 
 
-def own_examples(sessions: Iterable[Session], mode: str, weights: np.ndarray) -> Examples:
+def own_examples(sessions: Iterable[Session], mode: str, weights: np.ndarray, background: Background = EMPTY) -> Examples:
     """The examples of ``mode`` from ``sessions``, each message seen in the history the router
-    with ``weights`` makes itself (its own topics, its own mistakes), as it is met in a run."""
-    return history_examples(sessions, mode, weights)
+    with ``weights`` (and ``background``) makes itself (its own topics, its own mistakes), as it
+    is met in a run."""
+    return history_examples(sessions, mode, weights, background)
 
 
 def _target(held: dict[str, Counter], labels: Sequence[str], thread: Optional[str], mode: str) -> str:
@@ -169,7 +172,8 @@ def _target(held: dict[str, Counter], labels: Sequence[str], thread: Optional[st
     return best
 
 
-def history_examples(sessions: Iterable[Session], mode: str, weights: Optional[np.ndarray] = None) -> Examples:
+def history_examples(sessions: Iterable[Session], mode: str, weights: Optional[np.ndarray] = None,
+                     background: Background = EMPTY) -> Examples:
     """The examples of ``mode`` from ``sessions``: each message's candidates, with the one it
     should go to (:func:`_target`) as the target. The history each message is seen in is the gold
     one (``weights`` None: each topic holds exactly its thread's earlier messages, one-offs sit in
@@ -188,7 +192,7 @@ def history_examples(sessions: Iterable[Session], mode: str, weights: Optional[n
         held: dict[str, Counter] = {}  # label -> the gold threads its messages are of
         for turn, m in zip(s.turns, conv.messages):
             view = state.view([m])
-            cands = candidates(view, cache)
+            cands = candidates(view, cache, background)
             thread = turn.gold.thread
             want = _target(held, cands.labels, thread, mode)
             if want in cands.labels:  # (a one-off the router would not consider teaches nothing)

@@ -13,7 +13,7 @@ from collections import _count_elements
 from functools import lru_cache
 from itertools import chain
 from operator import attrgetter
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from .base import Message, RouterView, ThreadCard, TopicView
 from .bm25 import B, K1, bm25_tokens, idf
@@ -160,15 +160,21 @@ def idf_table(n: int) -> tuple[float, ...]:
 
 
 def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
-              profs: Sequence[TopicProfile]) -> list[tuple[float, float, float, int, int, int]]:
+              profs: Sequence[TopicProfile],
+              common: Optional[Mapping[str, float]] = None) -> list[tuple[float, float, float, int, int, int]]:
     """Per topic of ``profs``: the BM25 of the message's first sentence, its sentences that point
     elsewhere and the rest (each part's distinct terms: ``head``, ``refs``, ``rest``; ``query`` all
-    of them), then how many of each part's terms that topic alone has seen."""
+    of them), then how many of each part's terms that topic alone has seen. With ``common`` (each
+    term's background weight, :attr:`.local_background.Background.lookup`) each term's share of
+    the sums is weighed by it."""
     n = len(profs)
     have = [query & p.tf.keys() for p in profs]
     df = counts(chain.from_iterable(have))
     avgdl = sum(p.length for p in profs) / n if n else 0.0
     weights = idf_table(n)
+    # each shared term's weight, worked out once for every topic
+    weight = ({q: weights[d] for q, d in df.items()} if common is None
+              else {q: weights[d] * common[q] for q, d in df.items()})
     # a message of one sentence (most are) has head terms only: its sums skip the tests of each
     # term's part, in the same order and so to the same floats
     one_part = not (refs or rest)
@@ -180,9 +186,8 @@ def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
         ho = ro = to = 0
         for q in sorted(terms):  # a fixed order: float sums then agree from run to run
             f = tf[q]
-            d = df[q]
-            c = weights[d] * f / (f + norm)
-            alone = d == 1
+            c = weight[q] * f / (f + norm)
+            alone = df[q] == 1
             if one_part:
                 hb += c
                 ho += alone
