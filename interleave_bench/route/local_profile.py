@@ -20,8 +20,9 @@ from .bm25 import B, K1, bm25_tokens, idf
 from .local_text import SpeakerLog, body, char_grams
 from .text import tokens
 
-#: topic profiles kept between calls; beyond this the cache starts over (a run routes one session
-#: at a time, so a few hundred topics are plenty)
+#: topic profiles kept between calls; beyond this the other sessions' are dropped (a run routes one
+#: session at a time, so a few hundred topics are plenty), and the session's own only when it alone
+#: has this many
 PROFILE_CACHE_MAX = 2048
 #: sessions whose speaker logs are kept between calls (a run routes one session at a time, or a
 #: few side by side)
@@ -119,7 +120,11 @@ class ProfileCache:
         if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
                 or (prof.replied and msgs[prof.count - 1].reply is None):
             if len(self._store) >= PROFILE_CACHE_MAX:
-                self._store.clear()
+                # the other sessions' profiles go first: this session's are grown message by message
+                mine = view.session_id
+                self._store = {k: v for k, v in self._store.items() if k[0] == mine}
+                if len(self._store) >= PROFILE_CACHE_MAX:
+                    self._store.clear()
             prof = TopicProfile()
             if card is not None:
                 prof.add(card_text(card))
