@@ -16,10 +16,13 @@ Used by ``scripts/fit_local.py``; the pieces of one fit (examples, weights, cali
   the fit and will come from a new writer, so it is calibrated on the left-out-corpus runs (each
   corpus routed by weights that never saw it), and so is the overall map every kind without a map
   of its own falls back on. A mode with a single corpus has no left-out runs: session folds.
-- **Tables.** Each corpus left out in turn: penalty, weights and calibration chosen and fitted on
-  the others exactly as above, the same rule included (so the reported corpus never chooses or
-  fits anything), then measured on it. In domain: each corpus's sessions routed by weights fitted
-  on the other session folds.
+- **Background.** Every fit builds the background its overlaps are weighed by
+  (:mod:`.local_background`) from the sessions it fits on (:class:`FitData`): a corpus or session
+  fold a fit leaves out is left out of its background too.
+- **Tables.** Each corpus left out in turn: penalty, weights, background and calibration chosen
+  and fitted on the others exactly as above, the same rule included (so the reported corpus never
+  chooses or fits anything), then measured on it. In domain: each corpus's sessions routed by
+  weights fitted on the other session folds.
 """
 
 from __future__ import annotations
