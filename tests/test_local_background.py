@@ -118,3 +118,20 @@ def test_a_fit_builds_its_background_only_from_what_it_fits_on():
     counted = list(session_texts(s for s in a.sessions if s.session_id not in only_fold))
     assert data.background([a], 1) == build_background([counted])
     assert data.background([a], 1).messages == 8 and data.background([a]).messages == 12
+
+
+def test_the_cards_share_of_the_first_sentence_weighs_its_words():
+    share = FEATURES.index("topic.card_share")
+    view = _view("closed")
+    view = RouterView(view.session_id, view.lang, view.mode, view.cards, view.topics, view.history, view.current,
+                      (Message(2, "thanks for the kitchen tiles"),))
+    filler = Background({"thanks": 0.25, "for": 0.125, "the": 0.125}, {}, 100)
+
+    def card_share(background: Background) -> float:
+        c = candidates(view, ProfileCache(), background)
+        return c.rows[c.labels.index("t1")][share]
+
+    # the card (Kitchen renovation / Cabinets and tiles / Finish by June) has "kitchen" and "tiles":
+    # 2 of 5 words as counted, 2 of 2.5 when each weighs as common as it is
+    assert card_share(EMPTY) == 2 / 5
+    assert card_share(filler) == 2 / 2.5

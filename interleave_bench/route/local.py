@@ -218,8 +218,8 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     head_bm_max = tail_bm_max = head_chars_max = 0.0
     who = NOBODY
     if n:
-        sums = part_bm25(all_q, head_q, ref_q, rest_q, profs,
-                         background.lookup if view.mode in BACKGROUND_IN else None)
+        common = background.lookup if view.mode in BACKGROUND_IN else None
+        sums = part_bm25(all_q, head_q, ref_q, rest_q, profs, common)
         grams = frozenset(char_grams(parts.head))
         head_chars = gram_overlap(grams, profs)
         head_bm = [x[0] for x in sums]
@@ -252,6 +252,9 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         cur_on = (1.0, ack, short, anaphora, lead, other)
         cur_tail = (request, asked, asked * brief, done)
         head_n = len(head_q)
+        # the first sentence's words as the card's share counts them: each weighing as common as it
+        # is (fsum: exactly rounded, whatever the order of a set)
+        head_weight = math.fsum(map(common.__getitem__, head_q)) if common is not None and head_q else float(head_n)
         for k, (t, prof, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, profs, sums)):
             if t.card is not None:  # its title's words and grams from the profile, worked out once per card
                 title, need, title_grams = t.card.title, prof.title_terms, prof.title_grams
@@ -260,7 +263,9 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
                 ref_title = float(bool(need) and need <= ref_q and title_mentioned(title, parts.refs))
                 rest_title = float(bool(need) and need <= rest_q and title_mentioned(title, parts.rest))
                 title_share = len(grams.intersection(title_grams)) / len(title_grams) if title and title_grams else 0.0
-                card_share = len(prof.card_terms.intersection(head_q)) / head_n if head_n else 0.0
+                on_card = prof.card_terms.intersection(head_q)
+                card_share = ((math.fsum(map(common.__getitem__, on_card)) if common is not None else len(on_card))
+                              / head_weight if head_n else 0.0)
             else:
                 head_title = ref_title = rest_title = title_share = card_share = 0.0
             if t.messages:
