@@ -230,12 +230,9 @@ class RunRecord(Document):
         if self.data_sha256 != other.data_sha256:
             return "data"
         if self.options != other.options:
-            if _without(self.options, ROUTER_CODE) == _without(other.options, ROUTER_CODE):
-                return "router code (the source file of its class changed)"
-            if _without(self.options, ROUTER_STATE) == _without(other.options, ROUTER_STATE):
-                return "router settings (its attributes hold other values)"
-            if _without(self.options, LOCAL_WEIGHTS) == _without(other.options, LOCAL_WEIGHTS):
-                return "weights of the local router (a refit, or another release's)"
+            for key, what in _NAMED_OPTIONS:
+                if _without(self.options, key) == _without(other.options, key):
+                    return what
             return "options"
         return None
 
@@ -247,6 +244,12 @@ ROUTER_STATE = "router_state"
 #: the run record's option holding the fingerprint of the ``local`` router's weights (``local``, and
 #: ``hybrid`` with its ``local`` fast path): a resume after a refit is another run
 LOCAL_WEIGHTS = "local_weights"
+#: the options a refused resume names when they alone differ, with what that difference means
+_NAMED_OPTIONS = (
+    (ROUTER_CODE, "router code (the source file of its class changed)"),
+    (ROUTER_STATE, "router settings (its attributes hold other values)"),
+    (LOCAL_WEIGHTS, "weights of the local router (a refit, or another release's)"),
+)
 
 
 def _without(options: dict[str, Any], key: str) -> dict[str, Any]:
