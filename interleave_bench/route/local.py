@@ -503,12 +503,11 @@ class LocalRouter:
     def __init__(self, weights: Optional[LocalWeights] = None):
         self.weights = weights if weights is not None else shipped_weights()
         self._weights = {mode: split_weights(mw.weights) for mode, mw in self.weights.modes.items()}
-        self.background = self.weights.background
         self.cache = ProfileCache()
 
     def score(self, view: RouterView) -> Scored:
         """The winning candidate of ``view``'s pending unit, its probability and confidence."""
-        cands = candidates(view, self.cache, self.background)
+        cands = candidates(view, self.cache, self.weights.background)
         # the first on a tie: topics in creation order, then new, then one-off
         k, p = best_of(cands, self._weights[view.mode])
         return Scored(cands.labels[k], p, self.weights.modes[view.mode].confidence(p, cands.kind))

@@ -174,14 +174,17 @@ class FitData:
             self._backgrounds[key] = build_background([session_texts(_training(c, skip_fold)) for c in scope])
         return self._backgrounds[key]
 
+    def background_of(self, scope: Sequence[Corpus], mode: str, skip_fold: Optional[int] = None) -> Background:
+        """The background a ``mode`` fit of ``scope`` without ``skip_fold`` weighs its overlaps by:
+        :meth:`background` in the modes of :data:`~.local.BACKGROUND_IN`, else none (not built)."""
+        return self.background(scope, skip_fold) if mode in BACKGROUND_IN else EMPTY
+
     def examples(self, scope: Sequence[Corpus], mode: str, c: Corpus, fold: int,
                  skip_fold: Optional[int] = None) -> Examples:
         """The gold examples of fold ``fold`` of ``c`` as the fit of ``scope`` without ``skip_fold`` sees them."""
-        weighed = mode in BACKGROUND_IN
-        key = (mode, c.name, fold) + ((tuple(d.name for d in scope), skip_fold) if weighed else ())
+        key = (mode, c.name, fold) + ((tuple(d.name for d in scope), skip_fold) if mode in BACKGROUND_IN else ())
         if key not in self._examples:
-            background = self.background(scope, skip_fold) if weighed else EMPTY
-            self._examples[key] = gold_examples(_folds(c.sessions)[fold], mode, background)
+            self._examples[key] = gold_examples(_folds(c.sessions)[fold], mode, self.background_of(scope, mode, skip_fold))
         return self._examples[key]
 
 
@@ -200,11 +203,11 @@ class Runs:
 def _fit(scope: Sequence[Corpus], mode: str, data: FitData, l2: float,
          skip_fold: Optional[int] = None) -> tuple[np.ndarray, Background]:
     """Weights fitted on the corpora of ``scope`` that ``mode`` can route (each weighing the same),
-    without fold ``skip_fold``, and the background they were fitted with (:meth:`FitData.background`):
+    without fold ``skip_fold``, and the background they were fitted with (:meth:`FitData.background_of`):
     on gold history, then in the modes of :data:`~.local_fit.OWN_HISTORY_IN` again on gold history
     and on the history those first weights make themselves, each message seen in both."""
     these = [c for c in scope if mode in c.modes()]
-    background = data.background(scope, skip_fold)
+    background = data.background_of(scope, mode, skip_fold)
     gold = [concat([data.examples(scope, mode, c, k, skip_fold) for k in range(FOLDS) if k != skip_fold])
             for c in these]
     w = fit_weights(pooled(gold), l2, mode)
