@@ -68,7 +68,7 @@ ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
-WEIGHTS_FORMAT = "interleave-local-4"
+WEIGHTS_FORMAT = "interleave-local-5"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
@@ -96,7 +96,7 @@ TOPIC_FEATURES = (
 NEW_FEATURES = (
     "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
     "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses", "new.multi", "new.bm25_pick",
-    "new.replies", "new.length_replies",
+    "new.replies", "new.length_replies", "new.unseen",
 )
 ONEOFF_FEATURES = (
     "oneoff.bias", "oneoff.opener", "oneoff.head_bm25_max", "oneoff.tail_bm25_max", "oneoff.vague",
@@ -217,9 +217,12 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     work_terms = 0
     head_bm_max = tail_bm_max = head_chars_max = 0.0
     who = NOBODY
+    unseen = 1.0 if all_q else 0.0
     if n:
         common = background.lookup if view.mode in BACKGROUND_IN else None
-        sums = part_bm25(all_q, head_q, ref_q, rest_q, profs, common)
+        sums, seen = part_bm25(all_q, head_q, ref_q, rest_q, profs, common)
+        # the share of the message's words that no topic has seen: a new subject's words are new
+        unseen = 1.0 - seen / len(all_q) if all_q else 0.0
         grams = frozenset(char_grams(parts.head))
         head_chars = gram_overlap(grams, profs)
         head_bm = [x[0] for x in sums]
@@ -319,7 +322,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
             1.0, new_opener, request, head_bm_max, head_chars_max, vague, length, oneoff_opener,
             float(who.multi and who.speaker is not None and who.mine is None),
             float(who.multi and who.speaker is None), float(who.names_someone), float(who.multi), bm25_new,
-            replies, replies * length,
+            replies, replies * length, unseen,
         ])
         out_labels.append(NEW)
         blocks.append(NEW_BLOCK)
