@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from interleave_bench.route.base import Message, RouterView, TopicView
+from interleave_bench.route.base import Message, RouterView, ThreadCard, TopicView
 from interleave_bench.route.local import FEATURES, ProfileCache, candidates
 
 
@@ -21,3 +21,26 @@ def test_a_new_topic_reads_the_share_of_words_no_topic_has_seen():
     assert unseen(["kitchen tiles", "lisbon kitchen"], "kitchen budget for lisbon") == pytest.approx(0.5)
     # before any topic every word is new
     assert unseen([], "kitchen budget") == 1.0
+
+
+CARDS = (ThreadCard("t1", "Kitchen renovation", "Cabinets and tiles", "Finish by June"),
+         ThreadCard("t2", "Trip to Lisbon", "Flights and hotel", "A week in May"))
+
+
+@pytest.mark.parametrize("text", ["the grout and the hotel", "the grout and the hotel. Also the kitchen june."])
+def test_a_topic_reads_the_share_of_the_first_sentences_words_it_has_seen(text):
+    def head_seen(mode):
+        topics = (TopicView("t1", "Kitchen renovation", CARDS[0] if mode == "closed" else None,
+                            (Message(0, "the grout is grey"),)),
+                  TopicView("t2", "Trip to Lisbon", CARDS[1] if mode == "closed" else None,
+                            (Message(1, "flights and hotel for a week in may"),)))
+        view = RouterView("s", "en", mode, CARDS if mode == "closed" else (), topics, (), None, (Message(2, text),))
+        c = candidates(view, ProfileCache())
+        return [c.features[c.labels.index(t)][FEATURES.index("topic.head_seen")] for t in ("t1", "t2")]
+
+    # the first sentence's words: the, grout, and, hotel. The kitchen card and its message have
+    # seen the, grout and and (3 of 4); the Lisbon card and its message and and hotel (2 of 4).
+    # Later sentences do not count ("kitchen", "june" are on the kitchen card).
+    assert head_seen("closed") == [pytest.approx(0.75), pytest.approx(0.5)]
+    # open mode does not read it (HEAD_SEEN_IN)
+    assert head_seen("open") == [0.0, 0.0]

@@ -68,7 +68,7 @@ ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
-WEIGHTS_FORMAT = "interleave-local-5"
+WEIGHTS_FORMAT = "interleave-local-6"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
@@ -86,6 +86,7 @@ TOPIC_FEATURES = (
     "topic.current", "topic.current_ack", "topic.current_short", "topic.current_anaphora",
     "topic.current_lead", "topic.current_other", "topic.current_unnamed", "topic.current_request",
     "topic.current_asked", "topic.current_answer", "topic.current_done", "topic.title_share", "topic.card_share",
+    "topic.head_seen",
     "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.rank", "topic.unseen",
     "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
     "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
@@ -124,6 +125,10 @@ ONEOFF = "oneoff"
 #: (:mod:`.local_background`): closed mode, where it helped both single-user corpora left out of
 #: the fit; in open mode it moved them in opposite directions (docs/route.md)
 BACKGROUND_IN = ("closed",)
+#: the modes whose topics read the share of the first sentence's words each has seen
+#: (``topic.head_seen``): closed mode, where it lifted both single-user corpora left out of the
+#: fit; in open mode it moved them in opposite directions (docs/route.md)
+HEAD_SEEN_IN = ("closed",)
 
 
 #: the blocks of :data:`FEATURES` a candidate's row holds: a topic's, a new topic's, a one-off's
@@ -258,7 +263,8 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         # the first sentence's words as the card's share counts them: each weighing as common as it
         # is (fsum: exactly rounded, whatever the order of a set)
         head_weight = math.fsum(map(common.__getitem__, head_q)) if common is not None and head_q else float(head_n)
-        for k, (t, prof, (hb, rb, tb, ho, ro, to)) in enumerate(zip(topics, profs, sums)):
+        head_seen = view.mode in HEAD_SEEN_IN and head_n > 0
+        for k, (t, prof, (hb, rb, tb, ho, ro, to, hs)) in enumerate(zip(topics, profs, sums)):
             if t.card is not None:  # its title's words and grams from the profile, worked out once per card
                 title, need, title_grams = t.card.title, prof.title_terms, prof.title_grams
                 # a title is mentioned only where every one of its words is (the cheap test first)
@@ -293,7 +299,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
             else:
                 row += _ZERO_CURRENT
             row += (
-                title_share, card_share,
+                title_share, card_share, hs / head_n if head_seen else 0.0,
                 prev, prev * other, gap, gap * other, rank, float(not t.messages),
             )
             if multi:

@@ -166,12 +166,13 @@ def idf_table(n: int) -> tuple[float, ...]:
 
 def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
               profs: Sequence[TopicProfile],
-              common: Optional[Mapping[str, float]] = None) -> tuple[list[tuple[float, float, float, int, int, int]], int]:
+              common: Optional[Mapping[str, float]] = None) -> tuple[list[tuple[float, float, float, int, int, int, int]], int]:
     """Per topic of ``profs``: the BM25 of the message's first sentence, its sentences that point
     elsewhere and the rest (each part's distinct terms: ``head``, ``refs``, ``rest``; ``query`` all
-    of them), then how many of each part's terms that topic alone has seen; and how many terms of
-    ``query`` some topic has seen. With ``common`` (each term's background weight,
-    :attr:`.local_background.Background.lookup`) each term's share of the sums is weighed by it."""
+    of them), then how many of each part's terms that topic alone has seen, and how many of the
+    first sentence's terms it has seen; and how many terms of ``query`` some topic has seen. With
+    ``common`` (each term's background weight, :attr:`.local_background.Background.lookup`) each
+    term's share of the sums is weighed by it."""
     n = len(profs)
     have = [query & p.tf.keys() for p in profs]
     df = counts(chain.from_iterable(have))
@@ -189,6 +190,7 @@ def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
         tf = p.tf
         hb = rb = tb = 0.0
         ho = ro = to = 0
+        hs = 0
         for q in sorted(terms):  # a fixed order: float sums then agree from run to run
             f = tf[q]
             c = weight[q] * f / (f + norm)
@@ -200,13 +202,14 @@ def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
             if q in head:
                 hb += c
                 ho += alone
+                hs += 1
             if q in refs:
                 rb += c
                 ro += alone
             if q in rest:
                 tb += c
                 to += alone
-        out.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to))
+        out.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to, len(terms) if one_part else hs))
     return out, len(df)
 
 
