@@ -164,9 +164,14 @@ def idf_table(n: int) -> tuple[float, ...]:
     return tuple(idf(n, d) for d in range(n + 1))
 
 
+#: per topic, what :func:`part_bm25` finds: the three parts' BM25, the three parts' terms only that
+#: topic has seen, the first sentence's terms it has seen
+PartSums = tuple[float, float, float, int, int, int, int]
+
+
 def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
               profs: Sequence[TopicProfile],
-              common: Optional[Mapping[str, float]] = None) -> tuple[list[tuple[float, float, float, int, int, int, int]], int]:
+              common: Optional[Mapping[str, float]] = None) -> tuple[list[PartSums], int]:
     """Per topic of ``profs``: the BM25 of the message's first sentence, its sentences that point
     elsewhere and the rest (each part's distinct terms: ``head``, ``refs``, ``rest``; ``query`` all
     of them), then how many of each part's terms that topic alone has seen, and how many of the
