@@ -182,9 +182,11 @@ class FitData:
     def examples(self, scope: Sequence[Corpus], mode: str, c: Corpus, fold: int,
                  skip_fold: Optional[int] = None) -> Examples:
         """The gold examples of fold ``fold`` of ``c`` as the fit of ``scope`` without ``skip_fold`` sees them."""
-        key = (mode, c.name, fold) + ((tuple(d.name for d in scope), skip_fold) if mode in BACKGROUND_IN else ())
+        background = self.background_of(scope, mode, skip_fold)
+        # keyed by the background they are built with (each built once and kept here, or EMPTY)
+        key = (mode, c.name, fold, id(background))
         if key not in self._examples:
-            self._examples[key] = gold_examples(_folds(c.sessions)[fold], mode, self.background_of(scope, mode, skip_fold))
+            self._examples[key] = gold_examples(_folds(c.sessions)[fold], mode, background)
         return self._examples[key]
 
 
