@@ -222,12 +222,10 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     work_terms = 0
     head_bm_max = tail_bm_max = head_chars_max = 0.0
     who = NOBODY
-    unseen = 1.0 if all_q else 0.0
+    seen = 0  # distinct words of the message that some topic has seen
     if n:
         common = background.lookup if view.mode in BACKGROUND_IN else None
         sums, seen = part_bm25(all_q, head_q, ref_q, rest_q, profs, common)
-        # the share of the message's words that no topic has seen: a new subject's words are new
-        unseen = 1.0 - seen / len(all_q) if all_q else 0.0
         grams = frozenset(char_grams(parts.head))
         head_chars = gram_overlap(grams, profs)
         head_bm = [x[0] for x in sums]
@@ -324,6 +322,8 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     out_labels = list(labels)
     blocks = [TOPIC_BLOCK] * n
     if view.mode == "open":
+        # the share of the message's words that no topic has seen: a new subject's words are new
+        unseen = 1.0 - seen / len(all_q) if all_q else 0.0
         rows.append([  # in NEW_FEATURES order
             1.0, new_opener, request, head_bm_max, head_chars_max, vague, length, oneoff_opener,
             float(who.multi and who.speaker is not None and who.mine is None),
