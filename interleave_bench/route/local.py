@@ -55,7 +55,7 @@ import numpy as np
 from .base import Decision, RouterView, TopicView
 from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
-from .local_background import EMPTY, Background
+from .local_background import EMPTY, Background, weighed_count
 from .local_profile import ProfileCache, gram_overlap, part_bm25, plain_bm25, typical_length
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
@@ -258,9 +258,8 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         cur_on = (1.0, ack, short, anaphora, lead, other)
         cur_tail = (request, asked, asked * brief, done)
         head_n = len(head_q)
-        # the first sentence's words as the card's share counts them: each weighing as common as it
-        # is (fsum: exactly rounded, whatever the order of a set)
-        head_weight = math.fsum(map(common.__getitem__, head_q)) if common is not None and head_q else float(head_n)
+        # the first sentence's words as the card's share counts them: each weighing as common as it is
+        head_weight = weighed_count(head_q, common)
         head_seen = view.mode in HEAD_SEEN_IN and head_n > 0
         for k, (t, prof, (hb, rb, tb, ho, ro, to, hs)) in enumerate(zip(topics, profs, sums)):
             if t.card is not None:  # its title's words and grams from the profile, worked out once per card
@@ -270,9 +269,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
                 ref_title = float(bool(need) and need <= ref_q and title_mentioned(title, parts.refs))
                 rest_title = float(bool(need) and need <= rest_q and title_mentioned(title, parts.rest))
                 title_share = len(grams.intersection(title_grams)) / len(title_grams) if title and title_grams else 0.0
-                on_card = prof.card_terms.intersection(head_q)
-                card_share = ((math.fsum(map(common.__getitem__, on_card)) if common is not None else len(on_card))
-                              / head_weight if head_n else 0.0)
+                card_share = weighed_count(prof.card_terms.intersection(head_q), common) / head_weight if head_n else 0.0
             else:
                 head_title = ref_title = rest_title = title_share = card_share = 0.0
             if t.messages:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Collection, Iterable, Iterator, Mapping, Optional, Sequence
 
 from ..schema import Session
 from .local_text import body
@@ -108,6 +108,13 @@ class Background:
 
 #: no background: every token weighs 1 (the overlaps as BM25 alone gives them)
 EMPTY = Background()
+
+
+def weighed_count(terms: Collection[str], lookup: Optional[Mapping[str, float]]) -> float:
+    """How many ``terms`` there are, each weighing as common as ``lookup`` says
+    (:attr:`Background.lookup`; None: each weighs 1). fsum: exactly rounded, whatever the order
+    of a set."""
+    return math.fsum(map(lookup.__getitem__, terms)) if lookup is not None else float(len(terms))
 
 
 def session_texts(sessions: Iterable[Session]) -> Iterator[str]:
