@@ -467,14 +467,15 @@ def small_copy(offline: Path, tmp_path: Path, n: int) -> Path:
 
 def test_hybrid_at_a_threshold_that_sends_half_to_local_makes_half_the_calls(openai_env, tmp_path, offline):
     data = small_copy(offline, tmp_path, 6)
-    assert cli("route", data, "--mode", "open", "--policy", "local") == 0
-    confidences = sorted(json.loads(x)["confidence"] for x in (data / "predictions/open-local.jsonl").read_text().splitlines())
-    # in hybrid, local sees the model's topics too, so its confidences move: sweep thresholds around
-    # the median and take the one that sends closest to half the messages to local
+    assert cli("route", data, "--mode", "closed", "--policy", "local") == 0
+    confidences = sorted(json.loads(x)["confidence"] for x in (data / "predictions/closed-local.jsonl").read_text().splitlines())
+    # closed mode: in open mode most plain-chat confidences sit on the calibration's floor, so no
+    # threshold splits them. Hybrid's local confidences follow the model's earlier decisions: sweep
+    # thresholds around the median and take the one that sends closest to half the messages to local
     picks = sorted({confidences[int(len(confidences) * q / 20)] for q in range(6, 16)})
-    assert cli("route", data, "--mode", "open", "--policy", "hybrid", "--model", "m1",
+    assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--model", "m1",
                "--sweep-threshold", ",".join(f"{t:g}" for t in picks)) == 0
-    curve = json.loads((data / "predictions/open-hybrid-sweep-m1.sweep.json").read_text())["curve"]
+    curve = json.loads((data / "predictions/closed-hybrid-sweep-m1.sweep.json").read_text())["curve"]
     point = min(curve, key=lambda p: abs(p["local_share"] - 0.5))
     rows = [json.loads(x) for x in (data / "predictions" / point["predictions"]).read_text().splitlines()]
     local = [r for r in rows if r["via"] == "local"]

@@ -6,10 +6,10 @@ weights fitted across corpora (``interleave_bench/data/local/weights.json``, wri
 ``scripts/fit_local.py``), and picks the best candidate. The signals:
 
 - lexical overlap of the message with each topic's card, routed messages and the assistant's
-  replies to them: BM25 over the bm25 baseline's tokens (:func:`~.text.tokens`), character
-  3-grams (Chinese without a segmenter, English word forms), the share of a card's title and
-  words the message has; the first sentence (where people name what they are talking about) is
-  scored apart from the rest, and sentences that point elsewhere apart again;
+  replies to them: BM25 over the bm25 baseline's tokens (:func:`~.text.tokens`), the share of a
+  card's title (its character 3-grams) and words the message has; the first sentence (where
+  people name what they are talking about) is scored apart from the rest, and sentences that
+  point elsewhere apart again;
 - tokens that only one topic has seen (the values of its facts: a date, an amount, a name);
 - the bm25 baseline's own evidence (:func:`plain_bm25`, :func:`~.bm25.choice`): the candidate it
   would pick, whether it would move, each topic's score as a share of the best; with the lexical
@@ -56,7 +56,7 @@ from .base import Decision, RouterView, TopicView
 from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
 from .local_background import EMPTY, Background, weighed_count
-from .local_profile import ProfileCache, gram_overlap, part_bm25, plain_bm25, typical_length
+from .local_profile import ProfileCache, part_bm25, plain_bm25, typical_length
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
@@ -68,7 +68,7 @@ ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
-WEIGHTS_FORMAT = "interleave-local-6"
+WEIGHTS_FORMAT = "interleave-local-7"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
@@ -80,7 +80,7 @@ WORK_TERMS = 2
 #: one name per feature, in weight order. ``topic.*`` describe an existing topic, ``new.*`` the
 #: candidate "open a new topic" (open mode), ``oneoff.*`` the candidate "a one-off question".
 TOPIC_FEATURES = (
-    "topic.head_bm25", "topic.head_best", "topic.head_chars", "topic.head_title", "topic.head_only_here",
+    "topic.head_bm25", "topic.head_best", "topic.head_title", "topic.head_only_here",
     "topic.ref_bm25", "topic.ref_title", "topic.ref_only_here",
     "topic.rest_bm25", "topic.rest_title", "topic.rest_only_here",
     "topic.current", "topic.current_ack", "topic.current_short", "topic.current_anaphora",
@@ -90,18 +90,18 @@ TOPIC_FEATURES = (
     "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.rank", "topic.unseen",
     "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
     "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
-    "topic.bm25_pick", "topic.bm25_moves", "topic.bm25_share", "topic.head_share", "topic.chars_share",
+    "topic.bm25_pick", "topic.bm25_moves", "topic.bm25_share", "topic.head_share",
     "topic.current_replies", "topic.previous_replies", "topic.unseen_replies", "topic.head_bm25_replies",
     "topic.bm25_pick_replies", "topic.current_multi", "topic.bm25_pick_multi",
 )
 NEW_FEATURES = (
-    "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.head_chars_max", "new.vague", "new.length",
+    "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.vague", "new.length",
     "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses", "new.multi", "new.bm25_pick",
     "new.replies", "new.length_replies", "new.unseen",
 )
 ONEOFF_FEATURES = (
     "oneoff.bias", "oneoff.opener", "oneoff.head_bm25_max", "oneoff.tail_bm25_max", "oneoff.vague",
-    "oneoff.new_opener", "oneoff.length", "oneoff.head_chars_max", "oneoff.request", "oneoff.replies", "oneoff.multi",
+    "oneoff.new_opener", "oneoff.length", "oneoff.request", "oneoff.replies", "oneoff.multi",
 )
 FEATURES = TOPIC_FEATURES + NEW_FEATURES + ONEOFF_FEATURES
 #: features that fire in one kind of chat only (:data:`CHAT_KINDS`: with the assistant's replies, or
@@ -220,19 +220,18 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     bm25_new = 1.0
     current = previous = None
     work_terms = 0
-    head_bm_max = tail_bm_max = head_chars_max = 0.0
+    head_bm_max = tail_bm_max = 0.0
     who = NOBODY
     seen = 0  # distinct words of the message that some topic has seen
     if n:
         common = background.lookup if view.mode in BACKGROUND_IN else None
         sums, seen = part_bm25(all_q, head_q, ref_q, rest_q, profs, common)
-        grams = frozenset(char_grams(parts.head))
-        head_chars = gram_overlap(grams, profs)
+        # the first sentence's character 3-grams, for the share of a card's title it has
+        grams = frozenset(char_grams(parts.head)) if any(p.title_grams for p in profs) else frozenset()
         head_bm = [x[0] for x in sums]
         best = max(range(n), key=lambda k: (head_bm[k], -k))
         head_bm_max = math.log1p(head_bm[best])
         tail_bm_max = math.log1p(max(x[1] + x[2] for x in sums))
-        head_chars_max = max(head_chars)
         work_terms = max(x[3] for x in sums)
         allowed = set(labels)
         current, previous = _recency(view, allowed)
@@ -283,7 +282,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
             lhb = log1p(hb)
             picked = float(k == pick)
             row = [  # in TOPIC_FEATURES order
-                lhb, float(k == best and hb > 0), head_chars[k], head_title, log1p(ho),
+                lhb, float(k == best and hb > 0), head_title, log1p(ho),
                 log1p(rb), ref_title, log1p(ro),
                 log1p(tb), rest_title, log1p(to),
             ]
@@ -307,7 +306,6 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
             row += (
                 picked, float(k == plain_best and plain_top >= MOVE_THRESHOLD),
                 plain[k] / plain_top if plain_top else 0.0, hb / head_top if head_top else 0.0,
-                head_chars[k] / head_chars_max if head_chars_max else 0.0,
             )
             if replies:
                 row += (float(cur), prev, float(not t.messages), lhb, picked, 0.0, 0.0)
@@ -322,7 +320,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         # the share of the message's words that no topic has seen: a new subject's words are new
         unseen = 1.0 - seen / len(all_q) if all_q else 0.0
         rows.append([  # in NEW_FEATURES order
-            1.0, new_opener, request, head_bm_max, head_chars_max, vague, length, oneoff_opener,
+            1.0, new_opener, request, head_bm_max, vague, length, oneoff_opener,
             float(who.multi and who.speaker is not None and who.mine is None),
             float(who.multi and who.speaker is None), float(who.names_someone), float(who.multi), bm25_new,
             replies, replies * length, unseen,
@@ -333,7 +331,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     # be off from, and a first sentence sharing several words with one topic alone is that work
     if current is not None and work_terms < WORK_TERMS:
         rows.append([  # in ONEOFF_FEATURES order
-            1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, head_chars_max, request,
+            1.0, oneoff_opener, head_bm_max, tail_bm_max, vague, new_opener, length, request,
             replies, in_multi,
         ])
         out_labels.append(ONEOFF)

@@ -249,7 +249,7 @@ HABIT_PENALTY_SHARE = 1000.0
 #: the offline writer's data left out fell from 0.448 to 0.439, IRC in domain from 0.764 to 0.753
 #: on one session fold, and only IRC left out gained, half a point)
 PHRASING_FEATURES = (
-    "topic.head_best", "topic.head_chars", "topic.head_only_here", "topic.ref_title", "topic.ref_only_here",
+    "topic.head_best", "topic.head_only_here", "topic.ref_title", "topic.ref_only_here",
     "topic.rest_only_here", "topic.current_lead", "topic.current_other", "topic.current_unnamed",
     "topic.current_request", "topic.previous_other", "topic.gap_other", "topic.bm25_share",
 )

@@ -1,8 +1,7 @@
 """The ``local`` router's view of each topic and what a message shares with it.
 
 Topic profiles (the card, the messages routed to a topic and the assistant's replies to them, as
-token counts and character n-grams, grown message by message), BM25 and n-gram overlaps of a
-message with every topic, the bm25 baseline's own scores over the same topics, and a chat's
+token counts grown message by message), the BM25 overlaps of a message with every topic, the bm25 baseline's own scores over the same topics, and a chat's
 typical message length.
 """
 
@@ -36,12 +35,12 @@ _TEXT = attrgetter("text")
 
 
 class TopicProfile:
-    """A topic's text as counts: token frequencies, length and character n-grams (grown in place).
+    """A topic's text as counts: token frequencies and length (grown in place).
 
     It holds the card, the messages routed to the topic (without their speakers' names) and the
     assistant's replies to them."""
 
-    __slots__ = ("count", "last", "tf", "length", "grams", "replied", "plain_tf", "plain_length", "tail",
+    __slots__ = ("count", "last", "tf", "length", "replied", "plain_tf", "plain_length", "tail",
                  "card", "card_terms", "title_terms", "title_grams")
 
     def __init__(self) -> None:
@@ -51,7 +50,6 @@ class TopicProfile:
         self.replied = False  # whether the latest one's reply is in (it comes after the message)
         self.tf: dict[str, int] = {}
         self.length = 0
-        self.grams: set[str] = set()
         # the bm25 baseline's view of the topic: its card and messages as written, no replies
         self.plain_tf: dict[str, int] = {}
         self.plain_length = 0
@@ -80,7 +78,6 @@ class TopicProfile:
         toks = tokens(text)
         _count_elements(self.tf, toks)
         self.length += len(toks)
-        self.grams.update(char_grams(text))
 
 
 def card_text(card: ThreadCard) -> str:
@@ -216,20 +213,6 @@ def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
                 to += alone
         out.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to, len(terms) if one_part else hs))
     return out, len(df)
-
-
-def gram_overlap(grams: frozenset[str], profs: Sequence[TopicProfile]) -> list[float]:
-    """For each topic, the IDF-weighted share of ``grams`` it has seen (0..1)."""
-    n = len(profs)
-    if not grams or not n:
-        return [0.0] * n
-    weights = idf_table(n)
-    have = [grams & p.grams for p in profs]
-    df = counts(chain.from_iterable(have))
-    weight_of = {g: weights[d] for g, d in df.items()}
-    # fsum: exactly rounded whatever the (hash-seed dependent) order of a set, so runs agree
-    total = (len(grams) - len(df)) * weights[0] + math.fsum(weight_of.values())
-    return [math.fsum(map(weight_of.__getitem__, h)) / total for h in have]
 
 
 def plain_bm25(query: Sequence[str], profs: Sequence[TopicProfile]) -> list[float]:
