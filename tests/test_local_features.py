@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from interleave_bench.route.base import Message, RouterView, ThreadCard, TopicView
-from interleave_bench.route.local import FEATURES, ProfileCache, candidates
+from interleave_bench.route.base import Message, RoutedMessage, RouterView, ThreadCard, TopicView
+from interleave_bench.route.local import FEATURES, QUIET_TURNS, ProfileCache, candidates
 
 
 def test_a_new_topic_reads_the_share_of_words_no_topic_has_seen():
@@ -44,3 +44,23 @@ def test_a_topic_reads_the_share_of_the_first_sentences_words_it_has_seen(text):
     assert head_seen("closed") == [pytest.approx(0.75), pytest.approx(0.5)]
     # open mode does not read it (HEAD_SEEN_IN)
     assert head_seen("open") == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("speakers", [True, False])
+@pytest.mark.parametrize("mode", ["open", "closed"])
+def test_a_multi_party_conversation_silent_for_too_long_is_no_longer_a_candidate(speakers, mode):
+    who = (lambda name: name) if speakers else (lambda name: None)
+    # t1 last heard from at turn 0, t2 at turn 1; the pending message comes QUIET_TURNS + 1 turns
+    # after t1's message, so t1 has been silent for one turn too many and t2 for exactly enough
+    at = QUIET_TURNS + 1
+    t1 = TopicView("t1", "t1", CARDS[0] if mode == "closed" else None, (Message(0, "grub fails to boot", None, who("ann")),))
+    t2 = TopicView("t2", "t2", CARDS[1] if mode == "closed" else None, (Message(1, "wifi drops", None, who("bob")),))
+    history = (RoutedMessage(0, "grub fails to boot", "t1", None, who("ann")),
+               RoutedMessage(1, "wifi drops", "t2", None, who("bob")))
+    view = RouterView("s", "en", mode, CARDS if mode == "closed" else (), (t1, t2), history, "t2",
+                      (Message(at, "grub again", None, who("cid")),))
+    labels = candidates(view, ProfileCache()).labels
+    # only a multi-party chat in open mode lets a conversation end; one person's topics, and
+    # closed mode's cards, stay candidates however long they were silent
+    assert ("t1" in labels) == (not (speakers and mode == "open"))
+    assert "t2" in labels

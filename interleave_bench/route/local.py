@@ -71,6 +71,12 @@ WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 WEIGHTS_FORMAT = "interleave-local-7"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
+#: in multi-party chat in open mode, a conversation silent for more than this many turns is over: it is no
+#: longer a candidate (the corpus's own models link a message to one of the 100 before it,
+#: Kummerfeld et al. 2019; in the IRC dev logs 7 of 2,006 messages continue a conversation
+#: silent longer). Open mode only (there a new topic is always a candidate); a chat of one person
+#: keeps every topic, however long ago it was heard from
+QUIET_TURNS = 100
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
 #: a one-off (one such word can be chance; two are a subject)
 WORK_TERMS = 2
@@ -194,6 +200,11 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     text = "\n".join(body(m.text, m.speaker) for m in view.pending)
     parts = split_message(text)
     topics = [t for t in view.topics if not is_oneoff_topic(t)]
+    everyone = {t.label for t in topics}  # what a speaker's messages may have gone to
+    kind = chat_kind(view)
+    at = view.pending[0].i
+    if kind == "multi" and view.mode == "open":
+        topics = [t for t in topics if not t.messages or at - t.messages[-1].i <= QUIET_TURNS]
     labels = [t.label for t in topics]
     profs = [cache.get(view, t) for t in topics]
     n = len(topics)
@@ -212,7 +223,6 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     length = math.log1p(len(all_q)) - typical_length(view)
     brief = float(len(all_q) <= SHORT_ANSWER_TOKENS)
     last = view.history[-1] if view.history else None
-    kind = chat_kind(view)
     replies, in_multi = float(kind == "replies"), float(kind == "multi")
 
     rows: list[list[float]] = []
@@ -235,7 +245,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         work_terms = max(x[3] for x in sums)
         allowed = set(labels)
         current, previous = _recency(view, allowed)
-        who = people(view, text, cache.speakers(view, allowed))
+        who = people(view, text, cache.speakers(view, everyone))
         plain = plain_bm25(plain_q, profs)
         plain_top = max(plain)
         pick = bm25_choice(plain, labels.index(current) if current is not None else None, view.mode, len(plain_q))
@@ -247,7 +257,6 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         asked = float(last is not None and last.label == current and asks(last.reply))
         # ... or it answered without asking anything: that piece of work may be done
         done = float(last is not None and last.label == current and bool(last.reply) and not asked)
-        at = view.pending[0].i
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
         # the parts of a row that are the same for every topic that is not the current one, not in a
