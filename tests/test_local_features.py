@@ -53,8 +53,9 @@ def test_a_multi_party_conversation_silent_for_too_long_is_no_longer_a_candidate
     # t1 last heard from at turn 0, t2 at turn 1; the pending message comes QUIET_TURNS + 1 turns
     # after t1's message, so t1 has been silent for one turn too many and t2 for exactly enough
     at = QUIET_TURNS + 1
-    t1 = TopicView("t1", "t1", CARDS[0] if mode == "closed" else None, (Message(0, "grub fails to boot", None, who("ann")),))
-    t2 = TopicView("t2", "t2", CARDS[1] if mode == "closed" else None, (Message(1, "wifi drops", None, who("bob")),))
+    card = (lambda k: CARDS[k]) if mode == "closed" else (lambda k: None)
+    t1 = TopicView("t1", "t1", card(0), (Message(0, "grub fails to boot", None, who("ann")),))
+    t2 = TopicView("t2", "t2", card(1), (Message(1, "wifi drops", None, who("bob")),))
     history = (RoutedMessage(0, "grub fails to boot", "t1", None, who("ann")),
                RoutedMessage(1, "wifi drops", "t2", None, who("bob")))
     view = RouterView("s", "en", mode, CARDS if mode == "closed" else (), (t1, t2), history, "t2",

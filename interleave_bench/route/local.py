@@ -71,9 +71,9 @@ WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 WEIGHTS_FORMAT = "interleave-local-7"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
-#: in multi-party chat in open mode, a conversation silent for more than this many turns is over: it is no
-#: longer a candidate (the corpus's own models link a message to one of the 100 before it,
-#: Kummerfeld et al. 2019; in the IRC dev logs 7 of 2,006 messages continue a conversation
+#: in multi-party chat in open mode, a conversation silent for more than this many turns is over:
+#: it is no longer a candidate (the corpus's own models link a message to one of the 100 before
+#: it, Kummerfeld et al. 2019; in the IRC dev logs 7 of 2,006 messages continue a conversation
 #: silent longer). Open mode only (there a new topic is always a candidate); a chat of one person
 #: keeps every topic, however long ago it was heard from
 QUIET_TURNS = 100

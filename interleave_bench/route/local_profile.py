@@ -1,8 +1,8 @@
 """The ``local`` router's view of each topic and what a message shares with it.
 
 Topic profiles (the card, the messages routed to a topic and the assistant's replies to them, as
-token counts grown message by message), the BM25 overlaps of a message with every topic, the bm25 baseline's own scores over the same topics, and a chat's
-typical message length.
+token counts grown message by message), the BM25 overlaps of a message with every topic, the
+bm25 baseline's own scores over the same topics, and a chat's typical message length.
 """
 
 from __future__ import annotations
