@@ -148,9 +148,10 @@ def char_grams(text: str) -> tuple[str, ...]:
     set, so they are not made distinct here: that took two fifths of the time a text.
 
     (A tuple, not a set: the garbage collector stops walking a tuple of strings once it has seen
-    it, and a run caches one for every message and reply; kept as sets, they were most of what it
-    walked on SGD's dev dialogues, 0.39 s of a run's collection there against 0.12 s now, and
-    ``benchmarks/bench_route.py --corpus sgd`` 10% slower in both modes.)"""
+    it, and a run caches one for every closed-mode message's first sentence and every card title;
+    when a topic's profile also kept the 3-grams of each message and reply, sets of them were most
+    of what it walked on SGD's dev dialogues, 0.39 s of a run's collection there against 0.12 s as
+    tuples, and ``benchmarks/bench_route.py --corpus sgd`` 10% slower in both modes.)"""
     norm = normalize(text)
     if len(norm) < CHAR_N:
         return (norm,) if norm else ()
