@@ -200,11 +200,12 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     text = "\n".join(body(m.text, m.speaker) for m in view.pending)
     parts = split_message(text)
     topics = [t for t in view.topics if not is_oneoff_topic(t)]
-    everyone = {t.label for t in topics}  # what a speaker's messages may have gone to
+    everyone = allowed = {t.label for t in topics}  # what a speaker's messages may have gone to
     kind = chat_kind(view)
     at = view.pending[0].i
     if kind == "multi" and view.mode == "open":
         topics = [t for t in topics if not t.messages or at - t.messages[-1].i <= QUIET_TURNS]
+        allowed = {t.label for t in topics}  # the topics this message may go to
     labels = [t.label for t in topics]
     profs = [cache.get(view, t) for t in topics]
     n = len(topics)
@@ -243,7 +244,6 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         head_bm_max = math.log1p(head_bm[best])
         tail_bm_max = math.log1p(max(x[1] + x[2] for x in sums))
         work_terms = max(x[3] for x in sums)
-        allowed = set(labels)
         current, previous = _recency(view, allowed)
         who = people(view, text, cache.speakers(view, everyone))
         plain = plain_bm25(plain_q, profs)
