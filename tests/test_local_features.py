@@ -49,19 +49,34 @@ def test_a_topic_reads_the_share_of_the_first_sentences_words_it_has_seen(text):
 @pytest.mark.parametrize("speakers", [True, False])
 @pytest.mark.parametrize("mode", ["open", "closed"])
 def test_a_multi_party_conversation_silent_for_too_long_is_no_longer_a_candidate(speakers, mode):
-    who = (lambda name: name) if speakers else (lambda name: None)
-    # t1 last heard from at turn 0, t2 at turn 1; the pending message comes QUIET_TURNS + 1 turns
-    # after t1's message, so t1 has been silent for one turn too many and t2 for exactly enough
-    at = QUIET_TURNS + 1
-    card = (lambda k: CARDS[k]) if mode == "closed" else (lambda k: None)
-    t1 = TopicView("t1", "t1", card(0), (Message(0, "grub fails to boot", None, who("ann")),))
-    t2 = TopicView("t2", "t2", card(1), (Message(1, "wifi drops", None, who("bob")),))
-    history = (RoutedMessage(0, "grub fails to boot", "t1", None, who("ann")),
-               RoutedMessage(1, "wifi drops", "t2", None, who("bob")))
-    view = RouterView("s", "en", mode, CARDS if mode == "closed" else (), (t1, t2), history, "t2",
-                      (Message(at, "grub again", None, who("cid")),))
-    labels = candidates(view, ProfileCache()).labels
+    labels = _quiet_labels(mode, speakers, "cid", "grub again")
     # only a multi-party chat in open mode lets a conversation end; one person's topics, and
     # closed mode's cards, stay candidates however long they were silent
     assert ("t1" in labels) == (not (speakers and mode == "open"))
     assert "t2" in labels
+
+
+@pytest.mark.parametrize("speaker, text", [
+    ("ann", "grub again"),  # ann spoke in t1
+    ("cid", "ann: grub again"),  # the message names ann, who spoke in t1
+    ("dan", "grub again"),  # t1's latest message named dan
+])
+def test_a_silent_conversation_the_speaker_is_tied_to_stays_a_candidate(speaker, text):
+    assert "t1" in _quiet_labels("open", True, speaker, text)
+
+
+def _quiet_labels(mode, speakers, speaker, text):
+    """The candidates of a message from ``speaker`` when t1 has been silent one turn too long and t2
+    exactly long enough; t1 holds ann's message naming dan, t2 bob's."""
+    who = (lambda name: name) if speakers else (lambda name: None)
+    # t1 last heard from at turn 0, t2 at turn 1; the pending message comes QUIET_TURNS + 1 turns
+    # after t1's message
+    at = QUIET_TURNS + 1
+    card = (lambda k: CARDS[k]) if mode == "closed" else (lambda k: None)
+    t1 = TopicView("t1", "t1", card(0), (Message(0, "dan: grub fails to boot", None, who("ann")),))
+    t2 = TopicView("t2", "t2", card(1), (Message(1, "wifi drops", None, who("bob")),))
+    history = (RoutedMessage(0, "dan: grub fails to boot", "t1", None, who("ann")),
+               RoutedMessage(1, "wifi drops", "t2", None, who("bob")))
+    view = RouterView("s", "en", mode, CARDS if mode == "closed" else (), (t1, t2), history, "t2",
+                      (Message(at, text, None, who(speaker)),))
+    return candidates(view, ProfileCache()).labels

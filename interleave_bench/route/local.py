@@ -71,12 +71,12 @@ WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 WEIGHTS_FORMAT = "interleave-local-7"
 #: a message of at most this many tokens can be a short answer ("yes", "the 3rd at 5pm", "两个人")
 SHORT_ANSWER_TOKENS = 6
-#: in multi-party chat in open mode, a conversation silent for more than this many turns is over:
-#: it is no longer a candidate (the corpus's own models link a message to one of the 100 before
-#: it, Kummerfeld et al. 2019; in the IRC dev logs 7 of 2,006 messages continue a conversation
-#: silent longer). Open mode only (there a new topic is always a candidate); a chat of one person
-#: keeps every topic, however long ago it was heard from
-QUIET_TURNS = 100
+#: in multi-party chat in open mode, a conversation silent for more than this many turns is over
+#: for a message whose speaker is not tied to it (:meth:`~.local_text.People.ties`): it is no longer
+#: a candidate. In the IRC dev logs 53 of 2,006 messages continue a conversation silent longer, each
+#: from a speaker tied to it (at 15 turns one is not). Open mode only (there a new topic is always a
+#: candidate); a chat of one person keeps every topic, however long ago it was heard from
+QUIET_TURNS = 20
 #: first-sentence terms that one topic alone has seen which make a message that topic's work, never
 #: a one-off (one such word can be chance; two are a subject)
 WORK_TERMS = 2
@@ -203,8 +203,10 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     everyone = allowed = {t.label for t in topics}  # what a speaker's messages may have gone to
     kind = chat_kind(view)
     at = view.pending[0].i
+    who = people(view, text, cache.speakers(view, everyone)) if topics else NOBODY
     if kind == "multi" and view.mode == "open":
-        topics = [t for t in topics if not t.messages or at - t.messages[-1].i <= QUIET_TURNS]
+        ties = who.ties()
+        topics = [t for t in topics if not t.messages or at - t.messages[-1].i <= QUIET_TURNS or t.label in ties]
         allowed = {t.label for t in topics}  # the topics this message may go to
     labels = [t.label for t in topics]
     profs = [cache.get(view, t) for t in topics]
@@ -232,7 +234,6 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     current = previous = None
     work_terms = 0
     head_bm_max = tail_bm_max = 0.0
-    who = NOBODY
     seen = 0  # distinct words of the message that some topic has seen
     if n:
         common = background.lookup if view.mode in BACKGROUND_IN else None
@@ -245,7 +246,6 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         tail_bm_max = math.log1p(max(x[1] + x[2] for x in sums))
         work_terms = max(x[3] for x in sums)
         current, previous = _recency(view, allowed)
-        who = people(view, text, cache.speakers(view, everyone))
         plain = plain_bm25(plain_q, profs)
         plain_top = max(plain)
         pick = bm25_choice(plain, labels.index(current) if current is not None else None, view.mode, len(plain_q))

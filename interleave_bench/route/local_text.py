@@ -239,6 +239,14 @@ class People:
     named_me: Optional[str]
     names_someone: bool
 
+    def ties(self) -> set[str]:
+        """The topics the speaker is tied to: those they spoke in, those the participants the
+        message names spoke in, and the one of the latest message that named the speaker."""
+        out = set(self.spoke).union(self.named_in)
+        if self.named_me is not None:
+            out.add(self.named_me)
+        return out
+
 
 NOBODY = People(False, None, None, {}, frozenset(), {}, None, False)
 
