@@ -4,7 +4,8 @@ Readers validate each line once against its record type (``schema.py``) and rais
 :class:`~interleave_bench.errors.InputError` naming file, line and field. ``collect=True`` readers
 gather every error of a file instead of stopping at the first (``interleave-bench validate``).
 Writers never leave a half-written file: whole files go through a temporary file and a rename;
-appends write whole lines and flush them, so an interrupted run leaves only complete records.
+appends write whole lines and flush them (and sync them to disk within a second), so an interrupted run
+leaves only complete records.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import secrets
 import sys
 import threading
+import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
@@ -34,6 +36,8 @@ R = TypeVar("R", bound=Record)
 #: the files of a data folder: the sessions, and the manifest the generator writes beside them
 SESSIONS_FILE = "sessions.jsonl"
 MANIFEST_FILE = "manifest.json"
+#: the longest a record appended to a JSONL file waits to be synced to disk (:class:`JsonlAppender`)
+SYNC_SECONDS = 1.0
 
 
 # --- JSON helpers ----------------------------------------------------------------------------------
@@ -408,15 +412,26 @@ def _indented_parts(obj: Any, level: int) -> Iterator[str]:
 
 
 class JsonlAppender:
-    """Appends whole lines to a JSONL file, each flushed to disk before the next.
+    """Appends whole lines to a JSONL file.
+
+    Each append is written and flushed at once, so a run that is killed has handed every record
+    it appended to the operating system. Those records reach the disk itself (``fsync``) at most
+    :data:`SYNC_SECONDS` after they were appended, and all of them on close: a run of free
+    routers appends a session's rows every few milliseconds, and syncing each of them took
+    longer than routing them. ``clock`` (seconds, :func:`time.monotonic` by default) tells the
+    appender when the last sync was.
 
     On open, a trailing partial line (left by a crash mid-write) is cut off, so the file only ever
     holds complete records and a resumed run appends after the last one.
     """
 
-    def __init__(self, path: str | os.PathLike, command: str | None = None):
+    def __init__(self, path: str | os.PathLike, command: str | None = None, *,
+                 clock: Callable[[], float] = time.monotonic):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._clock = clock
+        self._synced = clock()  # when the file last reached the disk
+        self._unsynced = False  # whether something appended since has not
         # the output's lock for the appender's life (taken again at no cost by a process that holds it)
         self._lock = ExitStack()
         self._lock.enter_context(exclusive_output(self.path, command))
@@ -431,18 +446,29 @@ class JsonlAppender:
         self.append_many([obj])
 
     def append_many(self, objs: Iterable[Any]) -> None:
-        """Append several records with one write and one fsync (a session's rows, say)."""
+        """Append several records with one write (a session's rows, say)."""
         text = redact_secrets("".join(dumps_line(o) + "\n" for o in objs))
         if text:
             self._fh.write(text)
             self._fh.flush()
-            os.fsync(self._fh.fileno())
+            self._unsynced = True
+            if self._clock() - self._synced >= SYNC_SECONDS:
+                self._sync()
+
+    def _sync(self) -> None:
+        os.fsync(self._fh.fileno())
+        self._synced = self._clock()
+        self._unsynced = False
 
     def close(self) -> None:
         try:
-            self._fh.close()
+            if self._unsynced and not self._fh.closed:
+                self._sync()
         finally:
-            self._lock.close()
+            try:
+                self._fh.close()
+            finally:
+                self._lock.close()
 
     def __enter__(self) -> "JsonlAppender":
         return self

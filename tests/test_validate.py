@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from interleave_bench import io as ibio
 from interleave_bench.cli import main
 from interleave_bench.errors import InputError, InputErrors
 from interleave_bench.io import (
@@ -147,6 +148,33 @@ def test_appender_cuts_partial_line_and_resumes(tmp_path):
     with JsonlAppender(p) as app:
         app.append({"k": 3})
     assert p.read_text(encoding="utf-8") == '{"k":1}\n{"k":2}\n{"k":3}\n'
+
+
+def test_appender_syncs_to_disk_at_most_a_second_after_an_append_and_on_close(tmp_path, monkeypatch):
+    """Every append reaches the operating system at once (a killed run loses nothing); the disk
+    gets it by the next append a second or more after the last sync, and at close."""
+    synced = []
+    monkeypatch.setattr(ibio.os, "fsync", lambda fd: synced.append(now[0]))
+    now = [100.0]
+    p = tmp_path / "out.jsonl"
+    with JsonlAppender(p, clock=lambda: now[0]) as app:
+        app.append({"k": 1})
+        now[0] = 100.5
+        app.append({"k": 2})
+        assert p.read_text(encoding="utf-8") == '{"k":1}\n{"k":2}\n' and synced == []  # written, not synced yet
+        now[0] = 101.0
+        app.append({"k": 3})
+        assert synced == [101.0]
+        now[0] = 101.9
+        app.append({"k": 4})
+        now[0] = 103.0
+        app.append_many([])  # nothing appended: nothing to sync
+        assert synced == [101.0]
+    assert synced == [101.0, 103.0]  # {"k": 4} at close
+    with JsonlAppender(p, clock=lambda: now[0]):
+        pass
+    assert synced == [101.0, 103.0]  # nothing appended, nothing synced
+    assert p.read_text(encoding="utf-8").count("\n") == 4
 
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.text(max_size=20))
