@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..facts.report import report
 from ..facts.results import FactsSummary, read_rows, rejudge, score_rows, split_of
 from ..facts.records import SessionRow
-from ..io import exclusive_output, iter_sessions, sessions_file, write_json
+from ..io import exclusive_output, read_sessions, sessions_file, write_json
 from ..fingerprints import records_fingerprint, sha256_file
 from ..progress import Timer, summary_line
 from ..provenance import provenance
@@ -104,7 +104,7 @@ def score_and_write(results: Path, data: Path | None = None, sessions: Sequence[
         if data is None:
             data, stated = _named_data(results) or (None, None)
         if data is not None:
-            loaded = list(iter_sessions(data)) if sessions is None else sessions
+            loaded = read_sessions(data) if sessions is None else sessions
             data_sha = records_fingerprint(loaded)
             if stated is not None and data_sha != stated:
                 raise InputError(str(summary_path(results)), None, "data.sha256",
@@ -121,7 +121,7 @@ def score_and_write(results: Path, data: Path | None = None, sessions: Sequence[
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     data = sessions_file(args.data) if args.data else None
-    sessions = list(iter_sessions(data)) if data is not None else None  # read once for every file
+    sessions = read_sessions(data) if data is not None else None  # read once for every file
     docs = [score_and_write(Path(p), data, sessions, require_rows=True) for p in args.results]
     if args.json:
         payload = [d.model_dump(mode="json") for d in docs]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..io import iter_sessions, sessions_file
+from ..io import read_sessions, sessions_file
 from ..fingerprints import records_fingerprint
 from ..route.runner import check_mode_applies, select_sessions
 from ..errors import UsageError
@@ -36,11 +36,11 @@ def read_all(data: str | os.PathLike) -> list[Session]:
 
     if is_hub(text):
         folder, _ = local_data(text)
-        return list(iter_sessions(sessions_file(folder)))
+        return read_sessions(sessions_file(folder))
     spec = export_spec(text)  # DIR#CONFIG picks an exported folder's config
     if spec is not None:
         return read_exported(*spec)
-    return list(iter_sessions(sessions_file(Path(text))))
+    return read_sessions(sessions_file(Path(text)))
 
 
 def load(data: str | os.PathLike, split: str, mode: Optional[str] = None) -> HarnessData:

@@ -401,7 +401,7 @@ def _facts_data(path: str, doc: dict[str, Any], data: Optional[str]) -> tuple[st
     (``data.path``). Refused when neither is here, or when the fingerprint the summary states is not
     the sessions'. The board judges every answer again against them: a verdict is never taken as
     written."""
-    from ..io import iter_sessions, sessions_file
+    from ..io import read_sessions, sessions_file
     from ..fingerprints import records_fingerprint
 
     stated = doc.get("data") if isinstance(doc.get("data"), dict) else {}
@@ -412,7 +412,7 @@ def _facts_data(path: str, doc: dict[str, Any], data: Optional[str]) -> tuple[st
         file, field = referenced_file(stated.get("path"), path, "data.path",
                                       "data (its answers are judged again against it; or give --data)"), "data.path"
     try:
-        sessions = list(iter_sessions(file))
+        sessions = read_sessions(file)
     except InputError as exc:
         if field is None:
             raise

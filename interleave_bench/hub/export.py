@@ -1,6 +1,6 @@
 """``interleave-bench export``: the Hub-ready dataset folder (Parquet per config and split + card).
 
-Input is validated first with the package's readers (``io.iter_sessions``, ``io.read_case_file``);
+Input is validated first with the package's readers (``io.read_sessions``, ``io.read_case_file``);
 nothing is written when any of it is bad. The folder is built beside the target and swapped in at
 the end, so an interrupted export leaves the previous folder as it was; one killed in the
 middle of the swap leaves its old entries aside, and the next export to the folder (which holds
@@ -37,9 +37,9 @@ from ..io import (
     MANIFEST_FILE,
     exclusive_output,
     iter_json_lines,
-    iter_sessions,
     read_case_file,
     read_manifest,
+    read_sessions,
     sessions_file,
 )
 from ..fingerprints import records_fingerprint
@@ -154,7 +154,7 @@ def session_source(config: str, path: str | os.PathLike) -> tuple[cardlib.Source
     session whose ``version`` does not belong in ``config``.
     """
     file = sessions_file(path)
-    sessions = list(iter_sessions(file))
+    sessions = read_sessions(file)
     if not sessions:
         raise InputError(str(file), None, None, "holds no sessions")
     want = CONFIG_VERSIONS[config]

@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
-from ..io import JsonlAppender, exclusive_output, iter_sessions, read_json, sessions_file, write_json
+from ..io import JsonlAppender, exclusive_output, read_json, read_sessions, sessions_file, write_json
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
@@ -396,7 +396,7 @@ class RouteResult:
 
 def select_sessions(data_file: Path, split: str, read: Optional[Sequence[Session]] = None) -> list[Session]:
     """The sessions of ``split`` in ``data_file`` (from ``read`` when the file was read already)."""
-    every = read if read is not None else iter_sessions(data_file)
+    every = read if read is not None else read_sessions(data_file)
     sessions = [s for s in every if split == "all" or s.split == split]
     if not sessions:
         raise UsageError(f"{data_file}: no sessions in split {split!r}")
