@@ -190,10 +190,14 @@ class TopicState:
         self.titles: dict[str, str] = {}
         self.cards: dict[str, Optional[ThreadCard]] = {}
         self.messages: dict[str, list[Message]] = {}
-        # each topic's view as of its latest message: a view shows every topic, most unchanged
-        # since the last (IRC's dev logs: 28 topics a message on average; building the views
-        # took 21 us a message there, 8 us now)
-        self._views: dict[str, TopicView] = {}
+        # each topic's view as of its latest message, in ``order``: a view shows every topic, most
+        # unchanged since the last, so only those a message went to since (``_stale``, positions)
+        # are made again and the rest copied as they are. IRC's dev logs show 28 topics a message
+        # on average: making every view took 21 us a message there; looking each one up instead,
+        # 2.3% of the instructions of routing them with local (3.4% with the logs joined in pairs)
+        self._position: dict[str, int] = {}
+        self._views: list[Optional[TopicView]] = []
+        self._stale: list[int] = []
         self.history: list[RoutedMessage] = []
         self.current: Optional[str] = None
         self.opened = 0
@@ -202,6 +206,9 @@ class TopicState:
                 self._add(card.id, card.title, card)
 
     def _add(self, label: str, title: str, card: Optional[ThreadCard]) -> None:
+        self._position[label] = len(self.order)
+        self._stale.append(len(self.order))
+        self._views.append(None)
         self.order.append(label)
         self.titles[label] = title
         self.cards[label] = card
@@ -226,15 +233,20 @@ class TopicState:
             if label not in self.messages:
                 raise RuntimeError(f"router answered unknown topic {label!r}")
             self.messages[label].append(msg)
-            self._views.pop(label, None)
+            k = self._position[label]
+            if self._views[k] is not None:
+                self._views[k] = None
+                self._stale.append(k)
             self.current = label
         self.history.append(RoutedMessage(msg.i, msg.text, label, msg.reply, msg.speaker))
 
-    def _topic_view(self, label: str) -> TopicView:
-        view = self._views.get(label)
-        if view is None:
-            view = self._views[label] = TopicView(label, self.titles[label], self.cards[label], tuple(self.messages[label]))
-        return view
+    def _topic_views(self) -> tuple[TopicView, ...]:
+        views = self._views
+        for k in self._stale:
+            label = self.order[k]
+            views[k] = TopicView(label, self.titles[label], self.cards[label], tuple(self.messages[label]))
+        self._stale.clear()
+        return tuple(views)  # type: ignore[arg-type]  (none is stale now)
 
     def view(self, pending: Sequence[Message]) -> RouterView:
         return RouterView(
@@ -242,7 +254,7 @@ class TopicState:
             lang=self.conv.lang,
             mode=self.mode,  # type: ignore[arg-type]
             cards=self.conv.cards if self.mode == "closed" else (),
-            topics=tuple(map(self._topic_view, self.order)),
+            topics=self._topic_views(),
             history=tuple(self.history),
             current=self.current,
             pending=tuple(pending),
