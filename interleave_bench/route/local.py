@@ -32,7 +32,7 @@ runs like those the kind will be met on (``local_corpora.CALIBRATE_BY``: plain c
 judged by weights fitted without it, chat with replies or several speakers on session folds of its
 public corpus), so ``confidence`` reads as the chance the decision is right. A one-off is offered only when
 there is a current topic and no topic alone shares :data:`WORK_TERMS` words with the first
-sentence. One-off topics are titled with :data:`ONEOFF_TITLE_PREFIX`; they are never offered as a
+sentence. One-off topics are titled with :data:`~.local_profile.ONEOFF_TITLE_PREFIX`; they are never offered as a
 place for a later message and never count as the current topic.
 
 The router sees only the :class:`~.base.RouterView` (gold-blind, like every router here).
@@ -52,19 +52,17 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .base import Decision, RouterView, TopicView
+from .base import Decision, RouterView
 from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
 from .local_background import EMPTY, Background, weighed_count
-from .local_profile import ProfileCache, part_bm25, plain_bm25, typical_length
+from .local_profile import ONEOFF_TITLE_PREFIX, ProfileCache, part_bm25, plain_bm25, typical_length
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
 POLICY = "local"
 #: ``via`` of a decision made by this router
 VIA_LOCAL = "local"
-#: the title of a topic a one-off opens: later messages never go there
-ONEOFF_TITLE_PREFIX = "(one-off) "
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
@@ -166,12 +164,6 @@ class Candidates:
         return out
 
 
-def is_oneoff_topic(topic: TopicView) -> bool:
-    """True for a topic this router opened for a one-off (no card, titled as one)."""
-    return topic.card is None and topic.title.startswith(ONEOFF_TITLE_PREFIX)
-
-
-
 def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Optional[str]]:
     """The current topic and the one before it, among ``allowed`` labels (one-offs skipped)."""
     current = previous = None
@@ -199,15 +191,16 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     in the modes of :data:`BACKGROUND_IN` a term's overlap weighs as common as ``background`` says."""
     text = "\n".join(body(m.text, m.speaker) for m in view.pending)
     parts = split_message(text)
-    topics = [t for t in view.topics if not is_oneoff_topic(t)]
-    everyone = allowed = {t.label for t in topics}  # what a speaker's messages may have gone to
+    index = cache.topics(view)
+    everyone = index.everyone  # what a speaker's messages may have gone to
     kind = chat_kind(view)
     at = view.pending[0].i
-    who = people(view, text, cache.speakers(view, everyone)) if topics else NOBODY
+    who = people(view, text, cache.speakers(view, everyone)) if everyone else NOBODY
     if kind == "multi" and view.mode == "open":
-        ties = who.ties()
-        topics = [t for t in topics if not t.messages or at - t.messages[-1].i <= QUIET_TURNS or t.label in ties]
+        topics = index.near(at, QUIET_TURNS, who.ties())
         allowed = {t.label for t in topics}  # the topics this message may go to
+    else:
+        topics, allowed = index.open_topics(), everyone
     labels = [t.label for t in topics]
     profs = [cache.get(view, t) for t in topics]
     n = len(topics)
