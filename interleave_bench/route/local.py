@@ -449,9 +449,14 @@ class LocalWeights:
 
     def fingerprint(self) -> str:
         """SHA-256 (``sha256:<hex>``) of :meth:`to_json` as canonical JSON: the run record keeps it,
-        so a resume with other weights (a refit, another release) is another run."""
-        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        so a resume with other weights (a refit, another release) is another run. Worked out once
+        (weights never change once made; it took 9 ms, at every run of the router)."""
+        done = self.__dict__.get("_fingerprint")
+        if done is None:
+            text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            done = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+            object.__setattr__(self, "_fingerprint", done)  # (a frozen dataclass)
+        return done
 
     @classmethod
     def from_json(cls, doc: dict[str, Any], source: str = "weights") -> "LocalWeights":
