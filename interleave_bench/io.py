@@ -4,8 +4,8 @@ Readers validate each line once against its record type (``schema.py``) and rais
 :class:`~interleave_bench.errors.InputError` naming file, line and field. ``collect=True`` readers
 gather every error of a file instead of stopping at the first (``interleave-bench validate``).
 Writers never leave a half-written file: whole files go through a temporary file and a rename;
-appends write whole lines and flush them (and sync them to disk within a second), so an interrupted run
-leaves only complete records.
+appends write whole lines and flush them (and sync them to disk within a second), so an
+interrupted run leaves only complete records.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ runs like those the kind will be met on (``local_corpora.CALIBRATE_BY``: plain c
 judged by weights fitted without it, chat with replies or several speakers on session folds of its
 public corpus), so ``confidence`` reads as the chance the decision is right. A one-off is offered only when
 there is a current topic and no topic alone shares :data:`WORK_TERMS` words with the first
-sentence. One-off topics are titled with :data:`~.local_profile.ONEOFF_TITLE_PREFIX`; they are never offered as a
-place for a later message and never count as the current topic.
+sentence. One-off topics are titled with :data:`~.local_profile.ONEOFF_TITLE_PREFIX`; they are
+never offered as a place for a later message and never count as the current topic.
 
 The router sees only the :class:`~.base.RouterView` (gold-blind, like every router here).
 """
