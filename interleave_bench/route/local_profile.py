@@ -13,7 +13,7 @@ from collections import _count_elements
 from functools import lru_cache
 from itertools import chain, compress, repeat
 from operator import attrgetter, ge, is_not
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from .base import Message, RouterView, ThreadCard, TopicView
 from .bm25 import B, K1, bm25_tokens, idf
@@ -26,7 +26,7 @@ from .text import tokens
 PROFILE_CACHE_MAX = 2048
 #: sessions whose speaker logs and topic indexes are kept between calls (a run routes one session at
 #: a time, or a few side by side)
-SPEAKER_LOGS_MAX = 64
+SESSIONS_KEPT = 64
 #: latest messages whose lengths say what a long message is in this chat
 LENGTH_WINDOW = 20
 #: the title of a topic a one-off opens: later messages never go there
@@ -158,9 +158,24 @@ def card_text(card: ThreadCard) -> str:
     return f"{card.title}\n{card.description}\n{card.goal}"
 
 
+S = TypeVar("S")
+
+
+def _of_session(states: dict[tuple[str, str], S], view: RouterView, make: Callable[[], S]) -> S:
+    """``view``'s session's entry of ``states`` (a new one from ``make`` the first time; beyond
+    :data:`SESSIONS_KEPT` sessions, the others' go)."""
+    key = (view.session_id, view.mode)
+    state = states.get(key)
+    if state is None:
+        if len(states) >= SESSIONS_KEPT:
+            states.clear()
+        state = states[key] = make()
+    return state
+
+
 class ProfileCache:
     """Profiles of the topics of recent views, extended message by message instead of rebuilt, and
-    each recent session's :class:`~.local_text.SpeakerLog`."""
+    each recent session's :class:`TopicIndex` and :class:`~.local_text.SpeakerLog`."""
 
     def __init__(self) -> None:
         self._store: dict[tuple[str, str, str, str], TopicProfile] = {}
@@ -169,24 +184,12 @@ class ProfileCache:
 
     def topics(self, view: RouterView) -> TopicIndex:
         """The :class:`TopicIndex` of ``view``'s session, its topics read."""
-        key = (view.session_id, view.mode)
-        index = self._topics.get(key)
-        if index is None:
-            if len(self._topics) >= SPEAKER_LOGS_MAX:
-                self._topics.clear()
-            index = self._topics[key] = TopicIndex()
-        return index.read(view.topics)
+        return _of_session(self._topics, view, TopicIndex).read(view.topics)
 
     def speakers(self, view: RouterView, allowed: set[str]) -> SpeakerLog:
         """The :class:`~.local_text.SpeakerLog` of ``view``'s session, its history read (``allowed``:
         the labels of the topics a message may go to)."""
-        key = (view.session_id, view.mode)
-        log = self._speakers.get(key)
-        if log is None:
-            if len(self._speakers) >= SPEAKER_LOGS_MAX:
-                self._speakers.clear()
-            log = self._speakers[key] = SpeakerLog()
-        return log.read(view.history, allowed)
+        return _of_session(self._speakers, view, SpeakerLog).read(view.history, allowed)
 
     def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
         """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
