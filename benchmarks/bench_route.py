@@ -2,6 +2,7 @@
 
     python benchmarks/bench_route.py [--sessions 200] [--turns 40] [--model-sessions 20] [--delay 0.02]
     python benchmarks/bench_route.py --corpus sgd|irc|offline [--data DIR] [--repeat 5] [--against TREE]
+    python benchmarks/bench_route.py --corpus sgd|irc|offline [--data DIR] --instructions [--against TREE]
 
 Writes synthetic sessions (3 or 4 threads with distinctive words, vague follow-ups and
 acknowledgements, one-offs) to a temporary folder, then:
@@ -27,6 +28,11 @@ alternates each measurement with one of that tree's code on the same sessions, a
 ratio of the two bests and whether every prediction row (decisions and confidences) is
 byte-identical between the two.
 
+On a machine shared with other work CPU time swings by a third within minutes; ``--instructions``
+counts instructions instead, which that work does not change: each measurement runs under
+valgrind's callgrind (``PYTHONHASHSEED=0``) twice, once routing and once stopping before it, and
+the difference is what routing took. One measurement per tree and mode (the count repeats).
+
 Prints one line per measurement; nothing is timed in the test suite.
 """
 
@@ -36,6 +42,8 @@ import argparse
 import json
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -145,9 +153,10 @@ def corpus_sessions(corpus: str, data: str | None, tmp: Path) -> Path:
     return out
 
 
-def measure(sessions: Path, mode: str, rows_out: Path) -> dict:
+def measure(sessions: Path, mode: str, rows_out: Path, route: bool = True) -> dict:
     """Route every session of ``sessions`` with a fresh ``local`` router (this process's code) and
-    time it on CPU; the rows go to ``rows_out``."""
+    time it on CPU; the rows go to ``rows_out``. Without ``route``, everything but the routing
+    (what an instruction count subtracts)."""
     import asyncio
 
     from interleave_bench.io import iter_sessions
@@ -168,25 +177,70 @@ def measure(sessions: Path, mode: str, rows_out: Path) -> dict:
     except ImportError:
         from contextlib import nullcontext as settled
     cpu = time.process_time()
-    with settled():
-        asyncio.run(main())
+    if route:
+        with settled():
+            asyncio.run(main())
     cpu = time.process_time() - cpu
     rows_out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return {"messages": len(rows), "cpu": cpu}
 
 
-def child(tree: Path, sessions: Path, mode: str, rows_out: Path) -> dict:
-    """:func:`measure` in a fresh process running ``tree``'s code."""
+def child(tree: Path, sessions: Path, mode: str, rows_out: Path, *, route: bool = True, count: bool = False) -> dict:
+    """:func:`measure` in a fresh process running ``tree``'s code; with ``count``, under callgrind,
+    adding the ``instructions`` it counted."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", mode, "--sessions-file", str(sessions),
-           "--rows", str(rows_out), "--tree", str(tree)]
-    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+           "--rows", str(rows_out), "--tree", str(tree)] + ([] if route else ["--no-routing"])
+    env = None
+    if count:
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if count:
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if found is None:
+            raise SystemExit(f"bench_route: callgrind printed no instruction count: {done.stderr.strip()[-300:]}")
+        out["instructions"] = int(found.group(1))
+    return out
+
+
+def instructions(tree: Path, sessions: Path, mode: str, rows_out: Path) -> dict:
+    """The instructions routing ``sessions`` took with ``tree``'s code (counted with routing, less
+    counted without), and the messages routed."""
+    full = child(tree, sessions, mode, rows_out, count=True)
+    bare = child(tree, sessions, mode, rows_out.with_suffix(".none"), route=False, count=True)
+    return {"messages": full["messages"], "instructions": full["instructions"] - bare["instructions"]}
+
+
+def count_main(args: argparse.Namespace, sessions: Path, tmp: Path) -> None:
+    """``--instructions``: one count per tree and mode, and their ratio."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("bench_route: --instructions needs valgrind, which is not on PATH")
+    against = Path(args.against).resolve() if args.against else None
+    for mode in CORPUS_MODES[args.corpus]:
+        got = {}
+        for name, tree in [("this", ROOT)] + ([("against", against)] if against else []):
+            out = tmp / f"rows-{name}-{mode}.jsonl"
+            got[name] = instructions(tree, sessions, mode, out)
+            got[name]["rows"] = out.read_bytes()
+            n, ir = got[name]["messages"], got[name]["instructions"]
+            print(f"  {args.corpus} {mode} {name}: {ir / 1e6:,.1f}M instructions, {ir / n:,.0f} a message", flush=True)
+        line = f"{args.corpus} dev {mode}-local: {n:,} messages, {got['this']['instructions'] / 1e6:,.1f}M instructions routing them"
+        if against:
+            same = got["this"]["rows"] == got["against"]["rows"]
+            ratio = got["this"]["instructions"] / got["against"]["instructions"]
+            line += (f"; against {against}: {got['against']['instructions'] / 1e6:,.1f}M ({ratio:.3f} as many); "
+                     f"predictions {'byte-identical' if same else 'DIFFER'}")
+        print(line, flush=True)
 
 
 def corpus_main(args: argparse.Namespace) -> None:
     against = Path(args.against).resolve() if args.against else None
     with tempfile.TemporaryDirectory() as tmp:
         sessions = corpus_sessions(args.corpus, args.data, Path(tmp))
+        if args.instructions:
+            count_main(args, sessions, Path(tmp))
+            return
         for mode in CORPUS_MODES[args.corpus]:
             trees = [("this", ROOT)] + ([("against", against)] if against else [])
             best: dict[str, float] = {}
@@ -219,14 +273,17 @@ def main() -> None:
     ap.add_argument("--data", help="--corpus sgd|irc: the corpus folder or a data folder imported from it")
     ap.add_argument("--repeat", type=int, default=5, help="--corpus: measurements per mode (best of them)")
     ap.add_argument("--against", metavar="TREE", help="--corpus: alternate with this project tree's code, compare")
+    ap.add_argument("--instructions", action="store_true",
+                    help="--corpus: count routing's instructions under valgrind instead of timing it")
     ap.add_argument("--measure", choices=("closed", "open"), help=argparse.SUPPRESS)  # a measuring child
+    ap.add_argument("--no-routing", action="store_true", help=argparse.SUPPRESS)  # a measuring child's baseline
     ap.add_argument("--sessions-file", help=argparse.SUPPRESS)
     ap.add_argument("--rows", help=argparse.SUPPRESS)
     ap.add_argument("--tree", help=argparse.SUPPRESS)  # read before the imports above
     args = ap.parse_args()
     os.environ.setdefault("INTERLEAVE_NO_PROGRESS", "1")
     if args.measure:
-        print(json.dumps(measure(Path(args.sessions_file), args.measure, Path(args.rows))))
+        print(json.dumps(measure(Path(args.sessions_file), args.measure, Path(args.rows), route=not args.no_routing)))
         return
     if args.corpus:
         corpus_main(args)
