@@ -214,8 +214,6 @@ def instructions(tree: Path, sessions: Path, mode: str, rows_out: Path) -> dict:
 
 def count_main(args: argparse.Namespace, sessions: Path, tmp: Path) -> None:
     """``--instructions``: one count per tree and mode, and their ratio."""
-    if shutil.which("valgrind") is None:
-        raise SystemExit("bench_route: --instructions needs valgrind, which is not on PATH")
     against = Path(args.against).resolve() if args.against else None
     for mode in CORPUS_MODES[args.corpus]:
         got = {}
@@ -235,6 +233,8 @@ def count_main(args: argparse.Namespace, sessions: Path, tmp: Path) -> None:
 
 
 def corpus_main(args: argparse.Namespace) -> None:
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("bench_route: --instructions needs valgrind, which is not on PATH")
     against = Path(args.against).resolve() if args.against else None
     with tempfile.TemporaryDirectory() as tmp:
         sessions = corpus_sessions(args.corpus, args.data, Path(tmp))
