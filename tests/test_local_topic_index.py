@@ -69,3 +69,13 @@ def test_a_topic_heard_from_long_ago_is_near_only_when_tied():
     assert index.near(100, 30, set()) == [recent, unheard]
     assert index.near(100, 30, {"t1", "t4"}) == [old, recent, unheard]  # a one-off topic never is
     assert index.open_topics() == [old, recent, unheard] and index.everyone == {"t1", "t2", "t3"}
+
+
+def test_a_list_of_topics_changed_in_place_is_read_again():
+    """A view built by hand may hold a list; the index keeps its own copy of what it read."""
+    first, second = _topic("t1", False, [0]), _topic("t2", False, [1])
+    topics = [first]
+    index = TopicIndex().read(topics)
+    topics.append(second)
+    topics[0] = _topic("t1", True, [0])  # now a one-off topic
+    assert index.read(topics).open_topics() == [second] and index.everyone == {"t2"}

@@ -61,8 +61,9 @@ class TopicIndex:
         self.position: dict[str, int] = {}  # label -> its position
         self.everyone: set[str] = set()  # the labels of the topics a message may go to
 
-    def read(self, topics: tuple[TopicView, ...]) -> "TopicIndex":
+    def read(self, topics: Sequence[TopicView]) -> "TopicIndex":
         """Take in ``topics`` (a view's); returns itself."""
+        topics = tuple(topics)  # (a view's own tuple, not copied: a list changed in place later is)
         old = self.topics
         if len(topics) < len(old):
             self.__init__()  # type: ignore[misc]  (another run of the session)
