@@ -408,8 +408,10 @@ class RouteResult:
 
 def select_sessions(data_file: Path, split: str, read: Optional[Sequence[Session]] = None) -> list[Session]:
     """The sessions of ``split`` in ``data_file`` (from ``read`` when the file was read already)."""
-    every = read if read is not None else read_sessions(data_file)
-    sessions = [s for s in every if split == "all" or s.split == split]
+    def wanted(s: Session) -> bool:
+        return split == "all" or s.split == split
+
+    sessions = list(filter(wanted, read)) if read is not None else read_sessions(data_file, wanted)
     if not sessions:
         raise UsageError(f"{data_file}: no sessions in split {split!r}")
     return sessions
