@@ -212,12 +212,12 @@ def instructions(tree: Path, sessions: Path, mode: str, rows_out: Path) -> dict:
     return {"messages": full["messages"], "instructions": full["instructions"] - bare["instructions"]}
 
 
-def count_main(args: argparse.Namespace, sessions: Path, tmp: Path) -> None:
+def count_main(args: argparse.Namespace, sessions: Path, tmp: Path, trees: list[tuple[str, Path]]) -> None:
     """``--instructions``: one count per tree and mode, and their ratio."""
-    against = Path(args.against).resolve() if args.against else None
+    against = dict(trees).get("against")
     for mode in CORPUS_MODES[args.corpus]:
         got = {}
-        for name, tree in [("this", ROOT)] + ([("against", against)] if against else []):
+        for name, tree in trees:
             out = tmp / f"rows-{name}-{mode}.jsonl"
             got[name] = instructions(tree, sessions, mode, out)
             got[name]["rows"] = out.read_bytes()
@@ -236,13 +236,13 @@ def corpus_main(args: argparse.Namespace) -> None:
     if args.instructions and shutil.which("valgrind") is None:
         raise SystemExit("bench_route: --instructions needs valgrind, which is not on PATH")
     against = Path(args.against).resolve() if args.against else None
+    trees = [("this", ROOT)] + ([("against", against)] if against else [])
     with tempfile.TemporaryDirectory() as tmp:
         sessions = corpus_sessions(args.corpus, args.data, Path(tmp))
         if args.instructions:
-            count_main(args, sessions, Path(tmp))
+            count_main(args, sessions, Path(tmp), trees)
             return
         for mode in CORPUS_MODES[args.corpus]:
-            trees = [("this", ROOT)] + ([("against", against)] if against else [])
             best: dict[str, float] = {}
             rows: dict[str, set[bytes]] = {name: set() for name, _ in trees}
             n = 0
