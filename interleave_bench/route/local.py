@@ -127,11 +127,11 @@ NEW = "new"
 ONEOFF = "oneoff"
 #: the modes whose topic overlaps weigh each term by how common it is in chat at large
 #: (:mod:`.local_background`): closed mode, where it helped both single-user corpora left out of
-#: the fit; in open mode it moved them in opposite directions (docs/route.md)
+#: the fit; in open mode it moved them in opposite directions (docs/local.md)
 BACKGROUND_IN = ("closed",)
 #: the modes whose topics read the share of the first sentence's words each has seen
 #: (``topic.head_seen``): closed mode, where it lifted both single-user corpora left out of the
-#: fit; in open mode it moved them in opposite directions (docs/route.md)
+#: fit; in open mode it moved them in opposite directions (docs/local.md)
 HEAD_SEEN_IN = ("closed",)
 
 
