@@ -24,7 +24,6 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import InputError, UsageError
-from ..fingerprints import sha256_file
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from .base import Decision, RouterView
@@ -300,11 +299,14 @@ def router_source(router: Any) -> Optional[str]:
 
 
 def router_code(router: Any) -> Optional[str]:
-    """The SHA-256 (``sha256:<hex>``) of :func:`router_source`, kept in the run record so that a
-    rerun after that file changed is not taken for the same run (a module it imports is not
-    followed); None where there is no source file."""
+    """The fingerprint (``sha256:<hex>``) of :func:`router_source` and the modules it imports from
+    its own package or folder (:func:`.plugin_code.code_fingerprint`), kept in the run record so
+    that a rerun after one of those files changed is not taken for the same run; None where there
+    is no source file."""
+    from .plugin_code import code_fingerprint
+
     path = router_source(router)
-    return None if path is None else sha256_file(path)
+    return None if path is None else code_fingerprint(path)
 
 
 #: how deep :func:`router_state` follows lists and dicts of a router's attributes
