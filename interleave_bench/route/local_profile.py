@@ -47,9 +47,11 @@ class TopicIndex:
     view: a view's topics are mostly the very objects of the view before it (the runner makes again
     only those a message went to), so only the positions whose object changed are read again, and
     the rest is left to loops in C. (IRC's dev logs show 30 topics a view on average, their logs
-    joined in pairs 60: one pass over them in Python took 10 and 19 us a message.)"""
+    joined in pairs 60: one pass over them in Python took 10 and 19 us a message.) A topic whose
+    messages are not a tuple (a hand-built view may hold a list, and grow it in place) is read again
+    at every view, and labels that name several topics of a view are looked up one by one."""
 
-    __slots__ = ("topics", "last", "labels", "position", "open", "everyone")
+    __slots__ = ("topics", "last", "labels", "position", "open", "everyone", "mutable")
 
     def __init__(self) -> None:
         self.topics: tuple[TopicView, ...] = ()  # the topics read, in the view's order
@@ -58,8 +60,9 @@ class TopicIndex:
         self.last: list[float] = []
         self.labels: list[str] = []
         self.open: list[bool] = []
-        self.position: dict[str, int] = {}  # label -> its position
+        self.position: dict[str, int] = {}  # label -> its position (the last one, where labels repeat)
         self.everyone: set[str] = set()  # the labels of the topics a message may go to
+        self.mutable: set[int] = set()  # positions whose messages may change in place (not a tuple)
 
     def read(self, topics: Sequence[TopicView]) -> "TopicIndex":
         """Take in ``topics`` (a view's); returns itself."""
@@ -69,10 +72,16 @@ class TopicIndex:
             self.__init__()  # type: ignore[misc]  (another run of the session)
             old = ()
         n = len(old)
-        changed = list(compress(range(n), map(is_not, old, topics)))
+        changed = compress(range(n), map(is_not, old, topics))
+        if self.mutable:
+            changed = sorted(self.mutable.union(changed))
         renamed = False
         for k in chain(changed, range(n, len(topics))):
             t = topics[k]
+            if type(t.messages) is tuple:
+                self.mutable.discard(k)
+            else:
+                self.mutable.add(k)
             may = not is_oneoff_topic(t)
             last = (t.messages[-1].i if t.messages else math.inf) if may else -math.inf
             if k < n:
@@ -100,7 +109,10 @@ class TopicIndex:
         latest message of, or that have none yet, or whose labels are in ``ties``, in order."""
         keep = set(compress(range(len(self.topics)), map(ge, self.last, repeat(at - quiet))))
         position, open_ = self.position, self.open
-        keep.update(k for k in map(position.get, ties) if k is not None and open_[k])
+        if len(position) == len(self.labels):
+            keep.update(k for k in map(position.get, ties) if k is not None and open_[k])
+        else:  # a label names several topics: each of them
+            keep.update(k for k, label in enumerate(self.labels) if label in ties and open_[k])
         topics = self.topics
         return [topics[k] for k in sorted(keep)]
 
