@@ -193,8 +193,9 @@ def read_sessions(path: str | os.PathLike, where: Callable[[Session], bool] | No
     Read with the cyclic garbage collector paused (:func:`~interleave_bench.heap.paused_gc`): a
     session is a record per turn, and the collector's passes over a heap growing by the thousand
     records cost as much as validating them (200 synthetic sessions of 40 turns: 0.16 s to read,
-    0.09 s paused)."""
-    with paused_gc():
+    0.09 s paused). Nothing is left frozen (``freeze=False``): a notebook or a harness reads file
+    after file, and a freeze would keep every cycle alive then from ever being freed."""
+    with paused_gc(freeze=False):
         return list(iter_sessions(path) if where is None else filter(where, iter_sessions(path)))
 
 
