@@ -39,14 +39,12 @@ def _package_versions() -> dict[str, str | None]:
 
 
 def git_state(start: Path | None = None) -> dict[str, Any]:
-    """``{"commit": sha, "dirty": bool}`` of the checkout the package runs from, or nulls outside one."""
-    return dict(_git_state(Path(start or Path(__file__).resolve().parent)))
+    """``{"commit": sha, "dirty": bool}`` of the checkout the package runs from, or nulls outside one.
 
-
-@lru_cache(maxsize=8)
-def _git_state(root: Path) -> dict[str, Any]:
-    # asked once a process (the code it runs is the code it loaded): two git commands took 6 ms,
-    # at every run a command routes or scores
+    Asked at every call (two git commands, about 6 ms): a long process (a notebook, a sweep) may
+    import a module edited, or run after a commit made, since its first run, and a record must not
+    call that code clean."""
+    root = Path(start or Path(__file__).resolve().parent)
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10

@@ -1,8 +1,14 @@
-"""The provenance block: what it reads once a process, and that a caller cannot change it."""
+"""The provenance block: package versions read once a process, the git state at every call, and that a
+caller cannot change either."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import shutil
+import subprocess
+
+import pytest
 
 from interleave_bench import provenance as prov
 
@@ -17,12 +23,35 @@ def test_package_versions_are_read_once_and_handed_out_as_copies(monkeypatch):
     assert prov.provenance()["packages"] == prov.package_versions()
 
 
-def test_the_git_state_is_asked_once_a_process_and_handed_out_as_a_copy(monkeypatch):
-    first = prov.git_state()
+def _git(repo, *args):
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def test_the_git_state_is_asked_at_every_call(tmp_path):
+    """A long process that loads code edited after its first run records it as dirty."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "code.py").write_text("x = 1\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "code.py")
+    _git(repo, "commit", "-q", "-m", "first")
+    first = prov.git_state(repo)
+    assert len(first["commit"]) == 40 and first["dirty"] is False
     first["commit"] = "forged"
-    monkeypatch.setattr(prov.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked again")))
-    again = prov.git_state()
-    assert again["commit"] != "forged" and set(again) == {"commit", "dirty"}
+    (repo / "code.py").write_text("x = 2\n", encoding="utf-8")
+    edited = prov.git_state(repo)
+    assert edited["dirty"] is True and edited["commit"] != "forged"
+    _git(repo, "commit", "-q", "-am", "second")
+    assert prov.git_state(repo)["commit"] not in (first["commit"], edited["commit"])
+    assert prov.git_state(tmp_path) == {"commit": None, "dirty": None}  # outside a checkout
+
+
+def test_the_provenance_block_carries_the_git_state():
     block = prov.provenance(data="sha256:0")
-    assert (block["git_commit"], block["git_dirty"]) == (again["commit"], again["dirty"])
+    git = prov.git_state()
+    assert (block["git_commit"], block["git_dirty"]) == (git["commit"], git["dirty"])
     assert block["data"] == "sha256:0"
