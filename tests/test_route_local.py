@@ -81,7 +81,7 @@ def v1_session(replies: list[str | None], speakers: list[str | None] | None = No
 
 def test_views_carry_earlier_replies_but_never_the_pending_messages_own():
     from interleave_bench.route.base import conversation_of
-    from interleave_bench.route.runner import TopicState
+    from interleave_bench.route.topic_state import TopicState
 
     conv = conversation_of(v1_session(["reply 0", None, "reply 2 " + "x" * 400]))
     assert [m.reply for m in conv.messages] == ["reply 0", None, "reply 2 " + "x" * 400]
@@ -99,7 +99,7 @@ def test_views_carry_earlier_replies_but_never_the_pending_messages_own():
 def test_payload_shows_replies_and_speakers_bounded_like_the_recent_window():
     from interleave_bench.route.base import conversation_of
     from interleave_bench.route.payload import MAX_TEXT_CHARS, RECENT_MESSAGES, build_payload
-    from interleave_bench.route.runner import TopicState
+    from interleave_bench.route.topic_state import TopicState
 
     n = RECENT_MESSAGES + 3
     conv = conversation_of(v1_session([f"reply {i} " + "y" * 400 for i in range(n)], [f"nick{i}" for i in range(n)]))

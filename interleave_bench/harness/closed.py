@@ -23,7 +23,8 @@ from ..route.answer import AnswerError, parse_one
 from ..route.base import Decision, RouterView, conversation_of, gold_of
 from ..route.baselines import OracleRouter
 from ..route.payload import build_messages
-from ..route.runner import TopicState, _label_for
+from ..route.runner import _label_for
+from ..route.topic_state import TopicState
 from ..schema import PredictionRow, Session
 from ..score.routing import OUTCOME_COST, score_session
 

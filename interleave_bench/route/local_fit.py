@@ -52,7 +52,8 @@ from .local import (
     split_weights,
 )
 from .local_background import EMPTY, Background
-from .runner import RouteOptions, TopicState, route_session
+from .runner import RouteOptions, route_session
+from .topic_state import TopicState
 from .text import short_title
 
 MODES = ("closed", "open")
