@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
@@ -410,6 +410,38 @@ def run_route(
         return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over)
 
 
+async def _one_by_one(todo: Sequence[Session], router: Any, opts: RouteOptions,
+                      write: Callable[[list[dict[str, Any]], SessionCounts], None]) -> None:
+    """Route ``todo`` one session after the other, each written as it ends. A router that never
+    waits (``local``, the baselines, a plain ``route()``) gives the event loop no turn while it
+    routes, so the loop is given one after each session: Ctrl-C, which asks the loop to stop, then
+    stops the run there with every finished session written (routing 3,000 sessions, it used to
+    take effect only once all of them were routed, none written yet)."""
+    for s in todo:
+        write(*await route_session(s, router, opts))
+        await asyncio.sleep(0)
+
+
+async def _side_by_side(todo: Sequence[Session], router: Any, opts: RouteOptions, slots: int,
+                        write: Callable[[list[dict[str, Any]], SessionCounts], None]) -> None:
+    """Route ``todo`` with up to ``slots`` sessions at once (a model router waits on its calls),
+    each written in session order as soon as it and those before it are done."""
+    sem = asyncio.Semaphore(slots)
+
+    async def one(s: Session) -> tuple[list[dict[str, Any]], SessionCounts]:
+        async with sem:
+            return await route_session(s, router, opts)
+
+    tasks = [asyncio.create_task(one(s)) for s in todo]
+    try:
+        for task in tasks:
+            write(*await task)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts: RouteOptions, router: Any,
                 llm: Any, fresh: bool, timer: Timer, start_over: str) -> RouteResult:
     """The body of :func:`run_route`, run while holding the output's lock; returns its result."""
@@ -441,25 +473,17 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
     async def main() -> None:
-        sem = asyncio.Semaphore(slots)
+        with JsonlAppender(out_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
+            # written in session order as each finishes, so the file is always a prefix of the whole run
+            def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
+                sink.append_many(rows)
+                counts.add(c)
+                bar.update(1)
 
-        async def one(s: Session) -> tuple[list[dict[str, Any]], SessionCounts]:
-            async with sem:
-                return await route_session(s, router, opts)
-
-        tasks = [asyncio.create_task(one(s)) for s in todo]
-        try:
-            with JsonlAppender(out_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
-                # written in session order as each finishes, so the file is always a prefix of the whole run
-                for task in tasks:
-                    rows, c = await task
-                    sink.append_many(rows)
-                    counts.add(c)
-                    bar.update(1)
-        finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            if slots == 1:
+                await _one_by_one(todo, router, opts, write)
+            else:
+                await _side_by_side(todo, router, opts, slots, write)
 
     with settled():  # the sessions read, out of the collector's passes while they are routed
         if llm is not None:
