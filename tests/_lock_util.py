@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from interleave_bench.io import exclusive_output
+from interleave_bench.locks import exclusive_output
 
 #: a safety net only: the barriers release long before, never a timing assumption
 BARRIER_TIMEOUT_S = 120

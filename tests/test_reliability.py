@@ -13,7 +13,8 @@ import pytest
 from interleave_bench.cli import main
 from interleave_bench.errors import UsageError
 from interleave_bench.errors import InputError
-from interleave_bench.io import exclusive_output, lock_path, parse_json
+from interleave_bench.io import parse_json
+from interleave_bench.locks import exclusive_output, lock_path
 
 import _score_util as score_util
 from _route_util import read_rows, standard_sessions, write_data
@@ -53,7 +54,7 @@ def test_the_lock_is_released_at_the_end_and_names_its_holder_while_held(tmp_pat
         assert lock_path(out).read_text() == f"pid {os.getpid()}: route --mode open --policy llm\n"
         assert lock_path(out).name.startswith(".")  # hidden: exports and pushes leave it out
         # another process is refused (the holder's own writes take it again: tests/test_writer_lock.py)
-        probe = ("import sys; from interleave_bench.io import exclusive_output\n"
+        probe = ("import sys; from interleave_bench.locks import exclusive_output\n"
                  "try:\n    with exclusive_output(sys.argv[1], 'other'): pass\n"
                  "except Exception as exc: print(exc); sys.exit(3)\n")
         proc = subprocess.run([sys.executable, "-c", probe, str(out)], capture_output=True, text=True,

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench import io as ibio
+from interleave_bench import locks as ilocks
 from interleave_bench.cli import main
 from interleave_bench.errors import UsageError
-from interleave_bench.io import JsonlAppender, atomic_write_text, exclusive_output, lock_path, write_json, write_jsonl
+from interleave_bench.io import JsonlAppender, atomic_write_text, write_json, write_jsonl
+from interleave_bench.locks import exclusive_output, lock_path
 
 from _lock_util import Holder
 from _route_util import standard_sessions, write_data
@@ -134,7 +135,7 @@ def test_a_lock_file_removed_under_a_late_writer_is_never_shared(tmp_path, monke
     """The holder removes its lock file on release; a writer that opened the old file just before
     locks an orphan and must try again on the file at the path, else two could write at once."""
     out = tmp_path / "x.jsonl"
-    real_flock = ibio.fcntl.flock
+    real_flock = ilocks.fcntl.flock
     calls = []
 
     def flock_after_the_holder_left(fd, op):
@@ -143,10 +144,10 @@ def test_a_lock_file_removed_under_a_late_writer_is_never_shared(tmp_path, monke
             os.unlink(lock_path(out))  # what a releasing holder does between our open and our lock
         return real_flock(fd, op)
 
-    monkeypatch.setattr(ibio.fcntl, "flock", flock_after_the_holder_left)
+    monkeypatch.setattr(ilocks.fcntl, "flock", flock_after_the_holder_left)
     with exclusive_output(out, "late writer"):
         assert len(calls) == 2  # the orphan was let go and the file at the path locked
-        probe = ("import sys; from interleave_bench.io import exclusive_output\n"
+        probe = ("import sys; from interleave_bench.locks import exclusive_output\n"
                  "try:\n    with exclusive_output(sys.argv[1], 'other'): pass\n"
                  "except Exception as exc: print(exc); sys.exit(3)\n")
         proc = subprocess.run([sys.executable, "-c", probe, str(out)], capture_output=True, text=True,

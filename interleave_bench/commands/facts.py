@@ -19,7 +19,8 @@ from ..errors import InputError, UsageError
 from ..facts.protocol import load_system, system_name
 from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
-from ..io import exclusive_output, read_records_with_lines, sessions_file
+from ..io import read_records_with_lines, sessions_file
+from ..locks import exclusive_output
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import run_model
 from ..progress import Timer, summary_line

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..errors import UsageError
 from ..documents import MidReplySummary
-from ..io import exclusive_output, write_json
+from ..io import write_json
+from ..locks import exclusive_output
 from ..fingerprints import records_fingerprint, sha256_file
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import run_model

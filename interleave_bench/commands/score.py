@@ -214,7 +214,7 @@ def _score_files_held(args: argparse.Namespace) -> Any:
     """The lock of every score file the run writes, held from start to end (one writer per output:
     a second ``score`` of the same runs stops at once, naming this one). ``--json`` and ``--out``
     write none beside the predictions, so they lock none there (a read-only folder scores)."""
-    from ..io import exclusive_output
+    from ..locks import exclusive_output
     from ..score.run import prediction_files, score_path
 
     with contextlib.ExitStack() as held:

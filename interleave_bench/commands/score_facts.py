@@ -21,7 +21,8 @@ from ..errors import InputError
 from ..facts.report import report
 from ..facts.results import FactsSummary, read_rows, rejudge, score_rows, split_of
 from ..facts.records import SessionRow
-from ..io import exclusive_output, read_sessions, sessions_file, write_json
+from ..io import read_sessions, sessions_file, write_json
+from ..locks import exclusive_output
 from ..fingerprints import records_fingerprint, sha256_file
 from ..progress import Timer, summary_line
 from ..provenance import provenance

@@ -29,7 +29,6 @@ from ..io import (
     MANIFEST_FILE,
     SESSIONS_FILE,
     JsonlAppender,
-    exclusive_output,
     iter_json_lines,
     parse_json,
     parse_record,
@@ -38,6 +37,7 @@ from ..io import (
     write_json,
     write_jsonl,
 )
+from ..locks import exclusive_output
 from ..fingerprints import sha256_file
 from ..llm import LLM
 from ..llm.provider import FAKE_IDENTITY

@@ -35,13 +35,13 @@ from .. import __version__
 from ..errors import InputError, UsageError, file_head
 from ..io import (
     MANIFEST_FILE,
-    exclusive_output,
     iter_json_lines,
     read_case_file,
     read_manifest,
     read_sessions,
     sessions_file,
 )
+from ..locks import exclusive_output
 from ..fingerprints import records_fingerprint
 from ..progress import progress
 from ..schema import Manifest, MidReplyCaseFile, Session

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import InputError, UsageError, require_replaceable
-from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_text, exclusive_output
+from ..io import MANIFEST_FILE, SESSIONS_FILE, atomic_write_text
+from ..locks import exclusive_output
 from ..schema import SPECIAL_LABELS, PredictionRow, Session
 
 CLUSTERS_FILE = "clusters.txt"

@@ -17,12 +17,12 @@ from ..io import (
     MANIFEST_FILE,
     SESSIONS_FILE,
     JsonlAppender,
-    exclusive_output,
     parse_record,
     require_own_data_folder,
     write_json,
 )
 from ..fingerprints import sha256_file
+from ..locks import exclusive_output
 from ..progress import progress
 from ..provenance import provenance
 from ..schema import OPEN_ONLY_FIELD, Manifest, Session, check_session

@@ -25,7 +25,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
-from ..io import JsonlAppender, exclusive_output, read_json, read_sessions, sessions_file, write_json
+from ..io import JsonlAppender, read_json, read_sessions, sessions_file, write_json
+from ..locks import exclusive_output
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
