@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -412,6 +413,14 @@ def _indented_parts(obj: Any, level: int) -> Iterator[str]:
     yield pad + "]"
 
 
+def _sync_timer(delay: float, fn: Callable[[], None]) -> threading.Timer:
+    """Call ``fn`` in ``delay`` seconds on a daemon thread (it never holds up the process's exit)."""
+    timer = threading.Timer(delay, fn)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 class JsonlAppender:
     """Appends whole lines to a JSONL file.
 
@@ -419,20 +428,27 @@ class JsonlAppender:
     it appended to the operating system. Those records reach the disk itself (``fsync``) at most
     :data:`SYNC_SECONDS` after they were appended, and all of them on close: a run of free
     routers appends a session's rows every few milliseconds, and syncing each of them took
-    longer than routing them. ``clock`` (seconds, :func:`time.monotonic` by default) tells the
-    appender when the last sync was.
+    longer than routing them. An append a second or more after the last sync syncs at once; one
+    sooner leaves a sync due a second after the last, which a timer makes if no later append has
+    (a model run may append once a minute). ``clock`` (seconds, :func:`time.monotonic` by
+    default) tells the appender when the last sync was; ``schedule(delay, fn)`` (a daemon
+    :class:`threading.Timer` by default; its result must have ``cancel()``) makes that sync.
 
     On open, a trailing partial line (left by a crash mid-write) is cut off, so the file only ever
     holds complete records and a resumed run appends after the last one.
     """
 
     def __init__(self, path: str | os.PathLike, command: str | None = None, *,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 schedule: Callable[[float, Callable[[], None]], Any] = _sync_timer):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
+        self._schedule = schedule
         self._synced = clock()  # when the file last reached the disk
         self._unsynced = False  # whether something appended since has not
+        self._due: Any = None  # the sync a timer will make, while one is due
+        self._guard = threading.Lock()  # between the writer and the timer's thread
         # the output's lock for the appender's life (taken again at no cost by a process that holds it)
         self._lock = ExitStack()
         self._lock.enter_context(exclusive_output(self.path, command))
@@ -449,27 +465,47 @@ class JsonlAppender:
     def append_many(self, objs: Iterable[Any]) -> None:
         """Append several records with one write (a session's rows, say)."""
         text = redact_secrets("".join(dumps_line(o) + "\n" for o in objs))
-        if text:
+        if not text:
+            return
+        with self._guard:
             self._fh.write(text)
             self._fh.flush()
             self._unsynced = True
-            if self._clock() - self._synced >= SYNC_SECONDS:
+            wait = SYNC_SECONDS - (self._clock() - self._synced)
+            if wait <= 0:
                 self._sync()
+            elif self._due is None:
+                self._due = self._schedule(wait, self._sync_due)
 
     def _sync(self) -> None:
         os.fsync(self._fh.fileno())
         self._synced = self._clock()
         self._unsynced = False
 
-    def close(self) -> None:
-        try:
+    def _sync_due(self) -> None:
+        """The timer's sync (on its thread): whatever is appended and not yet on disk. A failure is
+        left for close, which syncs again and raises it in the writer's thread."""
+        with self._guard:
+            self._due = None
             if self._unsynced and not self._fh.closed:
-                self._sync()
-        finally:
+                try:
+                    self._sync()
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        with self._guard:
+            due, self._due = self._due, None
+            if due is not None:
+                due.cancel()
             try:
-                self._fh.close()
+                if self._unsynced and not self._fh.closed:
+                    self._sync()
             finally:
-                self._lock.close()
+                try:
+                    self._fh.close()
+                finally:
+                    self._lock.close()
 
     def __enter__(self) -> "JsonlAppender":
         return self

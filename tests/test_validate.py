@@ -151,30 +151,68 @@ def test_appender_cuts_partial_line_and_resumes(tmp_path):
 
 
 def test_appender_syncs_to_disk_at_most_a_second_after_an_append_and_on_close(tmp_path, monkeypatch):
-    """Every append reaches the operating system at once (a killed run loses nothing); the disk
-    gets it by the next append a second or more after the last sync, and at close."""
+    """Every append reaches the operating system at once (a killed run loses nothing); the disk gets
+    it at once when the last sync is a second old or more, else from a timer due a second after the
+    last sync (unless a later append got there first), and at close."""
     synced = []
     monkeypatch.setattr(ibio.os, "fsync", lambda fd: synced.append(now[0]))
     now = [100.0]
+    timers = []
+
+    class Due:
+        def __init__(self, delay, fn):
+            self.delay, self.fn, self.cancelled = delay, fn, False
+            timers.append(self)
+
+        def cancel(self):
+            self.cancelled = True
+
     p = tmp_path / "out.jsonl"
-    with JsonlAppender(p, clock=lambda: now[0]) as app:
+    with JsonlAppender(p, clock=lambda: now[0], schedule=Due) as app:
         app.append({"k": 1})
+        assert p.read_text(encoding="utf-8") == '{"k":1}\n' and synced == []  # written, not synced yet
+        assert [t.delay for t in timers] == [1.0]  # a second after the last sync (the opening)
         now[0] = 100.5
         app.append({"k": 2})
-        assert p.read_text(encoding="utf-8") == '{"k":1}\n{"k":2}\n' and synced == []  # written, not synced yet
+        assert len(timers) == 1 and synced == []  # one timer is due already
         now[0] = 101.0
+        timers[0].fn()  # the timer, on its thread
+        assert synced == [101.0]
+        now[0] = 101.2
         app.append({"k": 3})
-        assert synced == [101.0]
-        now[0] = 101.9
-        app.append({"k": 4})
-        now[0] = 103.0
-        app.append_many([])  # nothing appended: nothing to sync
-        assert synced == [101.0]
-    assert synced == [101.0, 103.0]  # {"k": 4} at close
-    with JsonlAppender(p, clock=lambda: now[0]):
+        assert timers[1].delay == pytest.approx(0.8)
+        now[0] = 102.5
+        app.append({"k": 4})  # the last sync over a second ago: synced at once
+        assert synced == [101.0, 102.5]
+        timers[1].fn()  # nothing left to sync
+        app.append_many([])  # nothing appended: nothing to sync, no timer
+        assert synced == [101.0, 102.5] and len(timers) == 2
+        now[0] = 102.7
+        app.append({"k": 5})
+    assert timers[2].cancelled and synced == [101.0, 102.5, 102.7]  # {"k": 5} at close, its timer cancelled
+    timers[2].fn()  # a timer that fires after close does nothing
+    with JsonlAppender(p, clock=lambda: now[0], schedule=Due):
         pass
-    assert synced == [101.0, 103.0]  # nothing appended, nothing synced
-    assert p.read_text(encoding="utf-8").count("\n") == 4
+    assert synced == [101.0, 102.5, 102.7]  # nothing appended, nothing synced
+    assert p.read_text(encoding="utf-8").count("\n") == 5
+
+
+def test_appender_timer_syncs_on_its_own_thread(tmp_path, monkeypatch):
+    """The default timer is a real thread: an append left unsynced reaches the disk with no later append."""
+    import threading
+
+    done = threading.Event()
+    real_fsync = ibio.os.fsync
+
+    def fsync(fd):
+        real_fsync(fd)
+        done.set()
+
+    monkeypatch.setattr(ibio.os, "fsync", fsync)
+    ticks = iter([0.0, 0.999])  # opened at 0, appended at 0.999: the sync is due in a millisecond
+    with JsonlAppender(tmp_path / "out.jsonl", clock=lambda: next(ticks, 1.0)) as app:
+        app.append({"k": 1})
+        assert done.wait(30), "the timer never synced"
 
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.text(max_size=20))
