@@ -325,3 +325,35 @@ def test_the_keys_extra_body_may_not_set_are_those_a_request_carries(openai_env)
         llm.run(llm.complete("test", msgs("hello"), temperature=0.5, max_tokens=20, seed=3,
                              response_format={"type": "json_object"}))
     assert set(srv.log[-1].body) == set(OWN_BODY_KEYS)
+
+
+@pytest.mark.parametrize("limits, problem", [
+    ({"concurrency": 0}, "concurrency must be at least 1"),
+    ({"timeout": 0}, "timeout must be a positive number of seconds"),
+    ({"timeout": -1.5}, "timeout must be a positive number of seconds"),
+    ({"timeout": float("nan")}, "timeout must be a positive number of seconds"),
+    ({"timeout": float("inf")}, "timeout must be a positive number of seconds"),
+    ({"max_retries": -1}, "max_retries must be 0 or more"),
+])
+def test_a_client_refuses_limits_out_of_range(limits, problem):
+    with pytest.raises(ValueError) as exc:
+        LLM(Provider("openai-compatible", "http://127.0.0.1:1/v1", "m", "k"), **limits)
+    assert str(exc.value) == problem
+
+
+@pytest.mark.parametrize("flag, value, line", [
+    ("--max-retries", "-1", "error: --max-retries must be 0 or more"),
+    ("--timeout", "0", "error: --timeout must be a positive number of seconds"),
+    ("--timeout", "-1", "error: --timeout must be a positive number of seconds"),
+    ("--timeout", "nan", "error: --timeout must be a positive number of seconds"),
+    ("--concurrency", "0", "error: --concurrency must be at least 1"),
+])
+def test_a_model_command_refuses_limits_out_of_range_in_one_line(tmp_path, capsys, flag, value, line):
+    from interleave_bench.cli import main
+
+    from _route_util import write_data
+
+    data = write_data(tmp_path / "data")
+    assert main(["route", str(data), "--mode", "closed", "--policy", "llm", "--dry-run", flag, value]) == 2
+    assert capsys.readouterr().err.strip() == line
+    assert not (data / "predictions-dry").exists()

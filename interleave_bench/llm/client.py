@@ -132,6 +132,19 @@ class RunStats:
         )
 
 
+def limits_problem(concurrency: int, timeout: float, max_retries: int) -> Optional[tuple[str, str]]:
+    """``(setting, what is wrong)`` for the first of a client's limits out of range, else None: at
+    least one request in flight, a timeout that is a positive number of seconds (not infinite: a
+    slow server is a failed call, never a hung run), no negative retry count."""
+    if concurrency < 1:
+        return "concurrency", "must be at least 1"
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < math.inf):
+        return "timeout", "must be a positive number of seconds"
+    if max_retries < 0:
+        return "max_retries", "must be 0 or more"
+    return None
+
+
 class LLM:
     """The project's model client. Create once per run; ``await complete(...)`` from any task.
 
@@ -152,8 +165,9 @@ class LLM:
         clock: Callable[[], float] = time.perf_counter,
         wall_clock: Callable[[], float] = time.time,
     ):
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+        problem = limits_problem(concurrency, timeout, max_retries)
+        if problem is not None:
+            raise ValueError(f"{problem[0]} {problem[1]}")
         self.provider = provider
         self.cache = cache
         self.concurrency = concurrency

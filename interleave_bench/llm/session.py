@@ -96,9 +96,11 @@ def model_options_given(args: argparse.Namespace) -> list[str]:
 def model_session_from_args(args: argparse.Namespace):
     """:func:`model_session` configured from :func:`add_model_arguments` options."""
     from ..errors import UsageError
+    from .client import limits_problem
 
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+    problem = limits_problem(args.concurrency, args.timeout, args.max_retries)
+    if problem is not None:
+        raise UsageError(f"--{problem[0].replace('_', '-')} {problem[1]}")
     return model_session(
         model=args.model,
         dry_run=getattr(args, "dry_run", False),
