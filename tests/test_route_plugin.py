@@ -485,3 +485,27 @@ def test_a_router_interrupted_by_ctrl_c_keeps_the_resume_advice(data, routers, c
     assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg",
                "raises=KeyboardInterrupt") == 130
     assert capsys.readouterr().err == "interrupted: finished work is kept; run the same command again to resume\n"
+
+
+def test_the_docs_keyword_router_routes_closed_mode_to_the_cards(tmp_path, monkeypatch, data):
+    """The example class of docs/route.md, as written there: in closed mode every message goes to a
+    card (the chat's first one to the first card when it names none), never to a side topic."""
+    block = next(b for b in re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), flags=re.S)
+                 if "class KeywordRouter" in b)
+    folder = tmp_path / "docs_mods"
+    folder.mkdir()
+    (folder / "my_router.py").write_text(block, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    import importlib
+    import sys
+
+    sys.modules.pop("my_router", None)
+    importlib.invalidate_caches()
+    try:
+        assert cli("route", data, "--mode", "closed", "--router", "my_router:KeywordRouter", "--router-arg",
+                   "min_score=2") == 0
+    finally:
+        sys.modules.pop("my_router", None)
+    cards = {s["session_id"]: {t["id"] for t in s["threads"]} for s in standard_sessions()}
+    rows = read_rows(data / "predictions" / "closed-keyword.jsonl")
+    assert len(rows) == n_messages(data) and all(r["pred"] in cards[r["session_id"]] for r in rows)
