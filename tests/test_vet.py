@@ -307,3 +307,11 @@ def test_a_folder_with_nothing_to_vet_is_an_input_error(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     code, _, err = u.cli(["vet", str(tmp_path / "empty")], capsys)
     assert code == 2 and f"error: {tmp_path / 'empty'}: no .jsonl or .json files in this folder" in err
+
+
+def test_nothing_readable_is_the_error_lines_alone(tmp_path, capsys):
+    """With no input read at all, the error lines are the whole output: no summary of nothing."""
+    code, out, err = u.cli(["vet", str(tmp_path / "missing.json"), str(tmp_path / "gone")], capsys)
+    assert code == 2 and out == ""
+    assert err.splitlines() == [f"error: {tmp_path / 'missing.json'}: no such file or folder",
+                                f"error: {tmp_path / 'gone'}: no such file or folder"]

@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     for err in report.errors:
         print(f"error: {err.format()}", file=sys.stderr)
+    if report.errors and not report.files:
+        return 2  # nothing could be read: the error lines say it all, a summary of nothing would not
     print(f"vet: {report.summary()}" + (f"; allowlist {allow}" if allow else ""))
     print(summary_line("vet", {"files": len(report.files), "findings": len(report.blocking),
                                "allowed": len(report.allowed), "unreadable": len(report.errors)}, timer.seconds),
