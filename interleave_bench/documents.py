@@ -233,7 +233,7 @@ class RunRecord(Document):
             for key, what in _NAMED_OPTIONS:
                 if _without(self.options, key) == _without(other.options, key):
                     return what
-            return "options"
+            return f"options ({_option_changes(other.options, self.options)})"
         return None
 
 
@@ -246,7 +246,7 @@ ROUTER_STATE = "router_state"
 LOCAL_WEIGHTS = "local_weights"
 #: the options a refused resume names when they alone differ, with what that difference means
 _NAMED_OPTIONS = (
-    (ROUTER_CODE, "router code (the source file of its class changed)"),
+    (ROUTER_CODE, "router code (its class's file or a module it imports changed)"),
     (ROUTER_STATE, "router settings (its attributes hold other values)"),
     (LOCAL_WEIGHTS, "weights of the local router (a refit, or another release's)"),
 )
@@ -254,6 +254,22 @@ _NAMED_OPTIONS = (
 
 def _without(options: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k != key}
+
+
+#: options a refused resume names with their values, and the longest value it shows
+_CHANGES_SHOWN, _VALUE_SHOWN = 3, 40
+
+
+def _option_changes(before: dict[str, Any], now: dict[str, Any]) -> str:
+    """The options that differ, as ``key: old now new`` (a fingerprint by its key alone)."""
+    def shown(value: Any) -> str:
+        text = repr(value)
+        return text if len(text) <= _VALUE_SHOWN else text[:_VALUE_SHOWN - 3] + "..."
+
+    keys = [k for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k)]
+    named = dict(_NAMED_OPTIONS)
+    parts = [k if k in named else f"{k}: {shown(before.get(k))} now {shown(now.get(k))}" for k in keys]
+    return "; ".join(parts[:_CHANGES_SHOWN]) + ("; ..." if len(parts) > _CHANGES_SHOWN else "")
 
 
 # --- the leaderboard row --------------------------------------------------------------------------

@@ -179,6 +179,8 @@ def test_other_router_args_make_another_run(data, routers, capsys):
     assert cli("route", data, "--mode", "closed", "--router", "my_routers:Keyword", "--router-arg", "min_score=3") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--fresh" in err
+    # the options that differ, with their values (a fingerprint by its name alone)
+    assert "other options (router_args: [] now ['min_score=3']; router_state)" in err
 
 
 def test_a_rerun_after_the_router_code_changed_is_refused(data, routers, capsys):
@@ -397,7 +399,7 @@ def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data,
                "--fresh") == 0
     from interleave_bench.errors import UsageError
 
-    with pytest.raises(UsageError, match="pass fresh=True to start over, or out=$") as refused:
+    with pytest.raises(UsageError, match="pass fresh=True to start over, or out=PATH to write elsewhere$") as refused:
         interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
     assert "--fresh" not in str(refused.value)  # said in the function's terms, not the command's
     # a file with no run record whose rows are another run's: the same advice, from the resume check
@@ -407,7 +409,7 @@ def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data,
     from interleave_bench.route.runner import sidecar_path
 
     sidecar_path(out).unlink(missing_ok=True)
-    with pytest.raises(UsageError, match=r"line 1 is a open/keyword row; .*\(pass fresh=True to start over, or out=\)$"):
+    with pytest.raises(UsageError, match=r"line 1 is a open/keyword row; .*\(pass fresh=True to start over, or out=PATH to write elsewhere\)$"):
         interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
     doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", fresh=True, bootstrap=0)
     assert doc["counts"]["sessions"] > 0

@@ -485,7 +485,7 @@ def test_resume_refuses_another_runs_file(data, capsys):
     assert cli("route", data, "--mode", "open", "--policy", "bm25", "--merge", "all") == 0
     assert cli("route", data, "--mode", "open", "--policy", "bm25", "--merge", "all", "--seed", "9") == 2
     err = capsys.readouterr().err
-    assert "written from other options" in err and "--fresh" in err and len(err.strip().splitlines()) == 1
+    assert "written from other options (seed: 0 now 9)" in err and "--fresh" in err and len(err.strip().splitlines()) == 1
     assert cli("route", data, "--mode", "open", "--policy", "bm25", "--merge", "all", "--seed", "9", "--fresh") == 0
     # a file whose sessions do not match this run (here: another split) is refused, not mixed
     path = data / "predictions" / "closed-stay.jsonl"

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 #: what a refusal to resume another run's output says to do, in the command's options, and in
 #: :func:`~.plugin.evaluate_router`'s arguments (each caller of :func:`~.runner.run_route` passes its own)
-START_OVER = "pass --fresh to start over, or --out"
-START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out="
+START_OVER = "pass --fresh to start over, or --out FILE to write elsewhere"
+START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out=PATH to write elsewhere"
 
 
 def is_rows_head(head: bytes) -> bool:
