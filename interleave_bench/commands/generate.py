@@ -85,8 +85,8 @@ def report(result: GenerateResult, llm=None) -> None:
     langs = ", ".join(f"{k} {v}" for k, v in result.by_lang.items()) or "none"
     share = f" ({c['ambiguous'] / c['messages']:.1%})" if c["messages"] else ""
     resumed = f"; {result.resumed} taken from an earlier run" if result.resumed else ""
-    print(f"wrote {result.sessions_path} and {result.manifest_path.name}: {c['sessions']} sessions ({langs}), "
-          f"{c['messages']:,} messages, {c['ambiguous']} ambiguous{share}, {c['leaks']} leaks{resumed}")
+    print(f"wrote {result.sessions_path} and {result.manifest_path.name}: {c['sessions']:,} sessions ({langs}), "
+          f"{c['messages']:,} messages, {c['ambiguous']:,} ambiguous{share}, {c['leaks']:,} leaks{resumed}")
     if result.failed:
         print(f"{len(result.failed)} session(s) failed (listed in {result.manifest_path.name}); run the same command "
               "again to retry them (their unusable answers are not reused)", file=sys.stderr)
