@@ -132,8 +132,15 @@ def entry() -> None:
     """The ``interleave-bench`` command: :func:`main` as a process of its own. Before the
     interpreter shuts down, what is left is moved to the collector's permanent generation
     (``gc.freeze``), so the shutdown skips the collector's last pass over every loaded module's
-    objects (tens of milliseconds); they are freed as usual, and the system takes the rest."""
-    code = main()
+    objects (tens of milliseconds); they are freed as usual, and the system takes the rest.
+
+    Ctrl-C while a command's modules still load (before :func:`main` runs it) is one line and exit
+    130 as well, not a traceback from deep inside an import."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("interrupted before the command began: nothing was done", file=sys.stderr)
+        code = 130
     gc.freeze()
     sys.exit(code)
 

@@ -184,3 +184,20 @@ def test_a_fifo_given_as_data_or_as_an_output_is_named_as_one(tmp_path, capsys):
         sessions_file(tmp_path / "absent")
     assert main(["score", str(fifo), str(tmp_path / "p.jsonl")]) == 2
     assert capsys.readouterr().err.strip().endswith("is not a regular file (a FIFO, socket or device)")
+
+
+def test_ctrl_c_while_a_command_loads_is_one_line_and_exit_130(monkeypatch, capsys):
+    """Ctrl-C before a command runs (its modules still importing) gives no traceback."""
+    import pytest
+
+    from interleave_bench import cli as cli_module
+
+    def loading(argv=None):
+        raise KeyboardInterrupt  # as an import deep in a command module would be stopped
+
+    monkeypatch.setattr(cli_module, "build_parser", loading)
+    monkeypatch.setattr(cli_module.gc, "freeze", lambda: None)  # the test process goes on
+    with pytest.raises(SystemExit) as exc:
+        cli_module.entry()
+    assert exc.value.code == 130
+    assert capsys.readouterr().err == "interrupted before the command began: nothing was done\n"
