@@ -78,10 +78,10 @@ class TopicIndex:
         renamed = False
         for k in chain(changed, range(n, len(topics))):
             t = topics[k]
-            if type(t.messages) is tuple:
-                self.mutable.discard(k)
-            else:
+            if type(t.messages) is not tuple:
                 self.mutable.add(k)
+            elif self.mutable:
+                self.mutable.discard(k)
             may = not is_oneoff_topic(t)
             last = (t.messages[-1].i if t.messages else math.inf) if may else -math.inf
             if k < n:
