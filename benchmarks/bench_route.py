@@ -31,7 +31,13 @@ byte-identical between the two.
 On a machine shared with other work CPU time swings by a third within minutes; ``--instructions``
 counts instructions instead, which that work does not change: each measurement runs under
 valgrind's callgrind (``PYTHONHASHSEED=0``) twice, once routing and once stopping before it, and
-the difference is what routing took. One measurement per tree and mode (the count repeats).
+the difference is what routing took (neither writes the rows: one more run, not counted, writes
+them for the comparison). One measurement per tree and mode: a count is not exact from run to
+run (where objects land in memory changes the work of sets and dicts: one tree counted 3,413M
+and 3,449M routing IRC dev), so a ratio within about 1% of 1 is no change.
+
+Options that apply to ``--corpus`` alone, or an ``--against`` folder that holds no project, stop
+the script with one line (exit 2).
 
 Prints one line per measurement; nothing is timed in the test suite.
 """
@@ -49,6 +55,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the project tree whose code is measured: this one, or (in a measuring child) ``--tree``'s
@@ -137,7 +144,7 @@ def corpus_sessions(corpus: str, data: str | None, tmp: Path) -> Path:
         source = Path(generate_offline(OFFLINE_SESSIONS, tmp / "offline", seed=OFFLINE_SEED))
     else:
         if data is None:
-            raise SystemExit(f"bench_route: --corpus {corpus} needs --data (the corpus folder or an imported data folder)")
+            fail(f"--corpus {corpus} needs --data (the corpus folder or an imported data folder)")
         folder = Path(data)
         if folder.is_dir() and not (folder / "sessions.jsonl").exists():
             if corpus == "sgd":
@@ -153,10 +160,16 @@ def corpus_sessions(corpus: str, data: str | None, tmp: Path) -> Path:
     return out
 
 
-def measure(sessions: Path, mode: str, rows_out: Path, route: bool = True) -> dict:
+def fail(message: str) -> NoReturn:
+    """Stop with one line on stderr and exit code 2 (bad options or a missing tool)."""
+    print(f"bench_route: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def measure(sessions: Path, mode: str, rows_out: Optional[Path], route: bool = True) -> dict:
     """Route every session of ``sessions`` with a fresh ``local`` router (this process's code) and
-    time it on CPU; the rows go to ``rows_out``. Without ``route``, everything but the routing
-    (what an instruction count subtracts)."""
+    time it on CPU; the rows go to ``rows_out`` (None: nowhere, as an instruction count routes).
+    Without ``route``, everything but the routing (what an instruction count subtracts)."""
     import asyncio
 
     from interleave_bench.io import iter_sessions
@@ -181,15 +194,17 @@ def measure(sessions: Path, mode: str, rows_out: Path, route: bool = True) -> di
         with settled():
             asyncio.run(main())
     cpu = time.process_time() - cpu
-    rows_out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    if rows_out is not None:
+        rows_out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return {"messages": len(rows), "cpu": cpu}
 
 
-def child(tree: Path, sessions: Path, mode: str, rows_out: Path, *, route: bool = True, count: bool = False) -> dict:
+def child(tree: Path, sessions: Path, mode: str, rows_out: Optional[Path], *, route: bool = True,
+          count: bool = False) -> dict:
     """:func:`measure` in a fresh process running ``tree``'s code; with ``count``, under callgrind,
     adding the ``instructions`` it counted."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", mode, "--sessions-file", str(sessions),
-           "--rows", str(rows_out), "--tree", str(tree)] + ([] if route else ["--no-routing"])
+           "--tree", str(tree)] + ([] if route else ["--no-routing"]) + ([] if rows_out is None else ["--rows", str(rows_out)])
     env = None
     if count:
         cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd
@@ -199,16 +214,18 @@ def child(tree: Path, sessions: Path, mode: str, rows_out: Path, *, route: bool 
     if count:
         found = re.search(r"Collected : (\d+)", done.stderr)
         if found is None:
-            raise SystemExit(f"bench_route: callgrind printed no instruction count: {done.stderr.strip()[-300:]}")
+            fail(f"callgrind printed no instruction count: {done.stderr.strip()[-300:]}")
         out["instructions"] = int(found.group(1))
     return out
 
 
 def instructions(tree: Path, sessions: Path, mode: str, rows_out: Path) -> dict:
     """The instructions routing ``sessions`` took with ``tree``'s code (counted with routing, less
-    counted without), and the messages routed."""
-    full = child(tree, sessions, mode, rows_out, count=True)
-    bare = child(tree, sessions, mode, rows_out.with_suffix(".none"), route=False, count=True)
+    counted without; neither writes the rows), and the messages routed; the rows go to ``rows_out``
+    from one more run, not counted."""
+    full = child(tree, sessions, mode, None, count=True)
+    bare = child(tree, sessions, mode, None, route=False, count=True)
+    child(tree, sessions, mode, rows_out)
     return {"messages": full["messages"], "instructions": full["instructions"] - bare["instructions"]}
 
 
@@ -234,8 +251,11 @@ def count_main(args: argparse.Namespace, sessions: Path, tmp: Path, trees: list[
 
 def corpus_main(args: argparse.Namespace) -> None:
     if args.instructions and shutil.which("valgrind") is None:
-        raise SystemExit("bench_route: --instructions needs valgrind, which is not on PATH")
+        fail("--instructions needs valgrind, which is not on PATH")
     against = Path(args.against).resolve() if args.against else None
+    if against is not None and not (against / "interleave_bench" / "__init__.py").is_file():
+        # (a child would otherwise import the installed package and measure it under that name)
+        fail(f"--against {args.against}: not a project tree (no interleave_bench/ package in it)")
     trees = [("this", ROOT)] + ([("against", against)] if against else [])
     with tempfile.TemporaryDirectory() as tmp:
         sessions = corpus_sessions(args.corpus, args.data, Path(tmp))
@@ -283,11 +303,16 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("INTERLEAVE_NO_PROGRESS", "1")
     if args.measure:
-        print(json.dumps(measure(Path(args.sessions_file), args.measure, Path(args.rows), route=not args.no_routing)))
+        print(json.dumps(measure(Path(args.sessions_file), args.measure, Path(args.rows) if args.rows else None,
+                                 route=not args.no_routing)))
         return
     if args.corpus:
         corpus_main(args)
         return
+    given = [flag for flag, on in (("--against", args.against), ("--instructions", args.instructions),
+                                   ("--data", args.data)) if on]
+    if given:
+        fail(f"{', '.join(given)}: only with --corpus (the synthetic benchmark has no other tree or corpus)")
     with tempfile.TemporaryDirectory() as tmp:
         data = write_data(Path(tmp) / "data", args.sessions, args.turns)
         n = args.sessions * args.turns
