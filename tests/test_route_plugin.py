@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -133,19 +136,25 @@ def data(tmp_path) -> Path:
     return write_data(tmp_path / "data")
 
 
+@contextmanager
+def module_at(folder: Path, name: str, source: str, monkeypatch):
+    """Module ``name`` written from ``source`` into ``folder`` and imported from there (a fresh
+    import, dropped again after the block)."""
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    sys.modules.pop(name, None)
+    importlib.invalidate_caches()
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.modules.pop(name, None)
+
+
 @pytest.fixture
 def routers(tmp_path, monkeypatch):
-    folder = tmp_path / "mods"
-    folder.mkdir()
-    (folder / "my_routers.py").write_text(ROUTERS, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(folder))
-    import importlib
-    import sys
-
-    sys.modules.pop("my_routers", None)
-    importlib.invalidate_caches()
-    yield importlib.import_module("my_routers")
-    sys.modules.pop("my_routers", None)
+    with module_at(tmp_path / "mods", "my_routers", ROUTERS, monkeypatch) as module:
+        yield module
 
 
 def n_messages(data: Path, split: str = "all") -> int:
@@ -494,20 +503,9 @@ def test_the_docs_keyword_router_routes_closed_mode_to_the_cards(tmp_path, monke
     card (the chat's first one to the first card when it names none), never to a side topic."""
     block = next(b for b in re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), flags=re.S)
                  if "class KeywordRouter" in b)
-    folder = tmp_path / "docs_mods"
-    folder.mkdir()
-    (folder / "my_router.py").write_text(block, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(folder))
-    import importlib
-    import sys
-
-    sys.modules.pop("my_router", None)
-    importlib.invalidate_caches()
-    try:
+    with module_at(tmp_path / "docs_mods", "my_router", block, monkeypatch):
         assert cli("route", data, "--mode", "closed", "--router", "my_router:KeywordRouter", "--router-arg",
                    "min_score=2") == 0
-    finally:
-        sys.modules.pop("my_router", None)
     cards = {s["session_id"]: {t["id"] for t in s["threads"]} for s in standard_sessions()}
     rows = read_rows(data / "predictions" / "closed-keyword.jsonl")
     assert len(rows) == n_messages(data) and all(r["pred"] in cards[r["session_id"]] for r in rows)
