@@ -250,3 +250,28 @@ def test_strict_reading_of_some_fields_refuses_what_lies_in_them_only(pairs):
         refused = True
         assert exc.field.startswith("s[0].b"), exc.field
     assert refused == bad_in_b
+
+
+@pytest.mark.parametrize("name, content", [
+    ("sessions.jsonl", b'{"session_id": "en-0001", "version": "v0", "turns": []}\n'),
+    ("manifest.json", b'{\n  "format": "interleave-manifest-v1"\n}\n'),
+    ("dev-00000-of-00001.parquet", b"PAR1\x15\x04\x15\x10"),
+    ("page.html", b"<!doctype html><html></html>\n"),
+])
+def test_import_never_writes_over_a_file_that_is_not_predictions(tmp_path, capsys, name, content):
+    target = tmp_path / name
+    target.write_bytes(content)
+    code, out, err = cli(capsys, "import", "inspect", tmp_path / "any.eval", "--out", target)
+    assert code == 2 and out == ""
+    assert err == (f"error: import inspect: --out {target} is already there and is not a predictions file: "
+                   "writing would replace it; choose another path (or remove that file)\n")
+    assert target.read_bytes() == content
+
+
+def test_import_never_writes_over_its_log(tmp_path, capsys):
+    log = tmp_path / "run.eval"
+    log.write_bytes(b"PK\x03\x04")
+    code, _, err = cli(capsys, "import", "inspect", log, "--out", log)
+    assert code == 2 and err == (f"error: import inspect: --out {log} is one of the inputs (the inspect log); "
+                                 "choose another path\n")
+    assert log.read_bytes() == b"PK\x03\x04"

@@ -79,6 +79,18 @@ def _report(kind: str, result: Any, modes: str, counts: dict[str, int], timer: T
     return 0
 
 
+def require_predictions_out(log: str, out: str) -> None:
+    """Refuse (one line, before any work) an ``--out`` that is the log itself, a folder, or a file
+    already there that is not a predictions file (a sessions file, a manifest, Parquet, a page):
+    writing would replace it."""
+    from ..errors import require_not_folder, require_not_input, require_replaceable
+    from ..route.resume import is_rows_head
+
+    require_not_folder(out)
+    require_not_input(out, [(log, "the inspect log")], "import inspect: --out")
+    require_replaceable(out, is_rows_head, "a predictions file", "import inspect: --out")
+
+
 def run_inspect(args: argparse.Namespace) -> int:
     from ..harness import require
 
@@ -86,6 +98,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     from ..harness.inspect_log import import_log
 
     timer = Timer()
+    require_predictions_out(args.log, args.out)
     result = import_log(args.log, args.out)
     print(f"wrote {result.out} ({result.rows:,} rows, {result.mode} mode, model {result.model})")
     print(summary_line("import inspect", {"sessions": result.sessions, "messages": result.rows}, timer.seconds))
