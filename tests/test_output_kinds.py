@@ -1,7 +1,8 @@
 """An output path that already holds a file of another kind is refused before any work, in one line
-(exit 2), and the file is left as it was: ``score --out``, ``report --html``, ``route --out`` (with
-or without ``--fresh``) and ``evaluate_router(out=)`` write over their own kind of file only, never
-over a data folder's manifest, another run's record or score file, or a page."""
+(exit 2), and the file is left as it was: ``score --out``, ``report --html``, ``leaderboard show
+--html``, ``route --out`` (with or without ``--fresh``) and ``evaluate_router(out=)`` write over their
+own kind of file only, never over a data folder's manifest or sessions, another run's record or score
+file, or a page."""
 
 from __future__ import annotations
 
@@ -59,6 +60,23 @@ def test_report_html_refuses_a_file_of_another_kind(world, capsys, other):
 def test_route_out_refuses_a_file_of_another_kind_with_or_without_fresh(world, capsys, other, fresh):
     argv = ["route", world["data"], "--mode", "open", "--policy", "bm25", "--out", world[other]] + (["--fresh"] if fresh else [])
     _refused(capsys, argv, world[other], "route: --out", "a predictions file")
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["resume", "fresh"])
+def test_route_out_refuses_another_data_sets_sessions_file(world, tmp_path, capsys, fresh):
+    """A sessions file is JSON Lines too, but no predictions file: route never writes over one."""
+    other = tmp_path / "other-data" / "sessions.jsonl"
+    write_jsonl(other, many_sessions(2))
+    argv = ["route", world["data"], "--mode", "open", "--policy", "bm25", "--out", other] + (["--fresh"] if fresh else [])
+    _refused(capsys, argv, other, "route: --out", "a predictions file")
+
+
+@pytest.mark.parametrize("other", ["manifest", "record", "score", "sessions"])
+def test_leaderboard_show_html_refuses_a_file_of_another_kind(world, capsys, other):
+    """Refused before the board is read: no Hub is asked (the repository named does not exist)."""
+    target = world["data"] / "sessions.jsonl" if other == "sessions" else world[other]
+    _refused(capsys, ["leaderboard", "show", "--repo", "nobody/no-board", "--html", target], target,
+             "leaderboard show: --html", "a page report wrote")
 
 
 def test_evaluate_router_out_refuses_a_file_of_another_kind(world):
