@@ -82,6 +82,17 @@ def _dry_run(w) -> Path:
     return out
 
 
+def _harness_dry_run(w) -> Path:
+    """The same rows as a harness names the fake model (inspect's ``openai-api/fake/fake-model``,
+    as ``import inspect`` writes them from a run against ``interleave-bench fake-model``)."""
+    dry = _dry_run(w)
+    out = dry.with_name("closed-llm-inspect-fake.jsonl")
+    out.write_text(dry.read_text(encoding="utf-8").replace('"model":"fake-model"', '"model":"openai-api/fake/fake-model"'),
+                   encoding="utf-8")
+    assert "openai-api/fake/fake-model" in out.read_text(encoding="utf-8")
+    return out
+
+
 def _facts_dev_only(w) -> dict[str, Any]:
     """The honest facts run's rows of its dev sessions only, honestly summarised but claimed as a test run."""
     from interleave_bench.commands.score_facts import score_and_write
@@ -311,6 +322,7 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
         _predictions(w, "reformatted", lambda ls: [json.dumps(json.loads(line), indent=None, separators=(", ", ": "))
                                                    for line in ls]), _board_row(w)),
     "a dry run of the fake model": lambda w: _dry_run(w),
+    "a harness run of the fake model": lambda w: _harness_dry_run(w),
     "a dry-run facts summary": lambda w: b.forged(w["facts"], model="fake-model"),
     "the same rows with a field added under another name": lambda w: (
         _predictions(w, "field-added", lambda ls: [json.dumps({**json.loads(line), "note": "x"}) for line in ls]),

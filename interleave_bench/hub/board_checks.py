@@ -82,14 +82,16 @@ def _field(row: dict[str, Any], col: str) -> str:
 
 
 def check_real_model(docs: list[Any], paths: list[str]) -> None:
-    """Refuse a run answered by the project's fake model (``--dry-run``): its rows say model
-    ``fake-model`` (a mid-reply summary: ``dry_run``). A dry run checks the pipeline; its figures
-    are the fake model's keyword matching, which the board must not rank beside models."""
-    from ..llm.provider import FAKE_MODEL
+    """Refuse a run answered by the project's fake model (``--dry-run``, or a harness run against
+    ``interleave-bench fake-model``): its rows say model ``fake-model``, or a harness's name for it
+    such as ``openai-api/fake/fake-model`` (:func:`~..llm.provider.is_fake_model`; a mid-reply
+    summary: ``dry_run``). A dry run checks the pipeline; its figures are the fake model's keyword
+    matching, which the board must not rank beside models."""
+    from ..llm.provider import FAKE_MODEL, is_fake_model
 
-    errs = [InputError(p, None, "model" if doc.get("model") == FAKE_MODEL else "dry_run",
+    errs = [InputError(p, None, "model" if is_fake_model(doc.get("model")) else "dry_run",
                        f"a dry run (answered by the project's {FAKE_MODEL}, not a model): the board ranks real runs")
-            for p, doc in zip(paths, docs) if doc.get("model") == FAKE_MODEL or doc.get("dry_run") is True]
+            for p, doc in zip(paths, docs) if is_fake_model(doc.get("model")) or doc.get("dry_run") is True]
     if errs:
         raise InputErrors(errs)
 

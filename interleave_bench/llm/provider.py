@@ -26,6 +26,13 @@ DEEPSEEK_DEFAULT_MODEL = "deepseek-chat"
 FAKE_MODEL = "fake-model"
 #: the cache identity of the fake model: stable across runs although its loopback port changes
 FAKE_IDENTITY = "fake://interleave-bench"
+
+
+def is_fake_model(name: object) -> bool:
+    """Whether a run's model name is the project's fake model: ``fake-model`` itself, or as a
+    harness names it through a provider (inspect's ``openai-api/fake/fake-model``, the path's last
+    part). Its answers are keyword matching, never figures to rank beside a model's."""
+    return isinstance(name, str) and name.rsplit("/", 1)[-1] == FAKE_MODEL
 #: what the client sets itself in a request body (``LLM.complete``: the model, the prompt and each
 #: request's own settings): ``EVAL_EXTRA_BODY``, merged in last, would silently override them
 OWN_BODY_KEYS = ("model", "messages", "temperature", "max_tokens", "seed", "response_format")
