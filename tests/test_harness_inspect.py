@@ -22,7 +22,7 @@ pytest.importorskip("inspect_ai")
 from interleave_bench.cli import main  # noqa: E402
 from interleave_bench.score.routing import POOLED  # noqa: E402
 
-from _harness_util import inspect_eval, read_rows, small_data  # noqa: E402
+from _harness_util import inspect_eval, read_rows, small_data, small_sessions  # noqa: E402
 
 #: the fields a routing decision is made of (latency and token counts are the transport's)
 DECISION = ("session_id", "i", "pred", "mode", "policy", "refs", "via", "error")
@@ -275,3 +275,19 @@ def test_import_never_writes_over_its_log(tmp_path, capsys):
     assert code == 2 and err == (f"error: import inspect: --out {log} is one of the inputs (the inspect log); "
                                  "choose another path\n")
     assert log.read_bytes() == b"PK\x03\x04"
+
+
+def test_without_a_data_argument_the_task_reads_the_generator_s_folder(tmp_path, monkeypatch):
+    """``-T data=`` may be left out, as lm-eval's ``--metadata data=``: data/interleave-v0, where
+    ``generate`` writes; where that folder is missing, the one line says so."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    from interleave_bench.harness.inspect_registry import routing
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PrerequisiteError) as exc:
+        routing(mode="closed")
+    assert str(exc.value) == "error: data/interleave-v0: no such file or folder"
+    small_data(tmp_path / "data" / "interleave-v0")
+    task = routing(mode="closed", split="all")
+    assert task.metadata["data"].endswith("interleave-v0") and len(task.dataset) == len(small_sessions())

@@ -119,3 +119,17 @@ def read_sessions_of(rows):
     from interleave_bench.schema import Session
 
     return [Session.model_validate(r) for r in rows]
+
+
+@pytest.mark.parametrize("metadata, line", [
+    ({"data": "nowhere"}, "error: nowhere: no such file or folder"),
+    ({"data": "DATA", "split": "validation"}, "error: split must be one of dev, test, all, got 'validation'"),
+])
+def test_bad_data_is_the_project_s_one_line_and_exit_2(tmp_path, capsys, metadata, line):
+    data = small_data(tmp_path / "data")
+    meta = {k: (str(data) if v == "DATA" else v) for k, v in metadata.items()}
+    done = run([sys.executable, "-m", "lm_eval", "--tasks", "interleavebench_closed", "--include_path",
+                tasks_dir(capsys), "--model", "dummy", "--metadata", json.dumps(meta)], tmp_path)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.rstrip().splitlines()[-1] == line
+    assert "Traceback" not in done.stderr

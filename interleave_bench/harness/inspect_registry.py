@@ -12,18 +12,20 @@ from inspect_ai import Task, task
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai._util.registry import RegistryInfo, registry_add, registry_info
 
-from ..errors import InputErrors, InterleaveError
+from ..errors import InterleaveError
 from ..score.defaults import DEFAULT_SPLIT
 from .inspect_task import routing_task
-from .names import TASK, TASK_NAME
+from .data import problem_lines
+from .names import DEFAULT_DATA, TASK, TASK_NAME
 
 
 @task(name=TASK_NAME)
-def routing(data: str, mode: str = "closed", split: str = DEFAULT_SPLIT) -> Task:
+def routing(data: str = str(DEFAULT_DATA), mode: str = "closed", split: str = DEFAULT_SPLIT) -> Task:
     """InterleaveBench routing: every message of each session routed in order by the model.
 
     Args:
-        data: a data folder, an exported dataset folder, or ``hub:ORG/NAME@REV``.
+        data: a data folder, an exported dataset folder, or ``hub:ORG/NAME@REV`` (default
+            ``data/interleave-v0``, where ``generate`` writes).
         mode: ``closed`` (thread cards given) or ``open`` (topics made on the way).
         split: ``dev``, ``test`` or ``all``.
     """
@@ -32,8 +34,7 @@ def routing(data: str, mode: str = "closed", split: str = DEFAULT_SPLIT) -> Task
     except InterleaveError as exc:
         # bad data or options: the project's one line per problem, as inspect shows a task that
         # cannot start (no traceback)
-        problems = [e.format() for e in exc.errors] if isinstance(exc, InputErrors) else [str(exc)]
-        raise PrerequisiteError("\n".join(f"error: {p}" for p in problems)) from None
+        raise PrerequisiteError("\n".join(problem_lines(exc))) from None
 
 
 registry_add(routing, RegistryInfo(type="task", name=TASK, metadata=registry_info(routing).metadata))

@@ -9,16 +9,15 @@ exported dataset folder, ``hub:ORG/NAME@REV``), given as ``--metadata data=DATA`
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 from typing import Any
 
 from ..score.defaults import DEFAULT_SPLIT
 from . import closed
-from .data import load
+from ..errors import InterleaveError
+from .data import load, problem_lines
+from .names import DEFAULT_DATA
 
-#: where the data is read from without ``--metadata data=...``: the generator's output folder
-#: (the same default as ``interleave_bench.load``)
-DEFAULT_DATA = Path("data") / "interleave-v0"
 #: the split name lm-eval reads the documents from (the task's ``test_split``)
 DOC_SPLIT = "test"
 
@@ -31,7 +30,12 @@ def load_docs(data: str | None = None, split: str = DEFAULT_SPLIT, **_: Any) -> 
     """
     import datasets
 
-    got = load(data or DEFAULT_DATA, split, closed.MODE)
+    try:
+        got = load(data or DEFAULT_DATA, split, closed.MODE)
+    except InterleaveError as exc:
+        # bad data or options: the project's one line per problem and exit 2, not lm-eval's traceback
+        print("\n".join(problem_lines(exc)), file=sys.stderr)
+        raise SystemExit(2) from None
     return datasets.DatasetDict({DOC_SPLIT: datasets.Dataset.from_list(closed.documents(got.sessions))})
 
 

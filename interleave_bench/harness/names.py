@@ -16,3 +16,6 @@ POSITION_KEY = "position"
 SESSION_KEY = "session"
 #: the lm-evaluation-harness task folder shipped in the package, for ``lm_eval --include_path``
 TASKS_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
+#: where a task reads its data without a data argument (inspect's ``-T data=``, lm-eval's
+#: ``--metadata data=``): the generator's output folder, the default of ``interleave_bench.load`` too
+DEFAULT_DATA = Path("data") / "interleave-v0"
