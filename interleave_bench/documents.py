@@ -17,12 +17,13 @@ This is the schema layer: it imports only ``schema`` and ``errors``.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import InputError
+from .errors import InputError, redact, redact_secrets
 from .schema import SCORE_SPLITS, MODES, validation_problems
 
 SCORE_FORMAT = "interleave-score-v1"
@@ -229,11 +230,12 @@ class RunRecord(Document):
         """``None`` when ``other`` made its file from the same data and options, else what differs."""
         if self.data_sha256 != other.data_sha256:
             return "data"
-        if self.options != other.options:
+        mine = _as_written(self.options)  # ``other`` was read from its file: compare like with like
+        if mine != other.options:
             for key, what in _NAMED_OPTIONS:
-                if _without(self.options, key) == _without(other.options, key):
+                if _without(mine, key) == _without(other.options, key):
                     return what
-            return f"options ({_option_changes(other.options, self.options)})"
+            return f"options ({_option_changes(other.options, mine)})"
         return None
 
 
@@ -256,19 +258,32 @@ def _without(options: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k != key}
 
 
+def _as_written(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` as a run record's file holds them: every text written is redacted
+    (:func:`~interleave_bench.io.atomic_write_parts`), so a secret of the environment in a router
+    argument is ``[redacted]`` there, and the same options must compare equal to it."""
+    text = json.dumps(options, ensure_ascii=False)
+    redacted = redact_secrets(text)
+    return options if redacted == text else json.loads(redacted)
+
+
 #: options a refused resume names with their values, and the longest value it shows
 _CHANGES_SHOWN, _VALUE_SHOWN = 3, 40
+_ABSENT = object()
 
 
 def _option_changes(before: dict[str, Any], now: dict[str, Any]) -> str:
-    """The options that differ, as ``key: old now new`` (a fingerprint by its key alone)."""
+    """The options that differ, as ``key: old now new`` (a fingerprint by its key alone; an option
+    one side lacks as ``missing``). Values are redacted whole before they are cut short, so no part
+    of a secret is shown."""
     def shown(value: Any) -> str:
-        text = repr(value)
+        text = "missing" if value is _ABSENT else redact(repr(value))
         return text if len(text) <= _VALUE_SHOWN else text[:_VALUE_SHOWN - 3] + "..."
 
-    keys = [k for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k)]
+    keys = [k for k in sorted(set(before) | set(now)) if before.get(k, _ABSENT) != now.get(k, _ABSENT)]
     named = dict(_NAMED_OPTIONS)
-    parts = [k if k in named else f"{k}: {shown(before.get(k))} now {shown(now.get(k))}" for k in keys]
+    parts = [k if k in named else f"{k}: {shown(before.get(k, _ABSENT))} now {shown(now.get(k, _ABSENT))}"
+             for k in keys]
     return "; ".join(parts[:_CHANGES_SHOWN]) + ("; ..." if len(parts) > _CHANGES_SHOWN else "")
 
 

@@ -509,3 +509,45 @@ def test_the_docs_keyword_router_routes_closed_mode_to_the_cards(tmp_path, monke
     cards = {s["session_id"]: {t["id"] for t in s["threads"]} for s in standard_sessions()}
     rows = read_rows(data / "predictions" / "closed-keyword.jsonl")
     assert len(rows) == n_messages(data) and all(r["pred"] in cards[r["session_id"]] for r in rows)
+
+
+SECRET_ROUTER = '''
+from interleave_bench.route.base import Decision
+
+
+class Keyed:
+    policy = "keyed"
+
+    def __init__(self, api_key="", note=""):
+        self.api_key, self.note = api_key, note
+
+    def route(self, view):
+        return Decision.to_topic(view.current) if view.current else Decision.new("x")
+'''
+
+
+def test_a_secret_router_argument_resumes_and_is_never_shown(tmp_path, monkeypatch, data, capsys):
+    """The run record holds a secret of the environment redacted; the same command resumes all the
+    same, and a refusal naming the options that differ shows no part of the secret."""
+    key = "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"
+    monkeypatch.setenv("SEARCH_API_KEY", key)
+    args = ["route", data, "--mode", "open", "--router", "keyed_router:Keyed", "--router-arg", f"api_key={key}"]
+    with module_at(tmp_path / "secret_mods", "keyed_router", SECRET_ROUTER, monkeypatch):
+        assert cli(*args) == 0
+        record = (data / "predictions" / "open-keyed.run.json").read_text(encoding="utf-8")
+        assert key not in record and "[redacted]" in record
+        capsys.readouterr()
+        assert cli(*args) == 0  # the same options: resumed, nothing to do
+        assert "5 already done" in capsys.readouterr().out
+        # another option, the key inside a value long enough to be cut short where it is shown
+        assert cli(*args, "--router-arg", "note=see " + key) == 2
+        err = capsys.readouterr().err
+    assert key[:6] not in err and len(err.splitlines()) == 1
+    assert "other options (router_args: ['api_key=[redacted]'] now " in err and "'note=see [red..." in err
+
+
+def test_an_option_missing_on_one_side_is_named():
+    from interleave_bench.documents import _option_changes
+
+    assert _option_changes({"threshold": None, "mode": "open"}, {"mode": "open"}) == "threshold: None now missing"
+    assert _option_changes({}, {"seed": 3}) == "seed: missing now 3"
