@@ -357,3 +357,13 @@ def test_a_model_command_refuses_limits_out_of_range_in_one_line(tmp_path, capsy
     assert main(["route", str(data), "--mode", "closed", "--policy", "llm", "--dry-run", flag, value]) == 2
     assert capsys.readouterr().err.strip() == line
     assert not (data / "predictions-dry").exists()
+
+
+def test_a_dry_run_session_with_limits_out_of_range_starts_no_server():
+    import threading
+
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        with model_session(dry_run=True, use_cache=False, timeout=0):
+            pass
+    assert {t.ident for t in threading.enumerate() if t.is_alive()} <= before

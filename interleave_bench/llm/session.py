@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from .cache import DEFAULT_CACHE_DIR, ResponseCache
-from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM
+from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, limits_problem
 from .provider import dry_run_model, fake_provider, resolve_provider
 
 
@@ -33,6 +33,9 @@ def model_session(
 
     A run that stops early (Ctrl-C, or an error that ends it) after paying for calls still prints
     its cost line on stderr, as a finished run does: what was spent is never left unsaid."""
+    problem = limits_problem(concurrency, timeout, max_retries)
+    if problem is not None:  # before anything is started that would have to be stopped
+        raise ValueError(f"{problem[0]} {problem[1]}")
     server = None
     if dry_run:
         from .server import FakeServer
@@ -96,7 +99,6 @@ def model_options_given(args: argparse.Namespace) -> list[str]:
 def model_session_from_args(args: argparse.Namespace):
     """:func:`model_session` configured from :func:`add_model_arguments` options."""
     from ..errors import UsageError
-    from .client import limits_problem
 
     problem = limits_problem(args.concurrency, args.timeout, args.max_retries)
     if problem is not None:
