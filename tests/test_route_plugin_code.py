@@ -98,6 +98,56 @@ def test_an_installed_top_level_module_is_its_file_alone():
     assert own_sources(textwrap.__file__) == [Path(textwrap.__file__).resolve()]
 
 
+def test_the_module_name_says_where_imports_resolve_from(tmp_path):
+    """A class's module name, as Python imported it, places its package: a symlinked class file, a
+    folder of its own that holds an __init__.py, namespace packages without one."""
+    root = tree(tmp_path / "work", {"pkg/__init__.py": "", "pkg/helpers.py": "MODE = 1\n",
+                                    "shared/router.py": "from .helpers import MODE\n"})
+    (root / "pkg" / "router.py").symlink_to(root / "shared" / "router.py")
+    assert rel(own_sources(root / "pkg" / "router.py", "pkg.router"), root) == [
+        "pkg/router.py", "pkg/__init__.py", "pkg/helpers.py"]
+    # a router beside an __init__.py, imported as a top-level module (its folder on the path)
+    proj = tree(tmp_path / "proj", {"__init__.py": "", "my_router.py": "import helpers\n", "helpers.py": "h = 1\n"})
+    assert rel(own_sources(proj / "my_router.py", "my_router"), proj) == ["my_router.py", "helpers.py"]
+    # namespace packages: no __init__.py anywhere, relative imports all the same
+    ns = tree(tmp_path / "ns", {"nsp/sub/router.py": "from ..other import helper\nfrom .deep.leaf import x\n",
+                                "nsp/other.py": "helper = 1\n", "nsp/sub/deep/leaf.py": "x = 1\n"})
+    assert rel(own_sources(ns / "nsp" / "sub" / "router.py", "nsp.sub.router"), ns) == [
+        "nsp/sub/router.py", "nsp/other.py", "nsp/sub/deep/leaf.py"]
+
+
+def test_a_star_import_follows_the_packages_all(tmp_path):
+    root = tree(tmp_path / "p", {"pkg/__init__.py": "", "pkg/router.py": "from .sub import *\n",
+                                 "pkg/sub/__init__.py": "__all__ = ['impl']\n", "pkg/sub/impl.py": "i = 1\n",
+                                 "pkg/sub/unlisted.py": "u = 1\n"})
+    assert rel(own_sources(root / "pkg" / "router.py", "pkg.router"), root) == [
+        "pkg/router.py", "pkg/__init__.py", "pkg/sub/__init__.py", "pkg/sub/impl.py"]
+
+
+def test_a_file_named_as_a_library_module_is_not_the_router_s(tmp_path):
+    root = tree(tmp_path / "mods", {"my_router.py": "import random\nimport helpers\n", "random.py": "r = 1\n",
+                                    "helpers.py": "h = 1\n"})
+    assert rel(own_sources(root / "my_router.py", "my_router"), root) == ["my_router.py", "helpers.py"]
+
+
+def test_files_python_imports_but_the_parser_cannot_walk_are_hashed_not_followed(tmp_path, monkeypatch):
+    deep = "x = " + "+".join(["1"] * 5000) + "\nimport other\n"
+    root = tree(tmp_path / "mods", {"my_router.py": "def later():\n    import deep\n", "deep.py": deep,
+                                    "other.py": "o = 1\n", "locked_dir/x.py": ""})
+    assert rel(own_sources(root / "my_router.py", "my_router"), root) == ["my_router.py", "deep.py"]
+    # a folder that cannot be read is passed over, as Python passes it over
+    real_is_file = Path.is_file
+
+    def is_file(self):
+        if "locked_dir" in self.parts:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    (root / "my_router.py").write_text("import locked_dir.x\n", encoding="utf-8")
+    assert rel(own_sources(root / "my_router.py", "my_router"), root) == ["my_router.py"]
+
+
 ROUTER = '''
 from interleave_bench.route.base import Decision
 from plug_helpers import MIN_SCORE

@@ -306,7 +306,9 @@ def router_code(router: Any) -> Optional[str]:
     from .plugin_code import code_fingerprint
 
     path = router_source(router)
-    return None if path is None else code_fingerprint(path)
+    if path is None:
+        return None
+    return code_fingerprint(path, type(getattr(router, "inner", router)).__module__)
 
 
 #: how deep :func:`router_state` follows lists and dicts of a router's attributes
