@@ -449,6 +449,7 @@ class JsonlAppender:
         self._unsynced = False  # whether something appended since has not
         self._due: Any = None  # the sync a timer will make, while one is due
         self._guard = threading.Lock()  # between the writer and the timer's thread
+        self._pid = os.getpid()  # a forked child has neither the parent's timer nor its lock's state
         # the output's lock for the appender's life (taken again at no cost by a process that holds it)
         self._lock = ExitStack()
         self._lock.enter_context(exclusive_output(self.path, command))
@@ -467,6 +468,8 @@ class JsonlAppender:
         text = redact_secrets("".join(dumps_line(o) + "\n" for o in objs))
         if not text:
             return
+        if self._pid != os.getpid():  # in a forked child: its own timer, its own lock
+            self._pid, self._due, self._guard = os.getpid(), None, threading.Lock()
         with self._guard:
             self._fh.write(text)
             self._fh.flush()

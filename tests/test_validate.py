@@ -290,3 +290,25 @@ def test_empty_file_is_an_error(tmp_path, capsys):
     p = write_lines(tmp_path / "sessions.jsonl", [])
     assert main(["validate", str(p)]) == 2
     assert f"{p}: no records: the file is empty" in capsys.readouterr().err
+
+
+def test_appender_in_a_forked_child_schedules_its_own_sync(tmp_path, monkeypatch):
+    """A child forked while the parent's sync was due has no timer of the parent's: its appends
+    leave a sync due of their own."""
+    timers = []
+
+    class Due:
+        def __init__(self, delay, fn):
+            timers.append(fn)
+
+        def cancel(self):
+            pass
+
+    now = [0.0]
+    with JsonlAppender(tmp_path / "out.jsonl", clock=lambda: now[0], schedule=Due) as app:
+        now[0] = 0.5
+        app.append({"k": 1})
+        assert len(timers) == 1
+        monkeypatch.setattr(ibio.os, "getpid", lambda: -1)  # as in a forked child
+        app.append({"k": 2})
+        assert len(timers) == 2
