@@ -406,11 +406,12 @@ def test_scoring_many_runs_keeps_their_per_session_rows_only_in_the_files(tmp_pa
 def test_a_file_bad_on_every_line_prints_twenty_errors_and_counts_the_rest(tmp_path, capsys, bad_lines):
     s = session("d", ["t1"], [turn(0, "t1", "new")])
     data = write_jsonl(tmp_path / "sessions.jsonl", [s])
-    pred = write_jsonl(tmp_path / "wrong.jsonl", [{"session_id": "d"}] * bad_lines)  # no i, no pred: two errors a line
+    pred = write_jsonl(tmp_path / "wrong.jsonl", [{"session_id": "d", "i": "zero"}] * bad_lines)  # two errors a line
     code, out, err = run_cli(capsys, "score", data, pred)
     lines = err.strip().splitlines()
     assert code == 2 and out == ""
-    assert lines[:20] == [f"error: {pred}:{n}: {f}: required field is missing" for n in range(1, 11) for f in ("i", "pred")]
+    assert lines[:20] == [f"error: {pred}:{n}: {f}" for n in range(1, 11)
+                          for f in ("i: expected an integer, got 'zero'", "pred: required field is missing")]
     if bad_lines == 10:
         assert len(lines) == 20
     else:
@@ -455,3 +456,29 @@ def test_score_files_refuses_a_bootstrap_out_of_range_before_reading():
 
     with pytest.raises(UsageError, match="^--bootstrap must be 0 to 100,000, got 100001$"):
         score_files("no-such-data", ["a.jsonl"], bootstrap=100_001)
+
+
+@pytest.mark.parametrize("kind, content, line", [
+    ("a score file", '{\n  "format": "interleave-score-v1",\n  "system": "x"\n}\n',
+     ": a JSON document (interleave-score-v1), given as predictions: predictions are JSON Lines, one record a line"),
+    ("a manifest", '{\n  "version": "interleave-v0"\n}\n',
+     ": a JSON document, given as predictions: predictions are JSON Lines, one record a line"),
+    ("another command's results", '{"case_id": "c1", "label": "x"}\n' * 30,
+     ":1: not a predictions file: its first record has no i and pred (another command's output?)"),
+])
+def test_another_kind_of_file_given_as_predictions_is_one_line(tmp_path, capsys, kind, content, line):
+    s = session("d", ["t1"], [turn(0, "t1", "new")])
+    data = write_jsonl(tmp_path / "sessions.jsonl", [s])
+    pred = tmp_path / "given.jsonl"
+    pred.write_text(content, encoding="utf-8")
+    code, out, err = run_cli(capsys, "score", data, pred)
+    assert code == 2 and out == "" and err == f"error: {pred}{line}\n", kind
+
+
+def test_another_command_s_results_given_as_the_data_are_one_line(tmp_path, capsys):
+    data = tmp_path / "results.jsonl"
+    data.write_text('{"case_id": "c1", "label": "x"}\n' * 3, encoding="utf-8")
+    pred = write_jsonl(tmp_path / "p.jsonl", rows("d", ["t1"]))
+    code, _, err = run_cli(capsys, "score", data, pred)
+    assert code == 2
+    assert err == f"error: {data}:1: not a sessions file: its first record has no turns and threads (another command's output?)\n"

@@ -43,21 +43,62 @@ _WRONG_PLACE = {"sessions": "a predictions file (rows with session_id, i and pre
                                "as the data, then the predictions"}
 
 
+#: fields only a record of the kind has: a first line holding none of them is another kind's
+#: (mid-reply or facts results, say), not a defective record of this kind
+_OWN_FIELDS = {"sessions": ("turns", "threads"), "predictions": ("i", "pred")}
+
+
 def other_kind(path: str | os.PathLike, what: str) -> None:
-    """Raise :class:`InputError` (one line) when the first line of the JSONL file ``path``, given as
-    ``what`` (``sessions`` or ``predictions``), is plainly a record of the other kind: the two files
-    given the other way round, whose every line would otherwise be an error of its own."""
+    """Raise :class:`InputError` (one line) when the JSONL file ``path``, given as ``what``
+    (``sessions`` or ``predictions``), is plainly another kind of file, whose every line would
+    otherwise be an error of its own: its first line a record of the other kind (the two files
+    given the other way round) or a record with none of this kind's own fields (results of another
+    command), or the file a JSON document written over several lines (a score file, a run record,
+    a manifest: named by its ``format``)."""
     other = "predictions" if what == "sessions" else "sessions"
     if str(path).endswith(".parquet"):
         return
     try:
         with open(path, encoding="utf-8") as fh:
             first = next((line for line in fh if line.strip()), "")
-        obj = json.loads(first)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+    except (OSError, UnicodeDecodeError):
         return  # the strict reader says what is wrong with it
-    if isinstance(obj, dict) and all(f in obj for f in KIND_FIELDS[other]) and not all(f in obj for f in KIND_FIELDS[what]):
+    if first.strip() == "{":
+        _document_given(path, what)
+        return
+    try:
+        obj = json.loads(first)
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(obj, dict):
+        return
+    if all(f in obj for f in KIND_FIELDS[other]) and not all(f in obj for f in KIND_FIELDS[what]):
         raise InputError(str(path), None, None, _WRONG_PLACE[what])
+    if not any(f in obj for f in _OWN_FIELDS[what]):
+        fields = " and ".join(_OWN_FIELDS[what])
+        raise InputError(str(path), 1, None, f"not a {what} file: its first record has no {fields} "
+                                             f"(another command's output?)")
+
+
+#: the largest JSON document :func:`_document_given` reads whole to name its kind
+_DOCUMENT_BYTES = 64 << 20
+
+
+def _document_given(path: str | os.PathLike, what: str) -> None:
+    """Raise the one line for a JSON document (not JSON Lines) given as ``what``; nothing when it is
+    not one, or too large to read for its name (the strict reader then says what is wrong)."""
+    try:
+        if os.path.getsize(path) > _DOCUMENT_BYTES:
+            return
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return
+    if isinstance(doc, dict):
+        kind = doc.get("format")
+        named = f" ({kind})" if isinstance(kind, str) and len(kind) <= 60 else ""
+        raise InputError(str(path), None, None, f"a JSON document{named}, given as {what}: {what} are JSON Lines, "
+                                                "one record a line")
 
 
 def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
