@@ -131,10 +131,20 @@ def test_a_file_named_as_a_library_module_is_not_the_router_s(tmp_path):
 
 
 def test_files_python_imports_but_the_parser_cannot_walk_are_hashed_not_followed(tmp_path, monkeypatch):
-    deep = "x = " + "+".join(["1"] * 5000) + "\nimport other\n"
-    root = tree(tmp_path / "mods", {"my_router.py": "def later():\n    import deep\n", "deep.py": deep,
+    from interleave_bench.route import plugin_code
+
+    root = tree(tmp_path / "mods", {"my_router.py": "def later():\n    import deep\n", "deep.py": "import other\n",
                                     "other.py": "o = 1\n", "locked_dir/x.py": ""})
+    real_parse = plugin_code.ast.parse
+
+    def parse(source, filename="<unknown>", **kw):
+        if filename.endswith("deep.py"):  # as a file of "1+1+...+1" 5,000 terms long is at the default limit
+            raise RecursionError("maximum recursion depth exceeded during ast construction")
+        return real_parse(source, filename=filename, **kw)
+
+    monkeypatch.setattr(plugin_code.ast, "parse", parse)
     assert rel(own_sources(root / "my_router.py", "my_router"), root) == ["my_router.py", "deep.py"]
+    monkeypatch.setattr(plugin_code.ast, "parse", real_parse)
     # a folder that cannot be read is passed over, as Python passes it over
     real_is_file = Path.is_file
 
