@@ -33,6 +33,8 @@ def answer(**extra) -> str:
 
 
 ROUTING = [
+    ("a mode in capitals", dict(predictions=LABELS, references=[GOLD], mode="Closed"),
+     "mode: 'Closed' is not one of closed, open"),
     ("a NaN label", dict(predictions=[["t1", NAN, "t1", "t1"]], references=[GOLD]), f"predictions[0][1]: nan {NOT_JSON}"),
     ("an infinite label", dict(predictions=[["t1", "t2", INF, "t1"]], references=[GOLD]),
      f"predictions[0][2]: inf {NOT_JSON}"),

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError, InputErrors
 from ..json_text import find_bad_value
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, PredictionRow, Session
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, PredictionRow, Session
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
@@ -528,6 +528,8 @@ def score_labels(
     B-cubed reads no label as a thread), closed-mode labels of which not one names a thread of its
     session are refused (:func:`_require_thread_labels`).
     """
+    if mode not in MODES:  # the argument itself, not every row built from it
+        raise ValueError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
     sessions, rows = build_inputs(references, predictions, mode=mode, **inputs)
     if thread_labels and mode == "closed":
         _require_thread_labels(sessions, rows)
