@@ -157,6 +157,29 @@ def file_head(path: "str | _os.PathLike") -> bytes:
         return b""
 
 
+def jsonl_head_of(fields: "tuple[str, ...]") -> "Callable[[bytes], bool]":
+    """A test of a file's first bytes (:func:`require_replaceable`'s ``is_kind``) for JSON Lines
+    whose first record is an object holding every one of ``fields``, or, as the file's only line,
+    the start of one cut off by a crash (it begins with the first field, as its writer writes it).
+    Not a JSON document written over several lines, another kind of JSON Lines, or Parquet."""
+    import json
+
+    start = b'{"' + fields[0].encode("utf-8") + b'"'
+
+    def is_kind(head: bytes) -> bool:
+        first, newline, _ = head.partition(b"\n")
+        first = first.strip()
+        if not first.startswith(b"{"):
+            return False
+        try:
+            record = json.loads(first)
+        except ValueError:
+            return not newline and first.startswith(start)
+        return isinstance(record, dict) and all(f in record for f in fields)
+
+    return is_kind
+
+
 def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], bool]", what: str, option: str) -> None:
     """Raise :class:`UsageError` ``{option} {out} is already there and is not {what}: writing would
     replace it; choose another path (or remove that file)`` when the output ``out`` is a non-empty

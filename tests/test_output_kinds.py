@@ -1,8 +1,8 @@
 """An output path that already holds a file of another kind is refused before any work, in one line
 (exit 2), and the file is left as it was: ``score --out``, ``report --html``, ``leaderboard show
---html``, ``route --out`` (with or without ``--fresh``) and ``evaluate_router(out=)`` write over their
-own kind of file only, never over a data folder's manifest or sessions, another run's record or score
-file, or a page."""
+--html``, ``route --out`` (with or without ``--fresh``), ``evaluate_router(out=)``, ``mid-reply --out``
+and ``facts --out`` write over their own kind of file only, never over a data folder's manifest or
+sessions, Parquet, another run's record or score file, or a page."""
 
 from __future__ import annotations
 
@@ -108,3 +108,27 @@ def test_each_command_writes_over_its_own_kind_of_file(world, capsys):
     assert main(["route", str(data), "--mode", "open", "--policy", "bm25", "--out", str(empty)]) == 0
     assert empty.read_bytes() == rows
     capsys.readouterr()
+
+
+def _kinds(world, tmp_path) -> dict[str, Path]:
+    parquet = tmp_path / "dev-00000-of-00001.parquet"
+    parquet.write_bytes(b"PAR1\x15\x04\x15\x10\x15\x14L\x15\x02" + b"\x00" * 20 + b"PAR1")  # no newline in it
+    return {"sessions": world["data"] / "sessions.jsonl", "manifest": world["manifest"], "score": world["score"],
+            "predictions": world["pred"], "parquet": parquet}
+
+
+@pytest.mark.parametrize("other", ["sessions", "manifest", "score", "predictions", "parquet"])
+def test_mid_reply_out_refuses_a_file_of_another_kind(world, tmp_path, capsys, other):
+    """Before any work: a results file is resumed (its last partial line cut), so anything else
+    there (Parquet has no line to cut back to) would be cut or replaced."""
+    target = _kinds(world, tmp_path)[other]
+    _refused(capsys, ["mid-reply", "--rule-only", "--out", target], target, "mid-reply: --out", "a mid-reply results file")
+
+
+@pytest.mark.parametrize("other", ["sessions", "score", "parquet"])
+def test_facts_out_refuses_a_file_of_another_kind(world, tmp_path, capsys, other):
+    import _facts_util
+
+    data = _facts_util.write_data(tmp_path / "v1")
+    target = _kinds(world, tmp_path)[other]
+    _refused(capsys, ["facts", data, "--dry-run", "--out", target], target, "facts: --out", "a facts results file")

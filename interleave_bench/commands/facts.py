@@ -15,8 +15,9 @@ import re
 import sys
 from pathlib import Path
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, require_not_folder, require_replaceable
 from ..facts.protocol import load_system, system_name
+from ..facts.records import RESULTS_HEAD
 from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
 from ..io import read_records_with_lines, sessions_file
@@ -98,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
     model = run_model(args.model, bool(args.dry_run))
     stem = _UNSAFE.sub("_", model) + ("" if args.system == "reference" else "-" + _UNSAFE.sub("_", name))
     out = Path(args.out) if args.out else data.parent / RESULTS_DIR / f"{stem}.jsonl"
+    # before any work: a results file is resumed, and nothing else is ever cut or replaced
+    require_not_folder(out)
+    require_replaceable(out, RESULTS_HEAD, "a facts results file", "facts: --out")
     out.parent.mkdir(parents=True, exist_ok=True)
     opts = RunOptions(strategies=strategies, system=args.system, system_name=name, route_turns=args.route_turns,
                       seed=args.seed, model=model)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, require_not_folder, require_replaceable
 from ..documents import MidReplySummary
 from ..io import write_json
 from ..locks import exclusive_output
@@ -28,7 +28,7 @@ from ..midreply.cases import load_cases, packaged_cases_path
 from ..midreply.metrics import summarize
 from ..midreply.prompt import PROMPT_VERSION
 from ..midreply.report import decisions_line, markdown_table
-from ..midreply.results import POLICY_CLASSIFIER, POLICY_RULE
+from ..midreply.results import POLICY_CLASSIFIER, POLICY_RULE, RESULTS_HEAD
 from ..midreply.rule import RULE_VERSION, VIA_ERROR, VIA_UNPARSABLE, VIA_UNSURE
 from ..midreply.runner import MidReplyRun, items_for, select_cases, via_counts
 from ..progress import Timer, summary_line
@@ -113,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
         model = run_model(args.model, bool(args.dry_run))
     stem = Path(args.cases).stem if args.cases and not _is_packaged(args.cases) else None
     out = Path(args.out) if args.out else default_out(policy, model, bool(args.dry_run), stem)
+    # before any work: a results file is resumed, and nothing else is ever cut or replaced
+    require_not_folder(out)
+    require_replaceable(out, RESULTS_HEAD, "a mid-reply results file", "mid-reply: --out")
     with exclusive_output(out, f"mid-reply --policy {policy}"):
         return _run_into(args, timer, case_file, cases, cases_label, policy, model, out)
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import AfterValidator, AliasChoices, Field
 
+from ..errors import jsonl_head_of
 from ..schema import Probe, Record, Session, TimelineEvent
 from .metrics import CATEGORIES, DELIVERY_VERDICTS, STRATEGIES, VERDICTS
 
@@ -87,6 +88,10 @@ def probes_of(s: Session) -> list[Probe]:
 # --- result rows ------------------------------------------------------------------------------------
 
 ROW_KINDS = ("answer", "delivery", "route", "session", "error")
+
+
+#: whether a file's first bytes are a facts results file's (what ``facts --out`` may resume)
+RESULTS_HEAD = jsonl_head_of(("kind", "session_id"))
 
 
 class AnswerRow(Record):

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from pydantic import Field, field_validator
 
+from ..errors import jsonl_head_of
 from ..io import read_records
 from ..schema import Record, RowUsage
 from .rule import VIAS
@@ -20,6 +21,10 @@ from .rule import VIAS
 POLICY_RULE = "rule"
 POLICY_CLASSIFIER = "classifier"
 POLICIES = (POLICY_RULE, POLICY_CLASSIFIER)
+
+
+#: whether a file's first bytes are a mid-reply results file's (what ``mid-reply --out`` may resume)
+RESULTS_HEAD = jsonl_head_of(("case_id", "via"))
 
 
 class MidReplyResult(Record):

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..errors import UsageError
+from ..errors import UsageError, jsonl_head_of
 from ..io import parse_record, truncate_partial_line
 from ..schema import ERROR, PredictionRow, Session
 
@@ -20,26 +20,12 @@ START_OVER = "pass --fresh to start over, or --out FILE to write elsewhere"
 START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out=PATH to write elsewhere"
 
 
-#: the fields every prediction row holds, the first of them first (how a row cut off by a crash begins)
-_ROW_FIELDS = ("session_id", "i", "pred")
-
-
-def is_rows_head(head: bytes) -> bool:
-    """Whether a file's first bytes are a predictions file's: its first line a JSON object holding
-    a session, a turn and a prediction, or, as the file's only line, the start of one cut off by a
-    crash. Not a JSON document written over several lines (a manifest, a run record, a score file),
-    nor another kind of JSON Lines (a sessions file, results), nor Parquet: what ``route --out``,
-    ``evaluate_router(out=)`` and ``import inspect --out`` may resume or write over
-    (:func:`~interleave_bench.errors.require_replaceable`)."""
-    first, newline, _ = head.partition(b"\n")
-    first = first.strip()
-    if not first.startswith(b"{"):
-        return False
-    try:
-        row = json.loads(first)
-    except ValueError:  # cut off: the only line, begun as a row begins
-        return not newline and first.startswith(b'{"%s"' % _ROW_FIELDS[0].encode())
-    return isinstance(row, dict) and all(k in row for k in _ROW_FIELDS)
+#: whether a file's first bytes are a predictions file's: its first line a JSON object holding a
+#: session, a turn and a prediction, or, as the file's only line, the start of one cut off by a
+#: crash. Not a manifest, a run record or a score file, nor another kind of JSON Lines (a sessions
+#: file, results), nor Parquet: what ``route --out``, ``evaluate_router(out=)`` and ``import
+#: inspect --out`` may resume or write over (:func:`~interleave_bench.errors.require_replaceable`)
+is_rows_head = jsonl_head_of(("session_id", "i", "pred"))
 
 
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:
