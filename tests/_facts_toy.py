@@ -102,3 +102,14 @@ class Sync(CurrentOnly):
 
     def deliver(self, topic: str, request: Request, imported) -> list[FactLine]:  # type: ignore[override]
         return self._pointed(request.text, topic)
+
+
+class StopsAtFourth(CurrentOnly):
+    """``CurrentOnly``, but made for session ``en-0004`` it stops the run as Ctrl-C would."""
+
+    name = "stops-at-fourth"
+
+    def __init__(self, context: SystemContext):
+        if context.session_id == "en-0004":
+            raise KeyboardInterrupt
+        super().__init__(context)

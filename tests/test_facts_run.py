@@ -293,3 +293,26 @@ def test_a_system_of_plain_functions_gives_what_its_async_twin_gives(data, capsy
              read_json_rows(data / "facts" / "fake-model-current-only.jsonl")]
     assert strip == [{k: v for k, v in r.items() if k not in ("system", "fingerprint")} for r in
                      read_json_rows(data / "facts" / "fake-model-sync.jsonl")]
+
+
+def test_an_interrupted_run_keeps_the_sessions_it_finished(tmp_path):
+    """Sessions run a few at a time (two per allowed request), in order, and each is written when it
+    ends: Ctrl-C keeps those, and the rerun replays only the rest."""
+    import _facts_util
+
+    data = _facts_util.write_data(tmp_path / "v1", [_facts_util.session(f"en-{k:04d}") for k in range(1, 7)])
+    out = tmp_path / "facts.jsonl"
+    args = ["facts", str(data), "--dry-run", "--concurrency", "1", "--system", "_facts_toy:StopsAtFourth",
+            "--out", str(out)]
+    # in a process of its own, as Ctrl-C stops one (an interrupt raised through this process's event
+    # loop upsets its interpreter state for the tests after it)
+    tests = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
+           "INTERLEAVE_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom interleave_bench.cli import main\n"
+                           "sys.exit(main(sys.argv[1:]))", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 130, done.stderr
+    kept = {r["session_id"] for r in _facts_util.read_rows(out) if r["kind"] == "session"}
+    # (all six in flight at once, the fourth stopped the run before any had finished: none was kept)
+    assert len(kept) >= 2 and "en-0004" not in kept and "en-0001" in kept

@@ -27,6 +27,7 @@ from typing import Any, Optional, Sequence
 from ..errors import UsageError
 from ..io import JsonlAppender, truncate_partial_line, write_jsonl
 from ..llm import LLM, ModelCallError, Reply
+from ..llm.client import SESSIONS_PER_SLOT
 from ..progress import progress
 from ..schema import Session, Turn, read_probe_question
 from .guard import GuardedSystem, SystemFailure
@@ -341,14 +342,19 @@ class FactsRun:
         return self.plan
 
     async def run(self, llm: LLM) -> None:
-        """Replay every remaining session, sessions concurrently (the client bounds the calls)."""
+        """Replay every remaining session, :data:`~..llm.client.SESSIONS_PER_SLOT` sessions per
+        allowed concurrent request at once, in order (the client bounds the calls): each session's
+        rows are written when it ends, so Ctrl-C keeps every finished one. With every session in
+        flight at once they all ended together, at the end, and an interrupted run kept none."""
         plan = self._need_plan()
         bar = progress(total=len(plan.todo), desc="facts", unit="session")
+        in_flight = asyncio.Semaphore(max(1, llm.concurrency * SESSIONS_PER_SLOT))
         with JsonlAppender(self.out) as out:
 
             async def one(s: Session) -> None:
                 try:
-                    rows = await replay_session(s, llm, self.system_cls, self.opts)
+                    async with in_flight:
+                        rows = await replay_session(s, llm, self.system_cls, self.opts)
                 except (ModelCallError, SystemFailure) as exc:  # the session's error row; the run goes on
                     self.failed[s.session_id] = str(exc)
                     rows = [row_dict(ErrorRow(session_id=s.session_id, problem=str(exc)))]

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 #: simultaneous requests in flight by default: enough to hide latency, few enough for rate limits
 DEFAULT_CONCURRENCY = 8
+#: sessions a run keeps in flight per allowed concurrent request (route's model policies, facts):
+#: enough to keep the request pipe full while sessions, sequential inside, wait on their calls,
+#: few enough that sessions finish (and are written) one after another rather than all at the end
+SESSIONS_PER_SLOT = 2
 #: retries of one request after the first try (429, 5xx, timeouts, dropped connections)
 DEFAULT_MAX_RETRIES = 5
 #: seconds one HTTP request may take before it counts as a timeout and is retried

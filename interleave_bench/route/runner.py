@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..errors import UsageError
 from ..heap import settled
 from ..io import JsonlAppender, read_json, read_sessions, sessions_file, write_json
+from ..llm.client import SESSIONS_PER_SLOT
 from ..locks import exclusive_output
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
@@ -61,9 +62,6 @@ PREDICTIONS_DIR = "predictions"
 #: a dry run's (fake model's) predictions go apart, so they are never scored or ranked as a real run's
 PREDICTIONS_DRY_DIR = "predictions-dry"
 FALLBACK_VIA = "fallback-"
-#: sessions routed at once by model policies, per allowed concurrent request: keeps the request
-#: pipe full while sessions (which are sequential inside) wait on their calls
-SESSIONS_PER_SLOT = 2
 
 
 # --- options and names -------------------------------------------------------------------------------
