@@ -169,6 +169,25 @@ def test_export_irc_refuses_data_not_imported_from_the_corpus(tmp_path, capsys):
     assert code == 2 and "source_file" in err and err.count("\n") == 1
 
 
+def test_export_irc_refuses_other_data_under_an_irc_run(tmp_path, capsys, imported):
+    """An IRC run's predictions with --data naming another data set (none of the run's sessions in
+    it): refused in one line; before, it wrote two empty files and exit 0."""
+    from _score_util import many_sessions, write_jsonl
+
+    assert run_cli(capsys, "baselines", imported, "--mode", "open")[0] == 0
+    pred = imported / "predictions" / "open-oracle.jsonl"
+    other = write_jsonl(tmp_path / "other" / "sessions.jsonl", many_sessions(2))
+    code, _, err = run_cli(capsys, "export-irc", pred, "--out", tmp_path / "x", "--data", other)
+    assert code == 2 and "the run routed other data" in err and err.count("\n") == 1
+    assert not (tmp_path / "x" / "clusters.txt").exists()
+    renamed = tmp_path / "renamed" / "sessions.jsonl"
+    renamed.parent.mkdir()
+    renamed.write_text((imported / "sessions.jsonl").read_text().replace('"session_id":"', '"session_id":"other-')
+                       .replace('"session_id": "', '"session_id": "other-'), encoding="utf-8")
+    code, _, err = run_cli(capsys, "export-irc", pred, "--out", tmp_path / "y", "--data", renamed)
+    assert code == 2 and "the run routed other data" in err and err.count("\n") == 1
+
+
 def test_hub_export_has_the_irc_config_with_the_corpus_licence_and_citation(tmp_path, capsys, imported):
     import pyarrow.parquet as pq
 

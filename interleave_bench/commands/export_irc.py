@@ -53,12 +53,18 @@ def run(args: argparse.Namespace) -> int:
     wrong_mode = mode_errors(rows, index.resolved_mode(), str(pred), lines)  # one run is one mode, as score reads it
     if wrong_mode:
         raise InputErrors(wrong_mode)
+    if rows and not index.by_session:
+        raise InputError(str(pred), None, None, f"none of its {len(rows):,} rows is for a session of {data}: "
+                                                "the run routed other data (give that data with --data)")
     result = write_corpus_clusters(sessions, index.by_session, args.out, source=str(data))
     print(f"wrote {result.clusters_path} ({result.conversations:,} conversations)")
     print(f"wrote {result.links_path} ({result.links:,} links)")
     if result.skipped:
         print(f"not exported: {len(result.skipped):,} sessions without rows ({', '.join(result.skipped[:5])}"
               f"{', ...' if len(result.skipped) > 5 else ''})")
+    unknown = len(index.unknown_sessions) + len(index.unknown_turns)
+    if unknown:  # as score names them on its `not scored:` line
+        print(f"not exported: {unknown:,} rows for sessions or turns the data does not hold")
     print(summary_line("export-irc", {"sessions": result.sessions, "conversations": result.conversations,
                                       "links": result.links}, timer.seconds))
     return 0

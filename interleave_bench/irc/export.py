@@ -95,11 +95,7 @@ def write_corpus_clusters(
     link_lines: list[str] = []
     skipped: list[str] = []
     exported = 0
-    for s in sessions:
-        rows = by_session.get(s.session_id)
-        if not rows:
-            skipped.append(s.session_id)
-            continue
+    for s in sessions:  # every session, rows or not: data that `import irc` did not write is refused
         name = (s.model_extra or {}).get("source_file")
         if not isinstance(name, str) or not name:
             raise InputError(source, None, f"{s.session_id}: source_file",
@@ -107,6 +103,12 @@ def write_corpus_clusters(
         if any(c.isspace() or not c.isprintable() for c in name):  # it starts every line written below
             raise InputError(source, None, f"{s.session_id}: source_file",
                              f"{name!r} is not a file name of the corpus (no spaces or control characters)")
+    for s in sessions:
+        rows = by_session.get(s.session_id)
+        if not rows:
+            skipped.append(s.session_id)
+            continue
+        name = s.model_extra["source_file"]
         exported += 1
         for lines in session_clusters(s, rows, source):
             cluster_lines.append(f"{name}:{' '.join(str(n) for n in lines)}")
