@@ -60,3 +60,17 @@ def test_the_corpus_as_shipped_still_imports(tmp_path, capsys):
     assert code == 0, err
     assert (tmp_path / "out" / "sessions.jsonl").is_file()
     assert [p.name for p in (tmp_path / "out").iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "[10:02] "])
+def test_a_blank_annotated_message_is_one_line(tmp_path, capsys, blank):
+    """An annotated message on a blank log line (the corpus's own tools refuse one) is named by its
+    log line, counted from 1; a line outside the annotations may be blank."""
+    d = corpus(tmp_path)
+    lines = (d / LOG).read_text(encoding="utf-8").splitlines()
+    lines[6] = blank  # message 6, annotated
+    lines[1] = ""  # message 1, not annotated: no matter
+    (d / LOG).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, err = run_import(tmp_path, capsys)
+    assert code == 2 and err == f"error: {d / LOG}:7: message 6 is a blank line: an annotated message has text\n", err
+    assert not (tmp_path / "out" / "sessions.jsonl").exists()

@@ -197,6 +197,15 @@ def speaker_of(line: str) -> str | None:
     return None if m is None else (m.group(1) or m.group(2))
 
 
+def annotated_line_problem(line: str) -> str | None:
+    """Why a log line cannot be an annotated message, or None: a blank line (the corpus's own tools
+    refuse one too). A line that does not read as ``<nick> text`` is kept, as a message without a
+    speaker: a log may hold lines of other shapes, and the annotations are what say a line is one."""
+    if not message_text(line).strip():
+        return "is a blank line: an annotated message has text"
+    return None
+
+
 def is_system(line: str) -> bool:
     """True for a system line of the log (joins, parts, renames), which starts with ``===``."""
     return line.startswith("===")
@@ -242,6 +251,9 @@ def read_session(pair: LogPair) -> dict[str, Any]:
             action = "continue" if thread == previous else "switch"
         previous = thread
         line = lines[n]
+        problem = annotated_line_problem(line)
+        if problem is not None:  # (the log's line n+1, counted from 1 as an editor counts it)
+            raise InputError(str(pair.log), n + 1, None, f"message {n} {problem}")
         turn = {
             "i": i,
             "text": message_text(line),
