@@ -212,6 +212,10 @@ def check_dialogue(d: Located, schema: dict[str, Service], schema_path: Path) ->
                                  f"({', '.join(dialogue.services)})")
             if turn.speaker == USER and frame.state is None:
                 raise InputError(path, None, f"{where}.state", "a user turn's frame needs its state (active_intent)")
+            intent = frame.state.active_intent if frame.state is not None else NO_INTENT
+            if intent != NO_INTENT and intent not in {i.name for i in schema[frame.service].intents}:
+                raise InputError(path, None, f"{where}.state.active_intent",
+                                 f"{intent!r} is not an intent of service {frame.service!r} in {schema_path}")
 
 
 def read_dialogues(path: Path, schema: dict[str, Service], schema_path: Path) -> Iterator[Located]:
