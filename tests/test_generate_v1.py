@@ -174,10 +174,11 @@ def test_dry_run_v1_writes_to_its_dry_folder(tmp_path, monkeypatch, capsys):
 def test_a_v1_dry_run_writes_every_session_the_fake_model_answers_in_the_sessions_language(tmp_path, monkeypatch,
                                                                                           capsys):
     """The fake model re-draws a phrasing that would read as another language (a short Chinese frame
-    round a long Latin value), as a competent model writes: no session is lost to the language check."""
+    round a long Latin value), as a competent model writes, in its sloppy replies too (session zh-0044
+    of 60: "型号可以考虑ThinkPad X1 Carbon。"): no session is lost to the language check."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
-    assert main(["generate", "--dataset", "v1", "--dry-run", "--sessions", "10", "--out", "d"]) == 0
+    assert main(["generate", "--dataset", "v1", "--dry-run", "--sessions", "60", "--out", "d"]) == 0
     out, err = capsys.readouterr()
     assert "failed:" not in out + err and ", 0 failed," in out + err, out + err
-    assert len(read_sessions(tmp_path / "d" / "sessions.jsonl")) == 10
+    assert len(read_sessions(tmp_path / "d" / "sessions.jsonl")) == 60

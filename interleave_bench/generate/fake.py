@@ -178,8 +178,14 @@ def _sloppy(row: PlanRow, threads: dict[str, Thread], lang: str, rng: random.Ran
     base = render_row(dataclasses.replace(row, fact=None), threads, lang, rng).text
     text = base + SLOPPY[lang if lang in SLOPPY else "en"][row.fact.kind].format(
         label=packs.label_for(row.fact.key, lang), value=row.fact.value or "", old=row.fact.previous or "")
-    # a proposal's reply still carries the value (the user wrongly states it too); other replies are general
-    reply = render_reply(row if row.fact.kind == "propose" else dataclasses.replace(row, fact=None), lang, rng)
+    # a proposal's reply still carries the value (the user wrongly states it too); other replies are
+    # general; either in the session's language, as a competent model writes it (a short Chinese
+    # phrasing around a long Latin value, "型号可以考虑ThinkPad X1 Carbon。", reads as not Chinese)
+    replied = row if row.fact.kind == "propose" else dataclasses.replace(row, fact=None)
+    for _ in range(REWRITE_TRIES):
+        reply = render_reply(replied, lang, rng)
+        if language_problem(reply, lang) is None:
+            break
     return text, reply
 
 
