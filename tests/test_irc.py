@@ -234,3 +234,9 @@ def test_an_import_replaces_its_own_data_but_refuses_another_data_set(tmp_path, 
         assert code == 2 and err == (f"error: import {importer}: --out {folder} holds {what}: importing would replace "
                                      "it; choose another folder (or remove it)\n"), err
         assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+
+
+def test_export_irc_given_a_sessions_file_as_the_run_says_so(imported, tmp_path, capsys):
+    code, _, err = run_cli(capsys, "export-irc", imported / "sessions.jsonl", "--out", tmp_path / "x")
+    assert code == 2 and err == (f"error: {imported / 'sessions.jsonl'}: a sessions file (lines with turns and threads), "
+                                 "given as predictions: it is the data, given with --data (or found beside the run)\n")

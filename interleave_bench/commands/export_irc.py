@@ -38,12 +38,14 @@ def data_of(pred: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from ..irc.export import write_corpus_clusters
-    from ..score.read import read_predictions_fast, read_sessions_fast
+    from ..score.read import other_kind, read_predictions_fast, read_sessions_fast
     from ..score.rows import index_rows, mode_errors
 
     timer = Timer()
     pred = Path(args.predictions)
     require_file(pred)
+    # a sessions file or a score file given as the run: said before the data is looked for
+    other_kind(pred, "predictions", data_goes="given with --data (or found beside the run)")
     data = sessions_file(args.data if args.data else data_of(pred))
     if not data.is_file():
         raise InputError(str(data), None, None, "no such file (give the data the run routed with --data)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import NoReturn
+from typing import NoReturn, Optional
 
 import numpy as np
 
@@ -48,13 +48,14 @@ _WRONG_PLACE = {"sessions": "a predictions file (rows with session_id, i and pre
 _OWN_FIELDS = {"sessions": ("turns", "threads"), "predictions": ("i", "pred")}
 
 
-def other_kind(path: str | os.PathLike, what: str) -> None:
+def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = None) -> None:
     """Raise :class:`InputError` (one line) when the JSONL file ``path``, given as ``what``
     (``sessions`` or ``predictions``), is plainly another kind of file, whose every line would
     otherwise be an error of its own: its first line a record of the other kind (the two files
     given the other way round) or a record with none of this kind's own fields (results of another
     command), or the file a JSON document written over several lines (a score file, a run record,
-    a manifest: named by its ``format``)."""
+    a manifest: named by its ``format``). ``data_goes`` says where the command takes its data, for a
+    sessions file given as predictions (default: first, as ``score`` takes it)."""
     other = "predictions" if what == "sessions" else "sessions"
     if str(path).endswith(".parquet"):
         return
@@ -73,7 +74,9 @@ def other_kind(path: str | os.PathLike, what: str) -> None:
     if not isinstance(obj, dict):
         return
     if all(f in obj for f in KIND_FIELDS[other]) and not all(f in obj for f in KIND_FIELDS[what]):
-        raise InputError(str(path), None, None, _WRONG_PLACE[what])
+        told = _WRONG_PLACE[what] if data_goes is None or what != "predictions" else (
+            f"a sessions file (lines with turns and threads), given as predictions: it is the data, {data_goes}")
+        raise InputError(str(path), None, None, told)
     if not any(f in obj for f in _OWN_FIELDS[what]):
         fields = " and ".join(_OWN_FIELDS[what])
         raise InputError(str(path), 1, None, f"not a {what} file: its first record has no {fields} "
