@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     pred = Path(args.predictions)
     require_file(pred)
     # a sessions file or a score file given as the run: said before the data is looked for
-    other_kind(pred, "predictions", data_goes="given with --data (or found beside the run)")
+    other_kind(pred, "predictions", data_goes="it is the data, given with --data (or found beside the run)")
     data = sessions_file(args.data if args.data else data_of(pred))
     if not data.is_file():
         raise InputError(str(data), None, None, "no such file (give the data the run routed with --data)")

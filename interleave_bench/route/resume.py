@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from ..errors import UsageError, jsonl_head_of
 from ..io import parse_record, truncate_partial_line
 from ..schema import ERROR, PredictionRow, Session
+from ..score.read import KIND_FIELDS
 
 if TYPE_CHECKING:
     from .runner import RouteOptions
@@ -25,7 +26,7 @@ START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out=PATH to write el
 #: crash. Not a manifest, a run record or a score file, nor another kind of JSON Lines (a sessions
 #: file, results), nor Parquet: what ``route --out``, ``evaluate_router(out=)`` and ``import
 #: inspect --out`` may resume or write over (:func:`~interleave_bench.errors.require_replaceable`)
-is_rows_head = jsonl_head_of(("session_id", "i", "pred"))
+is_rows_head = jsonl_head_of(KIND_FIELDS["predictions"])
 
 
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:

@@ -36,16 +36,18 @@ def refused(path: str | os.PathLike, what: str) -> NoReturn:
 #: the fields that tell the two kinds of line apart: a line holding all of one kind's and not all
 #: of the other's is that kind's
 KIND_FIELDS = {"sessions": ("session_id", "turns", "threads"), "predictions": ("session_id", "i", "pred")}
-#: what a file of the other kind is told, by where it stood
-_WRONG_PLACE = {"sessions": "a predictions file (rows with session_id, i and pred), given as the data: the sessions "
-                            "file (or its folder) goes first, then the predictions",
-                "predictions": "a sessions file (lines with turns and threads), given as predictions: it goes first, "
-                               "as the data, then the predictions"}
+#: what a file of the other kind is told, by where it stood: what it is, then where it goes (for a
+#: sessions file, where ``score`` takes its data; a command that takes it elsewhere says so)
+_WRONG_PLACE = {"sessions": ("a predictions file (rows with session_id, i and pred), given as the data",
+                             "the sessions file (or its folder) goes first, then the predictions"),
+                "predictions": ("a sessions file (lines with turns and threads), given as predictions",
+                                "it goes first, as the data, then the predictions")}
 
 
-#: fields only a record of the kind has: a first line holding none of them is another kind's
-#: (mid-reply or facts results, say), not a defective record of this kind
-_OWN_FIELDS = {"sessions": ("turns", "threads"), "predictions": ("i", "pred")}
+#: fields only a record of the kind has (its fields the other kind lacks): a first line holding none
+#: of them is another kind's (mid-reply or facts results, say), not a defective record of this kind
+_OTHER = {"sessions": "predictions", "predictions": "sessions"}
+_OWN_FIELDS = {kind: tuple(f for f in fields if f not in KIND_FIELDS[_OTHER[kind]]) for kind, fields in KIND_FIELDS.items()}
 
 
 def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = None) -> None:
@@ -54,9 +56,9 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
     otherwise be an error of its own: its first line a record of the other kind (the two files
     given the other way round) or a record with none of this kind's own fields (results of another
     command), or the file a JSON document written over several lines (a score file, a run record,
-    a manifest: named by its ``format``). ``data_goes`` says where the command takes its data, for a
-    sessions file given as predictions (default: first, as ``score`` takes it)."""
-    other = "predictions" if what == "sessions" else "sessions"
+    a manifest: named by its ``format``). ``data_goes`` says where a file of the other kind goes, for
+    a command that takes its data elsewhere than first, as ``score`` does."""
+    other = _OTHER[what]
     if str(path).endswith(".parquet"):
         return
     try:
@@ -74,9 +76,8 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
     if not isinstance(obj, dict):
         return
     if all(f in obj for f in KIND_FIELDS[other]) and not all(f in obj for f in KIND_FIELDS[what]):
-        told = _WRONG_PLACE[what] if data_goes is None or what != "predictions" else (
-            f"a sessions file (lines with turns and threads), given as predictions: it is the data, {data_goes}")
-        raise InputError(str(path), None, None, told)
+        given, goes = _WRONG_PLACE[what]
+        raise InputError(str(path), None, None, f"{given}: {data_goes or goes}")
     if not any(f in obj for f in _OWN_FIELDS[what]):
         fields = " and ".join(_OWN_FIELDS[what])
         raise InputError(str(path), 1, None, f"not a {what} file: its first record has no {fields} "
