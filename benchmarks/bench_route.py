@@ -229,6 +229,11 @@ def instructions(tree: Path, sessions: Path, mode: str, rows_out: Path) -> dict:
     return {"messages": full["messages"], "instructions": full["instructions"] - bare["instructions"]}
 
 
+def verdict(same: bool) -> str:
+    """What the comparison of two trees says of their prediction rows (decisions and confidences)."""
+    return f"predictions {'byte-identical' if same else 'DIFFER'}"
+
+
 def count_main(args: argparse.Namespace, sessions: Path, tmp: Path, trees: list[tuple[str, Path]]) -> None:
     """``--instructions``: one count per tree and mode, and their ratio."""
     against = dict(trees).get("against")
@@ -245,7 +250,7 @@ def count_main(args: argparse.Namespace, sessions: Path, tmp: Path, trees: list[
             same = got["this"]["rows"] == got["against"]["rows"]
             ratio = got["this"]["instructions"] / got["against"]["instructions"]
             line += (f"; against {against}: {got['against']['instructions'] / 1e6:,.1f}M ({ratio:.3f} as many); "
-                     f"predictions {'byte-identical' if same else 'DIFFER'}")
+                     f"{verdict(same)}")
         print(line, flush=True)
 
 
@@ -278,7 +283,7 @@ def corpus_main(args: argparse.Namespace) -> None:
             if against:
                 same = len(rows["this"] | rows["against"]) == 1
                 line += (f"; against {against}: {n / best['against']:,.0f} (ratio {best['against'] / best['this']:.2f}); "
-                         f"predictions {'byte-identical' if same else 'DIFFER'}")
+                         f"{verdict(same)}")
             line += f"; target {LOCAL_TARGET:,}: {'met' if n / best['this'] >= LOCAL_TARGET else 'MISSED'}"
             print(line, flush=True)
 
