@@ -172,13 +172,26 @@ def encodable_labels(predictions: Any) -> Any:
 def _label(value: Any, where: str) -> Optional[str]:
     if value is None or isinstance(value, str):
         return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        bad = find_bad_value(value)
-        if bad is not None:
-            raise ValueError(f"{where}: {bad[1]}")
-        return PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value}).pred
+    if _is_number(value):
+        return number_label(value, where)
     raise ValueError(f"{where}: a label is text, a number (read as its text) or None (no row), got "
                      f"{type(value).__name__} {value!r}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (numbers.Integral, float)) and not isinstance(value, (bool, np.bool_))
+
+
+def number_label(value: Any, where: str, what: str = "") -> str:
+    """A number (numpy's too) as the label a prediction row reads it: its text, so ``1`` is ``"1"``,
+    ``1.0`` is ``"1.0"`` and ``1.5`` is ``"1.5"``, as ``score`` reads ``"pred": 1.0`` in a file.
+    ``ValueError`` in one line naming ``where`` for NaN, infinity or an integer outside 64 bits,
+    which no file can hold."""
+    value = int(value) if isinstance(value, numbers.Integral) else float(value)
+    bad = find_bad_value(value)
+    if bad is not None:
+        raise ValueError(f"{where}: {what + ', ' if what else ''}{bad[1]}")
+    return PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value}).pred
 
 
 def encodable_turns(references: Any) -> Any:
@@ -248,21 +261,15 @@ def cluster_labels(values: Any, name: str, what: str = "a cluster label") -> Any
 
 
 def cluster_label(value: Any, where: str, what: str = "a cluster label") -> str:
-    """``value`` as a text label when it is a cluster label: text, or a whole number (numpy's too;
-    ``2.0`` too) read as its text, as a routing label is, so ``1`` and ``"1"`` are one cluster and
-    whole-number predictions go with text references. Else ``ValueError`` in one line naming
-    ``where``: NaN, infinity, ``1.5``, ``True``, a list or an integer outside 64 bits would
-    otherwise be cut to a whole number, cluster apart from itself or be no label a file can hold."""
+    """``value`` as a text label when it is a cluster label: text, or a number read as its text as a
+    routing label is (:func:`number_label`), so ``1`` and ``"1"`` are one cluster and number
+    predictions go with text references. Else ``ValueError`` in one line naming ``where``: NaN,
+    infinity, ``True``, a list or an integer outside 64 bits is no label a file can hold."""
     if isinstance(value, str):
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        bad = find_bad_value(int(value))
-        if bad is not None:
-            raise ValueError(f"{where}: {what} is text or a whole number, {bad[1]}")
-        return str(int(value))
-    if isinstance(value, float) and find_bad_value(value) is None and value.is_integer():
-        return str(int(value))
-    raise ValueError(f"{where}: {what} is text or a whole number, {_got(value)}")
+    if _is_number(value):
+        return number_label(value, where, f"{what} is text or a number")
+    raise ValueError(f"{where}: {what} is text or a number, {_got(value)}")
 
 
 def _got(value: Any) -> str:
