@@ -34,8 +34,6 @@ from ..score.stats import wilson
 from ..score.table import RATE, family
 from .cases import expect_kind
 
-#: decimals of every reported rate and interval bound (the metric table's rate decimals)
-RATE_DECIMALS = RATE
 #: the headline rates, in report order: the mid-reply family of the metric table
 RATES = tuple(m.json_key for m in family("mid_reply"))
 #: breakdown dimensions, in report order
@@ -67,10 +65,10 @@ def rate(k: int, n: int) -> dict[str, Any]:
         return {"value": None, "k": 0, "n": 0, "ci95": None}
     lo, hi = wilson(k, n)
     return {
-        "value": round(k / n, RATE_DECIMALS),
+        "value": round(k / n, RATE),
         "k": k,
         "n": n,
-        "ci95": [round(lo, RATE_DECIMALS), round(hi, RATE_DECIMALS)],
+        "ci95": [round(lo, RATE), round(hi, RATE)],
     }
 
 

@@ -228,8 +228,6 @@ MID_REPLY_METRICS = (
          "wrong_elsewhere", "n_elsewhere"),
 )
 
-#: rates in JSON documents keep 4 decimals, as the reference writes them
-RATE_DECIMALS = 4
 #: means of token and character counts keep 1 decimal: finer says nothing about a prompt's size
 MEAN_DECIMALS = 1
 
@@ -251,11 +249,11 @@ def _rate(num: str, den: str) -> dict:
 
 FACTS_METRICS: tuple[Metric, ...] = (
     Metric("answer_accuracy", "accuracy", "share of probes a strategy answered correctly (current value, or undecided when unsettled)",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#answer-accuracy", **_rate("correct", "n")),
+           "facts", RATE, "wilson", True, "docs/facts.md#answer-accuracy", **_rate("correct", "n")),
     Metric("stale_answers", "stale", "share of stale probes answered with a superseded value",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#stale-answers", **_rate("stale_on_stale", "stale_probes")),
+           "facts", RATE, "wilson", False, "docs/facts.md#stale-answers", **_rate("stale_on_stale", "stale_probes")),
     Metric("proposal_answers", "proposal", "share of probes answered with a value that was only proposed",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#proposal-answers", **_rate("proposal", "n")),
+           "facts", RATE, "wilson", False, "docs/facts.md#proposal-answers", **_rate("proposal", "n")),
     Metric("context_tokens", "context tokens", "mean input tokens of a strategy's answer call",
            "facts", MEAN_DECIMALS, "none", None, "docs/facts.md#context-tokens", _count_share("context_tokens_sum", "n"), hi=INF),
     Metric("notes_chars", "notes chars", "mean characters of the notes a strategy added before the question",
@@ -265,38 +263,38 @@ FACTS_METRICS: tuple[Metric, ...] = (
     Metric("summary_only_right", "summary-only right", "probes both answered where summary was right and facts wrong",
            "facts", None, "none", False, "docs/facts.md#summary-only-right", hi=INF),
     Metric("delivered_proposal", "delivered proposals", "share of delivered fact lines whose value was only ever proposed",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#delivered-proposal", **_rate("proposal", "lines")),
+           "facts", RATE, "wilson", False, "docs/facts.md#delivered-proposal", **_rate("proposal", "lines")),
     Metric("delivered_current", "delivered current", "share of delivered fact lines whose value is current",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#delivered-current", **_rate("current", "lines")),
+           "facts", RATE, "wilson", True, "docs/facts.md#delivered-current", **_rate("current", "lines")),
     Metric("route_accuracy_without", "routing acc. without", "routing accuracy with no facts offered",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-without", **_rate("right_without", "requests")),
+           "facts", RATE, "wilson", True, "docs/facts.md#route-accuracy-without", **_rate("right_without", "requests")),
     Metric("route_accuracy_with", "routing acc. with", "routing accuracy with facts offered",
-           "facts", RATE_DECIMALS, "wilson", True, "docs/facts.md#route-accuracy-with", **_rate("right_with", "requests")),
+           "facts", RATE, "wilson", True, "docs/facts.md#route-accuracy-with", **_rate("right_with", "requests")),
     Metric("route_changed", "changed", "share of requests offered facts whose topic changed when offered",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-changed", **_rate("changed", "offered")),
+           "facts", RATE, "wilson", False, "docs/facts.md#route-changed", **_rate("changed", "offered")),
     Metric("route_error_rate", "routing errors", "share of routing requests with a failed decision",
-           "facts", RATE_DECIMALS, "wilson", False, "docs/facts.md#route-error-rate", **_rate("errors", "requests")),
+           "facts", RATE, "wilson", False, "docs/facts.md#route-error-rate", **_rate("errors", "requests")),
     Metric("imports_per_request", "imports/request", "facts the router brought in, per routing request",
            "facts", 3, "none", None, "docs/facts.md#imports-per-request", _count_share("imports", "requests")),
 )
 
 #: the field's conversation-disentanglement metrics, pooled over sessions (score/cluster.py, hi=INF);
-#: rates have 4 decimals like every rate of the project
+#: rates have RATE decimals like every rate of the project
 CLUSTER_METRICS = (
     Metric("one_to_one", "1-1", "share of messages covered by the best one-to-one matching of predicted to gold conversations",
-           "cluster", 4, "none", True, "docs/score.md#one-to-one", counts="contingency_sums"),
+           "cluster", RATE, "none", True, "docs/score.md#one-to-one", counts="contingency_sums"),
     Metric("vi_scaled", "1−VI/log₂N", "1 minus the variation of information in bits over log2 of the number of messages",
-           "cluster", 4, "none", True, "docs/score.md#vi-scaled", counts="contingency_sums"),
+           "cluster", RATE, "none", True, "docs/score.md#vi-scaled", counts="contingency_sums"),
     Metric("ari", "ARI", "adjusted Rand index of the predicted against the gold conversations",
-           "cluster", 4, "none", True, "docs/score.md#ari", lo=-1.0, counts="contingency_sums"),
+           "cluster", RATE, "none", True, "docs/score.md#ari", lo=-1.0, counts="contingency_sums"),
     Metric("shen_f1", "Shen F1", "each gold conversation's best F1 against a predicted one, weighted by its size",
-           "cluster", 4, "none", True, "docs/score.md#shen-f1", counts="contingency_sums"),
+           "cluster", RATE, "none", True, "docs/score.md#shen-f1", counts="contingency_sums"),
     Metric("exact_precision", "exact P", "share of predicted multi-message conversations equal to a gold one",
-           "cluster", 4, "none", True, "docs/score.md#exact-precision", counts="contingency_sums"),
+           "cluster", RATE, "none", True, "docs/score.md#exact-precision", counts="contingency_sums"),
     Metric("exact_recall", "exact R", "share of gold multi-message conversations equal to a predicted one",
-           "cluster", 4, "none", True, "docs/score.md#exact-recall", counts="contingency_sums"),
+           "cluster", RATE, "none", True, "docs/score.md#exact-recall", counts="contingency_sums"),
     Metric("exact_f1", "exact F1", "harmonic mean of exact-match precision and recall",
-           "cluster", 4, "none", True, "docs/score.md#exact-f1", counts="contingency_sums"),
+           "cluster", RATE, "none", True, "docs/score.md#exact-f1", counts="contingency_sums"),
 )
 
 #: every metric of the project, in display order
