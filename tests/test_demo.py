@@ -18,7 +18,7 @@ def test_demo_generates_routes_scores_and_prints_the_table(tmp_path):
     assert set(rows) == {"closed-oracle", "closed-stay", "closed-bm25", "closed-local", "open-oracle", "open-single",
                          "open-always_new", "open-bm25", "open-local"}
     for oracle in ("closed-oracle", "open-oracle"):
-        assert "| 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] | 0.000 [0.000, 0.000] |" in rows[oracle]
+        assert "| 1.0000 [1.0000, 1.0000] | 1.0000 [1.0000, 1.0000] | 0.0000 [0.0000, 0.0000] |" in rows[oracle]
     data = tmp_path / "data" / "interleave-v0-demo"
     # the demo scores every split: its score files say so (score files are named by split)
     score = json.loads((data / "predictions" / "closed-bm25.all.score.json").read_text(encoding="utf-8"))

@@ -66,9 +66,9 @@ def test_rows_are_scored_from_the_predictions_and_shown_ranked_with_intervals(hu
     assert f"data revision: `{fp}`; 2 runs ranked" in out
     table = [line for line in lines if line.startswith("| ") and not line.startswith("| rank")]
 
-    def cell(doc, m="accuracy"):
+    def cell(doc, m="accuracy"):  # the very numbers the score file holds
         lo, hi = doc["intervals"][m]
-        return f"{doc['metrics'][m]:.3f} [{lo:.3f}, {hi:.3f}]"
+        return f"{doc['metrics'][m]:.4f} [{lo:.4f}, {hi:.4f}]"
 
     assert table[0].startswith(f"| 1 | closed-bm25 | bm25 | - | {cell(score)} | {cell(score, 'weighted_error')} |")
     assert table[1].startswith(f"| 2 | stay-baseline | stay | - | {cell(stay)} |")
@@ -366,8 +366,8 @@ def test_check_additions_accepts_new_runs_on_the_ranked_revision():
 def test_intervals_are_formatted_beside_the_value():
     r = {"accuracy": 0.7341, "accuracy_lo": 0.70249, "accuracy_hi": 0.7651, "switch_f1": 0.5, "switch_f1_lo": None,
          "switch_f1_hi": None, "refs_recall": None}
-    assert fmt_interval(r, "accuracy") == "0.734 [0.702, 0.765]"
-    assert fmt_interval(r, "switch_f1") == "0.500"
+    assert fmt_interval(r, "accuracy") == "0.7341 [0.7025, 0.7651]"
+    assert fmt_interval(r, "switch_f1") == "0.5000"
     assert fmt_interval(r, "refs_recall") == "n/a"
 
 

@@ -61,7 +61,7 @@ def test_an_offline_release_ends_in_a_tagged_revision_that_loads(hub, tmp_path, 
     assert f"| data fingerprint | `{record['data_fingerprint']}` |" in card
     assert f"writer `templates`, no model, generator {GENERATOR_VERSION}" in card and "seed 0" in card
     assert "0 findings, 0 allowed" in card
-    assert "| closed-oracle | closed | 1.000 [1.000, 1.000]" in card and "| open-bm25 | open |" in card
+    assert "| closed-oracle | closed | 1.0000 [1.0000, 1.0000]" in card and "| open-bm25 | open |" in card
 
     script = LOAD % (REPO, "v0.1", REPO, "v0.1")
     loaded, logs = u.run_python(script, hub.env, cwd=tmp_path)

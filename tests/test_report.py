@@ -71,7 +71,7 @@ def test_report_of_the_demo_runs_is_one_self_contained_page_with_plots(tmp_path,
     assert page.outside == []  # no outside reference: the page works offline, alone
     # the demo's runs are all free: the cost section says so instead of stacking every label at x = 0
     assert len(page.images) == 3 and all(src.startswith("data:image/png;base64,") for src in page.images)
-    assert "Every system here costs the same, 0.000000 USD per message" in text
+    assert "Every system here costs the same, 0.00000000 USD per message" in text
     assert page.headings == ["Results", "Accuracy with its 95% interval", "Accuracy against cost per message",
                              "Outcomes", "Flipped messages"]
     assert "closed-oracle" in text and "open-bm25" in text and "closed-bm25 against closed-stay" in text
@@ -117,10 +117,10 @@ def test_leaderboard_show_html_renders_the_board_the_same_way(hub, tmp_path, cap
     page = Page(text)
     # both baselines cost nothing: the accuracy plot, and a line instead of a cost plot of one point
     assert page.stack == [] and page.outside == [] and len(page.images) == 1
-    assert "Every system here costs the same, 0.000000 USD per message" in text
+    assert "Every system here costs the same, 0.00000000 USD per message" in text
     assert page.headings == ["split dev, mode closed"]
     lo, hi = stay["intervals"]["accuracy"]
-    assert "<td>closed-stay</td>" in text and f"{stay['metrics']['accuracy']:.3f} [{lo:.3f}, {hi:.3f}]" in text
+    assert "<td>closed-stay</td>" in text and f"{stay['metrics']['accuracy']:.4f} [{lo:.4f}, {hi:.4f}]" in text
 
 
 @pytest.mark.parametrize("target", ["predictions", "symlink to the predictions", "sessions"])

@@ -134,7 +134,7 @@ def test_the_cost_plot_says_so_when_every_cost_is_the_same():
     free = [Point("closed-bm25 (closed)", 0.6, cost=0.0), Point("closed-oracle (closed)", 1.0, cost=0.0),
             Point("x (open)", 0.4)]
     text = cost_plot(free, "accuracy")
-    assert "<img" not in text and "Every system here costs the same, 0.000000 USD per message" in text
+    assert "<img" not in text and "Every system here costs the same, 0.00000000 USD per message" in text
     assert "No known cost (model price not set): x (open)." in text
     if have_matplotlib():
         priced = [Point("a", 0.6, cost=0.0), Point("b", 0.8, cost=0.00004)]

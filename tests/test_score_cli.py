@@ -12,6 +12,7 @@ from interleave_bench.io import read_sessions
 from interleave_bench.fingerprints import records_fingerprint, sha256_file
 from interleave_bench.score import score_runs
 from interleave_bench.score.routing import METRICS
+from interleave_bench.score.table import metric
 
 from _score_util import many_sessions, oracle_rows, rows, session, single_rows, turn, write_jsonl
 from test_score_metrics import C1_METRICS, c1
@@ -55,9 +56,29 @@ def test_score_writes_the_contract_and_prints_the_table(tmp_path, capsys, data):
     for title in ("system", "mode", "accuracy", "lenient acc.", "weighted error", "one-off into topic", "topics/thread",
                   "threads/topic", "refs recall", "switch F1", "B-cubed F1", "input tok/msg"):
         assert f"| {title} |" in header
-    assert re.search(r"\| closed-oracle \| closed \| 1\.000 \[1\.000, 1\.000\] \|", out)
+    assert re.search(r"\| closed-oracle \| closed \| 1\.0000 \[1\.0000, 1\.0000\] \|", out)
     assert "not scored: closed-oracle: nothing" in out
     assert err.startswith("done: score: 1 run, 8 sessions scored")
+
+
+def test_the_table_shows_the_very_numbers_the_score_file_holds(tmp_path, capsys, data):
+    """A cell is the document's value at the document's decimals, never that value rounded again
+    (0.9335 shown as 0.933 where the exact 0.93351 rounds to 0.934)."""
+    path, ss = data
+    pred = write_jsonl(tmp_path / "p" / "open-single.jsonl", single_rows(ss, "open"))
+    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 50)
+    assert code == 0
+    doc = json.loads((tmp_path / "p" / "open-single.score.json").read_text())
+    lines = [l for l in out.splitlines() if l.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    cells = dict(zip(header, (c.strip() for c in lines[1].strip("|").split("|"))))
+    for key in ("accuracy", "accuracy_lenient", "weighted_error"):
+        lo, hi = doc["intervals"][key]
+        assert cells[metric(key).display] == f"{doc['metrics'][key]:.4f} [{lo:.4f}, {hi:.4f}]"
+    for key in ("oneoff_into_topic", "switch_f1", "bcubed_f1"):
+        assert cells[metric(key).display] == f"{doc['metrics'][key]:.4f}"
+    for key in ("topics_per_thread", "threads_per_topic"):
+        assert cells[metric(key).display] == f"{doc['metrics'][key]:.3f}"
 
 
 def test_json_prints_the_document_and_rewrites_no_file(tmp_path, capsys, data):
@@ -134,11 +155,11 @@ def test_bootstrap_0_says_there_are_no_intervals(tmp_path, capsys, data):
     path, ss = data
     pred = write_jsonl(tmp_path / "p" / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
     code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 0)
-    assert code == 0 and "no bootstrap intervals: --bootstrap 0" in out and "1.000 [" not in out
+    assert code == 0 and "no bootstrap intervals: --bootstrap 0" in out and "1.0000 [" not in out
     code, out, err = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 0, "--json")
     assert "no bootstrap intervals" in err and json.loads(out)["intervals"]["accuracy"] is None
     code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 20)
-    assert "no bootstrap intervals" not in out and "1.000 [1.000, 1.000]" in out
+    assert "no bootstrap intervals" not in out and "1.0000 [1.0000, 1.0000]" in out
 
 
 def test_split_choice(tmp_path, capsys, data):
@@ -244,7 +265,7 @@ def test_folders_of_predictions_and_the_burst_table(tmp_path, capsys, data):
     assert code == 0
     assert "| closed-oracle |" in out and "| closed-oracle-merge |" in out
     assert "| system | alone | in a burst | in a burst across threads | replies held | model calls/msg |" in out
-    assert re.search(r"\| closed-oracle-merge \| 1\.000 \[[0-9.]+, 1\.000\] \(n=\d+\) \|", out)
+    assert re.search(r"\| closed-oracle-merge \| 1\.0000 \[[0-9.]+, 1\.0000\] \(n=\d+\) \|", out)
     assert "| system | session | lang |" in out and "| closed-oracle | s-000 | en |" in out
     assert (folder / "closed-oracle-merge.score.json").exists()
 

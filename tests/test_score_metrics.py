@@ -335,7 +335,7 @@ def test_undefined_metrics_are_null_switch_and_bcubed_included():
     assert m["accuracy"] == 0.0 and m["weighted_error"] == 1.0
     header, _, cells = (line.strip("|").split("|") for line in main_table([result]).splitlines())
     shown = {h.strip(): c.strip() for h, c in zip(header, cells)}
-    assert (shown["accuracy"], shown["switch F1"], shown["B-cubed F1"]) == ("0.000", "–", "–")
+    assert (shown["accuracy"], shown["switch F1"], shown["B-cubed F1"]) == ("0.0000", "–", "–")
 
 
 def test_switch_f1_is_defined_once_anything_counts():

@@ -126,7 +126,7 @@ def test_a_release_carries_the_sgd_config_and_it_loads_back(hub, tmp_path, capsy
     assert "[6/7] load: sgd dev 5: every record equals its source" in out
     card = hub.files("org/interleavebench", "v0.1")["README.md"].decode()
     assert "- cc-by-sa-4.0" in card and "@inproceedings{rastogi2020towards" in card
-    assert "| closed-oracle | closed | 1.000 [1.000, 1.000]" in card
+    assert "| closed-oracle | closed | 1.0000 [1.0000, 1.0000]" in card
 
     # without the allowance the corpus's phone numbers stop the release before anything is pushed
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")

@@ -10,7 +10,7 @@ from .. import __version__
 from ..score.table import metric, rank_key
 from . import card as cardlib
 from .board_checks import current_revision
-from .board_rows import BOARD_FILE, BOARD_SPLIT, HEADLINE_METRICS, KIND_RATES, RANK_METRICS, board_features
+from .board_rows import BOARD_FILE, BOARD_SPLIT, COLUMN_METRICS, HEADLINE_METRICS, KIND_RATES, KIND_ROUTING, RANK_METRICS, board_features
 
 #: the metrics the ranking table of routing runs shows (headers are their display names)
 TABLE_METRICS = ("accuracy", "weighted_error", "accuracy_lenient", "bcubed_f1", "switch_f1", "oneoff_into_topic")
@@ -54,18 +54,32 @@ def rank(rows: list[dict[str, Any]], data_revision: Optional[str] = None) -> tup
     return rev, out, len(rows) - len(on)
 
 
-def fmt_value(v: Optional[float], digits: int = 3) -> str:
+def fmt_value(v: Optional[float], digits: int) -> str:
     return "n/a" if v is None else f"{v:.{digits}f}"
 
 
-def fmt_interval(row: dict[str, Any], metric: str, digits: int = 3) -> str:
-    """``0.734 [0.702, 0.765]``, or the bare value when the run has no interval for it."""
-    v, lo, hi = row.get(metric), row.get(f"{metric}_lo"), row.get(f"{metric}_hi")
+def digits_of(row: dict[str, Any], column: str) -> int:
+    """The decimals a board table shows of ``column`` in ``row``: its metric's table decimals
+    (the board holds what the score file holds, so a cell is never that value rounded again); a
+    column every kind of row has (tokens, cost) is a metric of its own name."""
+    return metric(COLUMN_METRICS[row.get("kind") or KIND_ROUTING].get(column, column)).shown
+
+
+def fmt_interval(row: dict[str, Any], column: str) -> str:
+    """``0.7341 [0.7020, 0.7652]``, or the bare value when the run has no interval for it."""
+    v, lo, hi = row.get(column), row.get(f"{column}_lo"), row.get(f"{column}_hi")
+    digits = digits_of(row, column)
     if v is None:
         return "n/a"
     if lo is None or hi is None:
         return fmt_value(v, digits)
     return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def fmt_cost(row: dict[str, Any]) -> str:
+    """A row's cost per message in dollars, ``n/a`` when its price is unknown."""
+    cost = row.get("cost_usd_per_message")
+    return "n/a" if cost is None else f"${fmt_value(cost, digits_of(row, 'cost_usd_per_message'))}"
 
 
 def table_metrics(kind: Optional[str]) -> tuple[tuple[str, str], ...]:
@@ -81,15 +95,14 @@ def render_table(group: Group) -> str:
     head = ["rank", "system", "policy", "model", *(h for _, h in shown), "tokens in / msg", "cost / msg", "published"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r in enumerate(group.rows, start=1):
-        cost = r.get("cost_usd_per_message")
         cells = [
             str(k),
             r.get("system") or "",
             r.get("policy") or "-",
             r.get("model") or "-",
             *(fmt_interval(r, m) for m, _ in shown),
-            fmt_value(r.get("input_tokens_per_message"), 1),
-            "n/a" if cost is None else f"${cost:.6f}",
+            fmt_value(r.get("input_tokens_per_message"), digits_of(r, "input_tokens_per_message")),
+            fmt_cost(r),
             r.get("publication") or "-",
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
@@ -147,7 +160,7 @@ def board_html(repo_id: str, state: BoardState, at: str, data_revision: Optional
         header = ["rank", "system", "policy", "model", *(h for _, h in shown), "cost / msg", "published"]
         rows = [[str(k), r.get("system") or "", r.get("policy") or "-", r.get("model") or "-",
                  *(fmt_interval(r, m) for m, _ in shown),
-                 "n/a" if r.get("cost_usd_per_message") is None else f"${r['cost_usd_per_message']:.6f}",
+                 fmt_cost(r),
                  r.get("publication") or "-"] for k, r in enumerate(g.rows, start=1)]
         points = [Point(r.get("system") or "", r.get("accuracy"), r.get("accuracy_lo"), r.get("accuracy_hi"),
                         r.get("cost_usd_per_message")) for r in g.rows]

@@ -124,7 +124,7 @@ def cost_plot(points: Sequence[Point], title: str) -> str:
     costs = {p.cost for p in shown}
     if len(shown) > 1 and len(costs) == 1:
         # one cost for every system (all free, typically): a plot would stack every label on one x
-        return (f"<p>Every system here costs the same, {next(iter(costs)):.6f} USD per message, so there is "
+        return (f"<p>Every system here costs the same, {fmt(next(iter(costs)), metric('cost_usd_per_message').shown)} USD per message, so there is "
                 f"no trade-off to plot; {esc(title)} is in the results table.</p>" + missing)
     fig = _figure(4)
     ax = fig.add_subplot()
@@ -191,9 +191,10 @@ def _main_table(results: Sequence[Mapping[str, Any]]) -> str:
         m, iv = r["metrics"], r.get("intervals") or {}
         cells: list[Any] = [system_cell(r), r["mode"]]
         for name in HEADLINE:
-            cells.append(fmt_interval(m.get(name), iv.get(name)) if name in WITH_INTERVAL else fmt(m.get(name)))
-        cost = r.get("cost_usd_per_message")
-        cells += [fmt(m.get("input_tokens_per_message"), 1), "–" if cost is None else f"{cost:.6f}",
+            shown = metric(name).shown
+            cells.append(fmt_interval(m.get(name), iv.get(name), shown) if name in WITH_INTERVAL else fmt(m.get(name), shown))
+        cells += [fmt(m.get("input_tokens_per_message"), metric("input_tokens_per_message").shown),
+                  fmt(r.get("cost_usd_per_message"), metric("cost_usd_per_message").shown),
                   r["counts"]["sessions"], r["counts"]["messages"]]
         rows.append(cells)
     note = partial_note(results)

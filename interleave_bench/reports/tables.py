@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..score.rows import EXAMPLES_SHOWN
-from ..score.table import HEADLINE, family, metric
+from ..score.table import HEADLINE, RATE, family, metric
 
 #: what stands in a cell for an undefined number
 MISSING = "–"
@@ -16,13 +16,13 @@ MISSING = "–"
 WITH_INTERVAL = frozenset({"accuracy", "accuracy_lenient", "weighted_error"})
 
 
-def fmt(value: float | None, decimals: int = 3) -> str:
-    """A number for a table cell (``–`` when undefined)."""
+def fmt(value: float | None, decimals: int = RATE) -> str:
+    """A number for a table cell (``–`` when undefined), by default a rate as its document holds it."""
     return MISSING if value is None else f"{value:.{decimals}f}"
 
 
-def fmt_interval(value: float | None, interval: Sequence[float] | None, decimals: int = 3) -> str:
-    """``0.734 [0.702, 0.765]``, or the bare value when there is no interval."""
+def fmt_interval(value: float | None, interval: Sequence[float] | None, decimals: int = RATE) -> str:
+    """``0.7341 [0.7020, 0.7652]``, or the bare value when there is no interval."""
     if value is None:
         return MISSING
     if not interval:
@@ -119,7 +119,7 @@ def cluster_table(results: Sequence[Mapping[str, Any]]) -> str | None:
     for r in results:
         section = r.get("cluster")
         if section:
-            rows.append([system_cell(r), *(fmt(section["metrics"].get(m.key)) for m in metrics),
+            rows.append([system_cell(r), *(fmt(section["metrics"].get(m.key), m.shown) for m in metrics),
                          f"{section['counts']['messages']:,}"])
     return table(rows, ["system", *(m.display for m in metrics), "messages"]) if rows else None
 
@@ -131,8 +131,8 @@ def per_session_table(results: Iterable[Mapping[str, Any]]) -> str:
     rows = []
     for r in results:
         for s in r.get("per_session", []):
-            rows.append([r["system"], s["session_id"], s["lang"], s["messages"], s["strict"], fmt(s["accuracy"]),
-                         fmt(s["weighted_error"]), s["polluting"], s["errors"], s["missing_rows"]])
+            rows.append([r["system"], s["session_id"], s["lang"], s["messages"], s["strict"], fmt(s["accuracy"], metric("accuracy").shown),
+                         fmt(s["weighted_error"], metric("weighted_error").shown), s["polluting"], s["errors"], s["missing_rows"]])
     return table(rows, header)
 
 

@@ -43,14 +43,19 @@ class Metric:
     wilson_counts: tuple[str, str] | None = None
     #: the key inside its family's document when it differs from ``key`` (mid-reply rates)
     field: str | None = None
-    #: decimals shown in markdown tables
-    shown: int = 3
+    #: decimals shown in markdown tables (None: the document's own, so that a table shows the very
+    #: number its document holds, never that number rounded again; a count taken as it is: none)
+    shown: int | None = None
     #: the range every defined value lies in (checked by property tests)
     lo: float = 0.0
     hi: float = 1.0
     #: the function of ``interleave_bench/score/block.py`` (or, for the conversation metrics, of
     #: ``interleave_bench/score/cluster.py``) that computes what its value is taken from
     counts: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.shown is None:  # a value taken as it is: a count, shown whole
+            object.__setattr__(self, "shown", 0 if self.decimals is None else self.decimals)
 
     @property
     def json_key(self) -> str:
@@ -179,11 +184,11 @@ ROUTING_METRICS = (
 
 COST_METRICS = (
     _m("input_tokens_per_message", "input tok/msg", "input tokens per message (no usage counts zero)", "cost",
-       TOKENS, "none", False, _share("input_tokens", "messages"), shown=0, hi=INF, counts="cost_counts"),
+       TOKENS, "none", False, _share("input_tokens", "messages"), hi=INF, counts="cost_counts"),
     _m("output_tokens_per_message", "output tok/msg", "output tokens per message", "cost", TOKENS, "none", False,
-       _share("output_tokens", "messages"), shown=1, hi=INF, counts="cost_counts"),
+       _share("output_tokens", "messages"), hi=INF, counts="cost_counts"),
     _m("cached_tokens_per_message", "cached tok/msg", "cached input tokens per message", "cost", TOKENS, "none",
-       None, _share("cached_tokens", "messages"), shown=1, hi=INF, counts="cost_counts"),
+       None, _share("cached_tokens", "messages"), hi=INF, counts="cost_counts"),
     _m("model_calls_share", "model calls share", "messages whose row made a model call", "cost", 3, "none", False,
        _share("calls", "messages"), counts="cost_counts"),
     _m("latency_p50_ms", "latency p50 (ms)", "median latency of model-routed rows", "cost", None, "none", False,
@@ -191,7 +196,7 @@ COST_METRICS = (
     _m("latency_p90_ms", "latency p90 (ms)", "90th percentile latency of model-routed rows", "cost", None, "none",
        False, shown=1, hi=INF, counts="score_block"),
     _m("cost_usd_per_message", "cost / msg", "USD per message at the recorded price", "cost", USD, "none", False,
-       shown=6, hi=INF, counts="cost_counts"),
+       hi=INF, counts="cost_counts"),
 )
 
 #: the burst table: three disjoint groups of strict messages, replies held, calls per message
