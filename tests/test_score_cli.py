@@ -365,6 +365,22 @@ def test_compare_pairs_only_sessions_both_runs_cover(tmp_path, capsys, runs):
     assert doc["flips"] == [] and doc["mcnemar_p"] == 1.0
 
 
+def test_compare_takes_each_delta_on_the_unrounded_figures():
+    """By hand: 3 strict messages, A right on 1 (0.3333), B on 2 (0.6667). B - A is 1/3 = 0.3333,
+    not 0.6667 - 0.3333 = 0.3334; the metric's delta and accuracy_diff are one number."""
+    from interleave_bench.score import score_predictions
+    from interleave_bench.score.compare import compare
+
+    ss = [session("c", ["t1", "t2"], [turn(0, "t1", "new"), turn(1, "t2", "new"), turn(2, "t1", "switch")])]
+    a = score_predictions(ss, rows("c", ["t1", "t1", "t2"]), system="a", bootstrap=0)
+    b = score_predictions(ss, rows("c", ["t1", "t2", "t2"]), system="b", bootstrap=0)
+    assert (a.result["metrics"]["accuracy"], b.result["metrics"]["accuracy"]) == (0.3333, 0.6667)
+    doc = compare(a, b, bootstrap=0, seed=0)
+    assert doc["accuracy_diff"] == doc["metrics"]["accuracy"]["delta"] == 0.3333
+    # weighted error by hand: A 2 wrong_existing (3 each) = 6/3 = 2.0; B 1 = 1.0
+    assert doc["metrics"]["weighted_error"]["delta"] == -1.0
+
+
 def test_index_rows_names_every_duplicate(tmp_path):
     from interleave_bench.errors import InputErrors
     from interleave_bench.score.rows import index_rows

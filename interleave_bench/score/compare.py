@@ -41,10 +41,13 @@ def common_session_ids(a: RunScore, b: RunScore) -> tuple[list[str], list[dict[s
     return common, only
 
 
-def _delta(name: str, a: float | None, b: float | None) -> float | None:
-    if a is None or b is None:
-        return None
-    return rounded(name, b - a)
+def _delta(name: str, a: RunScore, b: RunScore) -> float | None:
+    """B minus A of metric ``name``, taken on the unrounded figures where the runs have them (so
+    accuracy's equals ``accuracy_diff``) and rounded once; None where either is undefined."""
+    if name in a.exact and name in b.exact:
+        return rounded(name, b.exact[name] - a.exact[name])
+    va, vb = a.result["metrics"].get(name), b.result["metrics"].get(name)
+    return None if va is None or vb is None else rounded(name, vb - va)
 
 
 def _describe(run: RunScore) -> dict[str, Any]:
@@ -128,7 +131,7 @@ def compare(a: RunScore, b: RunScore, *, bootstrap: int, seed: int, not_compared
         "alpha": ALPHA,
         "significant": p < ALPHA,
         "regression": bool(diff is not None and diff < 0 and p < ALPHA),
-        "metrics": {name: {"a": ma.get(name), "b": mb.get(name), "delta": _delta(name, ma.get(name), mb.get(name))}
+        "metrics": {name: {"a": ma.get(name), "b": mb.get(name), "delta": _delta(name, a, b)}
                     for name in METRICS},
         "intervals": {"a": a.result["intervals"], "b": b.result["intervals"]},
         "flips": [f for _, f in flips],

@@ -204,19 +204,24 @@ def _kth(chunks: Sequence[np.ndarray], k: int, dtype: np.dtype) -> float:
     return np.array([value(lo)]).astype(dtype)[0].item()
 
 
-def point_metrics(
-    totals: np.ndarray, latency: tuple[float | None, float | None], bcubed: tuple[float, float, float] | None = None,
-) -> dict[str, float | None]:
-    """Every metric of section 7, rounded as the JSON holds it, from column totals and the latency
-    percentiles (:func:`latency_percentiles`).
+def exact_metrics(totals: np.ndarray, bcubed: tuple[float, float, float] | None = None) -> dict[str, float]:
+    """Every pooled metric of section 7, unrounded (NaN where undefined), from column totals.
 
     ``bcubed`` (the run's B-cubed sums added item by item, in message order) replaces the B-cubed
     figures derived from the totals, which add per-session sums and can differ in the last bit.
     """
-    values = derive(totals)
+    values = {name: float(v) for name, v in derive(totals).items()}
     if bcubed is not None:
-        values["bcubed_precision"], values["bcubed_recall"], values["bcubed_f1"] = bcubed
-    out = {name: rounded(name, float(values[name])) for name in values}
+        values["bcubed_precision"], values["bcubed_recall"], values["bcubed_f1"] = map(float, bcubed)
+    return values
+
+
+def point_metrics(
+    totals: np.ndarray, latency: tuple[float | None, float | None], bcubed: tuple[float, float, float] | None = None,
+) -> dict[str, float | None]:
+    """Every metric of section 7, rounded as the JSON holds it, from column totals and the latency
+    percentiles (:func:`latency_percentiles`), with ``bcubed`` as :func:`exact_metrics` takes it."""
+    out = {name: rounded(name, value) for name, value in exact_metrics(totals, bcubed).items()}
     p50, p90 = latency
     out["latency_p50_ms"] = p50
     out["latency_p90_ms"] = p90

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -25,7 +25,7 @@ from ..schema import PredictionRow, Session
 from ..progress import progress
 from .block import SessionScore, score_block, session_scores
 from .columnar import ColumnarRun, PooledRun, record_columns
-from .routing import COL, OUTCOMES, derive, point_metrics, share
+from .routing import COL, OUTCOMES, derive, exact_metrics, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
                    index_rows, mode_errors, not_scored_line)
 from .datafile import data_fingerprint
@@ -49,6 +49,9 @@ class RunScore:
     result: dict[str, Any]
     #: where :func:`score_files` wrote the document (``None`` when not written)
     score_file: Path | None = None
+    #: the pooled metrics unrounded (NaN where undefined): a difference of two runs' figures is
+    #: taken on these and rounded once
+    exact: dict[str, float] = field(default_factory=dict)
 
     def scores_by_id(self) -> dict[str, SessionScore]:
         return {sc.session_id: sc for sc in self.scores}
@@ -304,7 +307,8 @@ def score_predictions(
     run.outside = sum(len(v) for sid, v in index.by_session.items() if sid not in in_split)
     result = run_document(run, left_out, system=system, split=split, bootstrap=bootstrap, seed=seed, price=price,
                           provenance=provenance)
-    return RunScore(system, run_mode, split, scored, scores, index, left_out, result)
+    return RunScore(system, run_mode, split, scored, scores, index, left_out, result,
+                    exact=exact_metrics(run.matrix.sum(axis=0), run.bcubed))
 
 
 #: sessions scored at a time from records (what a block of a data file holds, about)
