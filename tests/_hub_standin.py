@@ -13,6 +13,10 @@ are git's (``sha1("blob <size>\\0" + content)``), so a client's "has this file c
 works as on the Hub. Branches and tags point at commits; any past revision stays readable. Every
 file is a regular upload (preupload answers ``regular``), so no LFS or Xet storage is needed.
 
+Started by hand (``python tests/_hub_standin.py [--port N]``, from the project's folder) it
+serves until Ctrl-C and prints the ``HF_ENDPOINT`` to set; writes then need the ``HF_TOKEN`` it
+was started with (any value; without one, none is asked for).
+
 Test hooks: ``token`` (writes need ``Authorization: Bearer <token>``; private repos need it to be
 read), ``fail_next_commits(n, status)`` (the next commits fail with a server error and change
 nothing, as a failed commit on the Hub does), ``hold_next(op, applied)`` (the next commit or tag
@@ -95,8 +99,9 @@ class HttpError(Exception):
 class HubStandIn:
     """The stand-in server; use as a context manager. ``url`` is its endpoint."""
 
-    def __init__(self, token: Optional[str] = None):
+    def __init__(self, token: Optional[str] = None, port: int = 0):
         self.token = token
+        self.port = port
         self.repos: dict[tuple[str, str], Repo] = {}
         self.log: list[tuple[str, str, int]] = []
         self._lock = threading.RLock()
@@ -110,7 +115,7 @@ class HubStandIn:
 
     def __enter__(self) -> "HubStandIn":
         handler = type("Handler", (_Handler,), {"hub": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -500,3 +505,35 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Content-Range"] = f"bytes {start}-{end}/{len(content)}"
             return self._send(206, content[start:end + 1], headers, "application/octet-stream")
         self._send(200, content, headers, "application/octet-stream")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Serve a stand-in until Ctrl-C, for trying ``push``, ``release`` and ``leaderboard`` by hand."""
+    import argparse
+    import os
+    import sys
+
+    ap = argparse.ArgumentParser(description="A Hugging Face Hub stand-in on loopback, kept in memory.")
+    ap.add_argument("--port", type=int, default=0, help="the port to serve on (default: any free one)")
+    args = ap.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        print(f"_hub_standin: --port must be 0 to 65535, got {args.port}", file=sys.stderr)
+        return 2
+    try:
+        hub = HubStandIn(token=os.environ.get("HF_TOKEN"), port=args.port)
+        with hub:
+            print(f"export HF_ENDPOINT={hub.url}", flush=True)
+            print("serving the Hub stand-in (repos in memory, gone when it stops); writes need the HF_TOKEN "
+                  "it was started with; Ctrl-C stops it", file=sys.stderr, flush=True)
+            threading.Event().wait()
+    except OSError as exc:
+        print(f"_hub_standin: cannot serve on 127.0.0.1:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
