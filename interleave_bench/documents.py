@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, Optional
+from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -32,11 +32,24 @@ BOARD_ROW_FORMAT = "interleave-board-row-v1"
 MID_REPLY_FORMAT = "interleave-mid-reply-v1"
 
 
-def is_score_head(head: bytes) -> bool:
-    """Whether a file's first bytes are those of a score document (a JSON object of
-    :data:`SCORE_FORMAT`): what ``score --out`` may write over
-    (:func:`~interleave_bench.errors.require_replaceable`)."""
-    return head.lstrip().startswith(b"{") and re.search(rb'"format"\s*:\s*"' + SCORE_FORMAT.encode() + rb'"', head) is not None
+def document_head_of(fmt: str) -> "Callable[[bytes], bool]":
+    """A test of a file's first bytes (:func:`~interleave_bench.errors.require_replaceable`'s
+    ``is_kind``) for a JSON document whose ``format`` is ``fmt``: what a command writing such a
+    document may write over."""
+    pattern = re.compile(rb'"format"\s*:\s*"' + re.escape(fmt.encode()) + rb'"')
+
+    def is_kind(head: bytes) -> bool:
+        return head.lstrip().startswith(b"{") and pattern.search(head) is not None
+
+    return is_kind
+
+
+#: a score document (``score --out``, and the score file beside each predictions file)
+is_score_head = document_head_of(SCORE_FORMAT)
+#: a run record (``<run>.run.json`` beside the predictions ``route`` writes)
+is_run_head = document_head_of(RUN_FORMAT)
+#: a mid-reply summary (the ``.score.json`` beside a mid-reply results file)
+is_mid_reply_head = document_head_of(MID_REPLY_FORMAT)
 
 
 class Document(BaseModel):

@@ -192,6 +192,19 @@ def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], b
                          "choose another path (or remove that file)")
 
 
+
+def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.PathLike, str]]",
+                   is_kind: "Callable[[bytes], bool]", what: str, option: str) -> None:
+    """Every check a file a command writes passes before any work, in one place: it is no folder,
+    FIFO or device (:func:`require_output_file`), none of the ``inputs``
+    (:func:`require_not_input`), and not a file of another kind than ``what`` (:func:`require_replaceable`).
+    A file written beside the named output (a run record, a score file, a summary) is checked the
+    same way, ``option`` then saying whose it is (``route: --out x.jsonl writes its run record
+    beside it, and``)."""
+    require_output_file(out)
+    require_not_input(out, inputs, option)
+    require_replaceable(out, is_kind, what, option)
+
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 
 

@@ -132,3 +132,67 @@ def test_facts_out_refuses_a_file_of_another_kind(world, tmp_path, capsys, other
     data = _facts_util.write_data(tmp_path / "v1")
     target = _kinds(world, tmp_path)[other]
     _refused(capsys, ["facts", data, "--dry-run", "--out", target], target, "facts: --out", "a facts results file")
+
+
+# --- the files a command writes beside its output: run records, score files, summaries ------------
+
+
+def test_a_score_file_beside_the_predictions_never_replaces_an_input_or_another_kind(world, tmp_path, capsys):
+    """``score DATA x.jsonl`` writes ``x.score.json`` (``x.<split>.score.json``) beside it: the data's
+    sessions file, or a manifest, at that path is refused before any work and left as it was."""
+    t = tmp_path / "t"
+    t.mkdir()
+    sessions, pred = t / "p.all.score.json", t / "p.jsonl"
+    sessions.write_bytes((world["data"] / "sessions.jsonl").read_bytes())
+    pred.write_bytes(world["pred"].read_bytes())
+    before = sessions.read_bytes()
+    assert main(["score", str(sessions), str(pred), "--split", "all", "--bootstrap", "0"]) == 2
+    assert capsys.readouterr().err == (f"error: score: {pred} has its score file beside it, and {sessions} is one of "
+                                       "the inputs (the sessions file); choose another path\n")
+    assert sessions.read_bytes() == before
+    beside = t / "p.score.json"
+    beside.write_bytes(world["manifest"].read_bytes())
+    _refused(capsys, ["score", world["data"], pred, "--bootstrap", "0"], beside,
+             f"score: {pred} has its score file beside it, and", "a score file")
+
+
+def test_two_runs_that_would_write_one_score_file_are_refused(world, tmp_path, capsys):
+    """``x.jsonl`` and ``x.parquet`` would both be scored into ``x.score.json``: the first run's
+    figures would be lost and the table would hold two rows named ``x``."""
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    t = tmp_path / "runs"
+    t.mkdir()
+    (t / "x.jsonl").write_bytes(world["pred"].read_bytes())
+    pq.write_table(pj.read_json(str(world["pred"])), t / "x.parquet")
+    assert main(["score", str(world["data"]), str(t), "--bootstrap", "0"]) == 2
+    assert capsys.readouterr().err == (f"error: score: {t / 'x.jsonl'} and {t / 'x.parquet'} would both write their "
+                                       f"score to {t / 'x.score.json'}: score them one at a time with --out, or rename one\n")
+    assert not (t / "x.score.json").exists()
+
+
+def test_route_never_writes_its_run_record_over_a_file_of_another_kind(world, tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    record = tmp_path / "r.run.json"
+    record.write_bytes(world["manifest"].read_bytes())
+    _refused(capsys, ["route", world["data"], "--mode", "open", "--policy", "bm25", "--out", out], record,
+             f"route: --out {out} writes its run record beside it, and", "a run record")
+    assert not out.exists()
+
+
+def test_mid_reply_never_writes_its_summary_over_its_cases_or_another_kind(world, tmp_path, capsys):
+    from interleave_bench.midreply.cases import packaged_cases_path
+
+    with packaged_cases_path() as packaged:
+        cases_text = packaged.read_bytes()
+    cases, out = tmp_path / "m.score.json", tmp_path / "m.jsonl"
+    cases.write_bytes(cases_text)
+    assert main(["mid-reply", str(cases), "--rule-only", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"error: mid-reply: --out {out} writes its summary beside it, and {cases} is "
+                                       "one of the inputs (the case file); choose another path\n")
+    assert cases.read_bytes() == cases_text and not out.exists()
+    summary = tmp_path / "n.score.json"
+    summary.write_bytes(world["manifest"].read_bytes())
+    _refused(capsys, ["mid-reply", "--rule-only", "--out", tmp_path / "n.jsonl"], summary,
+             f"mid-reply: --out {tmp_path / 'n.jsonl'} writes its summary beside it, and", "a mid-reply summary")

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError, require_not_folder, require_replaceable
-from ..documents import MidReplySummary
+from ..errors import UsageError, require_output
+from ..documents import MidReplySummary, is_mid_reply_head
 from ..io import write_json
 from ..locks import exclusive_output
 from ..fingerprints import records_fingerprint, sha256_file
@@ -114,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
     stem = Path(args.cases).stem if args.cases and not _is_packaged(args.cases) else None
     out = Path(args.out) if args.out else default_out(policy, model, bool(args.dry_run), stem)
     # before any work: a results file is resumed, and nothing else is ever cut or replaced
-    require_not_folder(out)
-    require_replaceable(out, RESULTS_HEAD, "a mid-reply results file", "mid-reply: --out")
+    inputs = [(args.cases, "the case file")] if args.cases else []
+    require_output(out, inputs, RESULTS_HEAD, "a mid-reply results file", "mid-reply: --out")
+    require_output(summary_path(out), inputs, is_mid_reply_head, "a mid-reply summary",
+                   f"mid-reply: --out {out} writes its summary beside it, and")
     with exclusive_output(out, f"mid-reply --policy {policy}"):
         return _run_into(args, timer, case_file, cases, cases_label, policy, model, out)
 

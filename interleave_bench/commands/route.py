@@ -103,26 +103,6 @@ def describe(result: RouteResult) -> dict[str, object]:
     return counts
 
 
-def require_out_not_input(data: str, out: str, router: Any = None) -> None:
-    """Refuse (one line, before any work) an ``--out`` whose predictions file or run record
-    (:func:`~interleave_bench.route.runner.sidecar_path`) is the data's sessions file, or the
-    source file of a plug-in ``router``'s class, or that is already there and is no predictions
-    file (a manifest, a run record, a score file: ``--fresh`` would replace it)."""
-    from pathlib import Path
-
-    from ..errors import require_not_input, require_replaceable
-    from ..route.plugin import router_source
-    from ..route.resume import is_rows_head
-    from ..route.runner import sidecar_path
-    from ..score.read import data_inputs
-
-    source = router_source(router) if router is not None else None
-    inputs = data_inputs(data) + ([(source, "the router's source file")] if source is not None else [])
-    require_not_input(out, inputs, "route: --out")
-    require_not_input(sidecar_path(Path(out)), inputs, f"route: --out {out} writes its run record beside it, and")
-    require_replaceable(out, is_rows_head, "a predictions file", "route: --out")
-
-
 def run(args: argparse.Namespace) -> int:
     from ..hub.source import local_data
 
@@ -142,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
     opts = options_from_args(args, router.policy if router is not None else None)
     args.data, source = local_data(args.data)
     if args.out is not None:
-        require_out_not_input(args.data, args.out, router)
+        from ..route.plugin import router_source
+        from ..route.resume import require_route_outputs
+
+        require_route_outputs(args.data, args.out, router_source(router) if router is not None else None, "route: --out")
     if router is not None:
         try:
             return run_route_command(args, opts, router)

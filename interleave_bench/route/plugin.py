@@ -395,10 +395,9 @@ def evaluate_router(
     from .runner import RouteOptions, run_route
 
     if out is not None:
-        from ..errors import require_replaceable
-        from .resume import is_rows_head
+        from .resume import require_route_outputs
 
-        require_replaceable(out, is_rows_head, "a predictions file", "evaluate_router: out=")
+        require_route_outputs(data, out, router_source(router), "evaluate_router: out=")
     wrapped = router if isinstance(router, PluginRouter) else PluginRouter(router, spec_of(router))
     opts = RouteOptions(mode=mode, policy=wrapped.policy, split=ROUTE_SPLIT, router=wrapped.spec)
     # a refusal to resume another run's file advises in this function's terms, not the command's options

@@ -29,6 +29,23 @@ START_OVER_FROM_PYTHON = "pass fresh=True to start over, or out=PATH to write el
 is_rows_head = jsonl_head_of(KIND_FIELDS["predictions"])
 
 
+def require_route_outputs(data: "str | Path", out: "str | Path", source: "Optional[str | Path]", option: str) -> None:
+    """Refuse (one line, before any work) an output ``out`` of a routing run whose predictions file
+    or run record (:func:`~.runner.sidecar_path`) is an input (the data's sessions file, the
+    plug-in router's ``source`` file), is no regular file, or is already there as a file of
+    another kind (a manifest, a score file, a sessions file: ``--fresh`` would replace it).
+    ``option`` names the output as the caller takes it (``route: --out``, ``evaluate_router: out=``)."""
+    from ..documents import is_run_head
+    from ..errors import require_output
+    from ..score.read import data_inputs
+    from .runner import sidecar_path
+
+    inputs = data_inputs(data) + ([(source, "the router's source file")] if source is not None else [])
+    require_output(out, inputs, is_rows_head, "a predictions file", option)
+    require_output(sidecar_path(Path(out)), inputs, is_run_head, "a run record",
+                   f"{option} {out} writes its run record beside it, and")
+
+
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:
     """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
 

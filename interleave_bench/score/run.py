@@ -532,6 +532,8 @@ def score_files(
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
         require_file(path)
+    if write:
+        require_score_outputs(data_path, pred_paths, split)
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
                    price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write)
     jobs = min(jobs, len(pred_paths))
@@ -545,6 +547,26 @@ def score_files(
         done = list(pool.map(_score_share, shares, [data_path] * jobs, [None] * jobs, [options] * jobs))
     by_path = {p: r for share, results in zip(shares, done) for p, r in zip(share, results)}
     return [by_path[p] for p in pred_paths]
+
+
+def require_score_outputs(data_path: Path, pred_paths: Sequence[Path], split: str) -> None:
+    """Refuse (one line, before any work) to score ``pred_paths`` into files beside them
+    (:func:`score_path`) when two of them would write one score file (``x.jsonl`` and
+    ``x.parquet``), or when one of those files is an input or a file of another kind
+    (:func:`~interleave_bench.errors.require_output`)."""
+    from ..documents import is_score_head
+    from ..errors import require_output
+    from .read import data_inputs
+
+    inputs = [*data_inputs(data_path), *((p, "a predictions file") for p in pred_paths)]
+    by_path: dict[Path, Path] = {}
+    for pred in pred_paths:
+        out = score_path(pred, split)
+        if out in by_path:
+            raise UsageError(f"score: {by_path[out]} and {pred} would both write their score to {out}: "
+                             "score them one at a time with --out, or rename one")
+        by_path[out] = pred
+        require_output(out, inputs, is_score_head, "a score file", f"score: {pred} has its score file beside it, and")
 
 
 def _score_share(pred_paths: Sequence[Path], data_path: Path, sessions: Sequence[Session] | None,
