@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.errors import UsageError
+from interleave_bench.errors import InputError, UsageError
 from interleave_bench.llm import LLM, ModelCallError, ResponseCache, model_session
 from interleave_bench.llm.prices import PRICES_AS_OF, Price, price_for
 from interleave_bench.llm.provider import DEEPSEEK_BASE_URL, Provider, resolve_provider
@@ -259,6 +259,73 @@ def test_cache_is_safe_under_concurrent_writer_processes(tmp_path):
     assert [p.exitcode for p in procs] == [0, 0, 0]
     cache = ResponseCache(tmp_path)
     assert len(cache) == 600 and cache.get("2-199") == {"text": "199"}
+
+
+def _damaged_cache(folder: Path, kind: str) -> Path:
+    """``folder/llm.sqlite`` as ``kind``: text, a folder, a real cache cut in half, or a real cache
+    whose pages past the first are overwritten (it opens; a read or write finds the damage)."""
+    path = folder / "llm.sqlite"
+    if kind == "text":
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text("not a database\n")
+    elif kind == "folder":
+        path.mkdir(parents=True)
+    else:
+        cache = ResponseCache(folder)
+        for k in range(300):
+            cache.put(f"key-{k}", "m", "test", {"text": "answer " * 40})
+        cache.close()
+        size = path.stat().st_size
+        with open(path, "r+b") as fh:
+            if kind == "truncated":
+                fh.truncate(size // 2)
+            else:
+                fh.seek(4096)  # the first page (the schema) stays: the cache opens
+                fh.write(b"\xff" * (size - 4096))
+    return path
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("text", "cannot be used as the response cache (file is not a database)"),
+    ("folder", "is a folder, not a file"),
+    ("truncated", "cannot be used as the response cache (database disk image is malformed)"),
+    ("pages", "cannot be used as the response cache (database disk image is malformed)"),
+])
+def test_a_cache_file_sqlite_cannot_use_stops_a_model_command_in_one_line(tmp_path, capsys, kind, problem):
+    from interleave_bench.cli import main
+
+    from _route_util import write_data
+
+    data = write_data(tmp_path / "data")
+    path = _damaged_cache(tmp_path / "cache", kind)
+    code = main(["route", str(data), "--mode", "closed", "--policy", "llm", "--dry-run",
+                 "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "p.jsonl")])
+    assert code == 2
+    assert capsys.readouterr().err == (f"error: {path}: {problem}: run with --no-cache, "
+                                       "or give another folder with --cache\n")
+
+
+@pytest.mark.parametrize("use", ["get", "put", "delete", "len"])
+def test_a_damaged_cache_found_on_a_read_or_write_names_the_file(tmp_path, use):
+    path = _damaged_cache(tmp_path, "pages")
+    cache = ResponseCache(tmp_path)
+    calls = {"get": lambda: cache.get("key-1"), "put": lambda: cache.put("new", "m", "test", {"text": "x"}),
+             "delete": lambda: cache.delete("key-1"), "len": lambda: len(cache)}
+    with pytest.raises(InputError) as exc:
+        calls[use]()
+    assert str(exc.value).startswith(f"{path}: cannot be used as the response cache (database disk image is malformed)")
+    cache.close()
+
+
+def test_a_dry_run_with_a_cache_it_cannot_use_starts_no_server(tmp_path):
+    import threading
+
+    _damaged_cache(tmp_path, "text")
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(InputError, match="file is not a database"):
+        with model_session(dry_run=True, cache_dir=str(tmp_path)):
+            pass
+    assert {t.ident for t in threading.enumerate() if t.is_alive()} <= before
 
 
 @pytest.mark.parametrize("kind", ["truncated", "malformed"])

@@ -4,6 +4,10 @@ The key is a SHA-256 over (endpoint identity, model, messages, every generation 
 body, attempt). It never includes the API key. A cache shared by two models or two endpoints can
 never answer for the wrong one, because both are in the key. WAL mode and a busy timeout make it
 safe for several processes writing at once.
+
+A cache file SQLite cannot use (not a database, damaged, a folder, locked past the busy timeout) is
+an :class:`~..errors.InputError` naming the file and how a run goes on without it, whether found as
+the cache opens or on a later read or write (a damaged page shows only when one reaches it).
 """
 
 from __future__ import annotations
@@ -14,13 +18,19 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
+
+from ..errors import InputError
 
 #: default folder of the cache, relative to where a command runs (override with --cache or INTERLEAVE_CACHE)
 DEFAULT_CACHE_DIR = ".cache"
 CACHE_FILE = "llm.sqlite"
 #: how long a writer waits for another process's write lock before giving up
 BUSY_TIMEOUT_S = 30.0
+#: how a run goes on without a cache file it cannot use
+WITHOUT_IT = "run with --no-cache, or give another folder with --cache"
+
+_T = TypeVar("_T")
 
 
 def cache_key(identity: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
@@ -46,23 +56,35 @@ class ResponseCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / CACHE_FILE
         self._local = threading.local()
-        with self._conn() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS answers ("
-                " key TEXT PRIMARY KEY, model TEXT NOT NULL, kind TEXT, answer TEXT NOT NULL, created REAL NOT NULL)"
-            )
+        self._use(lambda conn: conn.execute(
+            "CREATE TABLE IF NOT EXISTS answers ("
+            " key TEXT PRIMARY KEY, model TEXT NOT NULL, kind TEXT, answer TEXT NOT NULL, created REAL NOT NULL)"
+        ))
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            except BaseException:
+                conn.close()
+                raise
             self._local.conn = conn
         return conn
 
+    def _use(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``work`` on this thread's connection; a file SQLite cannot use is an :class:`InputError`
+        naming it."""
+        try:
+            return work(self._conn())
+        except sqlite3.Error as exc:
+            what = "is a folder, not a file" if self.path.is_dir() else f"cannot be used as the response cache ({exc})"
+            raise InputError(str(self.path), None, None, f"{what}: {WITHOUT_IT}") from None
+
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._conn().execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+        row = self._use(lambda conn: conn.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone())
         if not row:
             return None
         try:
@@ -71,16 +93,15 @@ class ResponseCache:
             return {}  # unreadable: no answer the client will take, so it is asked again
 
     def put(self, key: str, model: str, kind: str, answer: dict[str, Any]) -> None:
-        self._conn().execute(
-            "INSERT OR REPLACE INTO answers (key, model, kind, answer, created) VALUES (?, ?, ?, ?, ?)",
-            (key, model, kind, json.dumps(answer, ensure_ascii=False), time.time()),
-        )
+        row = (key, model, kind, json.dumps(answer, ensure_ascii=False), time.time())
+        self._use(lambda conn: conn.execute(
+            "INSERT OR REPLACE INTO answers (key, model, kind, answer, created) VALUES (?, ?, ?, ?, ?)", row))
 
     def delete(self, key: str) -> None:
-        self._conn().execute("DELETE FROM answers WHERE key = ?", (key,))
+        self._use(lambda conn: conn.execute("DELETE FROM answers WHERE key = ?", (key,)))
 
     def __len__(self) -> int:
-        return self._conn().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        return self._use(lambda conn: conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

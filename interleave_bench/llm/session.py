@@ -36,23 +36,26 @@ def model_session(
     problem = limits_problem(concurrency, timeout, max_retries)
     if problem is not None:  # before anything is started that would have to be stopped
         raise ValueError(f"{problem[0]} {problem[1]}")
-    server = None
     if dry_run:
-        from .server import FakeServer
-
         dry_run_model(model)  # before the server starts
-        server = FakeServer().start()
-        provider = fake_provider(server.url)
     else:
         provider = resolve_provider(model)
+    # a cache file it cannot use is refused here, before the server starts
     cache = ResponseCache(cache_dir_from(cache_dir)) if use_cache else None
-    llm = LLM(provider, cache=cache, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
+    server = None
     try:
-        yield llm
-    except BaseException:
-        if llm.stats.calls:  # paid for something (a run whose calls all failed spent nothing: its error says it)
-            print(llm.cost_line(), file=sys.stderr)
-        raise
+        if dry_run:
+            from .server import FakeServer
+
+            server = FakeServer().start()
+            provider = fake_provider(server.url)
+        llm = LLM(provider, cache=cache, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
+        try:
+            yield llm
+        except BaseException:
+            if llm.stats.calls:  # paid for something (a run whose calls all failed spent nothing: its error says it)
+                print(llm.cost_line(), file=sys.stderr)
+            raise
     finally:
         if cache is not None:
             cache.close()
