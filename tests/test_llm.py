@@ -384,6 +384,35 @@ def test_extra_body_may_not_set_what_the_client_sets_itself(body, said, tmp_path
     assert not (data.parent / "predictions-dry").exists()
 
 
+@pytest.mark.parametrize("body, said", [
+    ('{"top_k": NaN}', "top_k: NaN is not a JSON number (NaN and Infinity are refused)"),
+    ('{"thinking": {"budget": [1, -Infinity]}}',
+     "thinking.budget[1]: -Infinity is not a JSON number (NaN and Infinity are refused)"),
+    ('{"top_p": 1e400}', "top_p: the number 1e400 is outside the finite range of a float"),
+    ('{bad', "invalid JSON: Expecting property name enclosed in double quotes (column 2)"),
+])
+def test_extra_body_json_cannot_send_is_refused_before_any_server_starts(body, said, tmp_path, capsys, monkeypatch):
+    import threading
+
+    from interleave_bench.cli import main
+
+    from _route_util import write_data
+
+    with pytest.raises(UsageError) as refused:
+        resolve_provider(None, env={"DEEPSEEK_API_KEY": "k", "EVAL_EXTRA_BODY": body})
+    assert str(refused.value) == f"EVAL_EXTRA_BODY: {said}"
+    monkeypatch.setenv("EVAL_EXTRA_BODY", body)
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(UsageError, match="^EVAL_EXTRA_BODY: "):
+        with model_session(dry_run=True, use_cache=False):
+            pass
+    assert {t.ident for t in threading.enumerate() if t.is_alive()} <= before
+    data = write_data(tmp_path / "data")
+    code = main(["route", str(data), "--mode", "closed", "--policy", "llm", "--dry-run", "--no-cache"])
+    assert code == 2 and capsys.readouterr().err == f"error: EVAL_EXTRA_BODY: {said}\n"
+    assert not (data / "predictions-dry").exists()
+
+
 def test_the_keys_extra_body_may_not_set_are_those_a_request_carries(openai_env):
     from interleave_bench.llm.provider import OWN_BODY_KEYS
 

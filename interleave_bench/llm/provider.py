@@ -6,18 +6,18 @@
 - ``--dry-run``: the project's fake model on loopback; nothing is spent.
 
 ``EVAL_EXTRA_BODY`` (a JSON object) is merged into every request; it may not set what the client
-sets itself (:data:`OWN_BODY_KEYS`). The API key lives only in the
+sets itself (:data:`OWN_BODY_KEYS`), nor hold what JSON has no number for (NaN, Infinity). The API key lives only in the
 :class:`Provider` object in memory: it is never part of a cache key, a file, a log or a result.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
+from ..strictjson import parse_strict
 
 DEEPSEEK_BASE_URL = "https://api.deepseek.com"
 DEEPSEEK_MODELS = ("deepseek-chat", "deepseek-reasoner")
@@ -61,10 +61,10 @@ def extra_body_from_env(env: dict[str, str] | None = None) -> dict[str, Any]:
     raw = env.get("EVAL_EXTRA_BODY", "").strip()
     if not raw:
         return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"EVAL_EXTRA_BODY: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    try:  # strictly: a NaN or Infinity, which no request body can carry, is refused before any call
+        value = parse_strict("EVAL_EXTRA_BODY", None, raw)
+    except InputError as exc:  # (an environment variable has no lines to name)
+        raise UsageError(f"EVAL_EXTRA_BODY: {exc.field + ': ' if exc.field else ''}{exc.message}") from None
     if not isinstance(value, dict):
         raise UsageError(f"EVAL_EXTRA_BODY: expected a JSON object, got {type(value).__name__}")
     own = [k for k in value if k in OWN_BODY_KEYS]
@@ -96,11 +96,12 @@ def resolve_provider(model: str | None = None, *, env: dict[str, str] | None = N
     )
 
 
-def fake_provider(base_url: str, *, env: dict[str, str] | None = None) -> Provider:
-    """The dry-run provider: the fake model served on loopback at ``base_url``."""
-    return Provider(
-        "dry-run", base_url, FAKE_MODEL, "dry-run-no-key", extra_body_from_env(env), identity=FAKE_IDENTITY
-    )
+def fake_provider(base_url: str, *, env: dict[str, str] | None = None,
+                  extra_body: dict[str, Any] | None = None) -> Provider:
+    """The dry-run provider: the fake model served on loopback at ``base_url``, with ``extra_body``
+    (else the environment's, :func:`extra_body_from_env`)."""
+    extra = extra_body_from_env(env) if extra_body is None else extra_body
+    return Provider("dry-run", base_url, FAKE_MODEL, "dry-run-no-key", extra, identity=FAKE_IDENTITY)
 
 
 def dry_run_model(model: str | None) -> str:

@@ -10,7 +10,7 @@ from typing import Iterator
 
 from .cache import DEFAULT_CACHE_DIR, ResponseCache
 from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, limits_problem
-from .provider import dry_run_model, fake_provider, resolve_provider
+from .provider import dry_run_model, extra_body_from_env, fake_provider, resolve_provider
 
 
 def cache_dir_from(value: str | None) -> str:
@@ -38,6 +38,7 @@ def model_session(
         raise ValueError(f"{problem[0]} {problem[1]}")
     if dry_run:
         dry_run_model(model)  # before the server starts
+        extra = extra_body_from_env()  # likewise
     else:
         provider = resolve_provider(model)
     # a cache file it cannot use is refused here, before the server starts
@@ -48,7 +49,7 @@ def model_session(
             from .server import FakeServer
 
             server = FakeServer().start()
-            provider = fake_provider(server.url)
+            provider = fake_provider(server.url, extra_body=extra)
         llm = LLM(provider, cache=cache, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
         try:
             yield llm
