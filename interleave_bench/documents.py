@@ -329,6 +329,9 @@ class LeaderboardRow(Document):
     #: the run's rows, in any order or layout: SHA-256 over each row's canonical JSON, sorted (set
     #: by ``leaderboard add``; one run is one row however its file is written)
     rows_sha256: Optional[str] = None
+    #: a routing run's decisions, whatever else its rows say: SHA-256 over each turn's label and
+    #: refs (set by ``leaderboard add``; null on rows published before it was recorded, and on summaries)
+    decisions_sha256: Optional[str] = None
     sessions: Optional[int]
     messages: Optional[int]
     package_version: Optional[str]

@@ -329,6 +329,11 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
         _board_row(w)),
     "the same rows with labels written as numbers": lambda w: (_open_run(w, "labels-as-numbers", pred=int), _open_board(w)),
     "the same rows with whole milliseconds as decimals": lambda w: (_open_run(w, "ms-as-decimals", ms=212.0), _open_board(w)),
+    "the same decisions under another policy and name": lambda w: (
+        _predictions(w, "relabelled", lambda ls: [_edit_row(x, policy="mine", via="llm", elapsed_ms=90) for x in ls]),
+        _board_row(w)),
+    "the same open decisions under other labels": lambda w: (_open_run(w, "labels-renamed", pred=lambda n: f"x{n}"),
+                                                             _open_board(w)),
     "a name differing by case": lambda w: (_other_run(w, "closed-bm25") | {"system": "CLOSED-STAY"}, _board_row(w)),
     "a name differing by a trailing space": lambda w: (_other_run(w, "closed-bm25") | {"system": "closed-stay "}, _board_row(w)),
     # facts summaries: re-scored from their result rows

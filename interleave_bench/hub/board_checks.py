@@ -200,6 +200,11 @@ def run_key(row: dict[str, Any]) -> tuple:
     return (name_key(row.get("system")), row.get("kind") or KIND_ROUTING, *(row.get(k) for k in TABLE_KEY[1:]))
 
 
+def decisions_key(row: dict[str, Any]) -> tuple:
+    """A run's decisions in its table (:data:`TABLE_KEY`): the same decisions are one run of a table."""
+    return (row.get("kind") or KIND_ROUTING, *(row.get(k) for k in TABLE_KEY[1:]), row.get("decisions_sha256"))
+
+
 def check_intervals(rows: list[dict[str, Any]], paths: list[str]) -> None:
     """Refuse a row whose ranking metrics are undefined or come without their 95% interval.
 
@@ -245,11 +250,16 @@ def check_additions(
     existing: list[dict[str, Any]], new: list[dict[str, Any]], paths: list[str], *, new_board: bool = False
 ) -> None:
     """Refuse duplicates (a name already in its table, the same predictions file, the same rows in
-    another order or layout) and rows on another data revision; raises InputErrors naming each file."""
+    another order or layout, the same routing decisions in its table whatever else the rows say)
+    and rows on another data revision; raises InputErrors naming each file.
+
+    Rows published before ``decisions_sha256`` was recorded have none: against them, the rows
+    (``rows_sha256``) and the predictions file are what is compared."""
     errs: list[InputError] = []
     by_key = {run_key(r): r for r in existing}
     by_pred = {r.get("predictions_sha256"): r for r in existing}
     by_rows = {r["rows_sha256"]: r for r in existing if r.get("rows_sha256") is not None}
+    by_decisions = {decisions_key(r): r for r in existing if r.get("decisions_sha256") is not None}
     revisions = {r["data_revision"] for r in new}
     if len(revisions) > 1:
         errs.append(InputError(paths[0], None, "provenance.data_sha256",
@@ -274,6 +284,12 @@ def check_additions(
             errs.append(InputError(p, None, "rows_sha256",
                                    f"duplicate: the same rows, in another order or layout, are already on the board as "
                                    f"{describe(old)} (published in {old.get('publication') or 'this add'})"))
+        elif r.get("decisions_sha256") is not None and decisions_key(r) in by_decisions:
+            old = by_decisions[decisions_key(r)]
+            errs.append(InputError(p, None, "decisions_sha256",
+                                   f"duplicate: the same routing decisions (each message's label and refs) are already "
+                                   f"on the board as {describe(old)} (published in {old.get('publication') or 'this add'}): "
+                                   "a run relabelled (policy, via, model, usage, name) is the same run"))
         elif (r["data_revision"] == board_rev and (same_config := {
                 o.get("data_sha256") for o in existing
                 if o.get("data_revision") == board_rev and o.get("data_config") == r.get("data_config")})
@@ -290,6 +306,8 @@ def check_additions(
         by_pred.setdefault(r["predictions_sha256"], r)
         if r.get("rows_sha256") is not None:
             by_rows.setdefault(r["rows_sha256"], r)
+        if r.get("decisions_sha256") is not None:
+            by_decisions.setdefault(decisions_key(r), r)
     if errs:
         raise InputErrors(errs)
 

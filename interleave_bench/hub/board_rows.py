@@ -72,7 +72,7 @@ def board_features():
     cols: dict[str, Any] = {
         name: Value("string")
         for name in ("kind", "system", "policy", "model", "mode", "split", "data_repo", "data_revision", "data_commit",
-                     "data_config", "data_sha256", "predictions_sha256", "rows_sha256")
+                     "data_config", "data_sha256", "predictions_sha256", "rows_sha256", "decisions_sha256")
     }
     for m in INTERVAL_COLUMNS:
         cols[m] = Value("float64")
@@ -126,6 +126,7 @@ def row_from_score(
         "data_sha256": prov.data_sha256,
         "predictions_sha256": prov.predictions_sha256,
         "rows_sha256": None,
+        "decisions_sha256": None,
     }
     for m in INTERVAL_COLUMNS:
         iv = doc.intervals.get(m)

@@ -53,6 +53,8 @@ class Scored:
     doc: dict[str, Any]
     #: the run's rows as a set (:func:`rows_fingerprint`)
     rows_sha256: Optional[str] = None
+    #: a routing run's decisions (:func:`~interleave_bench.score.routing.decisions_fingerprint`)
+    decisions_sha256: Optional[str] = None
 
 
 # --- names and fingerprints ------------------------------------------------------------------------
@@ -291,6 +293,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     from ..llm.prices import prices_from
     from ..schema import PredictionRow
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
+    from ..score.routing import decisions_fingerprint
     from ..score.run import score_files
 
     where = stated_path or str(pred)
@@ -337,7 +340,9 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
-    return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow))
+    scored = {s["session_id"] for s in doc["per_session"]}
+    decisions = decisions_fingerprint((PredictionRow.model_validate(r) for _, r in rows), doc["mode"], scored)
+    return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow), decisions)
 
 
 # --- summaries: facts and mid-reply runs ------------------------------------------------------------
@@ -562,6 +567,7 @@ def _routing_row(scored: Scored, name: str, model: Optional[str], data_repo: Opt
     repo = data_repo or (prov.get("data_repo") if data_revision is None else None)
     scored.row = row_from_score(scored.path, scored.doc, system=name, model=model, data_repo=repo, data_revision=rev)
     scored.row["rows_sha256"] = scored.rows_sha256
+    scored.row["decisions_sha256"] = scored.decisions_sha256
     if prov.get("data_config") and rev == prov.get("data_revision"):
         scored.row["data_config"] = prov["data_config"]
         scored.row["data_commit"] = prov.get("data_commit")

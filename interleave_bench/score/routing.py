@@ -13,7 +13,7 @@ Pure functions: sessions and rows in, numbers out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Container, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -257,3 +257,43 @@ def grouped_breakdowns(pooled: dict[tuple[str, str], list[int]]) -> dict[str, di
     return out
 
 
+
+
+# --- a run's decisions -------------------------------------------------------------------------------
+
+
+def decisions_fingerprint(rows: Iterable[PredictionRow], mode: str, sessions: Container[str]) -> str:
+    """The routing decisions of a run's rows for ``sessions`` (those scored), ``sha256:<hex>``.
+
+    A decision is what the scorer reads to give the routing figures: per session and turn, the
+    label the message is routed to and the refs it names (a set: sorted, each once, left out when
+    none). Nothing else of a row counts (``policy``, ``via``, ``model``, ``usage``, times, bursts,
+    confidence): a run relabelled is the same decisions. In open mode a label is only a name, matched
+    to gold threads (docs/score.md#the-metrics-exactly): a session's labels are numbered in the
+    order of first use (``CLARIFY`` and ``ERROR`` kept), and a ref naming no label of its session,
+    which maps to nothing, is left out. Lines sorted and hashed as
+    :func:`~interleave_bench.fingerprints.sorted_lines_fingerprint` does.
+    """
+    import json
+    from collections import defaultdict
+
+    from ..fingerprints import sorted_lines_fingerprint
+
+    by_session: dict[str, list[PredictionRow]] = defaultdict(list)
+    for r in rows:
+        if r.session_id in sessions:
+            by_session[r.session_id].append(r)
+    lines = []
+    for sid, turns in by_session.items():
+        turns.sort(key=lambda r: r.i)
+        names: dict[str, str] = {}
+        is_open = mode == "open"
+        for r in turns if is_open else ():
+            if r.pred not in SPECIAL:
+                names.setdefault(r.pred, str(len(names) + 1))
+        for r in turns:
+            refs = {names[x] for x in r.refs or () if x in names} if is_open else set(r.refs or ())
+            decision = {"session_id": sid, "i": r.i, "pred": names.get(r.pred, r.pred), "refs": sorted(refs) or None}
+            lines.append(json.dumps({k: v for k, v in decision.items() if v is not None}, sort_keys=True,
+                                    separators=(",", ":"), ensure_ascii=False))
+    return sorted_lines_fingerprint(sorted(lines))

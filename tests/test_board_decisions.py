@@ -1,0 +1,108 @@
+"""A run on the board is its routing decisions: the same decisions relabelled (policy, via, model, usage,
+name) are refused as the run already there, against the Hub stand-in (docs/hub.md#interleave-bench-leaderboard)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import _board_util as b
+import _hub_util as u
+from _hub_util import hub  # noqa: F401  (the fixture)
+from interleave_bench.errors import InputErrors
+from interleave_bench.hub.board_checks import check_additions
+from interleave_bench.hub.board_score import score_given
+from interleave_bench.schema import PredictionRow
+from interleave_bench.score.routing import decisions_fingerprint
+
+BOARD = "me/fresh"
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """``(data folder, {run: predictions file})`` of the baselines on ten sessions."""
+    return b.baselines(tmp_path / "data")
+
+
+def _add(capsys, *args: str) -> tuple[int, str, str]:
+    return u.cli(["leaderboard", "add", *args, "--repo", BOARD], capsys)
+
+
+def _rewritten(src: Path, out: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> str:
+    """``src``'s rows each rewritten by ``edit``, as a predictions file of its own."""
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out.write_text("".join(json.dumps(edit(r)) + "\n" for r in rows), encoding="utf-8")
+    return str(out)
+
+
+def _refused_as(capsys, path: str, data: Path, system: str, already: str, publication: str = "board-1") -> None:
+    """``path`` added as ``system`` is refused in one line as the decisions of ``already``."""
+    code, _, err = _add(capsys, path, "--data", str(data), "--system", system)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: {path}: decisions_sha256: duplicate: the same routing decisions"), err
+    assert f"already on the board as {already} (published in {publication})" in err, err
+
+
+def test_a_run_relabelled_is_refused_naming_the_run_already_on_the_board(hub, runs, tmp_path, capsys):
+    data, preds = runs
+    code, _, err = _add(capsys, str(preds["closed-bm25"]), str(preds["open-oracle"]), "--data", str(data), "--new-board")
+    assert code == 0, err
+    bm25, oracle = "closed-bm25 (closed, bm25, no model, dev)", "open-oracle (open, oracle, no model, dev)"
+    # the policy renamed: the same decisions ranked twice
+    mine = _rewritten(preds["closed-bm25"], tmp_path / "mine.jsonl", lambda r: {**r, "policy": "mine"})
+    _refused_as(capsys, mine, data, "my router", bm25)
+    # the gold oracle declared an llm run of a model
+    llm = _rewritten(preds["open-oracle"], tmp_path / "llm.jsonl", lambda r: {**r, "policy": "llm", "model": "gpt-9"})
+    _refused_as(capsys, llm, data, "gpt-9 router", oracle)
+    # what the scorer reads only for costs and times is not a decision
+    costed = _rewritten(preds["closed-bm25"], tmp_path / "costed.jsonl", lambda r: {
+        **r, "via": "llm", "elapsed_ms": 120, "usage": {"input_tokens": 900, "output_tokens": 5}})
+    _refused_as(capsys, costed, data, "costed router", bm25)
+    # in open mode a label is only a name: the same grouping under other names is the same decisions
+    renamed = _rewritten(preds["open-oracle"], tmp_path / "renamed.jsonl",
+                         lambda r: {**r, "pred": f"topic-{r['pred']}", "refs": [f"topic-{x}" for x in r.get("refs") or []]})
+    _refused_as(capsys, renamed, data, "renamed router", oracle)
+    assert sorted(hub.tags(BOARD)) == ["board-1"] and len(hub.commits(BOARD)) == 2
+    # refs are decisions: the same labels with refs are another run, accepted beside them
+    reffed = _rewritten(preds["closed-bm25"], tmp_path / "reffed.jsonl", lambda r: {**r, "refs": ["t2", "t1"]})
+    code, out, err = _add(capsys, reffed, "--data", str(data), "--system", "reffed router")
+    assert code == 0 and "added reffed router (closed, bm25" in out, err
+    # refs in another order, or named twice, are the same refs
+    again = _rewritten(Path(reffed), tmp_path / "again.jsonl", lambda r: {**r, "refs": ["t1", "t2", "t1"]})
+    _refused_as(capsys, again, data, "again router", "reffed router (closed, bm25, no model, dev)", "board-2")
+
+
+def _fingerprint(rows: list[dict[str, Any]], mode: str, sessions=("s1",)) -> str:
+    return decisions_fingerprint([PredictionRow.model_validate(r) for r in rows], mode, set(sessions))
+
+
+def test_the_decisions_are_labels_and_refs_per_turn_and_an_open_label_is_only_a_name():
+    rows = [{"session_id": "s1", "i": 0, "pred": "a"}, {"session_id": "s1", "i": 1, "pred": "b", "refs": ["a"]},
+            {"session_id": "s1", "i": 2, "pred": "CLARIFY"}, {"session_id": "s1", "i": 3, "pred": "a"}]
+    fp = _fingerprint(rows, "open")
+    renamed = [{**r, "pred": {"a": "x", "b": "y"}.get(r["pred"], r["pred"]),
+                **({"refs": ["x", "nowhere"]} if r.get("refs") else {})} for r in rows]
+    assert _fingerprint(renamed[::-1], "open") == fp  # another order, other names, a ref to no label
+    assert _fingerprint(renamed, "closed") != _fingerprint(rows, "closed")  # a closed label names a thread
+    regrouped = [*rows[:3], {**rows[3], "pred": "b"}]
+    assert _fingerprint(regrouped, "open") != fp
+    assert _fingerprint([*rows[:1], {**rows[1], "refs": None}, *rows[2:]], "open") != fp
+    assert _fingerprint([*rows, {"session_id": "s2", "i": 0, "pred": "z"}], "open") == fp  # a session not scored
+    relabelled = [{**r, "policy": "llm", "via": "llm", "elapsed_ms": 3, "usage": {"input_tokens": 9}} for r in rows]
+    assert _fingerprint(relabelled, "closed") == _fingerprint(rows, "closed")
+
+
+def test_a_board_published_before_decisions_were_recorded_still_compares_its_rows(runs, tmp_path):
+    data, preds = runs
+    (row,) = [s.row for s in score_given([str(preds["closed-bm25"])], data=str(data))]
+    old = {**row, "decisions_sha256": None, "publication": "board-1"}  # as a board written before holds it
+    reordered = tmp_path / "reordered.jsonl"
+    reordered.write_text("".join(reversed(preds["closed-bm25"].read_text(encoding="utf-8").splitlines(True))),
+                         encoding="utf-8")
+    (new,) = [s.row for s in score_given([str(reordered)], data=str(data), system="reordered")]
+    with pytest.raises(InputErrors) as exc:
+        check_additions([old], [new], [str(reordered)])
+    assert "rows_sha256: duplicate: the same rows, in another order or layout" in exc.value.errors[0].format()
