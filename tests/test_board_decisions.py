@@ -1,5 +1,6 @@
 """A run on the board is its routing decisions: the same decisions relabelled (policy, via, model, usage,
-name) are refused as the run already there, against the Hub stand-in (docs/hub.md#interleave-bench-leaderboard)."""
+name) are refused as the run already there, and the gold's decisions are ranked only as the oracle
+baseline, against the Hub stand-in (docs/hub.md#interleave-bench-leaderboard)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,25 @@ def test_a_run_relabelled_is_refused_naming_the_run_already_on_the_board(hub, ru
     # refs in another order, or named twice, are the same refs
     again = _rewritten(Path(reffed), tmp_path / "again.jsonl", lambda r: {**r, "refs": ["t1", "t2", "t1"]})
     _refused_as(capsys, again, data, "again router", "reffed router (closed, bm25, no model, dev)", "board-2")
+
+
+def test_the_oracle_relabelled_is_refused_and_ranked_only_as_the_oracle(hub, runs, tmp_path, capsys):
+    data, preds = runs
+    # the gold oracle declared an llm run of a model, on a board that does not hold the oracle
+    llm = _rewritten(preds["open-oracle"], tmp_path / "llm.jsonl", lambda r: {**r, "policy": "llm", "model": "gpt-9"})
+    # its open labels renamed and its refs left out; the closed oracle under another policy
+    bare = _rewritten(preds["open-oracle"], tmp_path / "bare.jsonl",
+                      lambda r: {**{k: v for k, v in r.items() if k != "refs"}, "pred": "x" + r["pred"], "policy": "mine"})
+    closed = _rewritten(preds["closed-oracle"], tmp_path / "closed.jsonl", lambda r: {**r, "policy": "bm25"})
+    for path, said in ((llm, "'llm'"), (bare, "'mine'"), (closed, "'bm25'")):
+        code, _, err = _add(capsys, path, "--data", str(data), "--system", "my router")
+        assert code == 2 and err.count("\n") == 1, err
+        assert err.startswith(f"error: {path}: policy: {said}, but every message is routed where its gold puts it"), err
+        assert "the board ranks them only as the oracle (policy 'oracle')" in err
+    assert hub.tags(BOARD) == {}
+    # declared as the oracle, the same rows are ranked as what they are
+    code, out, err = _add(capsys, str(preds["open-oracle"]), "--data", str(data))
+    assert code == 0 and "added open-oracle (open, oracle, no model, dev)" in out, err
 
 
 def _fingerprint(rows: list[dict[str, Any]], mode: str, sessions=("s1",)) -> str:

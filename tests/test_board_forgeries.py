@@ -16,7 +16,14 @@ import pytest
 
 import _board_util as b
 from interleave_bench.errors import InputError, InputErrors, UsageError
-from interleave_bench.hub.board_checks import check_additions, check_complete, check_intervals, check_real_model, check_values
+from interleave_bench.hub.board_checks import (
+    check_additions,
+    check_complete,
+    check_intervals,
+    check_oracle,
+    check_real_model,
+    check_values,
+)
 from interleave_bench.hub.board_score import score_given
 from interleave_bench.llm.server import FakeServer
 
@@ -32,6 +39,7 @@ def verdict(paths: list[str], existing: list[dict[str, Any]] = (), **options: An
         check_complete([s.doc for s in scored], where)
         check_real_model([s.doc for s in scored], where)
         check_additions(list(existing), rows, where)
+        check_oracle([s.doc for s in scored], where)
     except InputErrors as exc:
         return [e.format() for e in exc.errors]
     except InputError as exc:
@@ -219,6 +227,16 @@ def _mid_subset(w) -> dict[str, Any]:
                     metrics=_mid_reply_metrics(out), cases__selected=5)
 
 
+def _relabelled(w, run: str, **changes: Any) -> Path:
+    """Baseline ``run``'s rows with fields changed (a callable is given the row), as a predictions file of its own."""
+    rows = [json.loads(line) for line in w["preds"][run].read_text(encoding="utf-8").splitlines()]
+    out = w["root"] / "preds" / f"{run}-relabelled.jsonl"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("".join(_edit_row(json.dumps(r), **{k: v(r) if callable(v) else v for k, v in changes.items()}) + "\n"
+                           for r in rows), encoding="utf-8")
+    return out
+
+
 def _board_row(w, **changes) -> list[dict[str, Any]]:
     """A board already holding the honest run (as published), with ``changes`` to that row."""
     row = score_given([str(w["root"] / "honest.score.json")])[0].row
@@ -334,6 +352,9 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
         _board_row(w)),
     "the same open decisions under other labels": lambda w: (_open_run(w, "labels-renamed", pred=lambda n: f"x{n}"),
                                                              _open_board(w)),
+    "the oracle's decisions under another policy": lambda w: _relabelled(w, "closed-oracle", policy="llm", model="gpt-x"),
+    "the open oracle's decisions under other labels, without refs": lambda w: _relabelled(
+        w, "open-oracle", policy="bm25", refs=None, pred=lambda r: "x" + r["pred"]),
     "a name differing by case": lambda w: (_other_run(w, "closed-bm25") | {"system": "CLOSED-STAY"}, _board_row(w)),
     "a name differing by a trailing space": lambda w: (_other_run(w, "closed-bm25") | {"system": "closed-stay "}, _board_row(w)),
     # facts summaries: re-scored from their result rows
@@ -376,6 +397,7 @@ def _submit(w, name: str) -> tuple[list[str], str]:
 def test_the_honest_runs_are_accepted(world):
     assert verdict([str(world["root"] / "honest.score.json")]) == []
     assert verdict([str(world["preds"]["closed-bm25"])], data=str(world["data"])) == []
+    assert verdict([str(world["preds"]["closed-oracle"])], data=str(world["data"])) == []  # the oracle, as itself
     opened = b.score_file(world["data"], world["preds"]["open-bm25"], out=world["root"] / "open.score.json")
     assert opened["cluster"] and verdict([str(world["root"] / "open.score.json")]) == []
     for kind in ("facts", "mid"):

@@ -40,6 +40,7 @@ from .board_checks import (  # noqa: F401 - the board's rules, importable from h
     check_complete,
     check_data_revisions,
     check_intervals,
+    check_oracle,
     check_real_model,
     check_values,
     current_revision,
@@ -224,6 +225,7 @@ def add_runs(
     if pending is not None and (same := _same_runs(pending, new, state.rows)) is not None:
         return AddResult(repo_id, pending, state.head, same, state.rows)
     check_additions(state.rows, new, where, new_board=new_board)
+    check_oracle(docs, where)  # after the duplicates: a copy of the oracle on the board is named as such
     tag = next_tag(state.tags)
     stamp = (now or dt.datetime.now(dt.timezone.utc)).replace(microsecond=0).isoformat()
     for r in new:
