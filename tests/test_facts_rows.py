@@ -139,18 +139,18 @@ def test_with_the_data_every_verdict_is_judged_again_and_a_disagreeing_row_refus
     # en-0001-p2: the deposit was only proposed (300 EUR) by turn 3
     good = [answer("en-0001-p7", "stale", "It is 900 EUR now.", "correct"),
             answer("en-0001-p2", "proposal", "Not settled yet, undecided.", "correct")]
-    forged = [answer("en-0001-p7", "stale", "It is 700 EUR.", "correct"),
-              answer("en-0001-p2", "proposal", "300 EUR", "correct")]
+    forged = [answer("en-0001-p7", "stale", "It is 700 EUR.", "correct", "summary"),
+              answer("en-0001-p2", "proposal", "300 EUR", "correct", "summary")]
     path = write_rows(tmp_path / "r.jsonl", good + forged)
     code, doc, _ = score(path, capsys)  # without the data: verdicts as written
-    assert code == 1 and doc["metrics"]["strategies"]["facts"]["answer_accuracy"]["k"] == 4
+    assert code == 1 and doc["metrics"]["strategies"]["summary"]["answer_accuracy"]["k"] == 2
     code, _, err = score(path, capsys, "--data", str(data))
     assert code == 2
     assert err == [
         f"error: {path}:3: verdict: says 'correct', but the answer judged against probe 'en-0001-p7' of the data is 'stale'",
         f"error: {path}:4: verdict: says 'correct', but the answer judged against probe 'en-0001-p2' of the data is 'proposal'",
     ]
-    path = write_rows(tmp_path / "r.jsonl", good + [{**answer("en-0001-p7", "stale", "900 EUR", "correct"), "verdict": None},
+    path = write_rows(tmp_path / "r.jsonl", good + [{**answer("en-0001-p7", "stale", "900 EUR", "correct", "summary"), "verdict": None},
                                                     answer("en-0001-p99", "cross", "5", "correct")])
     code, _, err = score(path, capsys, "--data", str(data))
     assert code == 2 and err == [f"error: {path}:4: probe: 'en-0001-p99' is not a probe of session 'en-0001' in "

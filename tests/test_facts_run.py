@@ -181,6 +181,19 @@ def test_a_rerun_replays_only_failed_changed_or_cut_off_sessions_and_refuses_ano
     assert code == 2 and "choose another --out" in err
 
 
+def test_a_rerun_refuses_a_file_holding_an_answer_twice_and_leaves_it_as_it_was(data, capsys):
+    assert run_facts(capsys, str(data), "--dry-run")[0] == 0
+    results = data / "facts" / "fake-model.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if json.loads(line)["kind"] == "answer")
+    results.write_text("".join(lines[: at + 1] + [lines[at]] + lines[at + 1:]), encoding="utf-8")
+    before = results.read_bytes()
+    code, _, err = run_facts(capsys, str(data), "--dry-run")
+    assert code == 2 and err.splitlines()[-1].startswith(f"error: {results}:{at + 2}: probe: second answer row for "), err
+    assert f"(first on line {at + 1}); remove it" in err
+    assert results.read_bytes() == before
+
+
 def test_a_session_whose_routing_answer_named_no_topic_is_asked_again(data, capsys):
     assert run_facts(capsys, str(data), "--dry-run")[0] == 0
     results = data / "facts" / "fake-model.jsonl"

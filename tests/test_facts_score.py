@@ -8,6 +8,7 @@ import json
 import pytest
 
 from interleave_bench.cli import main
+from interleave_bench.errors import InputError
 from interleave_bench.facts.results import parse_lines, score_rows
 
 from _facts_util import write_rows
@@ -142,9 +143,7 @@ def test_routing_unchanged_fails_on_a_change_an_error_lower_accuracy_or_nothing_
     assert not score(rows)["gates"]["routing_unchanged"]["passed"]
 
 
-def test_duplicates_missing_and_error_rows_fail_the_run_even_with_every_gate_passed():
-    m = score(passing_rows() + [ans("p1", "facts", "correct")])
-    assert m["duplicates"] == ["en-0001/p1/facts"] and not m["passed"]
+def test_missing_and_error_rows_fail_the_run_even_with_every_gate_passed():
     m = score(_without(passing_rows(), lambda r: r.get("probe") == "p1" and r.get("strategy") == "facts"))
     assert "en-0001/p1/facts" in m["missing"] and not m["passed"]
     m = score(passing_rows() + [{"kind": "error", "session_id": "en-0002", "problem": "HTTP 500"}])
@@ -152,6 +151,21 @@ def test_duplicates_missing_and_error_rows_fail_the_run_even_with_every_gate_pas
     # an error row of a session that a later run finished does not count
     m = score([{"kind": "error", "session_id": S, "problem": "HTTP 500"}] + passing_rows())
     assert m["passed"]
+
+
+def test_a_probe_answered_twice_by_one_strategy_is_refused_naming_both_lines(tmp_path, capsys):
+    rows = passing_rows()
+    rows.insert(5, dict(rows[0]))  # facts' answer to p1 again, on line 6: it would count twice
+    path = write_rows(tmp_path / "r.jsonl", rows)
+    assert main(["score-facts", str(path)]) == 2
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [f"error: {path}:6: probe: second answer row for session 'en-0001' probe 'p1' "
+                                "strategy 'facts' (first on line 1); remove it"]
+    assert not (tmp_path / "r.score.json").exists()
+    with pytest.raises(InputError, match="second answer row .* probe 'p1' strategy 'facts'"):
+        score(rows)  # the evaluate module's rows too
+    # the same probe answered by another strategy is no repeat
+    assert score(passing_rows())["strategies"]["facts"]["n"] == 4
 
 
 def test_rows_of_another_tool_are_read_unchanged_and_judged_again_without_a_verdict():
@@ -167,7 +181,8 @@ def test_rows_of_another_tool_are_read_unchanged_and_judged_again_without_a_verd
 
 def test_score_facts_cli_exit_codes_json_and_score_file(tmp_path, capsys):
     good = write_rows(tmp_path / "good.jsonl", passing_rows())
-    bad = write_rows(tmp_path / "bad.jsonl", passing_rows() + [ans("p1", "facts", "correct")])
+    bad = write_rows(tmp_path / "bad.jsonl", _without(passing_rows(), lambda r: r.get("probe") == "p1"
+                                                      and r.get("strategy") == "facts"))
     assert main(["score-facts", str(good)]) == 0
     out, err = capsys.readouterr()
     assert "| facts | 4 | 0.750 [0.301, 0.954] |" in out and "gate beats_summary: PASS" in out
@@ -177,7 +192,7 @@ def test_score_facts_cli_exit_codes_json_and_score_file(tmp_path, capsys):
     assert doc["results"]["sha256"] and doc["provenance"]["package"] == "interleave-bench"
     assert main(["score-facts", str(bad), "--json"]) == 1
     out, _ = capsys.readouterr()
-    assert json.loads(out)["metrics"]["duplicates"] == ["en-0001/p1/facts"]
+    assert json.loads(out)["metrics"]["missing"] == ["en-0001/p1/facts"]
     assert main(["score-facts", str(good), str(bad), "--json"]) == 1
     out, _ = capsys.readouterr()
     assert [d["passed"] for d in json.loads(out)] == [True, False]

@@ -53,18 +53,44 @@ SHOWN_CHARS = 40
 
 
 def read_rows(path: str | os.PathLike, *, require_rows: bool = False) -> list[tuple[int, Record]]:
-    """Every row of a results file with its line number; raises on the first bad line, and with
+    """Every row of a results file with its line number; raises on the first bad line, on a second
+    answer to one probe by one strategy (:func:`refuse_repeated_answers`), and with
     ``require_rows`` for a file with no rows (a file given to be scored: nothing to score is not a
     score of nothing; a run resuming its own file may find it empty)."""
     rows = [(line, parse_row(str(path), line, text)) for line, text in iter_json_lines(path)]
     if require_rows and not rows:
         raise InputError(str(path), None, None, "holds no result rows")
-    return rows
+    return refuse_repeated_answers(rows, str(path))
 
 
 def parse_lines(lines: Iterable[Any], path: str = "<rows>") -> list[tuple[int, Record]]:
-    """Rows given as JSON texts or objects (the evaluate module's input), numbered from 1."""
-    return [(n, parse_row(path, n, x)) for n, x in enumerate(lines, start=1)]
+    """Rows given as JSON texts or objects (the evaluate module's input), numbered from 1, read as
+    :func:`read_rows` reads a file's."""
+    return refuse_repeated_answers([(n, parse_row(path, n, x)) for n, x in enumerate(lines, start=1)], path)
+
+
+def refuse_repeated_answers(rows: list[tuple[int, Record]], path: str) -> list[tuple[int, Record]]:
+    """``rows`` unchanged; raises :class:`InputErrors` naming every answer row that answers a probe
+    its strategy already answered (same session, probe and strategy) and the line of the first:
+    each answer counts once, so a repeated row would be counted twice in every figure. Every
+    reader of results rows (``score-facts``, a facts run resuming its file, the board, the evaluate
+    module) reads them through here; a run never writes one (a redone session's rows replace its
+    earlier ones)."""
+    first: dict[tuple[str, str, str], int] = {}
+    problems: list[InputError] = []
+    for line, r in rows:
+        if not isinstance(r, AnswerRow):
+            continue
+        key = (r.session_id, r.probe, r.strategy)
+        if key in first:
+            problems.append(InputError(
+                path, line, "probe", f"second answer row for session {r.session_id!r} probe {r.probe!r} strategy "
+                f"{r.strategy!r} (first on line {first[key]}); remove it"))
+        else:
+            first[key] = line
+    if problems:
+        raise InputErrors(problems)
+    return rows
 
 
 def _answer_item(path: str, line: int, r: AnswerRow) -> AnswerItem:
