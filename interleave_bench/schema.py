@@ -32,6 +32,19 @@ MODES = ("closed", "open")
 CLARIFY = "CLARIFY"
 ERROR = "ERROR"
 SPECIAL_LABELS = (CLARIFY, ERROR)
+#: what a model router answers to open a new topic, read in any case: ``new``, or ``new:<n>`` for
+#: the topic message n of the same burst opened (docs/route.md); no thread id may read as it
+NEW_TOPIC = "new"
+NEW_TOPIC_REF = re.compile(rf"^{NEW_TOPIC}:(\d+)$")
+
+
+def reads_as_new_topic(label: str) -> bool:
+    """Whether a model router's answer naming ``label`` opens a new topic instead (its trimmed,
+    lower-case text is :data:`NEW_TOPIC`, or ``new:<n>``)."""
+    word = label.strip().lower()
+    return word == NEW_TOPIC or NEW_TOPIC_REF.match(word) is not None
+
+
 #: what the independent reading may say besides a thread id
 JUDGE_NONE = "none"
 JUDGE_AMBIGUOUS = "ambiguous"

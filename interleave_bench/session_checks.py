@@ -7,7 +7,8 @@ thread, gold reference, judge thread and judge candidate becomes a thread number
 block is judged with a few array operations and no Python loop per turn:
 
 - threads: an id twice in a session, a reserved id (``CLARIFY``, ``ERROR``, ``none``,
-  ``ambiguous``), a thread its own twin or the twin of no thread of the session;
+  ``ambiguous``, and what a model router reads as a new topic: ``new`` in any case, ``new:<n>``),
+  a thread its own twin or the twin of no thread of the session;
 - turns: numbered 0..n-1 in order (the first break of a session only), style ``oneoff`` with
   action ``oneoff`` and only with it, a gold thread for every action but ``oneoff`` and none for
   it, gold references, the judge's thread (or ``none``, ``ambiguous``) and candidates that name
@@ -21,18 +22,19 @@ asks whether a block has one, and then leaves naming it to the readers, which na
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain, compress
+from itertools import chain, compress, islice
 from operator import attrgetter
 from typing import Any, Sequence
 
 import numpy as np
 
-from .schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS, STYLES
+from .schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, NEW_TOPIC, SPECIAL_LABELS, STYLES, reads_as_new_topic
 
 #: judge codes beside thread numbers
 J_NONE, J_AMBIGUOUS = -1, -2
-#: what no thread id may be
-RESERVED = (*SPECIAL_LABELS, JUDGE_NONE, JUDGE_AMBIGUOUS)
+#: what no thread id may be: these, and any id a model router reads as a new topic
+#: (:func:`is_reserved`), which no answer could route to
+RESERVED = (*SPECIAL_LABELS, JUDGE_NONE, JUDGE_AMBIGUOUS, NEW_TOPIC)
 ONEOFF_ACTION = ACTIONS.index("oneoff")
 ONEOFF_STYLE = STYLES.index("oneoff")
 ACTION_CODE = {a: k for k, a in enumerate(ACTIONS)}
@@ -234,7 +236,7 @@ def defects(a: SessionArrays) -> Defects:
     none = np.zeros(n, dtype=bool)
     repeated = none.copy()
     repeated[a.key_order[1:][a.thread_key[1:] == a.thread_key[:-1]]] = True  # (stable: the later one)
-    reserved = [a.vocab.code[w] for w in RESERVED if a.vocab.code.get(w, a.id_words) < a.id_words]  # a thread's id
+    reserved = [code for w, code in islice(a.vocab.code.items(), a.id_words) if is_reserved(w)]  # the ids coded first
     has_twin = a.twin >= 0
     own = has_twin & (a.twin == a.thread_code)
     local = np.arange(len(a.i)) - a.turn_start[a.turn_session]
@@ -289,7 +291,7 @@ def problems_of(a: SessionArrays, d: Defects) -> list[list[tuple[str, str]]]:
 
     gold, judge = a.golds, a.judges
     add(d.repeated_id, 0, 0, ".id", lambda k: f"duplicate thread id {threads[k].id!r}")
-    add(d.reserved_id, 0, 1, ".id", lambda k: f"{threads[k].id!r} is reserved and cannot be a thread id")
+    add(d.reserved_id, 0, 1, ".id", lambda k: reserved_problem(threads[k].id))
     add(d.own_twin, 0, 2, ".twinOf", lambda k: "a thread cannot be its own twin")
     add(d.unknown_twin, 0, 2, ".twinOf", lambda k: f"{threads[k].twinOf!r} is not a thread of this session")
     add(d.numbering, 1, 0, ".i", lambda k: f"expected {k - int(a.turn_start[a.turn_session[k]])} (turns run 0..n-1 "
@@ -309,6 +311,18 @@ def problems_of(a: SessionArrays, d: Defects) -> list[list[tuple[str, str]]]:
     for s, _, _, _, field, message in sorted(found, key=lambda f: f[:4]):
         out[s].append((field, message))
     return out
+
+
+def is_reserved(thread_id: str) -> bool:
+    """Whether no thread may have ``thread_id``: a word of :data:`RESERVED`, or one a model
+    router's answer reads as a new topic (``New``, ``new:2``: :func:`~.schema.reads_as_new_topic`)."""
+    return thread_id in RESERVED or reads_as_new_topic(thread_id)
+
+
+def reserved_problem(thread_id: str) -> str:
+    """What is wrong with a reserved thread id, in the words :func:`problems_of` uses."""
+    why = f" (a model router reads an answer {thread_id!r} as a new topic)" if reads_as_new_topic(thread_id) else ""
+    return f"{thread_id!r} is reserved and cannot be a thread id{why}"
 
 
 def _owner(turn: np.ndarray, k: int) -> tuple[int, int]:

@@ -5,6 +5,7 @@ when a session of it has one."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -17,7 +18,9 @@ from interleave_bench.schema import JUDGE_AMBIGUOUS, JUDGE_NONE, SPECIAL_LABELS,
 from interleave_bench.score.datafile import Bad, columns_of
 from interleave_bench.session_checks import defects, problems_of, session_arrays
 
-IDS = ["t1", "t2", "t3", "x", *SPECIAL_LABELS, JUDGE_NONE, JUDGE_AMBIGUOUS]
+#: ids the model router's answer parser reads as a new topic, and ones it does not
+NEW_WORDS = ["new", "New", "NEW", "new:1"]
+IDS = ["t1", "t2", "t3", "x", *SPECIAL_LABELS, JUDGE_NONE, JUDGE_AMBIGUOUS, *NEW_WORDS, "news", "new:", "t-new"]
 ACTIONS = ["new", "continue", "switch", "return", "oneoff"]
 STYLES = ["explicit", "cue", "pronoun", "implicit", "oneoff"]
 
@@ -35,6 +38,9 @@ def reference_checks(s: Session) -> list[tuple[str, str]]:
         seen.add(t.id)
         if t.id in SPECIAL_LABELS or t.id in (JUDGE_NONE, JUDGE_AMBIGUOUS):
             problems.append((f"threads[{k}].id", f"{t.id!r} is reserved and cannot be a thread id"))
+        elif t.id in NEW_WORDS:
+            problems.append((f"threads[{k}].id", f"{t.id!r} is reserved and cannot be a thread id (a model router "
+                                                 f"reads an answer {t.id!r} as a new topic)"))
         if t.twinOf is not None:
             if t.twinOf == t.id:
                 problems.append((f"threads[{k}].twinOf", "a thread cannot be its own twin"))
@@ -146,3 +152,24 @@ def test_each_defect_is_named_by_hand():
         ("turns[1].gold.thread", "null is only allowed for action 'oneoff', not 'new'"),
         ("turns[2].gold.thread", "'t4' is not a thread of this session"),
     ]
+
+
+@pytest.mark.parametrize("tid", NEW_WORDS)
+def test_a_thread_the_model_router_would_read_as_a_new_topic_is_refused(tid):
+    """The answer parser reads these as a new topic, not as the thread (``new:1`` when deciding a
+    burst message by message): a thread of that id could never be routed to."""
+    from interleave_bench.route.answer import parse_each
+    from interleave_bench.route.base import conversation_of
+    from interleave_bench.route.topic_state import TopicState
+
+    raw = {"session_id": "s", "version": "interleave-v0", "split": "dev", "lang": "en", "persona": "",
+           "threads": [_thread("t1", None), _thread(tid, None)],
+           "turns": [{"i": k, "text": "a", "gold": {"thread": tid, "action": "new" if k == 0 else "continue"},
+                      "style": "explicit", "judge": {"thread": tid}, "ambiguous": False} for k in range(2)]}
+    session = Session.model_validate(raw)
+    reason = f"{tid!r} is reserved and cannot be a thread id (a model router reads an answer {tid!r} as a new topic)"
+    assert check_session(session) == [("threads[1].id", reason)]
+    conv = conversation_of(session)
+    view = TopicState(conv, "closed").view(list(conv.messages))
+    answer = {"decisions": [{"topic": "new", "title": "x"}, {"topic": tid, "title": "y"}]}
+    assert parse_each(json.dumps(answer), view)[1].kind == "new"

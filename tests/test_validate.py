@@ -312,3 +312,14 @@ def test_appender_in_a_forked_child_schedules_its_own_sync(tmp_path, monkeypatch
         monkeypatch.setattr(ibio.os, "getpid", lambda: -1)  # as in a forked child
         app.append({"k": 2})
         assert len(timers) == 2
+
+
+def test_a_thread_named_new_is_refused_naming_the_line_and_thread(tmp_path, capsys):
+    """A model router reads a topic answer ``new`` as a new topic: a thread of that id could never be
+    routed to, so validate refuses it as it refuses ``ERROR`` or ``none``."""
+    s = json.loads(json.dumps(session("en-0002")).replace('"t2"', '"new"'))
+    p = write_lines(tmp_path / "sessions.jsonl", [json.dumps(session()), json.dumps(s)])
+    assert main(["validate", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == (f"error: {p}:2: threads[1].id: 'new' is reserved and cannot be a thread id "
+                                   "(a model router reads an answer 'new' as a new topic)"), err

@@ -13,13 +13,13 @@ import json
 import re
 from typing import Any, Optional
 
+from ..schema import NEW_TOPIC as NEW
+from ..schema import NEW_TOPIC_REF as _NEW_REF
 from .base import Decision, RouterView
 
 #: a new topic's title longer than this is not a title
 MAX_TITLE_CHARS = 100
-NEW = "new"
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
-_NEW_REF = re.compile(r"^new:(\d+)$")
 
 
 class AnswerError(ValueError):
