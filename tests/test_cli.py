@@ -201,3 +201,63 @@ def test_ctrl_c_while_a_command_loads_is_one_line_and_exit_130(monkeypatch, caps
         cli_module.entry()
     assert exc.value.code == 130
     assert capsys.readouterr().err == "interrupted before the command began: nothing was done\n"
+
+
+#: options read as ``int`` by argparse itself: the model options (``llm/session.py``), which no
+#: file records
+PLAIN_INT_OPTIONS = {"--concurrency", "--max-retries"}
+OUTSIDE_64_BITS = ("18446744073709551616", "9223372036854775808", "-9223372036854775809")
+
+
+def whole_number_options() -> list[tuple[str, str]]:
+    """``(command, option)`` of every whole-number option of every command."""
+    from interleave_bench.options import whole_number
+
+    shared = whole_number().__qualname__
+    found = []
+    for command in sorted({m.replace("_", "-") for m in COMMAND_MODULES}):
+        sub = next(a for a in build_parser([command])._actions if a.dest == "command").choices[command]
+        for action in sub._actions:
+            if action.type is int:
+                assert set(action.option_strings) <= PLAIN_INT_OPTIONS, (command, action.option_strings)
+            elif getattr(action.type, "__qualname__", None) == shared:
+                found.append((command, action.option_strings[0]))
+    return found
+
+
+def test_every_whole_number_option_is_read_by_the_one_shared_type():
+    found = whole_number_options()
+    for option in [("route", "--seed"), ("generate", "--seed"), ("generate", "--sessions"), ("score", "--seed"),
+                   ("score", "--bootstrap"), ("compare", "--seed"), ("facts", "--limit"), ("demo", "--v1-sessions")]:
+        assert option in found
+
+
+@pytest.mark.parametrize("command,option", whole_number_options())
+def test_a_whole_number_no_file_holds_is_refused_as_the_option_is_read(command, option, capsys):
+    """A value outside 64 bits was taken, written into the run's files, and refused when the rerun
+    read them back (so an interrupted run could not resume)."""
+    for value in OUTSIDE_64_BITS:
+        with pytest.raises(SystemExit) as stop:
+            main([command, f"{option}={value}"])
+        err = capsys.readouterr().err.strip()
+        assert stop.value.code == 2 and "\n" not in err, err
+        assert err.startswith(f"error: interleave-bench {command}: argument {option}: the integer {value} is outside "
+                              f"64 bits"), err
+    with pytest.raises(SystemExit):
+        main([command, option, "12abc"])
+    assert f"argument {option}: must be a whole number, got '12abc'" in capsys.readouterr().err
+
+
+def test_a_run_with_the_largest_seed_a_file_holds_resumes(tmp_path, capsys):
+    from _score_util import many_sessions, write_jsonl
+
+    data = write_jsonl(tmp_path / "data" / "sessions.jsonl", many_sessions(2, turns=4))
+    argv = ["route", str(data.parent), "--mode", "closed", "--policy", "bm25", "--merge", "all", "--split", "all",
+            "--out", str(tmp_path / "b.jsonl")]
+    assert main([*argv, "--seed", "9223372036854775807"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--seed", "9223372036854775807"]) == 0
+    assert "0 sessions, 2 already done" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([*argv, "--seed", "9223372036854775808"])
+    assert "argument --seed: the integer 9223372036854775808 is outside 64 bits" in capsys.readouterr().err

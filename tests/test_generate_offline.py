@@ -321,10 +321,15 @@ def test_cli_offline_default_folder_and_output(tmp_path, monkeypatch, capsys):
     [
         (["--sessions", "0"], "--sessions must be at least 1"),
         # a typo'd count is refused before any plan is made (it once filled 24 GiB and was killed)
-        (["--sessions", "99999999999999999999"], "--sessions must be at most 1,000,000, got 99,999,999,999,999,999,999"),
+        (["--sessions", "9999999999"], "--sessions must be at most 1,000,000, got 9,999,999,999"),
+        # a number no file holds is refused as it is read, naming the option
+        (["--sessions", "99999999999999999999"], "argument --sessions: the integer 99999999999999999999 is outside 64 bits"),
+        (["--seed", "18446744073709551616"], "argument --seed: the integer 18446744073709551616 is outside 64 bits"),
+        (["--plan", "return_gap=18446744073709551616"],
+         "--plan 'return_gap=18446744073709551616': return_gap: the integer 18446744073709551616 is outside 64 bits"),
         (["--plan", "continue_styles=implicit:nan,pronoun:1"], "continue_styles: weights must be finite, non-negative"),
         (["--plan", "move_styles=explicit:inf,cue:0,pronoun:0"], "move_styles: weights must be finite, non-negative"),
-        (["--sessions", "many"], "invalid int value"),
+        (["--sessions", "many"], "argument --sessions: must be a whole number, got 'many'"),
         (["--langs", "en,fr"], "no templates or prompts for language 'fr'"),
         (["--dry-run"], "--offline and --dry-run exclude each other"),
         (["--model", "x"], "--offline uses no model"),

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..progress import Timer, summary_line
 from ..score.compare import compare_predictions
 from ..heap import paused_gc
+from ..options import whole_number
 from ..score.read import read_predictions_fast, read_sessions_fast
 from ..reports.tables import compare_report, mcnemar_text
 from ..score.run import system_name
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("a", metavar="A", help="predictions of the baseline run")
     p.add_argument("b", metavar="B", help="predictions of the candidate run")
     add_scoring_arguments(p)
-    p.add_argument("--show", type=int, default=DEFAULT_SHOW, metavar="N",
+    p.add_argument("--show", type=whole_number(), default=DEFAULT_SHOW, metavar="N",
                    help=f"flipped messages to print (default {DEFAULT_SHOW})")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when B is significantly worse than A (McNemar exact, 5%%)")

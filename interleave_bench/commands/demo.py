@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..progress import Timer, summary_line
+from ..options import whole_number
 from ..schema import SCORE_SPLITS
 from ..score.defaults import bootstrap_option
 
@@ -33,13 +34,13 @@ DEMO_V1_OUT = "data/interleave-v1-demo"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="offline data, baselines and scores: the main job, no key needed",
                        description=__doc__.split("\n\n")[0])
-    p.add_argument("--sessions", type=int, default=DEMO_SESSIONS, help=f"sessions to generate (default {DEMO_SESSIONS})")
-    p.add_argument("--seed", type=int, default=DEMO_SEED, help=f"generation seed (default {DEMO_SEED})")
+    p.add_argument("--sessions", type=whole_number(), default=DEMO_SESSIONS, help=f"sessions to generate (default {DEMO_SESSIONS})")
+    p.add_argument("--seed", type=whole_number(), default=DEMO_SEED, help=f"generation seed (default {DEMO_SEED})")
     p.add_argument("--out", default=DEMO_OUT, help=f"data folder (default {DEMO_OUT})")
     p.add_argument("--split", choices=SCORE_SPLITS, default="all",
                    help="sessions to route and score (default all: the demo data is small)")
     p.add_argument("--bootstrap", type=bootstrap_option, default=1000, metavar="N", help="bootstrap resamples for the intervals (default 1000)")
-    p.add_argument("--v1-sessions", type=int, default=DEMO_V1_SESSIONS, metavar="N",
+    p.add_argument("--v1-sessions", type=whole_number(), default=DEMO_V1_SESSIONS, metavar="N",
                    help=f"sessions of the small offline v1 set (default {DEMO_V1_SESSIONS}; 0 skips it)")
     p.add_argument("--v1-out", default=DEMO_V1_OUT, help=f"v1 data folder (default {DEMO_V1_OUT})")
     p.set_defaults(func=run)

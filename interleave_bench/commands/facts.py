@@ -22,6 +22,7 @@ from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
 from ..io import read_records_with_lines, sessions_file
 from ..locks import exclusive_output
+from ..options import whole_number
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import run_model
 from ..progress import Timer, summary_line
@@ -44,11 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"comma-separated strategies, in order (default {','.join(STRATEGIES)})")
     p.add_argument("--system", default="reference", metavar="reference|module:Class",
                    help="the shared-facts system behind the facts strategy (default: the reference system)")
-    p.add_argument("--route-turns", type=int, default=DEFAULT_ROUTE_TURNS, metavar="N",
+    p.add_argument("--route-turns", type=whole_number(), default=DEFAULT_ROUTE_TURNS, metavar="N",
                    help=f"turns with candidates routed twice per session besides the probes (default {DEFAULT_ROUTE_TURNS})")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sampled turns (default 0)")
+    p.add_argument("--seed", type=whole_number(), default=0, help="seed of the sampled turns (default 0)")
     p.add_argument("--out", metavar="FILE", help="results JSONL (default: DATA/facts/<model>[-<system>].jsonl)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N sessions of the split (a smoke test)")
+    p.add_argument("--limit", type=whole_number(), metavar="N", help="only the first N sessions of the split (a smoke test)")
     add_model_arguments(p)
     p.set_defaults(func=run)
 

@@ -14,12 +14,13 @@ import sys
 import threading
 
 from ..progress import Timer, summary_line
+from ..options import whole_number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fake-model", help="serve the fake OpenAI-compatible model on loopback (no key, nothing spent)",
                        description=__doc__.split("\n\n")[0])
-    p.add_argument("--port", type=int, default=0, help="the port to listen on (default: a free one)")
+    p.add_argument("--port", type=whole_number(), default=0, help="the port to listen on (default: a free one)")
     p.set_defaults(func=run)
 
 

@@ -27,6 +27,7 @@ from ..generate.runner import (
     generate,
 )
 from ..llm import add_model_arguments, model_session_from_args
+from ..options import whole_number
 from ..progress import summary_line
 
 
@@ -36,9 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="generate interleaved sessions (with a model, the fake model, or offline)",
         description=__doc__.split("\n\n")[0] + " " + __doc__.split("\n\n")[1],
     )
-    p.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS, metavar="N", help=f"sessions to generate (default {DEFAULT_SESSIONS})")
+    p.add_argument("--sessions", type=whole_number(), default=DEFAULT_SESSIONS, metavar="N", help=f"sessions to generate (default {DEFAULT_SESSIONS})")
     p.add_argument("--dataset", default="v0", choices=DATASETS, help="dataset config (default v0)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"seed of the plans and offline choices (default {DEFAULT_SEED})")
+    p.add_argument("--seed", type=whole_number(), default=DEFAULT_SEED, help=f"seed of the plans and offline choices (default {DEFAULT_SEED})")
     p.add_argument("--langs", default=",".join(DEFAULT_LANGS), metavar="L1,L2", help="session languages, alternating by session index (default en,zh)")
     p.add_argument("--offline", action="store_true", help="no model: domain packs, templates and the rule-based reader")
     p.add_argument("--out", metavar="DIR", help="output folder (default data/interleave-v0/, -dry/ for --dry-run, -offline/ for --offline)")

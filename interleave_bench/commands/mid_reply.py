@@ -21,6 +21,7 @@ from ..errors import UsageError, require_output
 from ..documents import MidReplySummary, is_mid_reply_head
 from ..io import write_json
 from ..locks import exclusive_output
+from ..options import whole_number
 from ..fingerprints import records_fingerprint, sha256_file
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import run_model
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rule-only", action="store_true", help="the rule with no model: every message stays with the running work (baseline)")
     p.add_argument("--out", metavar="FILE", help="results JSONL (default: results/mid-reply[-<cases>]-<policy>[-<model>][-dry].jsonl)")
     p.add_argument("--lang", action="append", metavar="LANG", help="only cases of this language (repeatable)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N selected cases (a smoke test)")
+    p.add_argument("--limit", type=whole_number(), metavar="N", help="only the first N selected cases (a smoke test)")
     add_model_arguments(p)
     p.set_defaults(func=run)
 

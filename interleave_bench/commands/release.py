@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..progress import Timer, summary_line
+from ..options import whole_number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,8 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     for config in SESSION_CONFIGS:
         g.add_argument(f"--{config}", metavar="DIR", help=f"release this {config} data folder (or sessions file) as it is")
     g.add_argument("--offline", action="store_true", help="generate the data offline (templates, no model)")
-    g.add_argument("--sessions", type=int, default=DEFAULT_SESSIONS, metavar="N", help=f"sessions to generate (default {DEFAULT_SESSIONS})")
-    g.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})")
+    g.add_argument("--sessions", type=whole_number(), default=DEFAULT_SESSIONS, metavar="N", help=f"sessions to generate (default {DEFAULT_SESSIONS})")
+    g.add_argument("--seed", type=whole_number(), default=DEFAULT_SEED, help=f"generation seed (default {DEFAULT_SEED})")
     g.add_argument("--langs", default=",".join(DEFAULT_LANGS), metavar="L1,L2", help="languages of generated sessions (default en,zh)")
     g.add_argument("--mid-reply", metavar="FILE", help="the mid-reply case file (default: the packaged cases)")
     g.add_argument("--no-mid-reply", action="store_true", help="release no mid_reply config")

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..llm import add_model_arguments, model_options_given, model_session_from_args
+from ..options import whole_number
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
 from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"chance a same-thread message follows within the window (default {DEFAULT_SAME})")
     p.add_argument("--cross", type=float, default=None, metavar="P",
                    help=f"chance a message on another thread follows within the window (default {DEFAULT_CROSS})")
-    p.add_argument("--seed", type=int, default=None, help=f"seed of the arrival simulation (default {DEFAULT_SEED})")
+    p.add_argument("--seed", type=whole_number(), default=None, help=f"seed of the arrival simulation (default {DEFAULT_SEED})")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
     p.add_argument("--out", metavar="FILE", help="write the predictions here instead of DATA/predictions/<name>.jsonl "
                         "(DATA/predictions-dry/ with --dry-run)")

@@ -19,20 +19,14 @@ from typing import Any
 from ..documents import is_score_head
 from ..errors import InterleaveError, UsageError, require_not_folder, require_not_input, require_replaceable
 from ..heap import paused_gc
+from ..options import whole_number
 from ..progress import Timer, summary_line
 from ..schema import MODES
 from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, bootstrap_option
 
 
-def resample_seed(text: str) -> int:
-    """``--seed``: a whole number, 0 or more (the resamples' generator takes no negative seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+#: ``--seed``: 0 or more (the resamples' generator takes no negative seed)
+resample_seed = whole_number(0)
 
 
 def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
@@ -59,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-session", action="store_true", help="also print one row per scored session")
     p.add_argument("--require-complete", action="store_true",
                    help="exit 1 when a run has no rows for some sessions or turns of the split (default: score the rest)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
+    p.add_argument("--jobs", type=whole_number(), default=1, metavar="N",
                    help="score up to N prediction files at once in worker processes (same results; default 1)")
     p.add_argument("--out", metavar="PATH",
                    help="write the score document here (one predictions file) instead of beside the predictions")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import UsageError
+from ..options import read_whole_number
 from ..schema import Fact, Thread
 
 #: the work domains a session's threads are drawn from (each has an offline pack in data/offline)
@@ -171,8 +172,11 @@ class PlanOptions:
                     value = tuple(d.strip() for d in raw.split(",") if d.strip())
                 elif isinstance(current, bool):
                     raise ValueError
-                elif isinstance(current, int):
-                    value = int(raw)
+                elif isinstance(current, int):  # held to 64 bits, as the manifest that records it is read
+                    try:
+                        value = read_whole_number(raw)
+                    except ValueError as exc:
+                        raise UsageError(f"--plan {item!r}: {name}: {exc}") from None
                 else:
                     value = float(raw)
             except ValueError:

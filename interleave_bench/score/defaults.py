@@ -2,6 +2,7 @@
 that building the command line loads no scorer)."""
 
 from ..errors import UsageError
+from ..options import range_problem, whole_number
 from ..schema import SCORE_SPLITS as SPLITS
 
 #: tune on dev, report test once: scoring defaults to the split people iterate on
@@ -17,31 +18,17 @@ DEFAULT_SEED = 0
 
 
 
-def _out_of_range(n: int) -> str | None:
-    return None if 0 <= n <= MAX_BOOTSTRAP else f"must be 0 to {MAX_BOOTSTRAP:,}, got {n}"
-
-
 def check_bootstrap(n: int) -> int:
     """``n`` when it is a number of resamples the scorer takes (0 to :data:`MAX_BOOTSTRAP`; 0 is no
     intervals); raises :class:`UsageError` otherwise."""
-    why = _out_of_range(n)
+    why = range_problem(n, 0, MAX_BOOTSTRAP)
     if why is not None:
         raise UsageError(f"--bootstrap {why}")
     return n
 
 
-def bootstrap_option(text: str) -> int:
-    """``--bootstrap N`` read by the command line (its one-line error, exit 2, for a bad value)."""
-    import argparse
-
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    why = _out_of_range(n)
-    if why is not None:
-        raise argparse.ArgumentTypeError(why)
-    return n
+#: ``--bootstrap N`` read by the command line (its one-line error, exit 2, for a bad value)
+bootstrap_option = whole_number(0, MAX_BOOTSTRAP)
 
 
 __all__ = ["DEFAULT_BOOTSTRAP", "DEFAULT_SEED", "DEFAULT_SPLIT", "MAX_BOOTSTRAP", "SPLITS", "bootstrap_option", "check_bootstrap"]

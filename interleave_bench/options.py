@@ -1,0 +1,58 @@
+"""Whole numbers given on the command line, read once for every command: ``type=whole_number()``.
+
+A number a command takes ends up in a file the project writes (a run's options, a manifest's
+plan, a score document's seed), and every reader holds integers to 64 bits
+(:func:`~.json_text.find_bad_value`), so an option is held to the same range as it is read: a
+command never writes a file that it, or a rerun resuming it, would then refuse.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable, Optional
+
+from .json_text import INT64_MAX, INT64_MIN
+from .strictjson import shown_digits
+
+
+def range_problem(n: int, least: Optional[int] = None, most: Optional[int] = None) -> Optional[str]:
+    """What is wrong with ``n`` for a number that must lie in ``least``..``most`` (either may be
+    open), else None."""
+    if least is not None and most is not None and not least <= n <= most:
+        return f"must be {least:,} to {most:,}, got {n}"
+    if least is not None and n < least:
+        return f"must be {least:,} or more, got {n}"
+    if most is not None and n > most:
+        return f"must be at most {most:,}, got {n}"
+    return None
+
+
+def read_whole_number(text: str, least: Optional[int] = None, most: Optional[int] = None) -> int:
+    """``text`` as a whole number in ``least``..``most`` and within 64 bits (what every file the
+    project reads holds); raises :class:`ValueError` saying what is wrong with it."""
+    try:
+        n = int(text)
+    except ValueError:
+        digits = text.strip().lstrip("+-").replace("_", "")
+        if digits.isdigit():  # more digits than int() reads: far outside 64 bits
+            raise ValueError(f"the integer {shown_digits(text.strip())} is outside 64 bits") from None
+        raise ValueError(f"must be a whole number, got {text!r}") from None
+    if not INT64_MIN <= n <= INT64_MAX:
+        raise ValueError(f"the integer {shown_digits(str(n))} is outside 64 bits")
+    problem = range_problem(n, least, most)
+    if problem is not None:
+        raise ValueError(problem)
+    return n
+
+
+def whole_number(least: Optional[int] = None, most: Optional[int] = None) -> Callable[[str], int]:
+    """The ``type`` of a whole-number option: :func:`read_whole_number` with these bounds, a bad
+    value being argparse's one line naming the option (exit 2)."""
+
+    def whole_number(text: str) -> int:
+        try:
+            return read_whole_number(text, least, most)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return whole_number
