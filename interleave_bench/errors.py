@@ -208,8 +208,9 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 
 
-#: names of environment variables whose values are secrets (keys, tokens, passwords), by ending
-SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY")
+#: what the name of a secret ends with (an environment variable's, a ``--router-arg``'s, a URL query
+#: parameter's), after ``_`` or as the whole name, in any case: ``OPENAI_API_KEY``, ``HF_TOKEN``, ``api_key``
+SECRET_NAME_ENDINGS = ("api_key", "apikey", "token", "secret", "password", "passwd", "access_key", "auth", "key")
 #: secrets of the environment shorter than this are not looked for: a value such as "1" or "dev"
 #: is no key, and replacing it would maim ordinary text
 SECRET_MIN_CHARS = 8
@@ -226,12 +227,45 @@ _SECRET_SHAPES = (
 )
 
 
+#: secrets this process was given other than in the environment (:func:`add_secret`)
+_GIVEN: "set[str]" = set()
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a value named ``name`` is a secret: the name ends with one of
+    :data:`SECRET_NAME_ENDINGS` after ``_`` (or ``-``), or is one of them."""
+    n = name.lower().replace("-", "_")
+    return any(n == e or n.endswith("_" + e) for e in SECRET_NAME_ENDINGS)
+
+
+def add_secret(value: str) -> None:
+    """Take ``value`` for a secret from now on in this process, as the environment's secrets are:
+    a key given on the command line (``--router-arg api_key=...``, a URL's ``?token=...``) is then
+    redacted from every file, row and message as one from the environment is."""
+    value = value.strip()
+    if len(value) >= SECRET_MIN_CHARS:
+        _GIVEN.add(value)
+
+
 def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
-    """The values of the environment's secret variables (see :data:`SECRET_ENV_SUFFIXES`), longest first."""
+    """The values of the environment's secret variables (:func:`is_secret_name`) and those given
+    to :func:`add_secret`, longest first."""
     env = _os.environ if env is None else env
-    found = {v.strip() for k, v in env.items()
-             if k.upper().endswith(SECRET_ENV_SUFFIXES) and len(v.strip()) >= SECRET_MIN_CHARS}
-    return sorted(found, key=len, reverse=True)
+    found = {v.strip() for k, v in env.items() if is_secret_name(k) and len(v.strip()) >= SECRET_MIN_CHARS}
+    return sorted(found | _GIVEN, key=len, reverse=True)
+
+
+def add_url_secrets(url: str) -> None:
+    """:func:`add_secret` every secret a URL carries: its password, and the values of its query
+    parameters with a secret's name (``?token=...``, ``&api_key=...``, ``&sig=...``)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        add_secret(parts.password)
+    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+        if is_secret_name(name) or name.lower() in ("sig", "signature"):
+            add_secret(value)
 
 
 def redact_secrets(text: str, env: "dict[str, str] | None" = None) -> str:

@@ -23,7 +23,7 @@ import re
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, add_secret, add_url_secrets, is_secret_name, redact
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from .base import Decision, RouterView
@@ -224,12 +224,16 @@ class PluginRouter:
 
 def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
     """``["k=v", ...]`` as keyword arguments; a value is read as JSON when it is JSON (``3``,
-    ``true``, ``["a"]``), else kept as text. Raises :class:`UsageError` for a pair without ``=``."""
+    ``true``, ``["a"]``), else kept as text; the value of an argument with a secret's name
+    (``api_key``, ``token``: :func:`~interleave_bench.errors.is_secret_name`) is a secret from then
+    on. Raises :class:`UsageError` for a pair without ``=``."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.isidentifier():
-            raise UsageError(f"--router-arg {pair!r}: expected NAME=VALUE")
+            raise UsageError(f"--router-arg {redact(pair)!r}: expected NAME=VALUE")
+        if is_secret_name(key):  # a key given here is kept out of every file and message
+            add_secret(value)
         try:
             out[key] = json.loads(value)
         except ValueError:
@@ -270,6 +274,7 @@ def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
     """The router ``--router SPEC [--router-arg k=v ...]`` names, wrapped; :class:`UsageError` when
     it cannot be made."""
     if is_url(spec):
+        add_url_secrets(spec)
         if router_args:
             raise UsageError("--router-arg applies to a module:Class router; an HTTP router is configured on its server")
         from .http_router import HttpRouter

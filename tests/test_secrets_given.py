@@ -1,0 +1,111 @@
+"""A key given on the command line, not in the environment: a ``--router-arg`` named like one, and
+a ``--router`` URL's token. Neither reaches a file (the run record, the rows, a score file) nor
+anything printed, even when the router puts it in its own error; a rerun with it resumes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from http.server import HTTPServer
+from pathlib import Path
+
+import pytest
+
+from interleave_bench.errors import REDACTED, add_url_secrets, is_secret_name, redact
+from _route_util import write_data
+from test_route_plugin import docs_server_source
+
+KEY = "abcdEFGH12345678zz"
+TOKEN = "S3cretT0kenValue99"
+
+#: a router that routes every message to the current topic, and fails, naming its key, on every fifth
+KEY_ROUTER = '''
+class KeyRouter:
+    policy = "keyed"
+
+    def __init__(self, api_key, depth=1):
+        self.api_key = api_key
+        self.calls = 0
+
+    def route(self, view):
+        self.calls += 1
+        if self.calls % 5 == 0:
+            raise RuntimeError(f"auth failed with key {self.api_key}")
+        return {"kind": "topic", "label": view.current} if view.current else {"kind": "new", "title": "work"}
+'''
+
+
+def _run(args: list, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if KEY not in v and TOKEN not in v}
+    return subprocess.run([sys.executable, "-m", "interleave_bench", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env={**env, "INTERLEAVE_NO_PROGRESS": "1"}, timeout=300)
+
+
+def _files_holding(root: Path, secret: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def test_a_router_arg_named_like_a_key_reaches_no_file_and_no_output(tmp_path):
+    (tmp_path / "keyrouter.py").write_text(KEY_ROUTER, encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    argv = ["route", data, "--mode", "open", "--router", "keyrouter:KeyRouter", "--router-arg", f"api_key={KEY}",
+            "--router-arg", "depth=2", "--out", tmp_path / "k.jsonl"]
+    first = _run(argv, tmp_path)
+    assert "Traceback" not in first.stderr
+    rows = (tmp_path / "k.jsonl").read_text(encoding="utf-8")
+    assert '"pred":"ERROR"' in rows and f"auth failed with key {REDACTED}" in rows  # the router's own error, redacted
+    record = (tmp_path / "k.run.json").read_text(encoding="utf-8")
+    assert f"api_key={REDACTED}" in record and "depth=2" in record
+    assert _files_holding(tmp_path, KEY) == [] and KEY not in first.stdout + first.stderr
+    # the same command again resumes the file (the record holds the key redacted, and so compares)
+    again = _run(argv, tmp_path)
+    assert "other run" not in again.stderr and "options" not in again.stderr, again.stderr
+    assert again.returncode == first.returncode
+    assert (tmp_path / "k.jsonl").read_text(encoding="utf-8") == rows
+    assert _files_holding(tmp_path, KEY) == [] and KEY not in again.stdout + again.stderr
+
+
+@pytest.fixture
+def http_router():
+    namespace: dict = {"__name__": "sticky_server"}
+    exec(compile(docs_server_source(), "sticky_server.py", "exec"), namespace)
+    server = HTTPServer(("127.0.0.1", 0), namespace["Handler"])
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/route"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, http_router):
+    data = write_data(tmp_path / "data")
+    argv = ["route", data, "--mode", "closed", "--router", f"{http_router}?token={TOKEN}", "--out", tmp_path / "h.jsonl"]
+    first = _run(argv, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert f"?token={REDACTED}" in (tmp_path / "h.run.json").read_text(encoding="utf-8")
+    assert _files_holding(tmp_path, TOKEN) == [] and TOKEN not in first.stdout + first.stderr
+    again = _run(argv, tmp_path)
+    assert again.returncode == 0 and "already done" in again.stdout, again.stderr
+    assert _files_holding(tmp_path, TOKEN) == []
+    score = _run(["score", data, tmp_path / "h.jsonl"], tmp_path)
+    assert score.returncode == 0 and _files_holding(tmp_path, TOKEN) == []
+
+
+@pytest.mark.parametrize("name, secret", [
+    ("api_key", True), ("OPENAI_API_KEY", True), ("HF_TOKEN", True), ("token", True), ("key", True),
+    ("client-secret", True), ("db_password", True), ("access_key", True), ("monkey", False), ("depth", False),
+    ("tokens", False), ("keyword", False),
+])
+def test_what_names_a_secret(name, secret):
+    assert is_secret_name(name) is secret
+
+
+def test_a_urls_password_and_token_parameters_are_secrets_from_then_on(monkeypatch):
+    from interleave_bench import errors
+
+    monkeypatch.setattr(errors, "_GIVEN", set())
+    add_url_secrets("https://me:pa55word-long@example.test/route?depth=3&sig=abcdefgh123&api_key=zyxwvut987")
+    assert redact("pa55word-long abcdefgh123 zyxwvut987 depth=3") == f"{REDACTED} {REDACTED} {REDACTED} depth=3"
