@@ -196,3 +196,23 @@ def test_mid_reply_never_writes_its_summary_over_its_cases_or_another_kind(world
     summary.write_bytes(world["manifest"].read_bytes())
     _refused(capsys, ["mid-reply", "--rule-only", "--out", tmp_path / "n.jsonl"], summary,
              f"mid-reply: --out {tmp_path / 'n.jsonl'} writes its summary beside it, and", "a mid-reply summary")
+
+
+def test_facts_and_score_facts_never_write_a_summary_over_an_input_or_another_kind(world, tmp_path, capsys):
+    import _facts_util
+
+    data = _facts_util.write_data(tmp_path / "v1")
+    summary = tmp_path / "f.score.json"
+    summary.write_bytes(world["manifest"].read_bytes())
+    _refused(capsys, ["facts", data, "--dry-run", "--out", tmp_path / "f.jsonl"], summary,
+             f"facts: {tmp_path / 'f.jsonl'} has its summary beside it, and", "a facts summary")
+    assert not (tmp_path / "f.jsonl").exists()
+    # a results file named as another results file's summary is an input of score-facts
+    results = tmp_path / "r.jsonl"
+    results.write_text('{"kind": "session", "session_id": "s"}\n', encoding="utf-8")
+    other = tmp_path / "r.score.json"
+    other.write_bytes(results.read_bytes())
+    assert main(["score-facts", str(results), str(other)]) == 2
+    assert capsys.readouterr().err == (f"error: score-facts: {results} has its summary beside it, and {other} is one "
+                                       "of the inputs (a results file); choose another path\n")
+    assert other.read_bytes() == results.read_bytes()

@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..errors import InputError, UsageError, require_not_folder, require_replaceable
+from ..errors import InputError, UsageError, require_output
 from ..facts.protocol import load_system, system_name
 from ..facts.records import RESULTS_HEAD
 from ..facts.report import report
@@ -28,7 +28,7 @@ from ..llm.provider import run_model
 from ..progress import Timer, summary_line
 from ..schema import Session, check_session
 from ..facts.metrics import STRATEGIES
-from .score_facts import score_and_write, summary_path
+from .score_facts import require_summary_outputs, score_and_write, summary_path
 
 #: the folder beside the data that holds facts results
 RESULTS_DIR = "facts"
@@ -101,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
     stem = _UNSAFE.sub("_", model) + ("" if args.system == "reference" else "-" + _UNSAFE.sub("_", name))
     out = Path(args.out) if args.out else data.parent / RESULTS_DIR / f"{stem}.jsonl"
     # before any work: a results file is resumed, and nothing else is ever cut or replaced
-    require_not_folder(out)
-    require_replaceable(out, RESULTS_HEAD, "a facts results file", "facts: --out")
+    require_output(out, [(data, "the sessions file")], RESULTS_HEAD, "a facts results file", "facts: --out")
+    require_summary_outputs([out], data, "facts:")
     out.parent.mkdir(parents=True, exist_ok=True)
     opts = RunOptions(strategies=strategies, system=args.system, system_name=name, route_turns=args.route_turns,
                       seed=args.seed, model=model)

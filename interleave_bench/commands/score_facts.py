@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, require_output
 from ..facts.report import report
-from ..facts.results import FactsSummary, read_rows, rejudge, score_rows, split_of
+from ..facts.results import FactsSummary, is_summary_head, read_rows, rejudge, score_rows, split_of
 from ..facts.records import SessionRow
 from ..io import read_sessions, sessions_file, write_json
 from ..locks import exclusive_output
@@ -46,6 +46,15 @@ def summary_path(results: Path) -> Path:
     """``<results without .jsonl>.score.json``."""
     name = results.name[: -len(".jsonl")] if results.name.endswith(".jsonl") else results.name
     return results.with_name(name + SUMMARY_SUFFIX)
+
+
+def require_summary_outputs(results: Sequence[Path], data: Path | None, option: str) -> None:
+    """Refuse (one line, before any work) a summary beside one of ``results`` (:func:`summary_path`)
+    that is an input (a results file, the data's sessions) or a file of another kind."""
+    inputs = [*((r, "a results file") for r in results), *([(data, "the sessions file")] if data is not None else [])]
+    for r in results:
+        require_output(summary_path(r), inputs, is_summary_head, "a facts summary",
+                       f"{option} {r} has its summary beside it, and")
 
 
 def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: Path | None = None,
@@ -122,6 +131,7 @@ def score_and_write(results: Path, data: Path | None = None, sessions: Sequence[
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     data = sessions_file(args.data) if args.data else None
+    require_summary_outputs([Path(p) for p in args.results], data, "score-facts:")
     sessions = read_sessions(data) if data is not None else None  # read once for every file
     docs = [score_and_write(Path(p), data, sessions, require_rows=True) for p in args.results]
     if args.json:

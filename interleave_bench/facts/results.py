@@ -11,6 +11,7 @@ is refused. No model is ever called.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from pydantic import Field
@@ -201,6 +202,12 @@ def score_rows(rows: Iterable[tuple[int, Record]], path: str = "<rows>") -> dict
 def score_file(path: str | os.PathLike) -> dict[str, Any]:
     """:func:`score_rows` of a results file."""
     return score_rows(read_rows(path), str(path))
+
+
+def is_summary_head(head: bytes) -> bool:
+    """Whether a file's first bytes are those of a facts summary (a JSON object of kind ``facts``):
+    what ``score-facts`` and ``facts`` may write over (:func:`~interleave_bench.errors.require_output`)."""
+    return head.lstrip().startswith(b"{") and re.search(rb'"kind"\s*:\s*"facts"', head) is not None
 
 
 class FactsSummary(Record):
