@@ -10,6 +10,7 @@ interrupted run leaves only complete records.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -61,7 +62,37 @@ def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                 if text.strip():
                     yield n, text
         except UnicodeDecodeError as exc:
-            raise InputError(name, n + 1, None, f"not UTF-8 text ({exc.reason})") from None
+            # text is decoded a block at a time, ahead of the lines handed out: find the line itself
+            raise InputError(name, line_of_bad_utf8(path) or n + 1, None, f"not UTF-8 text ({exc.reason})") from None
+
+
+#: bytes read at a time when looking for the line of a byte that is not UTF-8
+_SCAN_BYTES = 1 << 20
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def line_of_bad_utf8(path: str | os.PathLike, block_bytes: int = _SCAN_BYTES) -> int | None:
+    """The line (from 1, lines broken as a text file's: ``\\n``, ``\\r\\n`` or ``\\r``) of the first byte of
+    ``path`` that is not UTF-8; None when every byte is. Reads the file ``block_bytes`` at a time."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line, after_cr = 1, False
+    with open(path, "rb") as fh:
+        while True:
+            block = raw = fh.read(block_bytes)
+            pending = len(decoder.getstate()[0])  # bytes of a character begun in the block before
+            bad = False
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                block, bad = block[:max(0, exc.start - pending)], True
+            if after_cr and block.startswith(b"\n"):  # the \n of a \r\n split between blocks
+                block = block[1:]
+            line += len(_LINE_BREAK.findall(block))
+            after_cr = block.endswith(b"\r")
+            if bad:
+                return line
+            if not raw:
+                return None
 
 
 def parse_record(
