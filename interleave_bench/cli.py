@@ -15,7 +15,7 @@ import traceback
 from typing import NoReturn, Sequence
 
 from . import __version__
-from .errors import InputErrors, InterleaveError, redact
+from .errors import InputErrors, InterleaveError, one_line, redact
 
 #: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
 COMMAND_MODULES = (
@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "(interleave-bench validate lists every error of a data or predictions file)"), file=sys.stderr)
         return 2
     except InterleaveError as exc:
-        print(redact(f"error: {exc}"), file=sys.stderr)
+        print(redact(one_line(f"error: {exc}")), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished work is kept; run the same command again to resume", file=sys.stderr)
@@ -124,7 +124,8 @@ def _internal_error(exc: BaseException) -> int:
     if os.environ.get("INTERLEAVE_DEBUG"):
         traceback.print_exc()
     else:
-        print(redact(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)"), file=sys.stderr)
+        print(redact(one_line(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)")),
+              file=sys.stderr)
     return 1
 
 

@@ -38,7 +38,23 @@ class InputError(InterleaveError):
 
     def format(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return one_line(f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}")
+
+
+#: a line break and the blanks around it, in a message that must be one line
+_BREAK = _re.compile(r"\s*[\r\n]+\s*")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: each line break (a library's message may hold some) and the blanks
+    around it become one space, and trailing blanks go."""
+    return _BREAK.sub(" ", text).strip() if "\n" in text or "\r" in text else text
+
+
+def exc_text(exc: BaseException) -> str:
+    """What a library's exception says, as one line for a message of ours (:func:`one_line`), or its
+    type's name when it says nothing."""
+    return one_line(str(exc).strip()) or type(exc).__name__
 
 
 def _restore(cls: type, args: tuple, state: dict) -> InputError:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from ..errors import InputError, InputErrors, UsageError, require_file
+from ..errors import InputError, InputErrors, UsageError, exc_text, require_file
 from ..io import read_json
 from ..fingerprints import sha256_file
 from .board_rows import (
@@ -117,7 +117,7 @@ def unreadable(path: str, exc: Exception) -> InputError:
     if "digits" in str(exc):  # Python refuses to read integers this long: no count or figure is
         return InputError(path, None, None, f"holds a number of more than {sys.get_int_max_str_digits()} digits: "
                                             "not a count or figure any run gives")
-    return InputError(path, None, None, f"cannot be read: {' '.join(str(exc).split())}")
+    return InputError(path, None, None, f"cannot be read: {exc_text(exc)}")
 
 
 def is_document(path: str) -> bool:

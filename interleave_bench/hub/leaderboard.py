@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import __version__
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, exc_text
 from . import client
 from .source import HUB_PREFIX
 from .board_checks import (  # noqa: F401 - the board's rules, importable from here as before
@@ -111,7 +111,7 @@ def _read_rows(path: str, label: Optional[str] = None) -> list[dict[str, Any]]:
     try:
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:  # pyarrow's own errors are these: a file it cannot read as a table
-        said = " ".join(str(exc).replace(path, Path(path).name).split()) or type(exc).__name__
+        said = exc_text(exc).replace(path, Path(path).name)
         raise InputError(label, None, None, f"not a Parquet file the board can read ({said})") from None
     names = list(board_features())
     unknown = [c for c in table.column_names if c not in names]

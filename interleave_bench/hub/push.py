@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import __version__
-from ..errors import InputError, InputErrors, UsageError
+from ..errors import InputError, InputErrors, UsageError, exc_text
 from ..io import parse_record
 from ..progress import progress
 from ..schema import MidReplyCaseFile, Session, check_case_file, check_session
@@ -127,7 +127,7 @@ def validate_folder(folder: str | os.PathLike) -> FolderSummary:
         meta = MetadataConfigs.from_dataset_card_data(card.data)
         infos = DatasetInfosDict.from_dataset_card_data(card.data)
     except Exception as exc:  # noqa: BLE001 - any YAML or schema problem in the header is one error
-        raise InputError(str(readme), None, "YAML header", f"cannot be read: {' '.join(str(exc).split())}") from None
+        raise InputError(str(readme), None, "YAML header", f"cannot be read: {exc_text(exc)}") from None
     if not meta:
         raise InputError(str(readme), None, "configs", "the YAML header declares no configs")
     files = local_files(root)
@@ -185,7 +185,7 @@ def _check_parquet(path: Path, config: str, split: str, features: Any, errors: l
     try:
         table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - a broken file is one error, whatever pyarrow raises
-        errors.append(InputError(name, None, None, f"not a readable Parquet file ({exc})"))
+        errors.append(InputError(name, None, None, f"not a readable Parquet file ({exc_text(exc)})"))
         return 0
     if not table.schema.remove_metadata().equals(features.arrow_schema.remove_metadata()):
         errors.append(InputError(name, None, "schema", f"does not match the features of config {config!r}: re-export the folder"))

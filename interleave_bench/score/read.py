@@ -11,7 +11,7 @@ from typing import NoReturn, Optional
 
 import numpy as np
 
-from ..errors import InputError, InputErrors
+from ..errors import InputError, InputErrors, exc_text
 from ..io import parse_record, read_records_with_lines, read_sessions, sessions_file
 from ..progress import progress
 from ..schema import PredictionRow, Session
@@ -140,7 +140,7 @@ def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], lis
     try:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(name, None, None, f"not a Parquet file ({exc})") from None
+        raise InputError(name, None, None, f"not a Parquet file ({exc_text(exc)})") from None
     rows: list[PredictionRow] = []
     errors: list[InputError] = []
     for n, obj in enumerate(table.to_pylist(), start=1):
