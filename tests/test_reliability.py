@@ -169,7 +169,22 @@ def test_a_partial_run_is_scored_loudly_and_refused_with_require_complete(tmp_pa
     assert f"<td>p *</td>" in (tmp_path / "r.html").read_text() and note in (tmp_path / "r.html").read_text()
     assert json.loads((tmp_path / "p.score.json").read_text())["not_scored_line"] == line
     assert main(["score", str(data), str(pred), "--bootstrap", "0", "--require-complete"]) == 1
-    assert "incomplete: p lack rows" in capsys.readouterr().err
+    assert "incomplete: rows are missing for part of the dev split in p (see the not scored: line)" in capsys.readouterr().err
+
+
+def test_turns_without_a_row_are_named_on_the_not_scored_line_require_complete_points_to(tmp_path, capsys):
+    """A session with rows but for two of its turns: scored, those two as ERROR, and said so."""
+    ss = many_sessions(2)
+    data = score_util.write_jsonl(tmp_path / "sessions.jsonl", ss)
+    rows = oracle_rows(ss, "closed")
+    pred = score_util.write_jsonl(tmp_path / "p.jsonl", [r for k, r in enumerate(rows) if k not in (1, 2)])
+    assert main(["score", str(data), str(pred), "--bootstrap", "0", "--require-complete"]) == 1
+    captured = capsys.readouterr()
+    line = next(x for x in captured.out.splitlines() if x.startswith("not scored:"))
+    assert line == "not scored: p: 2 turns of scored sessions without a row, each scored as ERROR"
+    doc = json.loads((tmp_path / "p.score.json").read_text())
+    assert doc["counts"]["missing_rows"] == 2 and doc["not_scored_line"] == line
+    assert "incomplete: rows are missing for part of the dev split in p" in captured.err
 
 
 def test_a_partial_run_is_marked_in_the_burst_and_cluster_tables_and_the_pages_tables(tmp_path, capsys):

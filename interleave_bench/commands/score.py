@@ -131,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
                        timer.seconds), file=sys.stderr)
     incomplete = [r["system"] for r in results if r["counts"]["sessions_without_rows"] or r["counts"]["missing_rows"]]
     if args.require_complete and incomplete:
-        print(f"incomplete: {', '.join(incomplete)} lack rows for part of the {args.split} split (see the not scored: "
-              "line); --require-complete asks for every session and turn", file=sys.stderr)
+        print(f"incomplete: rows are missing for part of the {args.split} split in {', '.join(incomplete)} (see the "
+              "not scored: line); --require-complete asks for every session and turn", file=sys.stderr)
         return 1
     return 0
 

@@ -251,7 +251,8 @@ def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
 
 
 def not_scored_line(result: Mapping[str, Any]) -> str:
-    """``not scored: <system>: ...`` naming what was left out and why (``nothing`` when nothing was)."""
+    """``not scored: <system>: ...`` naming what was left out and why, and the turns of scored sessions
+    without a row (each scored as ``ERROR``); ``nothing`` when there is none of these."""
     items = result.get("not_scored") or []
     parts = []
     for reason, singular, plural, with_turn in (
@@ -264,4 +265,8 @@ def not_scored_line(result: Mapping[str, Any]) -> str:
         if group:
             label = singular if len(group) == 1 else plural
             parts.append(f"{len(group):,} {label} {_examples(group, with_turn)}")
+    missing = (result.get("counts") or {}).get("missing_rows") or 0
+    if missing:  # scored, as ERROR: said here too, as what --require-complete counts
+        parts.append(f"{missing:,} turn{'' if missing == 1 else 's'} of scored sessions without a row, "
+                     "each scored as ERROR")
     return f"not scored: {result['system']}: " + ("; ".join(parts) if parts else "nothing")

@@ -243,7 +243,8 @@ def score_document(
         "cost_usd_per_message": cost_per_message(totals, price),
         "cluster": cluster,
         "not_scored": not_scored,
-        "not_scored_line": not_scored_line({"system": system, "not_scored": not_scored}),
+        "not_scored_line": not_scored_line({"system": system, "not_scored": not_scored,
+                                            "counts": {"missing_rows": t("messages") - t("rows")}}),
         "per_session": [],
         "provenance": {**(provenance or {}), "bootstrap": bootstrap, "seed": seed, "price": price_used},
     }
