@@ -203,9 +203,8 @@ def test_ctrl_c_while_a_command_loads_is_one_line_and_exit_130(monkeypatch, caps
     assert capsys.readouterr().err == "interrupted before the command began: nothing was done\n"
 
 
-#: options read as ``int`` by argparse itself: the model options (``llm/session.py``), which no
-#: file records
-PLAIN_INT_OPTIONS = {"--concurrency", "--max-retries"}
+#: options read as ``int`` by argparse itself: none
+PLAIN_INT_OPTIONS: set[str] = set()
 OUTSIDE_64_BITS = ("18446744073709551616", "9223372036854775808", "-9223372036854775809")
 
 

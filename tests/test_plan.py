@@ -237,6 +237,8 @@ def test_options_overrides_and_errors():
         (["min_turns=8"], "no room"),
         (["oneoff_p=0.8", "move_p=0.5"], "at most 1"),
         (["domains=code,travel"], "need as many domains"),
+        (["start_window=1e400"], "start_window: must be between 0 and 1, got inf"),
+        (["start_window=nan"], "start_window: must be between 0 and 1, got nan"),
     ]:
         with pytest.raises(UsageError, match=where):
             PlanOptions.from_overrides(bad)

@@ -114,7 +114,7 @@ class PlanOptions:
                 out.append(f"{name}: must be at least 1")
         if not 1 <= self.min_turns <= self.max_turns:
             out.append(f"min_turns/max_turns: need 1 <= min <= max, got {self.min_turns}/{self.max_turns}")
-        else:
+        elif 0.0 <= self.start_window <= 1.0:  # (a window out of range, inf or nan is named above)
             # every thread (twin included) must fit in the start window with its spacing
             most = self.max_threads
             last = _last_start(self.min_turns, self)

@@ -11,6 +11,7 @@ from typing import Iterator
 from .cache import DEFAULT_CACHE_DIR, ResponseCache
 from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, limits_problem
 from .provider import dry_run_model, extra_body_from_env, fake_provider, resolve_provider
+from ..options import whole_number
 
 
 def cache_dir_from(value: str | None) -> str:
@@ -88,11 +89,11 @@ def add_model_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -> 
     g.add_argument("--model", action=_Given, help="model name (default: deepseek-chat with DEEPSEEK_API_KEY; required with OPENAI_BASE_URL)")
     if dry_run:
         g.add_argument("--dry-run", **flag, help="answer with the fake model on loopback: nothing is spent")
-    g.add_argument("--concurrency", action=_Given, type=int, default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
+    g.add_argument("--concurrency", action=_Given, type=whole_number(), default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
     g.add_argument("--cache", action=_Given, metavar="DIR", help="response cache folder (default: $INTERLEAVE_CACHE or .cache/)")
     g.add_argument("--no-cache", **flag, help="neither read nor write the response cache")
     g.add_argument("--timeout", action=_Given, type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
-    g.add_argument("--max-retries", action=_Given, type=int, default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
+    g.add_argument("--max-retries", action=_Given, type=whole_number(), default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
 
 
 def model_options_given(args: argparse.Namespace) -> list[str]:
