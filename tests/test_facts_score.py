@@ -214,3 +214,16 @@ def test_bad_rows_are_one_line_naming_file_line_and_field(tmp_path, capsys, row,
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {path}:3: {field}"), err
     assert "Traceback" not in err
+
+
+def test_the_report_prints_a_rate_from_its_counts_not_the_rounded_figure():
+    """By hand: 4 of 19 is 0.210526...: 0.211 at 3 decimals, where the JSON's 0.2105 would print
+    0.210; its Wilson interval is taken from the counts too."""
+    from interleave_bench.facts.report import _r, _v
+    from interleave_bench.score.stats import wilson
+
+    entry = {"value": 0.2105, "k": 4, "n": 19, "ci95": [0.0851, 0.4330]}
+    lo, hi = wilson(4, 19)
+    assert _v(entry) == "0.211 (4/19)"
+    assert _r(entry) == f"0.211 [{lo:.3f}, {hi:.3f}]"
+    assert _v({"value": None, "k": 0, "n": 0, "ci95": None}) == "-"

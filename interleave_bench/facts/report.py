@@ -1,27 +1,40 @@
 """Printing a facts run's figures: the strategy table, breakdowns, pairing, deliveries, routing,
-tokens spent and the gates. Rates print with 3 decimals, as the reference prints them."""
+tokens spent and the gates. Rates print with 3 decimals, as the reference prints them, taken from
+their counts (the JSON's figures are rounded to 4 already, and rounding those again could be off)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..score.stats import wilson
 from .metrics import CATEGORIES, VERDICTS
 
 #: decimals of rates in printed tables (the JSON keeps the table's decimals)
 PRINT_DECIMALS = 3
 
 
+def _exact(entry: Optional[dict[str, Any]]) -> Optional[tuple[float, int, int]]:
+    """A rate entry's value from its counts, unrounded (None when it has none)."""
+    if not entry or entry.get("value") is None or not entry.get("n"):
+        return None
+    return entry["k"] / entry["n"], entry["k"], entry["n"]
+
+
 def _r(entry: Optional[dict[str, Any]]) -> str:
-    if not entry or entry.get("value") is None:
+    exact = _exact(entry)
+    if exact is None:
         return "-"
-    lo, hi = entry["ci95"]
-    return f"{entry['value']:.{PRINT_DECIMALS}f} [{lo:.{PRINT_DECIMALS}f}, {hi:.{PRINT_DECIMALS}f}]"
+    value, k, n = exact
+    lo, hi = wilson(k, n)
+    return f"{value:.{PRINT_DECIMALS}f} [{lo:.{PRINT_DECIMALS}f}, {hi:.{PRINT_DECIMALS}f}]"
 
 
 def _v(entry: Optional[dict[str, Any]]) -> str:
-    if not entry or entry.get("value") is None:
+    exact = _exact(entry)
+    if exact is None:
         return "-"
-    return f"{entry['value']:.{PRINT_DECIMALS}f} ({entry['k']}/{entry['n']})"
+    value, k, n = exact
+    return f"{value:.{PRINT_DECIMALS}f} ({k}/{n})"
 
 
 def report(m: dict[str, Any]) -> str:
