@@ -145,6 +145,16 @@ def test_a_second_row_for_a_turn_is_refused_without_naming_an_option_add_lacks(h
     assert hub.repos.get(("dataset", BOARD)) is None  # nothing published
 
 
+def test_a_sessions_file_given_as_a_run_is_told_where_add_takes_its_data(hub, runs, capsys):
+    data, _ = runs
+    sessions = data / "sessions.jsonl"
+    code, out, err = _add(capsys, str(sessions), "--data", str(data))
+    assert code == 2 and out == ""
+    assert err == (f"error: {sessions}: a sessions file (lines with turns and threads), given as predictions: it is "
+                   "the data, given with --data\n")
+    assert hub.repos.get(("dataset", BOARD)) is None
+
+
 def test_a_score_file_that_disagrees_with_the_computed_run_is_refused_naming_the_field(hub, runs, tmp_path, capsys):
     data, preds = runs
     honest = b.score_file(data, preds["closed-stay"])

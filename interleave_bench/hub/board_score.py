@@ -294,6 +294,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     from ..schema import PredictionRow
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
     from ..score.routing import decisions_fingerprint
+    from ..score.read import other_kind
     from ..score.run import score_files
 
     where = stated_path or str(pred)
@@ -316,6 +317,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         if data_field is None:
             raise
         raise InputError(where, None, data_field, str(exc)) from None
+    other_kind(pred, "predictions", data_goes="it is the data, given with --data")
     try:
         run = score_files(local, [pred], mode=(stated or {}).get("mode"), split=run_split, bootstrap=n_boot, seed=n_seed,
                           write=False, data_source=source, price=prices_from(os.environ))[0]
