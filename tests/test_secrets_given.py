@@ -7,15 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-from http.server import HTTPServer
 from pathlib import Path
 
 import pytest
 
 from interleave_bench.errors import REDACTED, add_url_secrets, is_secret_name, redact
 from _route_util import write_data
-from test_route_plugin import docs_server_source
+from test_route_plugin import docs_server  # noqa: F401  (the fixture: the docs' HTTP router on loopback)
 
 KEY = "abcdEFGH12345678zz"
 TOKEN = "S3cretT0kenValue99"
@@ -67,22 +65,9 @@ def test_a_router_arg_named_like_a_key_reaches_no_file_and_no_output(tmp_path):
     assert _files_holding(tmp_path, KEY) == [] and KEY not in again.stdout + again.stderr
 
 
-@pytest.fixture
-def http_router():
-    namespace: dict = {"__name__": "sticky_server"}
-    exec(compile(docs_server_source(), "sticky_server.py", "exec"), namespace)
-    server = HTTPServer(("127.0.0.1", 0), namespace["Handler"])
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/route"
-    server.shutdown()
-    server.server_close()
-    thread.join()
-
-
-def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, http_router):
+def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, docs_server):
     data = write_data(tmp_path / "data")
-    argv = ["route", data, "--mode", "closed", "--router", f"{http_router}?token={TOKEN}", "--out", tmp_path / "h.jsonl"]
+    argv = ["route", data, "--mode", "closed", "--router", f"{docs_server}?token={TOKEN}", "--out", tmp_path / "h.jsonl"]
     first = _run(argv, tmp_path)
     assert first.returncode == 0, first.stderr
     assert f"?token={REDACTED}" in (tmp_path / "h.run.json").read_text(encoding="utf-8")
