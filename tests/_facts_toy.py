@@ -54,7 +54,8 @@ class SharesProposals(CurrentOnly):
 
 class Broken(CurrentOnly):
     """``CurrentOnly``, broken in session en-0002 by the way ``BREAK`` names (a class attribute the
-    test sets): ``raise`` in observe at turn 5, ``none`` / ``dicts`` / ``ints`` from candidates,
+    test sets): ``raise`` in observe at turn 5 (``project``: the project's own refusal there),
+    ``none`` / ``dicts`` / ``ints`` from candidates,
     ``text`` from deliver, ``briefing`` giving a number; ``sync``: plain (not async) methods, which work."""
 
     name = "broken"
@@ -67,6 +68,10 @@ class Broken(CurrentOnly):
     async def observe(self, exchange: Exchange) -> None:
         if self.hit and self.BREAK == "raise" and exchange.turn == 5:
             raise RuntimeError("lost the notebook")
+        if self.hit and self.BREAK == "project" and exchange.turn == 5:  # as the project's cache refuses a file
+            from interleave_bench.errors import InputError
+
+            raise InputError("cache/llm.sqlite", None, None, "cannot be used as the response cache")
         await super().observe(exchange)
 
     async def candidates(self, request: Request):

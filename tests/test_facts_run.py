@@ -298,6 +298,19 @@ def test_a_system_that_breaks_the_protocol_fails_its_session_as_an_error_row_and
     assert code == 0 and "1 replayed now, 2 kept from earlier runs" in err, err
 
 
+def test_the_projects_own_refusal_inside_a_system_stops_the_run_in_one_line(data, capsys, monkeypatch):
+    """A system's call that meets a refusal of the project's (a response cache it cannot use) is no
+    bug of the system: the run stops with that one line, exit 2, the finished sessions kept."""
+    import _facts_toy
+
+    monkeypatch.setattr(_facts_toy.Broken, "BREAK", "project")
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:Broken", "--strategies", "facts",
+                             "--no-cache")
+    assert code == 2 and err.splitlines()[-1] == "error: cache/llm.sqlite: cannot be used as the response cache", err
+    rows = read_json_rows(data / "facts" / "fake-model-broken.jsonl")
+    assert not [r for r in rows if r["kind"] == "error"] and {r["session_id"] for r in rows} <= {"en-0001", "zh-0001"}
+
+
 def test_a_system_of_plain_functions_gives_what_its_async_twin_gives(data, capsys):
     for spec in ("_facts_toy:CurrentOnly", "_facts_toy:Sync"):
         code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", spec, "--strategies", "facts")

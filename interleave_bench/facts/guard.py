@@ -7,7 +7,9 @@ or a plain function; what it returns is checked (``candidates`` and ``deliver`` 
 returns something else, fails its session with :class:`SystemFailure`, whose text names the
 system, the method, where in the session and why: the run writes that session one ``error`` row
 and goes on (a rerun replays it), as for a model call that fails. ``KeyboardInterrupt`` and
-``SystemExit`` are not caught: they stop the run, which keeps the finished sessions.
+``SystemExit`` are not caught: they stop the run, which keeps the finished sessions; nor is the
+project's own refusal met inside a system's call (an :class:`~interleave_bench.errors.InterleaveError`,
+such as a response cache it cannot use), which stops the run in its one line.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Optional, Sequence
 
+from ..errors import InterleaveError
 from .protocol import Exchange, FactLine, Request, SystemContext
 
 #: characters of a wrong value a failure shows
@@ -51,6 +54,8 @@ class GuardedSystem:
     def _guard(self, method: str, where: str, call: Callable[[], Any]) -> Any:
         try:
             return call()
+        except InterleaveError:  # the project's own refusal (a cache it cannot use...): the run's, in one line
+            raise
         except Exception as exc:  # noqa: BLE001 - the plug-in's bug is its session's error row
             raise self._fail(method, where, f"raised {type(exc).__name__}: {exc}") from None
 
@@ -61,6 +66,8 @@ class GuardedSystem:
 
         try:
             return await run()
+        except InterleaveError:  # as in _guard
+            raise
         except Exception as exc:  # noqa: BLE001 - as in _guard
             raise self._fail(method, where, f"raised {type(exc).__name__}: {exc}") from None
 
