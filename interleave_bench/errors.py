@@ -225,8 +225,12 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
 
 
 #: what the name of a secret ends with (an environment variable's, a ``--router-arg``'s, a URL query
-#: parameter's), after ``_`` or as the whole name, in any case: ``OPENAI_API_KEY``, ``HF_TOKEN``, ``api_key``
-SECRET_NAME_ENDINGS = ("api_key", "apikey", "token", "secret", "password", "passwd", "access_key", "auth", "key")
+#: parameter's), after ``_`` or as the whole name, in any case: ``OPENAI_API_KEY``, ``HF_TOKEN``, ``api_key``.
+#: Not a bare ``key`` or ``auth`` ending: ``sort_key=session_id`` is no secret, and a secret's value
+#: is taken out of every text written, the data's own words too
+SECRET_NAME_ENDINGS = ("api_key", "apikey", "token", "secret", "password", "passwd", "access_key")
+#: names that are a secret's only as the whole name (a ``--router-arg key=...``, a URL's ``?key=``)
+SECRET_NAMES = ("key", "auth", "sig", "signature")
 #: secrets of the environment shorter than this are not looked for: a value such as "1" or "dev"
 #: is no key, and replacing it would maim ordinary text
 SECRET_MIN_CHARS = 8
@@ -249,9 +253,9 @@ _GIVEN: "set[str]" = set()
 
 def is_secret_name(name: str) -> bool:
     """Whether a value named ``name`` is a secret: the name ends with one of
-    :data:`SECRET_NAME_ENDINGS` after ``_`` (or ``-``), or is one of them."""
+    :data:`SECRET_NAME_ENDINGS` after ``_`` (or ``-``), or is one of them or of :data:`SECRET_NAMES`."""
     n = name.lower().replace("-", "_")
-    return any(n == e or n.endswith("_" + e) for e in SECRET_NAME_ENDINGS)
+    return n in SECRET_NAMES or any(n == e or n.endswith("_" + e) for e in SECRET_NAME_ENDINGS)
 
 
 def add_secret(value: str) -> None:
@@ -273,15 +277,19 @@ def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
 
 def add_url_secrets(url: str) -> None:
     """:func:`add_secret` every secret a URL carries: its password, and the values of its query
-    parameters with a secret's name (``?token=...``, ``&api_key=...``, ``&sig=...``)."""
-    from urllib.parse import parse_qsl, urlsplit
+    parameters with a secret's name (``?token=...``, ``&api_key=...``, ``&sig=...``), each both as
+    written (``%2F``, ``+``) and decoded."""
+    from urllib.parse import unquote, unquote_plus, urlsplit
 
     parts = urlsplit(url)
     if parts.password:
         add_secret(parts.password)
-    for name, value in parse_qsl(parts.query, keep_blank_values=False):
-        if is_secret_name(name) or name.lower() in ("sig", "signature"):
+        add_secret(unquote(parts.password))
+    for pair in parts.query.split("&"):
+        name, _, value = pair.partition("=")
+        if is_secret_name(unquote_plus(name)):
             add_secret(value)
+            add_secret(unquote_plus(value))
 
 
 def redact_secrets(text: str, env: "dict[str, str] | None" = None) -> str:

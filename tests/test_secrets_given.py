@@ -81,8 +81,9 @@ def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, docs_server
 
 @pytest.mark.parametrize("name, secret", [
     ("api_key", True), ("OPENAI_API_KEY", True), ("HF_TOKEN", True), ("token", True), ("key", True),
-    ("client-secret", True), ("db_password", True), ("access_key", True), ("monkey", False), ("depth", False),
-    ("tokens", False), ("keyword", False),
+    ("client-secret", True), ("db_password", True), ("access_key", True), ("auth", True), ("monkey", False),
+    ("depth", False), ("tokens", False), ("keyword", False), ("sort_key", False), ("ROUTER_SORT_KEY", False),
+    ("basic_auth", False),
 ])
 def test_what_names_a_secret(name, secret):
     assert is_secret_name(name) is secret
@@ -92,5 +93,33 @@ def test_a_urls_password_and_token_parameters_are_secrets_from_then_on(monkeypat
     from interleave_bench import errors
 
     monkeypatch.setattr(errors, "_GIVEN", set())
-    add_url_secrets("https://me:pa55word-long@example.test/route?depth=3&sig=abcdefgh123&api_key=zyxwvut987")
+    add_url_secrets("https://me:pa55word-long@example.test/route?depth=3&sig=abcdefgh123&api_key=zyxwvut987"
+                    "&token=Sec%2Fret%2BTok123&sort_key=session_id")
     assert redact("pa55word-long abcdefgh123 zyxwvut987 depth=3") == f"{REDACTED} {REDACTED} {REDACTED} depth=3"
+    # a percent-encoded token, as written and as decoded; a parameter that is no secret untouched
+    assert errors.redact_secrets("Sec%2Fret%2BTok123 Sec/ret+Tok123 session_id") == f"{REDACTED} {REDACTED} session_id"
+
+
+def test_a_router_arg_that_is_no_secret_leaves_the_data_alone(tmp_path):
+    """``sort_key=session_id``: no key, so no word of the rows (``"session_id"``) is taken out."""
+    (tmp_path / "sortrouter.py").write_text(
+        "class SortRouter:\n    policy = 'sorted'\n\n    def __init__(self, sort_key='i'):\n        pass\n\n"
+        "    def route(self, view):\n        return {'kind': 'topic', 'label': view.current} if view.current else "
+        "{'kind': 'new', 'title': 'work'}\n", encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    argv = ["route", data, "--mode", "open", "--router", "sortrouter:SortRouter", "--router-arg", "sort_key=session_id",
+            "--out", tmp_path / "s.jsonl"]
+    assert _run(argv, tmp_path).returncode == 0
+    assert REDACTED not in (tmp_path / "s.jsonl").read_text(encoding="utf-8")
+    assert _run(["score", data, tmp_path / "s.jsonl"], tmp_path).returncode == 0
+    assert _run(argv, tmp_path).returncode == 0  # the rerun resumes its own file
+
+
+def test_a_quoted_key_is_redacted_as_the_router_gets_it(tmp_path):
+    (tmp_path / "keyrouter.py").write_text(KEY_ROUTER, encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    argv = ["route", data, "--mode", "open", "--router", "keyrouter:KeyRouter", "--router-arg", f'api_key="{KEY}"',
+            "--out", tmp_path / "q.jsonl"]
+    done = _run(argv, tmp_path)
+    assert f"auth failed with key {REDACTED}" in (tmp_path / "q.jsonl").read_text(encoding="utf-8")
+    assert _files_holding(tmp_path, KEY) == [] and KEY not in done.stdout + done.stderr

@@ -238,6 +238,8 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
             out[key] = json.loads(value)
         except ValueError:
             out[key] = value
+        if is_secret_name(key) and isinstance(out[key], str):  # a quoted key ("...") as the router gets it
+            add_secret(out[key])
     return out
 
 
