@@ -7,6 +7,7 @@ sessions, Parquet, another run's record or score file, or a page."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,14 @@ def test_two_runs_that_would_write_one_score_file_are_refused(world, tmp_path, c
     assert main(["score", str(world["data"]), str(t), "--bootstrap", "0"]) == 2
     assert capsys.readouterr().err == (f"error: score: {t / 'x.jsonl'} and {t / 'x.parquet'} would both write their "
                                        f"score to {t / 'x.score.json'}: score them one at a time with --out, or rename one\n")
+    assert not (t / "x.score.json").exists()
+    # however the paths are spelled (one relative, one absolute), and one file given twice is said as such
+    rel = Path(os.path.relpath(t / "x.parquet"))
+    assert main(["score", str(world["data"]), str(t / "x.jsonl"), str(rel), "--bootstrap", "0"]) == 2
+    assert "would both write their score to" in capsys.readouterr().err
+    assert main(["score", str(world["data"]), str(t / "x.jsonl"), str(t / "x.jsonl"), "--bootstrap", "0"]) == 2
+    assert capsys.readouterr().err == (f"error: score: {t / 'x.jsonl'} and {t / 'x.jsonl'} are one predictions file, "
+                                       "given twice: give it once\n")
     assert not (t / "x.score.json").exists()
 
 
