@@ -216,7 +216,10 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
     (:func:`require_not_input`), and not a file of another kind than ``what`` (:func:`require_replaceable`).
     A file written beside the named output (a run record, a score file, a summary) is checked the
     same way, ``option`` then saying whose it is (``route: --out x.jsonl writes its run record
-    beside it, and``)."""
+    beside it, and``). A path through a folder not made yet (``new/../x.json``) is checked where the
+    writer, making that folder, will write (``x.json``)."""
+    if not _os.path.isdir(_os.path.dirname(out) or "."):  # its ".." steps taken once the folders are made
+        out = _os.path.normpath(out)
     require_output_file(out)
     require_not_input(out, inputs, option)
     require_replaceable(out, is_kind, what, option)

@@ -225,3 +225,18 @@ def test_facts_and_score_facts_never_write_a_summary_over_an_input_or_another_ki
     assert capsys.readouterr().err == (f"error: score-facts: {results} has its summary beside it, and {other} is one "
                                        "of the inputs (a results file); choose another path\n")
     assert other.read_bytes() == results.read_bytes()
+
+
+def test_an_output_through_a_folder_not_made_yet_is_checked_where_it_will_be_written(world, tmp_path, capsys):
+    """``new/../manifest.json``: the writer makes ``new`` and writes the manifest's own path, so the
+    checks look there, not at a path that is not there yet."""
+    manifest = world["manifest"]
+    before = manifest.read_bytes()
+    via = world["data"] / "new" / ".." / "manifest.json"
+    assert main(["score", str(world["data"]), str(world["pred"]), "--bootstrap", "0", "--out", str(via)]) == 2
+    assert "is already there and is not a score file" in capsys.readouterr().err
+    via_rows = world["data"] / "new2" / ".." / "manifest.json"
+    assert main(["route", str(world["data"]), "--mode", "open", "--policy", "bm25", "--out", str(via_rows)]) == 2
+    assert "is already there and is not a predictions file" in capsys.readouterr().err
+    assert manifest.read_bytes() == before
+    assert not (world["data"] / "new").exists() and not (world["data"] / "new2").exists()

@@ -83,12 +83,10 @@ def require_predictions_out(log: str, out: str) -> None:
     """Refuse (one line, before any work) an ``--out`` that is the log itself, a folder, or a file
     already there that is not a predictions file (a sessions file, a manifest, Parquet, a page):
     writing would replace it."""
-    from ..errors import require_not_folder, require_not_input, require_replaceable
+    from ..errors import require_output
     from ..route.resume import is_rows_head
 
-    require_not_folder(out)
-    require_not_input(out, [(log, "the inspect log")], "import inspect: --out")
-    require_replaceable(out, is_rows_head, "a predictions file", "import inspect: --out")
+    require_output(out, [(log, "the inspect log")], is_rows_head, "a predictions file", "import inspect: --out")
 
 
 def run_inspect(args: argparse.Namespace) -> int:

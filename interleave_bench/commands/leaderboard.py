@@ -104,13 +104,12 @@ def run_show(args: argparse.Namespace) -> int:
     if args.html:
         from pathlib import Path
 
-        from ..errors import require_not_folder, require_replaceable
+        from ..errors import require_output
         from ..io import atomic_write_text
         from ..reports.page import is_page_head
 
         # before the board is read: a file that is not a page (data, a score file) is never replaced
-        require_not_folder(args.html)
-        require_replaceable(args.html, is_page_head, "a page report wrote", "leaderboard show: --html")
+        require_output(args.html, [], is_page_head, "a page report wrote", "leaderboard show: --html")
         Path(args.html).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(args.html, show(args.repo, revision=args.revision, data_revision=args.data_revision, html=True))
         print(f"wrote {args.html}")

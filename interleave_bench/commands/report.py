@@ -47,7 +47,7 @@ def default_pair(results: list[dict]) -> tuple[str, str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError, require_not_folder, require_not_input, require_replaceable
+    from ..errors import UsageError, require_output
     from ..hub.source import local_data
     from ..io import atomic_write_text, sessions_file
     from ..score.compare import compare_predictions
@@ -57,10 +57,9 @@ def run(args: argparse.Namespace) -> int:
     from ..score.run import prediction_files, score_files, system_name
 
     timer = Timer()
-    require_not_folder(args.html)  # before the scoring, not after it
+    # before the scoring, not after it
     data, source = local_data(args.data)
-    require_not_input(args.html, run_inputs(data, args.predictions), "report: --html")
-    require_replaceable(args.html, is_page_head, "a page report wrote", "report: --html")
+    require_output(args.html, run_inputs(data, args.predictions), is_page_head, "a page report wrote", "report: --html")
     sessions = read_sessions_fast(sessions_file(data))
     runs = score_files(data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
                        seed=args.seed, allow_duplicates=args.allow_duplicates, write=False, sessions=sessions,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..documents import is_score_head
-from ..errors import InterleaveError, UsageError, require_not_folder, require_not_input, require_replaceable
+from ..errors import InterleaveError, UsageError, require_output
 from ..heap import paused_gc
 from ..options import whole_number
 from ..progress import Timer, summary_line
@@ -78,9 +78,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None and len(prediction_files(args.predictions)) != 1:
             raise UsageError("--out names one score file: give one predictions file")
         if args.out is not None:
-            require_not_folder(args.out)  # before the scoring, not after it
-            require_not_input(args.out, run_inputs(data, args.predictions), "score: --out")
-            require_replaceable(args.out, is_score_head, "a score file", "score: --out")
+            # before the scoring, not after it
+            require_output(args.out, run_inputs(data, args.predictions), is_score_head, "a score file", "score: --out")
         runs = score_files(
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
