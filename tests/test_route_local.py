@@ -498,6 +498,8 @@ def test_dry_run_sweep_writes_the_curve(tmp_path, offline, monkeypatch, capsys):
     assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run", "--sweep-threshold", "0,0.9,1") == 0
     out = capsys.readouterr().out
     assert "| threshold | local share | calls/message | accuracy |" in out
+    # each row shows the shares as sweep.json holds them
+    table = [line for line in out.splitlines() if line.startswith("| 0.9 |")]
     folder = data / "predictions-dry"
     doc = json.loads((folder / "closed-hybrid-sweep-fake-model.sweep.json").read_text())
     curve = doc["curve"]
@@ -505,6 +507,7 @@ def test_dry_run_sweep_writes_the_curve(tmp_path, offline, monkeypatch, capsys):
     assert curve[0]["local_share"] == 1.0 and curve[0]["calls_per_message"] == 0.0
     shares = [p["calls_per_message"] for p in curve]
     assert shares == sorted(shares) and shares[-1] > 0  # a higher threshold asks the model more often
+    assert table[0].startswith(f"| 0.9 | {curve[1]['local_share']:.4f} | {curve[1]['calls_per_message']:.4f} | ")
     for p in curve:
         assert p["local_share"] + p["calls_per_message"] == pytest.approx(1.0, abs=1e-3)
         assert (folder / p["predictions"]).exists() and 0.0 <= p["accuracy"] <= 1.0

@@ -228,7 +228,7 @@ def _flips(doc: Mapping[str, Any]) -> str:
     diff, iv = doc.get("accuracy_diff"), doc.get("accuracy_diff_interval")
     summary = (f"<p>{esc(b)} against {esc(a)} on {doc['sessions']} sessions ({doc['strict_messages']} strict messages): "
                f"{doc['wins']} wins, {doc['losses']} losses, accuracy difference "
-               f"{esc(fmt_interval(diff, iv, 4))}, {esc(mcnemar_text(doc))}"
+               f"{esc(fmt_interval(diff, iv, metric('accuracy').shown))}, {esc(mcnemar_text(doc))}"
                f"{' (significant at 5%)' if doc.get('significant') else ''}.</p>")
     flips = doc.get("flips") or []
     rows = [[f["change"], f["session_id"], f["i"], f["text"], f["gold"], f"{f['a']} ({f['a_outcome']})",

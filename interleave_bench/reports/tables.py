@@ -177,7 +177,8 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
                f"both right {doc['both_right']:,}, both wrong {doc['both_wrong']:,}; "
                f"{mcnemar_text(doc)}")
     diff, iv = doc["accuracy_diff"], doc["accuracy_diff_interval"]
-    text = _signed(diff, 4) + (f" [{iv[0]:+.4f}, {iv[1]:+.4f}]" if iv else "")
+    shown = metric("accuracy").shown  # as compare's document holds the difference
+    text = _signed(diff, shown) + (f" [{iv[0]:+.{shown}f}, {iv[1]:+.{shown}f}]" if iv else "")
     out.append(f"accuracy difference B − A: {text} (95% paired bootstrap over sessions)")
     level = f"{doc['alpha']:.0%}"
     if doc["regression"]:

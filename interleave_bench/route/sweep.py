@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
+from ..score.table import RATE, metric
 from ..io import atomic_write_text, read_predictions, read_sessions, sessions_file, write_json
 from ..provenance import provenance
 from ..score.run import score_predictions
@@ -96,7 +97,7 @@ def point_of(threshold: float, path: Path, sessions: Sequence[Any], split: str) 
     local = sum(1 for r in rows if r.via == VIA_LOCAL)
     calls = sum(1 for r in rows if r.usage is not None)
     metrics = score_predictions(sessions, rows, system=path.stem, split=split, bootstrap=0).result["metrics"]
-    return SweepPoint(threshold, n, round(local / n, 4) if n else 0.0, round(calls / n, 4) if n else 0.0,
+    return SweepPoint(threshold, n, round(local / n, RATE) if n else 0.0, round(calls / n, RATE) if n else 0.0,
                       metrics.get("accuracy"), metrics.get("weighted_error"), path.name)
 
 
@@ -136,7 +137,8 @@ def curve_table(points: Sequence[SweepPoint]) -> str:
     """The curve as a Markdown table: threshold, share decided locally, calls per message, accuracy."""
     lines = ["| threshold | local share | calls/message | accuracy | weighted error |", "|---|---|---|---|---|"]
     for p in points:
-        acc = "n/a" if p.accuracy is None else f"{p.accuracy:.4f}"
-        err = "n/a" if p.weighted_error is None else f"{p.weighted_error:.4f}"
-        lines.append(f"| {p.threshold:g} | {p.local_share:.3f} | {p.calls_per_message:.3f} | {acc} | {err} |")
+        acc = "n/a" if p.accuracy is None else f"{p.accuracy:.{metric('accuracy').shown}f}"
+        err = "n/a" if p.weighted_error is None else f"{p.weighted_error:.{metric('weighted_error').shown}f}"
+        # the shares as sweep.json holds them (RATE decimals), not rounded again
+        lines.append(f"| {p.threshold:g} | {p.local_share:.{RATE}f} | {p.calls_per_message:.{RATE}f} | {acc} | {err} |")
     return "\n".join(lines)
