@@ -36,6 +36,24 @@ def test_evaluate_load_equals_score_facts_json(evaluate_caches, tmp_path, capsys
     assert got["strategies"]["oracle"]["answer_accuracy"]["value"] == 1.0
 
 
+def test_a_repeated_answer_is_named_by_its_index_and_the_firsts(evaluate_caches, tmp_path, monkeypatch):  # noqa: F811
+    """The module numbers its rows from 0: the second answer and the first it repeats are both said
+    that way, not as a file's lines."""
+    import evaluate
+    import pytest
+
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    data = write_data(tmp_path / "data")
+    assert main(["facts", str(data), "--dry-run", "--out", str(tmp_path / "run.jsonl")]) == 0
+    lines = [x for x in (tmp_path / "run.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    k = next(i for i, x in enumerate(lines) if json.loads(x)["kind"] == "answer")
+    with pytest.raises(ValueError) as refused:
+        evaluate.load(str(METRIC_DIR)).compute(predictions=[*lines, lines[k]])
+    said = str(refused.value)
+    assert said.startswith(f"predictions[{len(lines)}].probe: second answer row for session ") and \
+        said.endswith(f"(first at predictions[{k}]); remove it"), said
+
+
 def test_evaluate_module_docstring_examples_run(evaluate_caches):  # noqa: F811
     spec = importlib.util.spec_from_file_location("interleave_shared_facts_doctest",
                                                   METRIC_DIR / "interleave_shared_facts.py")

@@ -284,11 +284,17 @@ def is_empty(value: Any) -> bool:
     return isinstance(value, list) and not value
 
 
+#: how a problem names another row by its line (a second answer's first), read as an input's index
+_OTHER_LINE = re.compile(r"\(first on line (\d+)\)")
+
+
 def row_error(exc: InputError, name: str) -> ValueError:
     """A problem :func:`~interleave_bench.facts.results.parse_lines` found in the row at ``exc.line``
-    (numbered from 1) as one line naming the evaluate input and its index (from 0)."""
+    (numbered from 1) as one line naming the evaluate input and its index (from 0), another row it
+    names (``first on line 3``) by its index too (``first at predictions[2]``)."""
     where = name if exc.line is None else f"{name}[{exc.line - 1}]"
-    return ValueError(f"{where}{'.' + exc.field if exc.field else ''}: {exc.message}")
+    message = _OTHER_LINE.sub(lambda m: f"(first at {name}[{int(m.group(1)) - 1}])", exc.message)
+    return ValueError(f"{where}{'.' + exc.field if exc.field else ''}: {message}")
 
 
 # --- the routing metrics from plain per-session inputs: gold turns and predicted labels ---------------
