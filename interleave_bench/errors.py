@@ -209,6 +209,19 @@ def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], b
 
 
 
+def written_path(out: "str | _os.PathLike") -> str:
+    """Where a writer that first makes the folders missing on the way writes ``out``: the longest
+    part of the path that is there, resolved (its symlinks followed, as the system will), then the
+    rest with its ``.`` and ``..`` steps taken (the folders made for it are real ones)."""
+    head, rest = _os.fspath(out), []
+    while head and not _os.path.lexists(head):
+        head, name = _os.path.split(head)
+        if not name:  # a root that is not there: nothing left to resolve
+            break
+        rest.insert(0, name)
+    return _os.path.normpath(_os.path.join(_os.path.realpath(head or "."), *rest))
+
+
 def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.PathLike, str]]",
                    is_kind: "Callable[[bytes], bool]", what: str, option: str) -> None:
     """Every check a file a command writes passes before any work, in one place: it is no folder,
@@ -218,8 +231,8 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
     same way, ``option`` then saying whose it is (``route: --out x.jsonl writes its run record
     beside it, and``). A path through a folder not made yet (``new/../x.json``) is checked where the
     writer, making that folder, will write (``x.json``)."""
-    if not _os.path.isdir(_os.path.dirname(out) or "."):  # its ".." steps taken once the folders are made
-        out = _os.path.normpath(out)
+    if not _os.path.isdir(_os.path.dirname(out) or "."):
+        out = written_path(out)
     require_output_file(out)
     require_not_input(out, inputs, option)
     require_replaceable(out, is_kind, what, option)

@@ -240,3 +240,16 @@ def test_an_output_through_a_folder_not_made_yet_is_checked_where_it_will_be_wri
     assert "is already there and is not a predictions file" in capsys.readouterr().err
     assert manifest.read_bytes() == before
     assert not (world["data"] / "new").exists() and not (world["data"] / "new2").exists()
+
+
+def test_an_output_through_a_symlink_then_a_folder_not_made_yet_is_checked_where_it_lands(world, tmp_path, capsys):
+    """``lnk/new/../../manifest.json`` with ``lnk`` a symlink to ``data/predictions``: the system
+    follows the link before the ``..`` steps, so the file written is the data's manifest."""
+    link = tmp_path / "lnk"
+    link.symlink_to(world["data"] / "predictions")
+    before = world["manifest"].read_bytes()
+    via = link / "new" / ".." / ".." / "manifest.json"
+    assert main(["score", str(world["data"]), str(world["pred"]), "--bootstrap", "0", "--out", str(via)]) == 2
+    assert capsys.readouterr().err == (f"error: score: --out {world['manifest']} is already there and is not a score "
+                                       "file: writing would replace it; choose another path (or remove that file)\n")
+    assert world["manifest"].read_bytes() == before and not (world["data"] / "predictions" / "new").exists()
