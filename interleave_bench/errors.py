@@ -244,12 +244,16 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
 #: parameter's), after ``_`` or as the whole name, in any case: ``OPENAI_API_KEY``, ``HF_TOKEN``, ``api_key``.
 #: Not a bare ``key`` or ``auth`` ending: ``sort_key=session_id`` is no secret, and a secret's value
 #: is taken out of every text written, the data's own words too
-SECRET_NAME_ENDINGS = ("api_key", "apikey", "token", "secret", "password", "passwd", "access_key")
+SECRET_NAME_ENDINGS = ("api_key", "apikey", "token", "secret", "password", "passwd", "access_key", "signature")
 #: names that are a secret's only as the whole name (a ``--router-arg key=...``, a URL's ``?key=``)
-SECRET_NAMES = ("key", "auth", "sig", "signature")
-#: secrets of the environment shorter than this are not looked for: a value such as "1" or "dev"
-#: is no key, and replacing it would maim ordinary text
+SECRET_NAMES = ("key", "auth", "sig")
+#: secrets shorter than this are not looked for: a value such as "1" or "dev" is no key, and
+#: replacing it would maim ordinary text
 SECRET_MIN_CHARS = 8
+#: a value this long is a key whatever it holds; a shorter one (of SECRET_MIN_CHARS or more) only
+#: with a digit in it: "database", "postgres" or "session_id" are words of the data, and taking them
+#: out of every text written would change the data itself (a session's text, a row's field names)
+SECRET_WORDLESS_CHARS = 20
 #: what stands in a text where a secret was
 REDACTED = "[redacted]"
 #: secrets carried in text: a bearer token, an ``Authorization`` header's value, a key or token
@@ -268,26 +272,45 @@ _GIVEN: "set[str]" = set()
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether a value named ``name`` is a secret: the name ends with one of
-    :data:`SECRET_NAME_ENDINGS` after ``_`` (or ``-``), or is one of them or of :data:`SECRET_NAMES`."""
-    n = name.lower().replace("-", "_")
+    """Whether a value named ``name`` is a secret: the name (``-`` and a camelCase word's start read
+    as ``_``) ends with one of :data:`SECRET_NAME_ENDINGS` after ``_``, or is one of them or of
+    :data:`SECRET_NAMES`."""
+    n = _re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().replace("-", "_")  # accessToken: access_token
     return n in SECRET_NAMES or any(n == e or n.endswith("_" + e) for e in SECRET_NAME_ENDINGS)
+
+
+def looks_like_key(value: str) -> bool:
+    """Whether a secret-named value is a key to keep out of what is written: no blanks, and
+    :data:`SECRET_WORDLESS_CHARS` characters or more, or :data:`SECRET_MIN_CHARS` or more with a digit."""
+    return (len(value) >= SECRET_MIN_CHARS and not any(c.isspace() for c in value)
+            and (len(value) >= SECRET_WORDLESS_CHARS or any(c.isdigit() for c in value)))
+
+
+def _written_forms(value: str) -> "set[str]":
+    """``value`` and the forms JSON writes it in (a ``"`` or ``\\`` escaped; ``\\uXXXX`` for what is not
+    ASCII), each of which a file may hold."""
+    import json
+
+    return {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
 
 
 def add_secret(value: str) -> None:
     """Take ``value`` for a secret from now on in this process, as the environment's secrets are:
     a key given on the command line (``--router-arg api_key=...``, a URL's ``?token=...``) is then
-    redacted from every file, row and message as one from the environment is."""
+    redacted from every file, row and message as one from the environment is, when it
+    :func:`looks_like_key`."""
     value = value.strip()
-    if len(value) >= SECRET_MIN_CHARS:
-        _GIVEN.add(value)
+    if looks_like_key(value):
+        _GIVEN.update(_written_forms(value))
 
 
 def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
-    """The values of the environment's secret variables (:func:`is_secret_name`) and those given
-    to :func:`add_secret`, longest first."""
+    """The values of the environment's secret variables (:func:`is_secret_name`) that
+    :func:`looks_like_key`, in every form a file may hold them, and those given to
+    :func:`add_secret`, longest first."""
     env = _os.environ if env is None else env
-    found = {v.strip() for k, v in env.items() if is_secret_name(k) and len(v.strip()) >= SECRET_MIN_CHARS}
+    found = {form for k, v in env.items() if is_secret_name(k) and looks_like_key(v.strip())
+             for form in _written_forms(v.strip())}
     return sorted(found | _GIVEN, key=len, reverse=True)
 
 

@@ -83,7 +83,7 @@ def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, docs_server
     ("api_key", True), ("OPENAI_API_KEY", True), ("HF_TOKEN", True), ("token", True), ("key", True),
     ("client-secret", True), ("db_password", True), ("access_key", True), ("auth", True), ("monkey", False),
     ("depth", False), ("tokens", False), ("keyword", False), ("sort_key", False), ("ROUTER_SORT_KEY", False),
-    ("basic_auth", False),
+    ("basic_auth", False), ("accessToken", True), ("apiKey", True), ("X-Amz-Signature", True), ("sig", True),
 ])
 def test_what_names_a_secret(name, secret):
     assert is_secret_name(name) is secret
@@ -123,3 +123,39 @@ def test_a_quoted_key_is_redacted_as_the_router_gets_it(tmp_path):
     done = _run(argv, tmp_path)
     assert f"auth failed with key {REDACTED}" in (tmp_path / "q.jsonl").read_text(encoding="utf-8")
     assert _files_holding(tmp_path, KEY) == [] and KEY not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("value, key", [
+    ("abcdEFGH12345678zz", True), ("abc1234", False), ("database", False), ("session_id", False),
+    ("postgres", False), ("correcthorsebatterystaple", True), ("two words9", False),
+])
+def test_what_value_is_a_key_to_keep_out(value, key):
+    """A secret-named value is taken out of everything written only when it looks like a key: a
+    word of the data ("database") would be taken out of the data itself."""
+    from interleave_bench.errors import looks_like_key
+
+    assert looks_like_key(value) is key
+
+
+def test_a_password_that_is_a_word_of_the_data_leaves_the_data_alone(tmp_path):
+    """``DB_PASSWORD=database`` in the environment: the offline writer's sessions that say
+    "database" are written as they are."""
+    done = subprocess.run([sys.executable, "-m", "interleave_bench", "demo", "--out", str(tmp_path / "d"),
+                           "--v1-sessions", "0", "--bootstrap", "0", "--sessions", "20"], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "DB_PASSWORD": "database", "INTERLEAVE_NO_PROGRESS": "1"},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "d" / "sessions.jsonl").read_text(encoding="utf-8")
+    assert REDACTED not in text and "database" in text
+
+
+def test_a_key_is_redacted_in_the_escaped_form_json_writes_it_in(tmp_path):
+    (tmp_path / "keyrouter.py").write_text(KEY_ROUTER, encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    key = 'abc"def\\ghijk9'
+    argv = ["route", data, "--mode", "open", "--router", "keyrouter:KeyRouter", "--router-arg", f"api_key={key}",
+            "--out", tmp_path / "e.jsonl"]
+    done = _run(argv, tmp_path)
+    for form in (key, 'abc\\"def\\\\ghijk9'):  # as given, and as JSON writes it
+        assert _files_holding(tmp_path, form) == [] and form not in done.stdout + done.stderr
+    assert f"auth failed with key {REDACTED}" in (tmp_path / "e.jsonl").read_text(encoding="utf-8")
