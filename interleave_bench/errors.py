@@ -209,6 +209,23 @@ def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], b
 
 
 
+def require_one_each(pairs: "Iterable[tuple[str | _os.PathLike, str | _os.PathLike]]", option: str, noun: str,
+                     written: str, advice: str) -> None:
+    """Refuse (before any work) two inputs that would write one output, however their paths are
+    spelled (``x.jsonl`` and ``x.parquet`` both scored into ``x.score.json``: the first's would be
+    lost), and one input given twice. ``pairs`` are ``(input, the output it writes)``; the line
+    reads ``{option} A and B would both write their {written} to OUT: {advice}``, or ``{option} A
+    and B are one {noun}, given twice: give it once``."""
+    by_output: dict = {}
+    for given, out in pairs:
+        first = by_output.setdefault(_os.path.realpath(out), given)
+        if first is given:
+            continue
+        if same_path(first, given):
+            raise UsageError(f"{option} {first} and {given} are one {noun}, given twice: give it once")
+        raise UsageError(f"{option} {first} and {given} would both write their {written} to {out}: {advice}")
+
+
 def written_path(out: "str | _os.PathLike") -> str:
     """Where a writer that first makes the folders missing on the way writes ``out``: the longest
     part of the path that is there, resolved (its symlinks followed, as the system will), then the

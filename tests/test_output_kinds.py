@@ -253,3 +253,14 @@ def test_an_output_through_a_symlink_then_a_folder_not_made_yet_is_checked_where
     assert capsys.readouterr().err == (f"error: score: --out {world['manifest']} is already there and is not a score "
                                        "file: writing would replace it; choose another path (or remove that file)\n")
     assert world["manifest"].read_bytes() == before and not (world["data"] / "predictions" / "new").exists()
+
+
+def test_two_results_files_that_would_write_one_facts_summary_are_refused(tmp_path, capsys):
+    results = tmp_path / "r.jsonl"
+    results.write_text('{"kind": "session", "session_id": "s"}\n', encoding="utf-8")
+    bare = tmp_path / "r"  # its summary is r.score.json too
+    bare.write_bytes(results.read_bytes())
+    assert main(["score-facts", str(results), str(bare)]) == 2
+    assert capsys.readouterr().err == (f"error: score-facts: {results} and {bare} would both write their summary to "
+                                       f"{tmp_path / 'r.score.json'}: rename one\n")
+    assert not (tmp_path / "r.score.json").exists()

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import InputError, require_output
+from ..errors import InputError, require_one_each, require_output
 from ..facts.report import report
 from ..facts.results import FactsSummary, is_summary_head, read_rows, rejudge, score_rows, split_of
 from ..facts.records import SessionRow
@@ -50,8 +50,10 @@ def summary_path(results: Path) -> Path:
 
 def require_summary_outputs(results: Sequence[Path], data: Path | None, option: str) -> None:
     """Refuse (one line, before any work) a summary beside one of ``results`` (:func:`summary_path`)
-    that is an input (a results file, the data's sessions) or a file of another kind."""
+    that is an input (a results file, the data's sessions) or a file of another kind, or that two
+    of them would both write (one of them given twice)."""
     inputs = [*((r, "a results file") for r in results), *([(data, "the sessions file")] if data is not None else [])]
+    require_one_each([(r, summary_path(r)) for r in results], option, "results file", "summary", "rename one")
     for r in results:
         require_output(summary_path(r), inputs, is_summary_head, "a facts summary",
                        f"{option} {r} has its summary beside it, and")

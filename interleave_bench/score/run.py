@@ -556,20 +556,15 @@ def require_score_outputs(data_path: Path, pred_paths: Sequence[Path], split: st
     ``x.parquet``), or when one of those files is an input or a file of another kind
     (:func:`~interleave_bench.errors.require_output`)."""
     from ..documents import is_score_head
-    from ..errors import require_output, same_path
+    from ..errors import require_one_each, require_output
     from .read import data_inputs
 
     inputs = [*data_inputs(data_path), *((p, "a predictions file") for p in pred_paths)]
-    by_path: dict[str, Path] = {}
+    require_one_each([(pred, score_path(pred, split)) for pred in pred_paths], "score:", "predictions file", "score",
+                     "score them one at a time with --out, or rename one")
     for pred in pred_paths:
-        out = score_path(pred, split)
-        first = by_path.setdefault(os.path.realpath(out), pred)  # however each path is spelled
-        if first is not pred:
-            if same_path(first, pred):
-                raise UsageError(f"score: {first} and {pred} are one predictions file, given twice: give it once")
-            raise UsageError(f"score: {first} and {pred} would both write their score to {out}: "
-                             "score them one at a time with --out, or rename one")
-        require_output(out, inputs, is_score_head, "a score file", f"score: {pred} has its score file beside it, and")
+        require_output(score_path(pred, split), inputs, is_score_head, "a score file",
+                       f"score: {pred} has its score file beside it, and")
 
 
 def _score_share(pred_paths: Sequence[Path], data_path: Path, sessions: Sequence[Session] | None,
