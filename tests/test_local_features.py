@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from interleave_bench.route.base import Message, RoutedMessage, RouterView, ThreadCard, TopicView
-from interleave_bench.route.local import FEATURES, QUIET_TURNS, ProfileCache, candidates
+from interleave_bench.route.local import FEATURES, NEW, QUIET_TURNS, ProfileCache, candidates
 
 
 def test_a_new_topic_reads_the_share_of_words_no_topic_has_seen():
@@ -13,7 +13,7 @@ def test_a_new_topic_reads_the_share_of_words_no_topic_has_seen():
         topics = tuple(TopicView(f"t{k}", f"t{k}", None, (Message(k, t),)) for k, t in enumerate(topic_texts))
         view = RouterView("s", "en", "open", (), topics, (), None, (Message(len(topics), text),))
         c = candidates(view, ProfileCache())
-        return c.features[c.labels.index("new")][FEATURES.index("new.unseen")]
+        return c.features[c.labels.index(NEW)][FEATURES.index("new.unseen")]
 
     # kitchen is seen, budget, for and lisbon are not: 3 of 4 distinct words
     assert unseen(["kitchen tiles grout"], "kitchen budget for lisbon kitchen") == pytest.approx(0.75)

@@ -172,6 +172,18 @@ def test_local_follows_a_named_title_a_vague_follow_up_and_a_pointer_back():
     assert cross.label == "t2"  # a title named only in a pointing sentence does not move the message
 
 
+def test_a_thread_called_oneoff_is_a_topic_like_any_other():
+    """The router's one-off candidate is named so that no thread id can be: a thread whose id is
+    "oneoff" is routed to as a topic, not taken for a one-off."""
+    cards = [ThreadCard("oneoff", "Kitchen renovation", "Cabinets and tiles", "Finish by June"), CARDS[1]]
+    hist = {"oneoff": [(0, "Let's start the kitchen renovation: cabinets first.")],
+            "t2": [(1, "New thing: the trip to Lisbon. Flights for May?")]}
+    topics = [TopicView(c.id, c.title, c, tuple(Message(i, t) for i, t in hist.get(c.id, []))) for c in cards]
+    labels = sorted((i, t, k) for k, msgs in hist.items() for i, t in msgs)
+    named = LocalRouter().decide(view_of("closed", topics, labels, "Back to Kitchen renovation: which tiles?", 2))
+    assert (named.kind, named.label) == ("topic", "oneoff")
+
+
 def test_one_off_opens_a_topic_that_later_messages_skip():
     router = LocalRouter()
     hist = {"t1": [(0, "Let's start the kitchen renovation: cabinets first.")]}
@@ -373,14 +385,14 @@ def test_weights_at_the_prior_decide_as_bm25(offline):
 
 def test_message_length_is_read_against_the_chats_own():
     from interleave_bench.route.base import RoutedMessage
-    from interleave_bench.route.local import FEATURES as F, ProfileCache, candidates
+    from interleave_bench.route.local import FEATURES as F, NEW, ProfileCache, candidates
 
     def new_length(history_texts, text):
         history = tuple(RoutedMessage(i, t, "t1") for i, t in enumerate(history_texts))
         topic = TopicView("t1", "x", None, tuple(Message(i, t) for i, t in enumerate(history_texts)))
         view = RouterView("s", "en", "open", (), (topic,), history, "t1", (Message(len(history), text),))
         c = candidates(view, ProfileCache())
-        return c.features[c.labels.index("new")][F.index("new.length")]
+        return c.features[c.labels.index(NEW)][F.index("new.length")]
 
     four = "alpha beta gamma delta"
     # log(1 + 4) against a chat of four-token messages: average; against two-token ones: long

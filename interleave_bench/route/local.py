@@ -123,8 +123,10 @@ KIND_FEATURES = (
 #: the features that say what the bm25 baseline would decide: a fit starts from trusting them, so
 #: where the other signals teach nothing that holds, the router keeps bm25's level
 BM25_CHOICE_FEATURES = ("topic.bm25_pick", "new.bm25_pick")
-NEW = "new"
-ONEOFF = "oneoff"
+#: the candidates beside the topics: a new topic and a one-off, named so that no topic is (an id
+#: holds no control character), so a thread called "oneoff" is a topic like any other
+NEW = "\x00new"
+ONEOFF = "\x00oneoff"
 #: the modes whose topic overlaps weigh each term by how common it is in chat at large
 #: (:mod:`.local_background`): closed mode, where it helped both single-user corpora left out of
 #: the fit; in open mode it moved them in opposite directions (docs/local.md)
