@@ -332,15 +332,16 @@ def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
 
 
 def add_url_secrets(url: str) -> None:
-    """:func:`add_secret` every secret a URL carries: its password, and the values of its query
+    """:func:`add_secret` every secret a URL carries: its user name and password, and the values of its query
     parameters with a secret's name (``?token=...``, ``&api_key=...``, ``&sig=...``), each both as
     written (``%2F``, ``+``) and decoded."""
     from urllib.parse import unquote, unquote_plus, urlsplit
 
     parts = urlsplit(url)
-    if parts.password:
-        add_secret(parts.password)
-        add_secret(unquote(parts.password))
+    for credential in (parts.username, parts.password):  # a token may stand where a user name does
+        if credential:
+            add_secret(credential)
+            add_secret(unquote(credential))
     for pair in parts.query.split("&"):
         name, _, value = pair.partition("=")
         if is_secret_name(unquote_plus(name)):

@@ -96,6 +96,8 @@ def test_a_urls_password_and_token_parameters_are_secrets_from_then_on(monkeypat
     add_url_secrets("https://me:pa55word-long@example.test/route?depth=3&sig=abcdefgh123&api_key=zyxwvut987"
                     "&token=Sec%2Fret%2BTok123&sort_key=session_id")
     assert redact("pa55word-long abcdefgh123 zyxwvut987 depth=3") == f"{REDACTED} {REDACTED} {REDACTED} depth=3"
+    add_url_secrets("https://tok1234567890abc@example.test/route")  # a token as the user name
+    assert errors.redact_secrets("tok1234567890abc me") == f"{REDACTED} me"
     # a percent-encoded token, as written and as decoded; a parameter that is no secret untouched
     assert errors.redact_secrets("Sec%2Fret%2BTok123 Sec/ret+Tok123 session_id") == f"{REDACTED} {REDACTED} session_id"
 
