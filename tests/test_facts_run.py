@@ -230,6 +230,18 @@ def test_two_runs_on_one_output_one_finishes_the_other_exits_2_naming_the_holder
     assert len(answers) == len(set(answers)) == 3 * len(PROBES) * len(STRATEGIES)
 
 
+def test_a_run_made_with_a_relative_path_is_scored_again_from_any_folder(data, capsys, monkeypatch, tmp_path):
+    """The summary names its data by its whole path: score-facts finds it wherever it is run."""
+    monkeypatch.chdir(data.parent)
+    assert run_facts(capsys, data.name, "--dry-run")[0] == 0
+    results = data / "facts" / "fake-model.jsonl"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["score-facts", str(results)]) in (0, 1)  # 1: a gate fails, as in the run's own summary
+    assert "error" not in capsys.readouterr().err
+
+
 def test_scoring_a_run_again_keeps_its_data_judges_against_it_and_refuses_when_it_is_gone(data, capsys):
     assert run_facts(capsys, str(data), "--dry-run")[0] == 0
     results = data / "facts" / "fake-model.jsonl"

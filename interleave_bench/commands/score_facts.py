@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -68,7 +69,8 @@ def summary_document(results: Path, rows: list, metrics: dict[str, Any], data: P
     results_sha = sha256_file(results)
     return FactsSummary(
         results={"path": str(results), "sha256": results_sha},
-        data={"path": str(data), "sha256": data_sha} if data is not None else None,
+        # the data's whole path, so a later score-facts finds it from any folder
+        data={"path": os.path.abspath(data), "sha256": data_sha} if data is not None else None,
         split=split,
         system=next((s.system for s in sessions if s.system), None),
         model=next((s.model for s in sessions if s.model), None),
