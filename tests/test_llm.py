@@ -437,22 +437,32 @@ def test_a_client_refuses_limits_out_of_range(limits, problem):
     assert str(exc.value) == problem
 
 
-@pytest.mark.parametrize("flag, value, line", [
-    ("--max-retries", "-1", "error: --max-retries must be 0 or more"),
-    ("--timeout", "0", "error: --timeout must be a positive number of seconds"),
-    ("--timeout", "-1", "error: --timeout must be a positive number of seconds"),
-    ("--timeout", "nan", "error: --timeout must be a positive number of seconds"),
-    ("--concurrency", "0", "error: --concurrency must be at least 1"),
+@pytest.mark.parametrize("flag, value, said", [
+    ("--max-retries", "-1", "must be 0 or more, got -1"),
+    ("--timeout", "0", "must be a positive number of seconds, got 0"),
+    ("--timeout", "-1", "must be a positive number of seconds, got -1"),
+    ("--timeout", "nan", "must be a positive number of seconds, got nan"),
+    ("--timeout", "x", "expected a number, got 'x'"),
+    ("--concurrency", "0", "must be at least 1, got 0"),
 ])
-def test_a_model_command_refuses_limits_out_of_range_in_one_line(tmp_path, capsys, flag, value, line):
+@pytest.mark.parametrize("command", ["route", "mid-reply", "facts"])
+def test_a_model_command_refuses_limits_out_of_range_in_one_line_as_it_reads_them(tmp_path, capsys, monkeypatch, flag,
+                                                                                   value, said, command):
+    """Read with the option, before an output is opened or a finished run is found: a run with
+    nothing left to do refuses them too, and no empty file is left behind."""
     from interleave_bench.cli import main
 
     from _route_util import write_data
 
+    monkeypatch.chdir(tmp_path)
     data = write_data(tmp_path / "data")
-    assert main(["route", str(data), "--mode", "closed", "--policy", "llm", "--dry-run", flag, value]) == 2
-    assert capsys.readouterr().err.strip() == line
-    assert not (data / "predictions-dry").exists()
+    argv = {"route": ["route", str(data), "--mode", "closed", "--policy", "llm"],
+            "mid-reply": ["mid-reply"], "facts": ["facts", str(data)]}[command]
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--dry-run", "--out", str(tmp_path / "out.jsonl"), flag, value])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"error: interleave-bench {command}: argument {flag}: {said} (see interleave-bench {command} --help)\n"
+    assert not (tmp_path / "out.jsonl").exists() and not (data / "predictions-dry").exists()
 
 
 def test_a_dry_run_session_with_limits_out_of_range_starts_no_server():

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from .cache import DEFAULT_CACHE_DIR, ResponseCache
 from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, limits_problem
@@ -81,6 +81,25 @@ class _Given(argparse.Action):
         setattr(namespace, _GIVEN, given)
 
 
+def _limit(setting: str, read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The ``type`` of a client limit's option: read, then held to :func:`~.client.limits_problem`'s
+    range as it is read, so every command refuses a value out of range in one line before it opens
+    an output or finds its work already done."""
+    defaults = {"concurrency": DEFAULT_CONCURRENCY, "timeout": DEFAULT_TIMEOUT_S, "max_retries": DEFAULT_MAX_RETRIES}
+
+    def limit(text: str) -> Any:
+        try:
+            value = read(text)
+        except ValueError:  # (float's: the whole-number type says its own)
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        problem = limits_problem(**{**defaults, setting: value})
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{problem[1]}, got {text}")
+        return value
+
+    return limit
+
+
 def add_model_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -> None:
     """The options every model-calling command shares (:func:`model_options_given` says which a
     command line gave)."""
@@ -89,11 +108,11 @@ def add_model_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -> 
     g.add_argument("--model", action=_Given, help="model name (default: deepseek-chat with DEEPSEEK_API_KEY; required with OPENAI_BASE_URL)")
     if dry_run:
         g.add_argument("--dry-run", **flag, help="answer with the fake model on loopback: nothing is spent")
-    g.add_argument("--concurrency", action=_Given, type=whole_number(), default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
+    g.add_argument("--concurrency", action=_Given, type=_limit("concurrency", whole_number()), default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
     g.add_argument("--cache", action=_Given, metavar="DIR", help="response cache folder (default: $INTERLEAVE_CACHE or .cache/)")
     g.add_argument("--no-cache", **flag, help="neither read nor write the response cache")
-    g.add_argument("--timeout", action=_Given, type=float, default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
-    g.add_argument("--max-retries", action=_Given, type=whole_number(), default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
+    g.add_argument("--timeout", action=_Given, type=_limit("timeout", float), default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
+    g.add_argument("--max-retries", action=_Given, type=_limit("max_retries", whole_number()), default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
 
 
 def model_options_given(args: argparse.Namespace) -> list[str]:
