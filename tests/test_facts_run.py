@@ -40,6 +40,12 @@ def run_facts(capsys, *args: str) -> tuple[int, str, str]:
 def test_dry_run_all_strategies_writes_valid_rows_and_a_rerun_pays_nothing(data, capsys):
     code, out, err = run_facts(capsys, str(data), "--dry-run")
     assert code == 0, err
+    # the report's imports per request at the metric table's decimals (3), as the summary holds it
+    summary = json.loads((data / "facts" / "fake-model.score.json").read_text(encoding="utf-8"))
+    from interleave_bench.facts.report import report
+
+    summary["metrics"]["routing"]["imports_per_request"] = 0.21  # 30 of 143 requests, as the summary holds it
+    assert "imports per request 0.210" in report(summary["metrics"])
     results = data / "facts" / "fake-model.jsonl"
     rows = read_rows(results)  # every row valid against its record type
     kinds = [r.kind for _, r in rows]

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..reports.tables import fmt
 from ..score.stats import wilson
+from ..score.table import metric
 from .metrics import CATEGORIES, VERDICTS
 
 #: decimals of rates in printed tables (the JSON keeps the table's decimals)
@@ -64,7 +66,7 @@ def report(m: dict[str, Any]) -> str:
     out.append(f"routing: {r['requests']} requests, {r['errors']} errors, {r['offered']} offered facts; changed "
                f"{_v(r['route_changed'])}; accuracy without {_v(r['route_accuracy_without'])}, with "
                f"{_v(r['route_accuracy_with'])}; imports per request "
-               f"{'-' if r['imports_per_request'] is None else r['imports_per_request']}")
+               f"{'-' if r['imports_per_request'] is None else fmt(r['imports_per_request'], metric('imports_per_request').shown)}")
     t = m["tokens"].get("total", {})
     per = "; ".join(f"{k} {v.get('calls', 0)} calls, {v.get('input', 0):,} in / {v.get('output', 0):,} out"
                     for k, v in m["tokens"].items() if k != "total")
