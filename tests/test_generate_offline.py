@@ -377,3 +377,16 @@ def test_a_broken_habits_section_is_one_error_naming_file_and_field(tmp_path, mo
         assert str(path) in str(err.value)
     finally:
         packs.templates.cache_clear()
+
+
+def test_more_facts_a_thread_than_the_packs_hold_is_refused_offline_but_not_in_the_plan(tmp_path):
+    """The offline writer (and the fake model) draw a thread's facts from its domain pack, whose
+    variants hold at most ``packs.most_facts`` of them; a model writes as many as asked, so the
+    plan itself takes more."""
+    most = packs.most_facts(PlanOptions().domains)
+    assert most == 4
+    plan = PlanOptions.from_overrides([f"facts_per_thread={most + 1}"])  # a model run may ask for them
+    with pytest.raises(UsageError, match=rf"--plan facts_per_thread: at most {most} with --offline: .* got {most + 1}"):
+        generate_offline(2, tmp_path / "d", plan=plan)
+    assert not (tmp_path / "d").exists()
+    assert generate_offline(2, tmp_path / "e", plan=PlanOptions.from_overrides([f"facts_per_thread={most}"])).exists()

@@ -239,7 +239,6 @@ def test_options_overrides_and_errors():
         (["domains=code,travel"], "need as many domains"),
         (["start_window=1e400"], "start_window: must be between 0 and 1, got inf"),
         (["start_window=nan"], "start_window: must be between 0 and 1, got nan"),
-        (["facts_per_thread=50"], "facts_per_thread: at most 4: a thread of these domains' packs holds no more facts"),
     ]:
         with pytest.raises(UsageError, match=where):
             PlanOptions.from_overrides(bad)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Sequence
 
 from ..errors import InputError
 from ..io import read_json
@@ -380,3 +380,12 @@ def fact_templates(lang: str) -> FactTemplates:
         reply_propose=_strings(path, "reply.propose", reply.get("propose"), min_len=MIN_STEP_PHRASINGS),
         check={s: _strings(path, f"check.{s}", check.get(s)) for s in MARKED_STEPS},
     )
+
+
+def most_facts(domains: Sequence[str]) -> Optional[int]:
+    """The most facts a thread of ``domains`` drawn from the packs can hold: the variant with the
+    fewest fact slots, in any language (None when a domain has no pack: refused where it is read)."""
+    try:
+        return min(len(v.facts) for d in domains for lang in LANGS for v in domain_pack(d, lang).variants)
+    except (InputError, ValueError):  # (no pack, or one without variants)
+        return None

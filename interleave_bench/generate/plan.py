@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..errors import InputError, UsageError
+from ..errors import UsageError
 from ..options import read_whole_number
 from ..schema import Fact, Thread
 
@@ -109,9 +109,6 @@ class PlanOptions:
             out.append("domains: must be distinct non-empty names")
         if self.facts_per_thread < 1:
             out.append("facts_per_thread: must be at least 1")
-        elif (most := _most_facts(self.domains)) is not None and self.facts_per_thread > most:
-            out.append(f"facts_per_thread: at most {most}: a thread of these domains' packs holds no more facts, "
-                       f"got {self.facts_per_thread}")
         for name in ("start_spacing", "start_tail", "return_gap", "update_gap"):
             if getattr(self, name) < 1:
                 out.append(f"{name}: must be at least 1")
@@ -186,17 +183,6 @@ class PlanOptions:
                 raise UsageError(f"--plan {item!r}: {raw!r} is not a valid value for {name}") from None
             changes[name] = value
         return dataclasses.replace(base, **changes)
-
-
-def _most_facts(domains: Sequence[str]) -> int | None:
-    """The most facts a thread of ``domains`` can hold: its pack's variant with the fewest fact
-    slots, in any language (None when a domain has no pack: that is refused where the pack is read)."""
-    from . import packs
-
-    try:
-        return min(len(v.facts) for d in domains for lang in packs.LANGS for v in packs.domain_pack(d, lang).variants)
-    except (InputError, ValueError):  # (no pack, or one without variants: said where it is read)
-        return None
 
 
 def _last_start(n_turns: int, o: PlanOptions) -> int:

@@ -296,6 +296,12 @@ def generate(
             f"--plan domains: no offline domain pack for {', '.join(map(repr, missing))} "
             f"(have: {', '.join(packs.domain_names())}); a model run can use any domain"
         )
+    # the offline writer and the fake model draw threads from the packs, which hold so many facts a thread
+    most = packs.most_facts(config.plan.domains) if llm is None or llm.provider.identity == FAKE_IDENTITY else None
+    if most is not None and config.plan.facts_per_thread > most:
+        raise UsageError(f"--plan facts_per_thread: at most {most} with {'--offline' if llm is None else '--dry-run'}: "
+                         f"a thread drawn from the domain packs holds no more facts, got {config.plan.facts_per_thread} "
+                         "(a model writes as many as asked)")
     # the writer is what this run uses, whatever the config said
     config = dataclasses.replace(config, writer=TEMPLATES_WRITER if llm is None else f"model:{llm.model}")
     timer = Timer()
