@@ -10,6 +10,7 @@ from __future__ import annotations
 import os as _os
 import re as _re
 import stat as _stat
+from functools import lru_cache
 from typing import Callable, Iterable
 
 
@@ -288,6 +289,7 @@ _SECRET_SHAPES = (
 _GIVEN: "set[str]" = set()
 
 
+@lru_cache(maxsize=4096)  # every write asks of every variable of the environment: names repeat
 def is_secret_name(name: str) -> bool:
     """Whether a value named ``name`` is a secret: the name (``-`` and a camelCase word's start read
     as ``_``) ends with one of :data:`SECRET_NAME_ENDINGS` after ``_``, or is one of them or of
