@@ -232,14 +232,14 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key.isidentifier():
             raise UsageError(f"--router-arg {redact(pair)!r}: expected NAME=VALUE")
-        if is_secret_name(key):  # a key given here is kept out of every file and message
-            add_secret(value)
         try:
             out[key] = json.loads(value)
         except ValueError:
             out[key] = value
-        if is_secret_name(key) and isinstance(out[key], str):  # a quoted key ("...") as the router gets it
-            add_secret(out[key])
+        if is_secret_name(key):  # a key given here is kept out of every file and message: as written,
+            add_secret(value)  # and as the router gets it (a quoted "..." without its quotes)
+            if isinstance(out[key], str):
+                add_secret(out[key])
     return out
 
 
