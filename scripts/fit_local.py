@@ -14,7 +14,8 @@ fits the open mode only.
 Prints the leave-one-corpus-out table (fitted on the others, measured on the one left out:
 accuracy in both modes, 1-1 in open mode, expected calibration error, and bm25 on the same
 sessions for comparison; penalty, weights and calibration chosen and fitted without the corpus
-reported), the same in domain (each session routed by weights fitted on the other folds of every
+reported; a corpus that shows the assistant's replies once more with them hidden, as a writer's
+plain chat), the same in domain (each session routed by weights fitted on the other folds of every
 corpus), then the reliability table of the shipped calibration (each kind of chat's map cross-fitted
 as ``local_corpora.CALIBRATE_BY`` says: by corpus, each corpus routed by weights fitted without
 it, or by session fold). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
@@ -42,7 +43,7 @@ from interleave_bench.irc import import_irc  # noqa: E402
 from interleave_bench.sgd import import_sgd  # noqa: E402
 from interleave_bench.progress import Timer, summary_line  # noqa: E402
 from interleave_bench.route.bm25 import Bm25Router  # noqa: E402
-from interleave_bench.route.local_corpora import Corpus, fit_corpora, router_scores  # noqa: E402
+from interleave_bench.route.local_corpora import Corpus, fit_corpora, router_scores, without_replies  # noqa: E402
 from interleave_bench.route.local_fit import MODES, RELIABILITY_MIN_N, RELIABILITY_TOLERANCE, reliability_holds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,13 +96,14 @@ def held_out_table(corpora: Sequence[Corpus], held: dict[str, Any], bm25: dict[s
     penalty = first == "left out"
     out = [f"| {first} | mode | messages | local | bm25 | local 1-1 | bm25 1-1 | ECE |"
            + (" penalty |" if penalty else " ECE, folds held out |"), "|---|---|---|---|---|---|---|---|---|"]
-    for c in corpora:
+    names = [n for c in corpora for n in (c.name, without_replies(c.name))]
+    for name in (n for n in names if n in held):
         for mode in MODES:
-            r = held[c.name].get(mode)
+            r = held[name].get(mode)
             if r is None:
                 continue
-            b = bm25[c.name][mode]
-            out.append(f"| {c.name} | {mode} | {r['strict_messages']:,} | {_cell(r['accuracy'])} | {_cell(b['accuracy'])} "
+            b = bm25[name][mode]
+            out.append(f"| {name} | {mode} | {r['strict_messages']:,} | {_cell(r['accuracy'])} | {_cell(b['accuracy'])} "
                        f"| {_cell(r.get('one_to_one'))} | {_cell(b.get('one_to_one'))} | {_cell(r['ece'])} |"
                        + (f" {r['penalty']:g} |" if penalty else f" {_cell(r['ece_held_out'])} |"))
     return out
@@ -128,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     corpora.append(_load(name, Path(getattr(args, name)), Path(tmp)))
         weights, report = fit_corpora(corpora)
         bm25 = {c.name: {m: router_scores(c.sessions, m, Bm25Router()) for m in c.modes()} for c in corpora}
+        bm25.update({without_replies(c.name): {m: router_scores(c.plain, m, Bm25Router()) for m in c.modes()}
+                     for c in corpora if c.plain is not None})
     except (InterleaveError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -270,3 +270,52 @@ def test_fit_refuses_test_sessions_and_is_deterministic(tmp_path):
     a, _ = fit_local(dev)
     b, _ = fit_local(dev)
     assert json.dumps(a.to_json()) == json.dumps(b.to_json())
+
+
+def _dev(tmp_path: Path, name: str, dataset: str, seed: int) -> list:
+    """Dev sessions of the offline writer, their ids prefixed with ``name`` (one id names one session)."""
+    path = generate_offline(5, tmp_path / name, seed=seed, dataset=dataset)
+    return [s.model_copy(update={"session_id": f"{name}-{s.session_id}"}) for s in iter_sessions(path) if s.split == "dev"]
+
+
+def test_replies_hidden_keeps_everything_but_the_replies(tmp_path):
+    from interleave_bench.route.local_corpora import Corpus, replies_hidden
+
+    shown = _dev(tmp_path, "r", "v1", 3)
+    hidden = replies_hidden(shown)
+    assert sum(1 for s in shown for t in s.turns if t.assistant) > 0
+    assert all(t.assistant is None for s in hidden for t in s.turns)
+    back = [s.model_copy(update={"turns": [t.model_copy(update={"assistant": u.assistant}) for t, u in zip(s.turns, o.turns)]})
+            for s, o in zip(hidden, shown)]
+    assert back == shown  # nothing else moved
+    assert Corpus("r", shown, {}).plain == hidden
+    assert Corpus("p", _dev(tmp_path, "p", "v0", 2), {}).plain is None  # no reply to hide
+
+
+def test_plain_chat_is_calibrated_on_every_writer_replies_hidden_too(tmp_path):
+    """The plain map is fitted on the plain messages of the left-out runs and on the same runs of
+    every corpus with replies, those hidden; the tables give that corpus's row with them hidden."""
+    from interleave_bench.route.local_corpora import (
+        Corpus, FitData, _calibrated, _fit, choose_penalty, fit_corpora, l2_of, without_replies,
+    )
+
+    plain = Corpus("p", _dev(tmp_path, "p", "v0", 2), {})
+    shown = Corpus("r", _dev(tmp_path, "r", "v1", 3), {})
+    corpora = [plain, shown]
+    data = FitData()
+    search = choose_penalty(corpora, data)
+    left = search.runs["closed"]
+    assert set(left.plain) == {"r"} and left.plain["r"]  # routed with replies hidden, by weights without it
+    assert all(j.kind == "plain" for j in left.plain["r"])
+    assert len(left.plain["r"]) == len(left.judged["r"])  # the same strict messages, routed again
+    w, _ = _fit(corpora, "closed", data, l2_of("closed", search.penalty))
+    _, judged, how, _ = _calibrated(corpora, "closed", data, search, w)
+    assert how["plain"] == "corpus"
+    in_plain_map = [j for j in judged if j.kind == "plain"]
+    expected = [j for j in left.pooled() if j.kind == "plain"] + left.pooled_plain()
+    assert in_plain_map == expected
+    _, report = fit_corpora(corpora)
+    row = without_replies("r")
+    assert set(report["held_out"][row]) == {"closed", "open"} and set(report["in_domain"][row]) == {"closed", "open"}
+    assert report["held_out"][row]["closed"]["strict_messages"] == report["held_out"]["r"]["closed"]["strict_messages"]
+    assert without_replies("p") not in report["held_out"]

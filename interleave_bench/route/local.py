@@ -29,8 +29,9 @@ with several people) carry that kind's habits without reaching another kind. The
 weights towards bm25's choice (``local_fit.bm25_prior``). The winning candidate's probability (a
 softmax over the candidates) is mapped through a monotone calibration per kind of chat, fitted on
 runs like those the kind will be met on (``local_corpora.CALIBRATE_BY``: plain chat on each corpus
-judged by weights fitted without it, chat with replies or several speakers on session folds of its
-public corpus), so ``confidence`` reads as the chance the decision is right. A one-off is offered only when
+judged by weights fitted without it, a corpus with replies also with them hidden; chat with replies
+or several speakers on session folds of its public corpus), so ``confidence`` reads as the chance
+the decision is right. A one-off is offered only when
 there is a current topic and no topic alone shares :data:`WORK_TERMS` words with the first
 sentence. One-off topics are titled with :data:`~.local_profile.ONEOFF_TITLE_PREFIX`; they are
 never offered as a place for a later message and never count as the current topic.

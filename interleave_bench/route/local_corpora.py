@@ -12,10 +12,13 @@ Used by ``scripts/fit_local.py``; the pieces of one fit (examples, weights, cali
   the runs that resemble how that kind will be met (:data:`CALIBRATE_BY`): a kind whose fit
   corpora include a public corpus (SGD brings "replies", IRC "multi") will be met on more of that
   corpus, so it is calibrated in domain, on runs cross-fitted by session folds (each session
-  routed by weights fitted on the other folds); "plain" chat has only the project's own writer in
-  the fit and will come from a new writer, so it is calibrated on the left-out-corpus runs (each
-  corpus routed by weights that never saw it), and so is the overall map every kind without a map
-  of its own falls back on. A mode with a single corpus has no left-out runs: session folds.
+  routed by weights fitted on the other folds); "plain" chat will come from a writer the fit never
+  saw, so it is calibrated on the left-out-corpus runs (each corpus routed by weights that never
+  saw it), and so is the overall map every kind without a map of its own falls back on. A mode
+  with a single corpus has no left-out runs: session folds. Plain chat's runs hold every corpus
+  that shows the assistant's replies routed once more with them hidden (:func:`replies_hidden`):
+  that corpus's writer in plain chat, so the plain map is fitted on every writer the fit has, not
+  on the offline writer's alone (one writer's map was 0.12 to 0.15 off on the other's, docs/local.md).
 - **Background.** Every fit builds the background its overlaps are weighed by
   (:mod:`.local_background`) from the sessions it fits on (:class:`FitData`): a corpus or session
   fold a fit leaves out is left out of its background too.
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -74,6 +78,20 @@ class Corpus:
         """The modes its sessions can be routed in (real chat logs: open only)."""
         return ("open",) if any(is_open_only(s) for s in self.sessions) else MODES
 
+    @cached_property
+    def plain(self) -> Optional[list[Session]]:
+        """Its sessions with the assistant's replies hidden (:func:`replies_hidden`): plain chat of
+        its writer, routed for the plain map (:func:`_calibrated`); None when no turn shows a reply."""
+        if not any(t.assistant for s in self.sessions for t in s.turns):
+            return None
+        return replies_hidden(self.sessions)
+
+
+def replies_hidden(sessions: Sequence[Session]) -> list[Session]:
+    """``sessions`` as plain chat: every turn without the assistant's reply, all else the same."""
+    return [s.model_copy(update={"turns": [t.model_copy(update={"assistant": None}) for t in s.turns]})
+            for s in sessions]
+
 
 def blas_kernels() -> list[str]:
     """The BLAS libraries loaded, each as its name, version and the processor kernel it chose.
@@ -112,7 +130,7 @@ def _raw_router(w: np.ndarray, background: Background = EMPTY) -> LocalRouter:
     return LocalRouter(LocalWeights({m: ModeWeights(w, Calibration()) for m in MODES}, {}, background))
 
 
-def _measure(c: Corpus, mode: str, judged: list[Judged], cal: ModeWeights, rows: dict) -> dict[str, Any]:
+def _measure(sessions: Sequence[Session], mode: str, judged: list[Judged], cal: ModeWeights, rows: dict) -> dict[str, Any]:
     conf = [cal.confidence(j.probability, j.kind) for j in judged]
     ok = [j.correct for j in judged]
     ece = calibration_error(conf, ok)
@@ -120,7 +138,7 @@ def _measure(c: Corpus, mode: str, judged: list[Judged], cal: ModeWeights, rows:
            "accuracy": round(float(np.mean(ok)), 4) if judged else None,
            "ece": None if ece is None else round(ece, 4)}
     if mode == "open":
-        out["one_to_one"] = _one_to_one(c.sessions, rows)
+        out["one_to_one"] = _one_to_one(sessions, rows)
     return out
 
 
@@ -197,9 +215,24 @@ class Runs:
 
     judged: dict[str, list[Judged]] = field(default_factory=dict)
     rows: dict[str, dict[str, dict[int, PredictionRow]]] = field(default_factory=dict)
+    #: the same, per corpus that shows replies, for its sessions routed with them hidden (:attr:`Corpus.plain`)
+    plain: dict[str, list[Judged]] = field(default_factory=dict)
+    plain_rows: dict[str, dict[str, dict[int, PredictionRow]]] = field(default_factory=dict)
 
     def pooled(self) -> list[Judged]:
         return [j for judged in self.judged.values() for j in judged]
+
+    def pooled_plain(self) -> list[Judged]:
+        return [j for judged in self.plain.values() for j in judged]
+
+    def judge(self, c: Corpus, sessions: Sequence[Session], mode: str, router: LocalRouter,
+              plain: Optional[Sequence[Session]]) -> None:
+        """Route ``sessions`` of ``c`` with ``router`` and keep the judged messages and rows under
+        ``c``'s name; ``plain`` (those sessions with replies hidden, or None) the same, apart."""
+        self.judged.setdefault(c.name, []).extend(judge_run(sessions, mode, router, self.rows.setdefault(c.name, {})))
+        if plain is not None:
+            self.plain.setdefault(c.name, []).extend(
+                judge_run(plain, mode, router, self.plain_rows.setdefault(c.name, {})))
 
 
 def _fit(scope: Sequence[Corpus], mode: str, data: FitData, l2: float,
@@ -228,7 +261,7 @@ def _cross_fitted(scope: Sequence[Corpus], mode: str, data: FitData, l2: float) 
     for k in range(FOLDS):
         router = _raw_router(*_fit(scope, mode, data, l2, k))
         for c in these:
-            out.judged[c.name].extend(judge_run(_folds(c.sessions)[k], mode, router, out.rows[c.name]))
+            out.judge(c, _folds(c.sessions)[k], mode, router, None if c.plain is None else _folds(c.plain)[k])
     return out
 
 
@@ -240,8 +273,7 @@ def _left_out(corpora: Sequence[Corpus], mode: str, data: FitData, penalty: floa
     out = Runs()
     for c in these:
         router = _raw_router(*_fit([d for d in corpora if d is not c], mode, data, l2_of(mode, penalty)))
-        out.rows[c.name] = {}
-        out.judged[c.name] = judge_run(c.sessions, mode, router, out.rows[c.name])
+        out.judge(c, c.sessions, mode, router, c.plain)
     return out
 
 
@@ -282,18 +314,23 @@ def _calibrated(corpora: Sequence[Corpus], mode: str, data: FitData, search: Sea
                 without: frozenset[str] = frozenset()) -> tuple[ModeWeights, list[Judged], dict[str, str], Runs]:
     """``w`` with its calibrations fitted as :data:`CALIBRATE_BY` says: each kind's on its
     messages of the left-out runs of ``search`` ("corpus") or of the session-fold runs
-    ("session"; both when ``mode`` has a single corpus, which has no left-out runs). Returns the
-    weights, the runs each message's map was fitted on (each message once: its kind's runs), how
+    ("session"; both when ``mode`` has a single corpus, which has no left-out runs); the plain
+    map on those runs' plain messages and on the same runs of the corpora with replies hidden
+    (:attr:`Corpus.plain`). Returns the weights, the judged messages each map was fitted on (each
+    once per kind: its kind's runs; a corpus with replies gives its messages twice, shown and
+    hidden), how
     each map was calibrated (``"overall"`` and per kind) and the session-fold runs (``cross`` when
     given, else computed). The messages of the sessions ``without`` names are left out of every
     map's fit."""
     if cross is None:
         cross = _cross_fitted(corpora, mode, data, l2_of(mode, search.penalty))
     left = search.runs.get(mode)
-    runs = {"corpus": left.pooled() if left is not None else cross.pooled(), "session": cross.pooled()}
-    runs = {how: [j for j in js if j.session not in without] for how, js in runs.items()}
+    by = {"corpus": left if left is not None else cross, "session": cross}
+    runs = {how: [j for j in r.pooled() if j.session not in without] for how, r in by.items()}
     how = {k: (CALIBRATE_BY[k] if left is not None else "session") for k in CALIBRATE_BY}
     kind_runs = {k: runs[how[k]] for k in CALIBRATE_BY if k is not None}
+    # plain chat: every writer of the fit, those shown with replies as well as without
+    kind_runs["plain"] = kind_runs["plain"] + [j for j in by[how["plain"]].pooled_plain() if j.session not in without]
     judged = [j for k, js in kind_runs.items() for j in js if j.kind == k]
     named = {("overall" if k is None else k): v for k, v in how.items()}
     return fit_calibrations(runs[how[None]], w, kind_runs), judged, named, cross
@@ -308,10 +345,24 @@ def _fold_held_out_ece(corpora: Sequence[Corpus], mode: str, data: FitData, sear
     folds = [frozenset(s.session_id for c in these for s in _folds(c.sessions)[k]) for k in range(FOLDS)]
     maps = [_calibrated(corpora, mode, data, search, w, cross, without=fold)[0] for fold in folds]
     out: dict[str, Optional[float]] = {}
-    for c in these:
-        judged = cross.judged[c.name]
+    runs = [(c.name, cross.judged[c.name]) for c in these]
+    runs += [(without_replies(c.name), cross.plain[c.name]) for c in these if c.name in cross.plain]
+    for name, judged in runs:
         ece = calibration_error(confidence_by_fold(judged, folds, maps), [j.correct for j in judged])
-        out[c.name] = None if ece is None else round(ece, 4)
+        out[name] = None if ece is None else round(ece, 4)
+    return out
+
+
+def without_replies(name: str) -> str:
+    """The name a corpus's rows go by in the tables when routed with its replies hidden."""
+    return f"{name} without replies"
+
+
+def _measure_runs(c: Corpus, mode: str, runs: Runs, cal: ModeWeights) -> dict[str, dict[str, Any]]:
+    """:func:`_measure` of ``c``'s run in ``runs``, and of its run with replies hidden where it has one."""
+    out = {c.name: _measure(c.sessions, mode, runs.judged[c.name], cal, runs.rows[c.name])}
+    if c.name in runs.plain:
+        out[without_replies(c.name)] = _measure(c.plain, mode, runs.plain[c.name], cal, runs.plain_rows[c.name])
     return out
 
 
@@ -370,8 +421,8 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
         modes[mode], runs, how, cross = _calibrated(corpora, mode, data, search, _fit(corpora, mode, data, l2)[0])
         held_ece = _fold_held_out_ece(corpora, mode, data, search, modes[mode].weights, cross)
         for c in these:
-            in_domain[c.name][mode] = {**_measure(c, mode, cross.judged[c.name], modes[mode], cross.rows[c.name]),
-                                       "ece_held_out": held_ece[c.name]}
+            for name, measured in _measure_runs(c, mode, cross, modes[mode]).items():
+                in_domain.setdefault(name, {})[mode] = {**measured, "ece_held_out": held_ece[name]}
         calibrated = [modes[mode].confidence(j.probability, j.kind) for j in runs]
         ok = [j.correct for j in runs]
         ece = calibration_error(calibrated, ok)
@@ -390,10 +441,10 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
                 continue
             w_c, background_c = _fit(rest, mode, data, l2_of(mode, inner.penalty))
             cal_c, _, how, _ = _calibrated(rest, mode, data, inner, w_c)
-            rows: dict[str, dict[int, PredictionRow]] = {}
-            judged = judge_run(c.sessions, mode, _raw_router(w_c, background_c), rows)
-            held_out[c.name][mode] = {**_measure(c, mode, judged, cal_c, rows), "penalty": inner.penalty,
-                                      "calibrated_by": how}
+            run = Runs()
+            run.judge(c, c.sessions, mode, _raw_router(w_c, background_c), c.plain)
+            for name, measured in _measure_runs(c, mode, run, cal_c).items():
+                held_out.setdefault(name, {})[mode] = {**measured, "penalty": inner.penalty, "calibrated_by": how}
     penalty = {"chosen": search.penalty, "left_out_accuracy": {str(p): v for p, v in search.scores.items()}}
     held = {m: list(held_features(m)) for m in MODES}
     libraries = {"numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_kernels()}
