@@ -319,3 +319,23 @@ def test_plain_chat_is_calibrated_on_every_writer_replies_hidden_too(tmp_path):
     assert set(report["held_out"][row]) == {"closed", "open"} and set(report["in_domain"][row]) == {"closed", "open"}
     assert report["held_out"][row]["closed"]["strict_messages"] == report["held_out"]["r"]["closed"]["strict_messages"]
     assert without_replies("p") not in report["held_out"]
+
+
+def test_a_corpus_with_replies_is_learnt_from_shown_and_hidden(tmp_path):
+    """Its gold examples hold each message twice, once as shown (replies in view) and once with
+    the replies hidden, in the same session fold; a corpus without replies once."""
+    from interleave_bench.route.local_corpora import Corpus, FitData, _folds
+    from interleave_bench.route.local_fit import gold_examples
+
+    shown = Corpus("r", _dev(tmp_path, "r", "v1", 3), {})
+    plain = Corpus("p", _dev(tmp_path, "p", "v0", 2), {})
+    data = FitData()
+    for fold in range(3):
+        got = data.examples([shown, plain], "open", shown, fold)
+        alone = gold_examples(_folds(shown.sessions)[fold], "open")
+        hidden = gold_examples(_folds(shown.plain)[fold], "open")
+        assert len(got.target) == len(alone.target) + len(hidden.target) > 0
+        assert got.rows.tolist() == alone.rows.tolist() + hidden.rows.tolist()
+        assert got.rows.tolist() != alone.rows.tolist() + alone.rows.tolist()  # the replies hidden move the rows
+        assert len(data.examples([shown, plain], "open", plain, fold).target) == len(
+            gold_examples(_folds(plain.sessions)[fold], "open").target)

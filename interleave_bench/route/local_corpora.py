@@ -8,6 +8,10 @@ Used by ``scripts/fit_local.py``; the pieces of one fit (examples, weights, cali
   strongly is the one penalty of :data:`~.local_fit.L2_GRID` whose weights do best on a corpus
   left out of their fit (mean strict accuracy over every corpus and mode, each routed by weights
   fitted on the others): :func:`choose_penalty`.
+- **Views.** A corpus that shows the assistant's replies is learnt from twice, as shown and with
+  them hidden (:func:`_views`, :attr:`Corpus.plain`): plain chat of its writer, so the signals
+  every kind of chat shares are fitted on more than the offline writer's plain chat. The two
+  views share the corpus's weight in the fit and its session folds.
 - **Calibration.** Each kind of chat's map from winning probability to being right is fitted on
   the runs that resemble how that kind will be met (:data:`CALIBRATE_BY`): a kind whose fit
   corpora include a public corpus (SGD brings "replies", IRC "multi") will be met on more of that
@@ -167,9 +171,18 @@ def _folds(sessions: Sequence[Session]) -> list[Sequence[Session]]:
     return [sessions[k::FOLDS] for k in range(FOLDS)]
 
 
-def _training(c: Corpus, skip_fold: Optional[int]) -> list[Session]:
-    """The sessions of ``c`` a fit without fold ``skip_fold`` (None: none) draws on, fold by fold."""
-    return [s for k, fold in enumerate(_folds(c.sessions)) if k != skip_fold for s in fold]
+def _training(sessions: Sequence[Session], skip_fold: Optional[int]) -> list[Session]:
+    """The ``sessions`` (a corpus's, in its order) a fit without fold ``skip_fold`` (None: none)
+    draws on, fold by fold."""
+    return [s for k, fold in enumerate(_folds(sessions)) if k != skip_fold for s in fold]
+
+
+def _views(c: Corpus) -> list[Sequence[Session]]:
+    """What a fit learns from in ``c``: its sessions, and where it shows the assistant's replies
+    the same sessions with them hidden (:attr:`Corpus.plain`, in the same order, so a session fold
+    holds both views of the same sessions): plain chat of its writer, which a fit on the offline
+    writer's plain chat alone learns from one writer only."""
+    return [c.sessions] if c.plain is None else [c.sessions, c.plain]
 
 
 class FitData:
@@ -189,7 +202,7 @@ class FitData:
     def background(self, scope: Sequence[Corpus], skip_fold: Optional[int] = None) -> Background:
         key = (tuple(c.name for c in scope), skip_fold)
         if key not in self._backgrounds:
-            self._backgrounds[key] = build_background([session_texts(_training(c, skip_fold)) for c in scope])
+            self._backgrounds[key] = build_background([session_texts(_training(c.sessions, skip_fold)) for c in scope])
         return self._backgrounds[key]
 
     def background_of(self, scope: Sequence[Corpus], mode: str, skip_fold: Optional[int] = None) -> Background:
@@ -204,7 +217,7 @@ class FitData:
         # keyed by the background they are built with (each built once and kept here, or EMPTY)
         key = (mode, c.name, fold, id(background))
         if key not in self._examples:
-            self._examples[key] = gold_examples(_folds(c.sessions)[fold], mode, background)
+            self._examples[key] = concat([gold_examples(_folds(v)[fold], mode, background) for v in _views(c)])
         return self._examples[key]
 
 
@@ -248,7 +261,7 @@ def _fit(scope: Sequence[Corpus], mode: str, data: FitData, l2: float,
     w = fit_weights(pooled(gold), l2, mode)
     if mode not in OWN_HISTORY_IN:
         return w, background
-    own = [own_examples(_training(c, skip_fold), mode, w, background) for c in these]
+    own = [concat([own_examples(_training(v, skip_fold), mode, w, background) for v in _views(c)]) for c in these]
     return fit_weights(pooled([concat([g, o]) for g, o in zip(gold, own)]), l2, mode), background
 
 
@@ -376,7 +389,7 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
 
     Per mode, over the corpora that can be routed in it (real chat logs: open mode only): the
     weights are fitted on all of them pooled, each corpus weighing the same
-    (:func:`~.local_fit.pooled`), with the penalty :func:`choose_penalty` picks; the calibration
+    (:func:`~.local_fit.pooled`; a corpus with replies as shown and hidden, :func:`_views`), with the penalty :func:`choose_penalty` picks; the calibration
     of each kind is fitted on the runs :data:`CALIBRATE_BY` names: behind that choice (each
     corpus routed by weights fitted without it) or cross-fitted by session fold.
 
