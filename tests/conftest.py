@@ -42,15 +42,25 @@ def openai_env(fake_server, monkeypatch, tmp_path):
 
 @pytest.fixture(scope="session")
 def built_wheel(tmp_path_factory):
-    """The project's wheel, built once for every test that inspects or installs it (no build
-    isolation, no download)."""
+    """The project's wheel, built once per test process for every test that inspects or installs
+    it (no build isolation, no download), from a copy of the checkout: setuptools builds in the
+    source tree's ``build/``, where two test processes building at once broke each other's wheel."""
+    import shutil
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[1]
+    src = tmp_path_factory.mktemp("wheel-src") / "src"
+    cache = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    top = {".git", "build", ".pytest_cache", ".hypothesis", "data", "tests"}  # the checkout's own, not the package's
+
+    def skip(folder: str, names: list[str]) -> set[str]:
+        return set(cache(folder, names)) | (top.intersection(names) if Path(folder) == root else set())
+
+    shutil.copytree(root, src, ignore=skip)
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(root)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
