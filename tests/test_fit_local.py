@@ -270,6 +270,12 @@ def test_fit_refuses_test_sessions_and_is_deterministic(tmp_path):
     a, _ = fit_local(dev)
     b, _ = fit_local(dev)
     assert json.dumps(a.to_json()) == json.dumps(b.to_json())
+    # with the assistant's replies: learnt from and calibrated on both views, the same bytes again
+    shown = [s for s in iter_sessions(generate_offline(6, tmp_path / "v1", dataset="v1")) if s.split == "dev"][:4]
+    a, report = fit_local(shown)
+    b, _ = fit_local(shown)
+    assert json.dumps(a.to_json()) == json.dumps(b.to_json())
+    assert "data without replies" in report["in_domain"] and a.fit["corpora"]["data"]["views"] == ("as given", "replies hidden")
 
 
 def _dev(tmp_path: Path, name: str, dataset: str, seed: int) -> list:
@@ -314,11 +320,16 @@ def test_plain_chat_is_calibrated_on_every_writer_replies_hidden_too(tmp_path):
     in_plain_map = [j for j in judged if j.kind == "plain"]
     expected = [j for j in left.pooled() if j.kind == "plain"] + left.pooled_plain()
     assert in_plain_map == expected
-    _, report = fit_corpora(corpora)
+    weights, report = fit_corpora(corpora)
+    recorded = json.loads(json.dumps(weights.to_json()))["fit"]["corpora"]
+    assert recorded["r"]["views"] == ["as given", "replies hidden"] and recorded["p"]["views"] == ["as given"]
     row = without_replies("r")
     assert set(report["held_out"][row]) == {"closed", "open"} and set(report["in_domain"][row]) == {"closed", "open"}
     assert report["held_out"][row]["closed"]["strict_messages"] == report["held_out"]["r"]["closed"]["strict_messages"]
     assert without_replies("p") not in report["held_out"]
+    # a corpus named as another's rows with replies hidden would overwrite them: refused
+    with pytest.raises(ValueError, match="'r without replies'"):
+        fit_corpora([Corpus(row, plain.sessions, {}), shown])
 
 
 def test_a_corpus_with_replies_is_learnt_from_shown_and_hidden(tmp_path):

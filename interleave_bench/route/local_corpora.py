@@ -22,7 +22,7 @@ Used by ``scripts/fit_local.py``; the pieces of one fit (examples, weights, cali
   with a single corpus has no left-out runs: session folds. Plain chat's runs hold every corpus
   that shows the assistant's replies routed once more with them hidden (:func:`replies_hidden`):
   that corpus's writer in plain chat, so the plain map is fitted on every writer the fit has, not
-  on the offline writer's alone (one writer's map was 0.12 to 0.15 off on the other's, docs/local.md).
+  on the offline writer's alone (one writer's map was 0.12 to 0.13 off on the other's, docs/local.md).
 - **Background.** Every fit builds the background its overlaps are weighed by
   (:mod:`.local_background`) from the sessions it fits on (:class:`FitData`): a corpus or session
   fold a fit leaves out is left out of its background too.
@@ -85,7 +85,8 @@ class Corpus:
     @cached_property
     def plain(self) -> Optional[list[Session]]:
         """Its sessions with the assistant's replies hidden (:func:`replies_hidden`): plain chat of
-        its writer, routed for the plain map (:func:`_calibrated`); None when no turn shows a reply."""
+        its writer, learnt from (:func:`_views`) and routed for the plain map (:func:`_calibrated`);
+        None when no turn shows a reply."""
         if not any(t.assistant for s in self.sessions for t in s.turns):
             return None
         return replies_hidden(self.sessions)
@@ -175,6 +176,10 @@ def _training(sessions: Sequence[Session], skip_fold: Optional[int]) -> list[Ses
     """The ``sessions`` (a corpus's, in its order) a fit without fold ``skip_fold`` (None: none)
     draws on, fold by fold."""
     return [s for k, fold in enumerate(_folds(sessions)) if k != skip_fold for s in fold]
+
+
+#: the names of what :func:`_views` gives, in its order (recorded per corpus in the fit block)
+VIEWS = ("as given", "replies hidden")
 
 
 def _views(c: Corpus) -> list[Sequence[Session]]:
@@ -422,6 +427,11 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
     for mode in MODES:
         if not any(mode in c.modes() for c in corpora):
             raise ValueError(f"no corpus can be routed in {mode} mode")
+    rows: set[str] = set()  # every name a row of the tables goes by
+    for name in (n for c in corpora for n in ((c.name,) if c.plain is None else (c.name, without_replies(c.name)))):
+        if name in rows:
+            raise ValueError(f"two corpora's rows would both be named {name!r}: name the corpora apart")
+        rows.add(name)
     data = FitData()
     search = choose_penalty(corpora, data)
     modes: dict[str, ModeWeights] = {}
@@ -466,7 +476,8 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
            "background": {"modes": list(BACKGROUND_IN), "messages": background.messages,
                           "tokens": len(background.weights), "min_messages": MIN_MESSAGES},
            "libraries": libraries,
-           "corpora": {c.name: {"sessions": len(c.sessions), **c.source} for c in corpora},
+           "corpora": {c.name: {"sessions": len(c.sessions), "views": VIEWS[:len(_views(c))], **c.source}
+                       for c in corpora},
            "held_out": held_out, "in_domain": in_domain,
            "cross_fitted": {m: {"by": per_mode[m]["calibrated_by"], "ece": per_mode[m]["ece"],
                                 "reliability": per_mode[m]["reliability"]} for m in MODES}}
