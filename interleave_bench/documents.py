@@ -32,11 +32,11 @@ BOARD_ROW_FORMAT = "interleave-board-row-v1"
 MID_REPLY_FORMAT = "interleave-mid-reply-v1"
 
 
-def document_head_of(fmt: str) -> "Callable[[bytes], bool]":
+def document_head_of(value: str, field: str = "format") -> "Callable[[bytes], bool]":
     """A test of a file's first bytes (:func:`~interleave_bench.errors.require_replaceable`'s
-    ``is_kind``) for a JSON document whose ``format`` is ``fmt``: what a command writing such a
-    document may write over."""
-    pattern = re.compile(rb'"format"\s*:\s*"' + re.escape(fmt.encode()) + rb'"')
+    ``is_kind``) for a JSON document whose ``field`` (its ``format``, or what else names its kind)
+    is the string ``value``: what a command writing such a document may write over."""
+    pattern = re.compile(rb'"' + re.escape(field.encode()) + rb'"\s*:\s*"' + re.escape(value.encode()) + rb'"')
 
     def is_kind(head: bytes) -> bool:
         return head.lstrip().startswith(b"{") and pattern.search(head) is not None

@@ -11,11 +11,11 @@ is refused. No model is ever called.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from pydantic import Field
 
+from ..documents import document_head_of
 from ..errors import InputError, InputErrors
 from ..io import iter_json_lines, parse_record
 from ..schema import Probe, Record, Session
@@ -204,10 +204,9 @@ def score_file(path: str | os.PathLike) -> dict[str, Any]:
     return score_rows(read_rows(path), str(path))
 
 
-def is_summary_head(head: bytes) -> bool:
-    """Whether a file's first bytes are those of a facts summary (a JSON object of kind ``facts``):
-    what ``score-facts`` and ``facts`` may write over (:func:`~interleave_bench.errors.require_output`)."""
-    return head.lstrip().startswith(b"{") and re.search(rb'"kind"\s*:\s*"facts"', head) is not None
+#: whether a file's first bytes are those of a facts summary (a JSON object of kind ``facts``):
+#: what ``score-facts`` and ``facts`` may write over (:func:`~interleave_bench.errors.require_output`)
+is_summary_head = document_head_of("facts", field="kind")
 
 
 class FactsSummary(Record):
