@@ -209,7 +209,6 @@ def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], b
                          "choose another path (or remove that file)")
 
 
-
 def require_one_each(pairs: "Iterable[tuple[str | _os.PathLike, str | _os.PathLike]]", option: str, noun: str,
                      written: str, advice: str) -> None:
     """Refuse (before any work) two inputs that would write one output, however their paths are
@@ -254,6 +253,7 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
     require_output_file(out)
     require_not_input(out, inputs, option)
     require_replaceable(out, is_kind, what, option)
+
 
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 

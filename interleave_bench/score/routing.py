@@ -260,8 +260,6 @@ def grouped_breakdowns(pooled: dict[tuple[str, str], list[int]]) -> dict[str, di
     return out
 
 
-
-
 # --- a run's decisions -------------------------------------------------------------------------------
 
 
@@ -293,10 +291,10 @@ def decisions_fingerprint(rows: Iterable[PredictionRow], mode: str, sessions: Co
         if r.session_id in sessions:
             by_session[r.session_id].append(r)
     lines = []
+    is_open = mode == "open"
     for sid, turns in by_session.items():
         turns.sort(key=lambda r: r.i)
         names: dict[str, str] = {}
-        is_open = mode == "open"
         for r in turns if is_open else ():
             if r.pred not in SPECIAL:
                 names.setdefault(r.pred, str(len(names) + 1))
