@@ -251,12 +251,22 @@ def read_json(path: str | os.PathLike) -> Any:
     return parse_json(str(path), None, read_text(path))
 
 
-def require_own_data_folder(folder: str | os.PathLike, writer: str, command: str) -> None:
-    """Raise :class:`UsageError` when the data folder ``folder`` holds a data set ``writer`` did
-    not write (its manifest names another writer, or it has sessions and no manifest): an
-    importer rewrites its own data in place, never another data set (generated data, another
-    corpus) and the runs beside it."""
+def require_own_data_folder(folder: str | os.PathLike, writer: str, command: str,
+                            source: str | os.PathLike) -> None:
+    """Raise :class:`UsageError` when the data folder ``folder`` is a file, is the corpus folder
+    ``source`` or lies inside it, or holds a data set ``writer`` did not write (its manifest names
+    another writer, or it has sessions and no manifest): an importer rewrites its own data in
+    place, never the corpus it reads, another data set (generated data, another corpus) or the runs
+    beside it."""
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{command}: --out {folder} is a file: --out names the data folder that "
+                         f"{SESSIONS_FILE} and {MANIFEST_FILE} are written into")
+    src, out = Path(source).resolve(), folder.resolve()
+    if out == src or src in out.parents:
+        where = "the corpus folder" if out == src else f"inside the corpus folder {source}"
+        raise UsageError(f"{command}: --out {folder} is {where}: an import writes its data set apart from the "
+                         "corpus it reads; choose another folder")
     manifest = folder / MANIFEST_FILE
     if manifest.is_file():
         try:

@@ -87,17 +87,18 @@ def test_union_find_joins_transitively():
     ("3 3 -\n0 99 -\n", ":2: B: message 99 is past the end of the log (10 lines)"),
 ])
 def test_bad_annotation_is_one_line_naming_file_line_and_field(tmp_path, capsys, annotation, expect):
-    d = tmp_path / "dev"
+    d = tmp_path / "corpus" / "dev"
     shutil.copytree(HAND / "dev", d)
     (d / NAME).write_text(annotation)
-    code, out, err = run_cli(capsys, "import", "irc", tmp_path, "--out", tmp_path / "out")
+    code, out, err = run_cli(capsys, "import", "irc", tmp_path / "corpus", "--out", tmp_path / "out")
     assert code == 2
     assert err.count("\n") == 1 and NAME + expect in err, err
     assert not (tmp_path / "out" / "sessions.jsonl").exists()
 
 
 def test_folder_without_annotations_is_refused(tmp_path, capsys):
-    code, _, err = run_cli(capsys, "import", "irc", tmp_path, "--out", tmp_path / "out")
+    (tmp_path / "corpus").mkdir()
+    code, _, err = run_cli(capsys, "import", "irc", tmp_path / "corpus", "--out", tmp_path / "out")
     assert code == 2 and "no *.annotation.txt files" in err and err.count("\n") == 1
 
 
@@ -240,3 +241,27 @@ def test_export_irc_given_a_sessions_file_as_the_run_says_so(imported, tmp_path,
     code, _, err = run_cli(capsys, "export-irc", imported / "sessions.jsonl", "--out", tmp_path / "x")
     assert code == 2 and err == (f"error: {imported / 'sessions.jsonl'}: a sessions file (lines with turns and threads), "
                                  "given as predictions: it is the data, given with --data (or found beside the run)\n")
+
+
+@pytest.mark.parametrize("importer", ["irc", "sgd"])
+def test_an_import_never_writes_into_its_corpus_nor_over_a_file(tmp_path, capsys, importer):
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(HAND if importer == "irc" else Path(__file__).parent / "data" / "sgd", corpus)
+    before = sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*"))
+    split = sorted(p for p in corpus.iterdir() if p.is_dir())[0]
+    for source, out, where in ((corpus, corpus / "dev", f"inside the corpus folder {corpus}"),
+                               (corpus, corpus, "the corpus folder"), (split, split, "the corpus folder"),
+                               (split, split / "data", f"inside the corpus folder {split}")):
+        code, _, err = run_cli(capsys, "import", importer, source, "--out", out)
+        assert code == 2 and err == (f"error: import {importer}: --out {out} is {where}: an import writes its data set "
+                                     "apart from the corpus it reads; choose another folder\n"), err
+    assert sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*")) == before
+    a_file = tmp_path / "d" / "sessions.jsonl"
+    a_file.parent.mkdir()
+    a_file.write_text("{}\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "import", importer, corpus, "--out", a_file)
+    assert code == 2 and err == (f"error: import {importer}: --out {a_file} is a file: --out names the data folder "
+                                 "that sessions.jsonl and manifest.json are written into\n"), err
+    assert a_file.read_text(encoding="utf-8") == "{}\n"

@@ -64,7 +64,7 @@ def import_irc(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
     """
     pairs = log_pairs(corpus)
     out = Path(out)
-    require_own_data_folder(out, WRITER, "import irc")
+    require_own_data_folder(out, WRITER, "import irc", corpus)
     out.mkdir(parents=True, exist_ok=True)
     target = out / SESSIONS_FILE
     with exclusive_output(target, "import irc"):

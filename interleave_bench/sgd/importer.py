@@ -82,7 +82,7 @@ def import_sgd(corpus: str | os.PathLike, out: str | os.PathLike) -> ImportResul
     """
     folders = split_folders(corpus)
     out = Path(out)
-    require_own_data_folder(out, WRITER, "import sgd")
+    require_own_data_folder(out, WRITER, "import sgd", corpus)
     result = ImportResult(out, 0, 0, 0, 0)
     files = [(folder, f) for folder in folders for f in folder.files]
 
