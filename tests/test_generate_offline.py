@@ -390,3 +390,37 @@ def test_more_facts_a_thread_than_the_packs_hold_is_refused_offline_but_not_in_t
         generate_offline(2, tmp_path / "d", plan=plan)
     assert not (tmp_path / "d").exists()
     assert generate_offline(2, tmp_path / "e", plan=PlanOptions.from_overrides([f"facts_per_thread={most}"])).exists()
+
+
+def test_fewer_sessions_than_the_folder_holds_is_refused(tmp_path, capsys):
+    """A run asking for fewer sessions than the folder holds would write only the first ones and
+    lose the rest: it is refused, finished or stopped, and the folder is left as it was."""
+    out = tmp_path / "d"
+    assert main(["generate", "--offline", "--sessions", "4", "--out", str(out)]) == 0
+    before = (out / "sessions.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main(["generate", "--offline", "--sessions", "2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds 2 sessions of these options past the first 2" in err[0], err
+    assert "--sessions 4 or more" in err[0] and "--overwrite" in err[0]
+    assert (out / "sessions.jsonl").read_bytes() == before
+    assert main(["generate", "--offline", "--sessions", "4", "--out", str(out)]) == 0
+    assert (out / "sessions.jsonl").read_bytes() == before
+    assert main(["generate", "--offline", "--sessions", "2", "--out", str(out), "--overwrite"]) == 0
+    assert len((out / "sessions.jsonl").read_text(encoding="utf-8").splitlines()) == 2
+
+    # an unfinished run's work file counts too
+    stopped = tmp_path / "s"
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_three(ident, ok):
+        if ident.index == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        generate(5, stopped, config=GenerateConfig(seed=4), after_session=stop_after_three)
+    with pytest.raises(UsageError, match="holds 1 session of these options past the first 2"):
+        generate(2, stopped, config=GenerateConfig(seed=4))
+    assert len((stopped / WORK_FILE).read_text(encoding="utf-8").splitlines()) == 1 + 3

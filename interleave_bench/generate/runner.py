@@ -213,6 +213,19 @@ def _load_work(path: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return done
 
 
+def _refuse_to_drop(out: Path, done: dict[int, dict[str, Any]], n_sessions: int) -> None:
+    """Refuse a run that would end with fewer sessions than ``out`` already holds: the final file
+    holds sessions ``0..n_sessions-1`` only, so the others would be lost without a word."""
+    beyond = sorted(i for i in done if i >= n_sessions)
+    if beyond:
+        held = max(beyond) + 1
+        raise UsageError(
+            f"{out}: holds {len(beyond)} session{'s' * (len(beyond) > 1)} of these options past the first {n_sessions} (an earlier run asked "
+            f"for {held} or more), which --sessions {n_sessions} would drop; use --sessions {held} or more to keep "
+            "them, --overwrite to replace them or --out for another folder"
+        )
+
+
 async def _drive(
     todo: list[SessionIdentity],
     produce: Callable[[SessionIdentity], Awaitable[dict[str, Any]]],
@@ -323,6 +336,7 @@ def _generate_into(out: Path, n_sessions: int, config: GenerateConfig, llm: LLM 
             p.unlink(missing_ok=True)
     done: dict[int, dict[str, Any]] = {} if overwrite else _load_finished(out, fp)
     done.update(_load_work(work_path, fp))
+    _refuse_to_drop(out, done, n_sessions)
     todo = [identity(i, config.langs) for i in range(n_sessions) if i not in done]
     resumed = sum(1 for i in done if i < n_sessions)
     failed: dict[int, dict[str, str]] = {}
