@@ -371,6 +371,12 @@ def test_check_additions_accepts_new_runs_on_the_ranked_revision():
     on_board = [_row("run-\u0390", 0.7, 0.5, publication="board-1")]
     with pytest.raises(InputErrors, match="duplicate: "):
         check_additions(on_board, [_row(normalise_name("RUN-\u03aa\u0301", "b.json", "system"), 0.8, 0.4)], ["b.json"])
+    # names that look the same in a table are one name: other dashes, Cyrillic and Greek look-alikes
+    on_board = [_row("closed-bm25", 0.7, 0.5, publication="board-1")]
+    for look_alike in ("closed\u2010bm25", "closed\u2212bm25", "cl\u043esed-bm25", "closed-\u0392M25", "CLOSED\u2014BM25"):
+        with pytest.raises(InputErrors, match="duplicate: .* as closed-bm25"):
+            check_additions(on_board, [_row(normalise_name(look_alike, "b.json", "system"), 0.8, 0.4)], ["b.json"])
+    check_additions(on_board, [_row("closed-bm26", 0.8, 0.4)], ["b.json"])  # a name that only looks close is its own
 
 
 def test_intervals_are_formatted_beside_the_value():

@@ -80,15 +80,25 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
     return name
 
 
+#: letters that read as Latin ones (case-folded Cyrillic and Greek whose small or capital form looks
+#: like a Latin letter), and every dash and the minus sign read as a hyphen: two names that differ
+#: only in these look the same in a table, so the board takes them for one name (:func:`name_key`)
+LOOK_ALIKES = str.maketrans(
+    {**dict(zip("авекмнорстухіјѕԁӏԛԝ", "abekmhopctyxijsdlqw")), **dict(zip("αβεζηικμορτχϲ", "abezhikmoptxc")),
+     "\u2212": "-", **{chr(c): "-" for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Pd"}})
+
+
 def name_key(name: Optional[str]) -> str:
-    """What makes two names the same on the board: equal when case-folded (after :func:`normalise_name`).
+    """What makes two names the same on the board: equal when case-folded (after :func:`normalise_name`)
+    with look-alike letters and dashes read alike (:data:`LOOK_ALIKES`: ``closed‐bm25`` with
+    U+2010 and ``clоsed-bm25`` with a Cyrillic ``о`` are ``closed-bm25``).
 
     Case folding can undo the composition NFKC made (``ΐ`` folds to ``ι`` and two combining
     marks, its capital ``Ϊ́`` to ``ϊ`` and one), so the folded name is normalised again: Unicode's
     caseless match of identifiers.
     """
     folded = " ".join(unicodedata.normalize("NFKC", name or "").split()).casefold()
-    return unicodedata.normalize("NFKC", folded)
+    return unicodedata.normalize("NFKC", folded).translate(LOOK_ALIKES)
 
 
 def check_fingerprint(value: Any, path: str, field: str) -> None:
