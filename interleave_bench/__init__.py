@@ -35,6 +35,18 @@ def evaluate_router(router: Any, data: Any, *, mode: str = "closed", **kwargs: A
     return _evaluate_router(router, data, mode=mode, **kwargs)
 
 
+def routing_inputs(predictions: Any, sessions: Any) -> dict[str, Any]:
+    """A run's prediction rows (a predictions file, JSONL or Parquet, or its rows) lined up with
+    ``sessions`` (``ds["dev"]`` or a list of sessions) as the ``interleave_routing`` module takes
+    them: ``routing.compute(**routing_inputs("predictions/closed-local.jsonl", ds["dev"]))``
+    (docs/hub.md#evaluate-modules-as-spaces-interleave-bench-push-metrics---org-org); see
+    :func:`interleave_bench.hub.routing_inputs.routing_inputs`.
+    """
+    from .hub.routing_inputs import routing_inputs as _routing_inputs
+
+    return _routing_inputs(predictions, sessions)
+
+
 #: the package's data folder: prompts, mid-reply cases, offline packs, a small example data set
 DATA_DIR = Path(__file__).resolve().parent / "data"
 

@@ -9,7 +9,6 @@ as in test_score_evaluate.py.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -82,6 +81,15 @@ out["model"] = routing.compute(
     predicted_refs=by_session(model_path, "refs", m_ids),
     usage=by_session(model_path, "usage", m_ids), elapsed_ms=by_session(model_path, "elapsed_ms", m_ids),
     via=by_session(model_path, "via", m_ids))
+# the same, lined up by the package's helper: a predictions file and the split, or every split's sessions
+out["helper"] = routing.compute(**interleave_bench.routing_inputs(preds_path, dev))
+out["helper_model"] = routing.compute(**interleave_bench.routing_inputs(model_path, list(ds["dev"]) + list(ds["test"])))
+try:
+    other = [{**json.loads(l), "session_id": "other"} for l in open(preds_path, encoding="utf-8")][:1]
+    interleave_bench.routing_inputs(other, dev)   # rows in memory, of no session of the split
+    out["helper_none"] = None
+except ValueError as exc:
+    out["helper_none"] = str(exc)
 cases = datasets.load_dataset(os.path.basename(folder), "mid_reply")["test"]
 raw = json.load(open(cases_path, encoding="utf-8"))["cases"]
 by_id = {c["id"]: c for c in raw}
@@ -156,6 +164,19 @@ def test_load_dataset_rows_score_as_the_cli_scores_the_jsonl(child, tmp_path):
     assert expected["accuracy"] is not None and 0 < expected["accuracy"] < 1
 
 
+def test_routing_inputs_line_a_predictions_file_up_with_the_split(child, tmp_path):
+    """``interleave_bench.routing_inputs`` turns a predictions file into the module's inputs: the same
+    numbers as the CLI, cost metrics included, and one clear line when no row belongs to the split."""
+    out = child["out"]
+    assert out["helper"] == out["compute"]
+    doc = cli_json("score", child["data"], child["model"], "--json", "--bootstrap", "0", "--split", "all",
+                   "--out", tmp_path / "m.json")
+    expected = routing_metrics(doc)
+    assert {k: out["helper_model"][k] for k in expected} == expected
+    assert expected["input_tokens_per_message"] > 0
+    assert out["helper_none"].startswith("predictions: none of the ") and "\n" not in out["helper_none"]
+
+
 def test_add_and_add_batch_with_the_plural_names_give_the_same_numbers(child):
     out = child["out"]
     assert out["add"] == out["compute"] and out["add_batch"] == out["compute"]
@@ -211,3 +232,24 @@ def test_the_packaged_example_is_valid_data(capsys):
         interleave_bench.data_path("examples/none")
     with pytest.raises(ValueError):
         interleave_bench.data_path("../metrics")
+
+
+def test_routing_inputs_refuse_what_cannot_be_lined_up(child):
+    sessions = [json.loads(line) for line in (child["data"] / "sessions.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in child["bm25"].read_text(encoding="utf-8").splitlines()]
+    got = interleave_bench.routing_inputs(rows[:3], sessions)  # one session, part-way: the rest of it is ERROR
+    assert got["session_ids"] == [rows[0]["session_id"]] and got["mode"] == "closed"
+    assert got["predictions"][0][:3] == [r["pred"] for r in rows[:3]] and set(got["predictions"][0][3:]) == {None}
+    assert "usage" not in got and "elapsed_ms" not in got  # no row has them
+    for bad, message in (
+        (rows[:2] + rows[:1], f"predictions: two rows for session {rows[0]['session_id']!r} message {rows[0]['i']}"),
+        ([rows[0], {**rows[1], "mode": "open"}], "predictions: rows of two modes (closed, open): score one run at a time"),
+        ([{**rows[0], "pred": ""}], "predictions"),
+    ):
+        with pytest.raises(ValueError) as exc:
+            interleave_bench.routing_inputs(bad, sessions)
+        assert str(exc.value).startswith(message) and "\n" not in str(exc.value), str(exc.value)
+    with pytest.raises(ValueError, match=r"^sessions\[0\]: no 'turns'$"):
+        interleave_bench.routing_inputs(rows, [{"session_id": "x"}])
+    with pytest.raises(ValueError, match="no such file"):
+        interleave_bench.routing_inputs(child["data"] / "missing.jsonl", sessions)
