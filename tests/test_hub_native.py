@@ -83,6 +83,18 @@ def test_score_from_a_hub_revision_equals_the_local_jsonl_and_fingerprints_match
     assert code == 0, err
     preds = sorted((tmp_path / "hub-data").glob("org__interleavebench/v0@*/predictions/closed-bm25.jsonl"))
     assert len(preds) == 1
+    # a router of one's own says which data it routed, as the built-in policies do
+    (tmp_path / "first_topic.py").write_text(
+        "from interleave_bench.route.base import Decision\n"
+        "class First:\n"
+        "    policy = 'first-topic'\n"
+        "    def route(self, view):\n"
+        "        return Decision.to_topic(view.topics[0].label)\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for how in (["--policy", "stay"], ["--router", "first_topic:First"]):
+        code, out, err = u.cli(["route", f"hub:{DATA_REPO}@v0.1", "--mode", "closed", *how], capsys)
+        assert code == 0, err
+        assert out.startswith(f"data: {DATA_REPO}@v0.1 (commit {hub.tags(DATA_REPO)['v0.1']}) in "), out
     docs = {}
     for data in (str(src), f"hub:{DATA_REPO}@v0.1"):
         code, out, err = u.cli(["score", data, str(preds[0]), "--json", "--bootstrap", "20", "--split", "all"], capsys)

@@ -127,13 +127,13 @@ def run(args: argparse.Namespace) -> int:
         from ..route.resume import require_route_outputs
 
         require_route_outputs(args.data, args.out, router_source(router) if router is not None else None, "route: --out")
+    if source is not None:
+        print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
     if router is not None:
         try:
             return run_route_command(args, opts, router)
         finally:
             router.close()
-    if source is not None:
-        print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
     if args.dry_run:  # every dry run that asks the fake model (one run or a sweep) needs its routing answers
         from ..route import fake  # noqa: F401  (registers the fake model's answers to routing requests)
     if args.sweep_threshold is not None:
