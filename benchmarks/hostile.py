@@ -56,11 +56,11 @@ REF_DELIVERY = {"kind": "delivery", "session_id": "s1", "probe": "s1-p1", "at": 
                 "verdict": "current", "line": "- budget: 5 EUR"}
 ROUTE = {"kind": "route", "session_id": "s1", "turn": 4, "probe": "s1-p1", "gold": "t2", "without": "t2",
          "with": "t2", "offered": 1, "imports": ["t1/budget"], "error": None}
-REF_ROUTE = {"kind": "route", "session_id": "s1", "at": 4, "item": "s1-p1", "gold": "t2", "offered": 1,
-             "without": "t2", "with": "t2", "imports": 1}
+REF_ROUTE = {"kind": "route", "session_id": "s1", "at": 7, "item": None, "gold": "t2", "offered": 1,
+             "without": "t2", "with": "t2", "imports": 1}  # a sampled turn: ROUTE routes the probe
 SESSION = {"kind": "session", "session_id": "s1", "lang": "en", "probes": ["s1-p1"], "strategies": ["facts"],
            "usage": {"answer": {"calls": 1, "input": 10, "cached_input": 0, "output": 2}}}
-REF_SESSION = {"kind": "session", "session_id": "s1", "lang": "en", "probes": 1,
+REF_SESSION = {"kind": "session", "session_id": "s2", "lang": "en", "probes": 1,  # SESSION is s1's
                "tokens": {"extract": 5, "route": 3, "summary": 2, "answer": 10}, "facts": []}
 ERROR = {"kind": "error", "session_id": "s9", "problem": "model call failed"}
 REF_ERROR = {"kind": "error", "session_id": "s9", "at": 3, "step": "answer", "error": "model call failed"}
@@ -150,6 +150,9 @@ def _score_facts_cases() -> Iterator[Case]:
         yield _rows_case(f"{kind} cut off", [raw_json(ours)[:-7]], True)
     for kind_value in ("answers", "", 5, None, "ANSWER", "answer\n"):
         yield _rows_case(f"kind = {kind_value!r}", [raw_json({**ANSWER, "kind": kind_value})], True)
+    for kind in ("answer", "route", "session"):  # what a file holds one row of, given twice
+        for shape, row in (("", shapes[kind][0]), ("reference ", shapes[kind][1])):
+            yield _rows_case(f"a {shape}{kind} row twice", [raw_json(row), raw_json(row)], True)
     yield _rows_case("an empty file", [], True)
     yield _rows_case("blank lines only", ["", "   "], True)
     for whole in ("[1, 2]", '"text"', "5", "null", "true", "{", "}"):

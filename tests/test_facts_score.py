@@ -168,6 +168,31 @@ def test_a_probe_answered_twice_by_one_strategy_is_refused_naming_both_lines(tmp
     assert score(passing_rows())["strategies"]["facts"]["n"] == 4
 
 
+@pytest.mark.parametrize("repeat,field,words", [
+    (session_row(), "session_id", "second session row for session 'en-0001' (first on line 16)"),
+    (route(4, "b", "b", "b", 0), "turn", "second route row for session 'en-0001' turn 4 with no probe (first on line 13)"),
+])
+def test_a_second_session_or_route_row_is_refused_naming_both_lines(tmp_path, capsys, repeat, field, words):
+    """A session row's tokens and a route row's routing would count twice, as a repeated answer would."""
+    path = write_rows(tmp_path / "r.jsonl", passing_rows() + [repeat])
+    assert main(["score-facts", str(path)]) == 2
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [f"error: {path}:17: {field}: {words}; remove it"]
+    assert not (tmp_path / "r.score.json").exists()
+
+
+def test_a_probe_routed_twice_is_refused_and_routes_of_one_turn_are_not():
+    probed = dict(route(4, "b", "b", "b", 0), probe="p1")
+    rows = passing_rows() + [probed, dict(probed, turn=7)]  # p1 routed again, at another turn: still p1's route
+    with pytest.raises(InputError, match=r"second route row for session 'en-0001' probe 'p1' \(first on line 17\)"):
+        score(rows)
+    # a probe's route and a sampled turn's at the same turn, and two probes asked after one turn, are no repeat
+    rows = passing_rows() + [probed, dict(probed, probe="p2")]
+    assert score(rows)["routing"]["requests"] == 6
+    # deliveries and error rows may repeat: a system may deliver one line twice
+    assert score(passing_rows() + [delivery("p1", "current")])["delivery"]["lines"] == 4
+
+
 def test_rows_of_another_tool_are_read_unchanged_and_judged_again_without_a_verdict():
     rows = passing_rows()
     # another writer: probe under "id", extra fields, and no verdict (judged from answer and probe fields)

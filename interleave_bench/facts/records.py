@@ -182,6 +182,23 @@ class ErrorRow(Record):
     step: Optional[str] = None  # the reference: the step that failed
 
 
+def row_identity(row: Record) -> Optional[tuple[str, str]]:
+    """What a row is the one row of, for the kinds a file holds at most one row of each: the field
+    that says it and the words naming it (an answer: its session, probe and strategy; a route: its
+    session and probe, or for a sampled turn (no probe) its session and turn; a session row: its
+    session). None for a delivery or an error row: a system may deliver a line twice, and every
+    error stays said. A second row of one identity would count twice in every figure."""
+    if isinstance(row, AnswerRow):
+        return "probe", f"answer row for session {row.session_id!r} probe {row.probe!r} strategy {row.strategy!r}"
+    if isinstance(row, RouteRow):
+        if row.probe is None:
+            return "turn", f"route row for session {row.session_id!r} turn {row.turn} with no probe"
+        return "probe", f"route row for session {row.session_id!r} probe {row.probe!r}"
+    if isinstance(row, SessionRow):
+        return "session_id", f"session row for session {row.session_id!r}"
+    return None
+
+
 ResultRow = Union[AnswerRow, DeliveryRow, RouteRow, SessionRow, ErrorRow]
 ROW_TYPES: dict[str, type[Record]] = {
     "answer": AnswerRow, "delivery": DeliveryRow, "route": RouteRow, "session": SessionRow, "error": ErrorRow,

@@ -30,7 +30,7 @@ from .metrics import (
     judge,
     score_facts,
 )
-from .records import ROW_TYPES, AnswerRow, DeliveryRow, ErrorRow, RouteRow, SessionRow, probes_of
+from .records import ROW_TYPES, AnswerRow, DeliveryRow, ErrorRow, RouteRow, SessionRow, probes_of, row_identity
 
 #: version of the facts summary document; bumped when its layout changes
 SUMMARY_FORMAT = 1
@@ -55,40 +55,40 @@ SHOWN_CHARS = 40
 
 def read_rows(path: str | os.PathLike, *, require_rows: bool = False) -> list[tuple[int, Record]]:
     """Every row of a results file with its line number; raises on the first bad line, on a second
-    answer to one probe by one strategy (:func:`refuse_repeated_answers`), and with
-    ``require_rows`` for a file with no rows (a file given to be scored: nothing to score is not a
-    score of nothing; a run resuming its own file may find it empty)."""
+    row of what a file holds one row of (:func:`refuse_repeated_rows`), and with ``require_rows``
+    for a file with no rows (a file given to be scored: nothing to score is not a score of nothing;
+    a run resuming its own file may find it empty)."""
     rows = [(line, parse_row(str(path), line, text)) for line, text in iter_json_lines(path)]
     if require_rows and not rows:
         raise InputError(str(path), None, None, "holds no result rows")
-    return refuse_repeated_answers(rows, str(path))
+    return refuse_repeated_rows(rows, str(path))
 
 
 def parse_lines(lines: Iterable[Any], path: str = "<rows>") -> list[tuple[int, Record]]:
     """Rows given as JSON texts or objects (the evaluate module's input), numbered from 1, read as
     :func:`read_rows` reads a file's."""
-    return refuse_repeated_answers([(n, parse_row(path, n, x)) for n, x in enumerate(lines, start=1)], path)
+    return refuse_repeated_rows([(n, parse_row(path, n, x)) for n, x in enumerate(lines, start=1)], path)
 
 
-def refuse_repeated_answers(rows: list[tuple[int, Record]], path: str) -> list[tuple[int, Record]]:
-    """``rows`` unchanged; raises :class:`InputErrors` naming every answer row that answers a probe
-    its strategy already answered (same session, probe and strategy) and the line of the first:
-    each answer counts once, so a repeated row would be counted twice in every figure. Every
-    reader of results rows (``score-facts``, a facts run resuming its file, the board, the evaluate
-    module) reads them through here; a run never writes one (a redone session's rows replace its
-    earlier ones)."""
-    first: dict[tuple[str, str, str], int] = {}
+def refuse_repeated_rows(rows: list[tuple[int, Record]], path: str) -> list[tuple[int, Record]]:
+    """``rows`` unchanged; raises :class:`InputErrors` naming every row of an identity an earlier
+    row already has (:func:`~.records.row_identity`: an answer to a probe its strategy already
+    answered, a second route row of one probe or sampled turn, a second session row of a session)
+    and the line of the first: each counts once, so a repeated row would be counted twice in every
+    figure (a session row's tokens, a route row's routing). Every reader of results rows
+    (``score-facts``, a facts run resuming its file, the board, the evaluate module) reads them
+    through here; a run never writes one (a redone session's rows replace its earlier ones)."""
+    first: dict[tuple[str, str], int] = {}
     problems: list[InputError] = []
     for line, r in rows:
-        if not isinstance(r, AnswerRow):
+        identity = row_identity(r)
+        if identity is None:
             continue
-        key = (r.session_id, r.probe, r.strategy)
-        if key in first:
-            problems.append(InputError(
-                path, line, "probe", f"second answer row for session {r.session_id!r} probe {r.probe!r} strategy "
-                f"{r.strategy!r} (first on line {first[key]}); remove it"))
+        if identity in first:
+            field, words = identity
+            problems.append(InputError(path, line, field, f"second {words} (first on line {first[identity]}); remove it"))
         else:
-            first[key] = line
+            first[identity] = line
     if problems:
         raise InputErrors(problems)
     return rows
