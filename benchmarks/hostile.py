@@ -172,6 +172,14 @@ def _score_facts_cases() -> Iterator[Case]:
     yield _rows_case("--data: a probe not in the data", [raw_json({**good, "probe": "en-0001-p99"})], True, data=data)
     yield _rows_case("--data: a category not the probe's", [raw_json({**good, "category": "cross"})], True, data=data)
     yield _rows_case("--data: no answer text", [raw_json({**good, "answer": None})], True, data=data)
+    routed = {"kind": "route", "session_id": "en-0001", "turn": 10, "probe": "en-0001-p7", "gold": "party",
+              "without": "party", "with": "party", "offered": 1, "imports": [], "error": None}
+    yield _rows_case("--data: a route row the data agrees with", [raw_json(good), raw_json(routed)], False, data=data)
+    for name, forged in (("gold not the probe's topic", {"gold": "move"}), ("a probe not in the data", {"probe": "x"}),
+                         ("a sampled turn's gold not its topic", {"probe": None, "turn": 4, "gold": "party"}),
+                         ("a sampled turn past the session", {"probe": None, "turn": 13})):
+        yield _rows_case(f"--data: a route row with {name}", [raw_json(good), raw_json({**routed, **forged})], True,
+                         data=data)
 
 
 # --- facts inputs: v1 data behind score-facts --data ------------------------------------------------

@@ -159,3 +159,34 @@ def test_with_the_data_every_verdict_is_judged_again_and_a_disagreeing_row_refus
     code, doc, _ = score(path, capsys, "--data", str(data))
     assert code == 1 and doc["metrics"]["strategies"]["facts"]["answer_accuracy"]["k"] == 2
     assert doc["data"]["path"] == str(data / "sessions.jsonl") and doc["data"]["sha256"].startswith("sha256:")
+
+
+def route_row(turn: int, probe, gold: str) -> dict:
+    return {"kind": "route", "session_id": "en-0001", "turn": turn, "probe": probe, "gold": gold, "without": gold,
+            "with": gold, "offered": 1, "imports": [], "error": None}
+
+
+def test_with_the_data_every_route_rows_gold_is_the_datas_and_a_forged_one_refused(tmp_path, capsys):
+    data = write_data(tmp_path / "data")
+    sessions = data / "sessions.jsonl"
+    good = [answer("en-0001-p7", "stale", "It is 900 EUR now.", "correct"),
+            # en-0001-p7 is asked in party after turn 10; the request after turn 4 is turn 5, on move
+            route_row(10, "en-0001-p7", "party"), route_row(4, None, "move")]
+    path = write_rows(tmp_path / "r.jsonl", good)
+    code, doc, _ = score(path, capsys, "--data", str(data))
+    assert code == 1 and doc["metrics"]["routing"]["route_accuracy_without"]["k"] == 2
+    # a gold set to what the router answered, so a wrong routing reads as right
+    forged = [route_row(10, "en-0001-p7", "move"), route_row(4, None, "party"), route_row(3, "en-0001-p99", "move"),
+              route_row(13, None, "move")]
+    path = write_rows(tmp_path / "forged.jsonl", good[:1] + forged)
+    code, doc, _ = score(path, capsys)  # without the data: taken as written
+    assert code == 1 and doc["metrics"]["routing"]["route_accuracy_without"]["k"] == 4
+    code, _, err = score(path, capsys, "--data", str(data))
+    assert code == 2 and err == [
+        f"error: {path}:2: gold: says 'move', but the topic of probe 'en-0001-p7' of session 'en-0001' in {sessions} "
+        "is 'party'",
+        f"error: {path}:3: gold: says 'party', but the topic of turn 5 of session 'en-0001' in {sessions} is 'move'",
+        f"error: {path}:4: probe: 'en-0001-p99' is not a probe of session 'en-0001' in {sessions}",
+        f"error: {path}:5: turn: turn 14 (the one after it) of session 'en-0001' in {sessions} is missing: no run "
+        "routes it",
+    ]

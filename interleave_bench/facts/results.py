@@ -147,18 +147,50 @@ def confirmed_values(s: Session, p: Probe) -> list[str]:
     return [v for status, v in history if status == CONFIRMED and v is not None]
 
 
+def route_problem(path: str, line: int, row: RouteRow, s: Session, probes: Mapping[str, Probe],
+                  data: str) -> Optional[InputError]:
+    """What is wrong with a route row's ``gold`` against its session ``s`` in ``data`` (``probes``:
+    the session's, by id), or None. The gold is what a facts run derives it from: for a probe's
+    route, the probe's asking topic; for a sampled turn's (no probe), the topic of the turn routed,
+    the one after ``turn`` (``turn`` is the turn the request follows, as a probe's is its ``after``)."""
+    if row.probe is not None:
+        p = probes.get(row.probe) if isinstance(row.probe, str) else None
+        if p is None:
+            return InputError(path, line, "probe", f"{row.probe!r} is not a probe of session {s.session_id!r} in {data}")
+        gold, where = p.thread, f"probe {p.id!r}"
+    else:
+        turn = next((t for t in s.turns if t.i == row.turn + 1), None)
+        if turn is None or turn.gold.thread is None:
+            return InputError(path, line, "turn", f"turn {row.turn + 1} (the one after it) of session {s.session_id!r} "
+                              f"in {data} is {'missing' if turn is None else 'a one-off'}: no run routes it")
+        gold, where = turn.gold.thread, f"turn {turn.i}"
+    if row.gold != gold:
+        return InputError(path, line, "gold", f"says {row.gold!r}, but the topic of {where} of session {s.session_id!r} "
+                          f"in {data} is {gold!r}")
+    return None
+
+
 def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session], path: str,
             data: str) -> list[tuple[int, Record]]:
     """The rows with every answer judged again from its text and the session's probe in ``data``;
-    raises :class:`InputErrors` naming each row whose session is not in the data, and each answer
+    raises :class:`InputErrors` naming each row whose session is not in the data, each answer
     row whose verdict disagrees with the judge, whose probe is not in the data, or which has no
-    text to judge."""
+    text to judge, and each route row whose ``gold`` is not the topic the data gives it, or
+    whose probe or turn is not in the data (:func:`route_problem`)."""
     probes = {(s.session_id, p.id): (s, p) for s in sessions.values() for p in probes_of(s)}
+    by_session = {sid: {p.id: p for p in probes_of(s)} for sid, s in sessions.items()}
     out: list[tuple[int, Record]] = []
     problems: list[InputError] = []
     for line, r in rows:
         if r.session_id not in sessions:
             problems.append(InputError(path, line, "session_id", f"{r.session_id!r} is not a session of {data}"))
+            continue
+        if isinstance(r, RouteRow):
+            problem = route_problem(path, line, r, sessions[r.session_id], by_session[r.session_id], data)
+            if problem is not None:
+                problems.append(problem)
+            else:
+                out.append((line, r))
             continue
         if not isinstance(r, AnswerRow):
             out.append((line, r))
