@@ -463,6 +463,11 @@ class Manifest(Record):
 
 # --- mid-reply cases ------------------------------------------------------------------------------
 
+#: a case's expected destination as any one value can be checked: text, not empty (that it is
+#: ``running``, ``new`` or a topic of the case's catalog, :func:`check_case_file` checks with the
+#: catalog at hand); the case file's ``expect`` and the evaluate module's references both are one
+MidReplyExpect = Annotated[str, Field(min_length=1)]
+
 
 class CatalogTopic(Record):
     id: str = Field(min_length=1, **ID)
@@ -485,7 +490,7 @@ class MidReplyCase(Record):
     running: Running
     how: Literal["interjection", "queued"]
     text: str = Field(min_length=1)
-    expect: str = Field(min_length=1)
+    expect: MidReplyExpect
     tags: list[str] = Field(default_factory=list)
 
 

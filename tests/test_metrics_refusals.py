@@ -98,6 +98,8 @@ PER_ITEM = [
      f"predictions[0]: a destination (running, a topic id or new) is text or None, nan {NOT_JSON}"),
     ("interleave_mid_reply", "a list for a reference", dict(predictions=["new", "new"], references=["running", ["new"]]),
      "references[1]: a destination (running, a topic id or new) is text, got list ['new']"),
+    ("interleave_mid_reply", "an empty reference", dict(predictions=["running", "new"], references=["", "new"]),
+     "references[0]: String should have at least 1 character (got '')"),
     ("interleave_mid_reply", "a running row without its topic",
      dict(predictions=["new", "new"], references=["running", "new"], running=[{"request": ""}, {"request": ""}]),
      "running[0]: a running row has no topicId"),
@@ -147,6 +149,26 @@ def test_add_refuses_as_compute_does(load):
         routing.add(predictions=LABELS[0], references=gold({"gold": {"thread": "t1", "action": True}})[0])
     with pytest.raises(ValueError, match=r"^prediction: a cluster label is text or a number, nan "):
         load("interleave_bcubed").add(prediction=NAN, reference=1)
+    with pytest.raises(ValueError, match=r"^reference: String should have at least 1 character \(got ''\)$"):
+        load("interleave_mid_reply").add(prediction="new", reference="")
+
+
+def test_the_mid_reply_module_and_a_case_file_refuse_an_empty_expect_in_the_same_words(load, tmp_path, capsys):
+    """One definition of an expected destination (schema.MidReplyExpect): what the module says of an
+    empty reference is what mid-reply says of a case whose expect is empty."""
+    from interleave_bench.cli import main
+    from interleave_bench.midreply.cases import packaged_cases_path
+
+    with packaged_cases_path() as shipped:
+        cases = json.loads(Path(shipped).read_text(encoding="utf-8"))
+    cases["cases"][0]["expect"] = ""
+    (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    assert main(["mid-reply", str(tmp_path / "cases.json"), "--dry-run", "--out", str(tmp_path / "r.jsonl")]) == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    with pytest.raises(ValueError) as refused:
+        load("interleave_mid_reply").compute(predictions=["running"], references=[""])
+    words = str(refused.value).split(": ", 1)[1]
+    assert said.endswith(f".expect: {words}"), said
 
 
 def test_bcubed_of_no_items_is_undefined_as_routing_of_no_messages_is(load):

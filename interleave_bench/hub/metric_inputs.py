@@ -16,10 +16,12 @@ import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
+from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InputError, InputErrors
 from ..json_text import find_bad_value
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, PredictionRow, Session
+from ..record_errors import describe_error
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, MidReplyExpect, PredictionRow, Session
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
@@ -250,6 +252,31 @@ def text(value: Any, where: str, what: str, *, nulls: bool = False) -> Any:
     if isinstance(value, str) or (nulls and value is None):
         return value
     raise ValueError(f"{where}: {what} is text{' or None' if nulls else ''}, {_got(value)}")
+
+
+def expected_destinations(values: Any, name: str, what: str) -> Any:
+    """``values`` (one per case) when each is an expected destination a case file could state
+    (:func:`expected_destination`)."""
+    values = texts(values, name, what)
+    if isinstance(values, list):
+        for i, v in enumerate(values):
+            expected_destination(v, f"{name}[{i}]", what)
+    return values
+
+
+def expected_destination(value: Any, where: str, what: str) -> str:
+    """``value`` when it is an expected destination as a case file's ``expect`` must be
+    (:data:`~interleave_bench.schema.MidReplyExpect`: text, not empty); else ``ValueError`` in one
+    line naming ``where`` (``references[0]``) with the words the case file's check gives."""
+    text(value, where, what)
+    try:
+        return _EXPECT.validate_python(value)
+    except ValidationError as exc:
+        raise ValueError(f"{where}: {describe_error(exc.errors()[0])}") from None
+
+
+#: the check of one expected destination
+_EXPECT = TypeAdapter(MidReplyExpect)
 
 
 def cluster_labels(values: Any, name: str, what: str = "a cluster label") -> Any:

@@ -7,6 +7,8 @@ A thin wrapper over :func:`interleave_bench.midreply.metrics.mid_reply_scores`, 
 import datasets
 import evaluate
 
+from interleave_bench.hub.metric_inputs import expected_destination
+from interleave_bench.hub.metric_inputs import expected_destinations
 from interleave_bench.hub.metric_inputs import mid_reply_columns
 from interleave_bench.hub.metric_inputs import plain
 from interleave_bench.hub.metric_inputs import text
@@ -39,7 +41,8 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `str`): decided destinations: `running`, a topic id, or `new`
         (final decisions, after any rule; anything else counts as sent elsewhere).
-    references (`list` of `str`): expected destinations, same vocabulary.
+    references (`list` of `str`): expected destinations, same vocabulary (never empty, as a case
+        file's `expect`).
     running (`list` of `str`, optional): each case's running topic id, or its `running` row as
         `load_dataset` gives it (`{topicId, ...}`); a prediction or reference naming it counts as
         `running`.
@@ -133,12 +136,13 @@ class InterleaveMidReply(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add cases: one destination (text) each."""
         predictions = texts(predictions, "predictions", DESTINATION, nulls=True)  # None: no decision, a miss
-        references = texts(references, "references", DESTINATION)
+        references = expected_destinations(references, "references", DESTINATION)
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one case."""
-        prediction, reference = text(prediction, "prediction", DESTINATION, nulls=True), text(reference, "reference", DESTINATION)
+        prediction = text(prediction, "prediction", DESTINATION, nulls=True)
+        reference = expected_destination(reference, "reference", DESTINATION)
         return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(self, predictions, references, running=None, lang=None, how=None, tags=None):
