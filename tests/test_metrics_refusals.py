@@ -87,6 +87,12 @@ PER_ITEM = [
     ("interleave_bcubed", "a label outside 64 bits", dict(predictions=[10**40, "b"], references=["a", "b"]),
      "predictions[0]: a cluster label is text or a number, the integer 10000000000000000000... (41 characters) "
      "is outside 64 bits"),
+    ("interleave_bcubed", "an empty reference label", dict(predictions=["x", "y"], references=["", "b"]),
+     "references[0]: String should have at least 1 character (got '')"),
+    ("interleave_bcubed", "an empty prediction", dict(predictions=["x", ""], references=["a", "b"]),
+     "predictions[1]: String should have at least 1 character (got '')"),
+    ("interleave_bcubed", "a reference of two lines", dict(predictions=["x", "y"], references=["a", "b\nc"]),
+     "references[1]: 'b\\nc' holds a control character (an id is printed on one line)"),
     ("interleave_bcubed", "a NaN group", dict(predictions=["x", "y"], references=["a", "b"], groups=["g", NAN]),
      f"groups[1]: a group id is text or a number, nan {NOT_JSON}"),
     ("interleave_bcubed", "a list for a group", dict(predictions=["x", "y"], references=["a", "b"], groups=[["g"], "g"]),

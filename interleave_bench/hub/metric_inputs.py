@@ -11,6 +11,7 @@ list per session (as when ``evaluate.combine`` hands a flat list to a per-sessio
 
 from __future__ import annotations
 
+import functools
 import numbers
 import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -291,12 +292,26 @@ def cluster_label(value: Any, where: str, what: str = "a cluster label") -> str:
     """``value`` as a text label when it is a cluster label: text, or a number read as its text as a
     routing label is (:func:`number_label`), so ``1`` and ``"1"`` are one cluster and number
     predictions go with text references. Else ``ValueError`` in one line naming ``where``: NaN,
-    infinity, ``True``, a list or an integer outside 64 bits is no label a file can hold."""
+    infinity, ``True``, a list, an integer outside 64 bits, empty text or text with a control
+    character is no label a file can hold (text is checked as a prediction row's ``pred`` is)."""
     if isinstance(value, str):
+        problem = _text_label_problem(value)
+        if problem is not None:
+            raise ValueError(f"{where}: {problem}")
         return value
     if _is_number(value):
         return number_label(value, where, f"{what} is text or a number")
     raise ValueError(f"{where}: {what} is text or a number, {_got(value)}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_label_problem(value: str) -> Optional[str]:
+    """What :class:`~interleave_bench.schema.PredictionRow` says of ``value`` as its ``pred``, or None."""
+    try:
+        PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value})
+    except ValidationError as exc:
+        return describe_error(exc.errors()[0])
+    return None
 
 
 def _got(value: Any) -> str:

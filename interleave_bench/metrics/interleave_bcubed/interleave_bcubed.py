@@ -30,8 +30,8 @@ each session's topics over sessions.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions: the predicted cluster label of each item (text, or a number read as its
-        text as `interleave-bench score` reads it: 1 is "1", 1.0 is "1.0"); or, as
+    predictions: the predicted cluster label of each item (text, not empty, or a number read as
+        its text as `interleave-bench score` reads it: 1 is "1", 1.0 is "1.0"); or, as
         `interleave_routing` takes them, one list of labels per session.
     references: the reference cluster label of each item (same type as predictions); or one list
         of gold turns per session (`load_dataset(...)["dev"]["turns"]` or JSONL turns): the items
