@@ -509,6 +509,14 @@ def test_the_docs_keyword_router_routes_closed_mode_to_the_cards(tmp_path, monke
     cards = {s["session_id"]: {t["id"] for t in s["threads"]} for s in standard_sessions()}
     rows = read_rows(data / "predictions" / "closed-keyword.jsonl")
     assert len(rows) == n_messages(data) and all(r["pred"] in cards[r["session_id"]] for r in rows)
+    # in open mode it opens a topic for a long message that names none, so it is no `single`
+    with module_at(tmp_path / "docs_mods", "my_router", block, monkeypatch):
+        assert cli("route", data, "--mode", "open", "--router", "my_router:KeywordRouter") == 0
+    rows = read_rows(data / "predictions" / "open-keyword.jsonl")
+    topics = {}
+    for r in rows:
+        topics.setdefault(r["session_id"], set()).add(r["pred"])
+    assert len(rows) == n_messages(data) and max(map(len, topics.values())) > 1
 
 
 SECRET_ROUTER = '''
