@@ -275,7 +275,8 @@ SECRET_WORDLESS_CHARS = 20
 #: what stands in a text where a secret was
 REDACTED = "[redacted]"
 #: secrets carried in text: a bearer token, an ``Authorization`` header's value, a key or token
-#: passed as a URL query parameter, a provider key pasted whole
+#: passed as a URL query parameter, a provider key pasted whole (group 1, where there is one, is
+#: what stays)
 _SECRET_SHAPES = (
     (_re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+|token\s+)?[^\s\"',;}]+"), r"\1" + REDACTED),
     (_re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
@@ -283,6 +284,40 @@ _SECRET_SHAPES = (
      r"\1" + REDACTED),
     (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
 )
+#: the key and token formats of common providers and of the Hugging Face Hub: what ``vet`` reports
+#: as an ``api-key`` and :func:`redact` takes out of a message, and a value given on the command
+#: line is a secret by (:func:`add_shaped_secrets`)
+API_KEY_PATTERNS = tuple(
+    _re.compile(p)
+    for p in (
+        r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}",  # OpenAI, DeepSeek, Anthropic
+        r"(?<![A-Za-z0-9])(?:hf|api_org)_[A-Za-z0-9]{30,}",  # Hugging Face user and org tokens
+        r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
+        r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained tokens
+        r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}",  # GitLab personal tokens
+        r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])",  # AWS access key ids
+        r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}",  # Google API keys
+        r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}",  # Slack tokens
+        r"(?<![A-Za-z0-9])(?:sk|rk)_live_[A-Za-z0-9]{16,}",  # Stripe secret and restricted keys
+        r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # JSON web tokens
+        r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----",  # PEM private keys
+        r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{20,}=*",  # an HTTP Authorization header pasted whole
+    )
+)
+#: text each key pattern needs (one of them, in the text lower-cased for the last): a text without
+#: it is not scanned for that pattern, so a long field costs a few substring searches, not a scan
+#: per pattern
+API_KEY_TRIGGERS = (
+    ("sk-",), ("hf_", "api_org_"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ("github_pat_",), ("glpat-",),
+    ("AKIA", "ASIA"), ("AIza",), ("xox",), ("sk_live_", "rk_live_"), ("eyJ",), ("-----BEGIN",), ("bearer",),
+)
+
+
+def api_key_patterns(text: str) -> "list[_re.Pattern[str]]":
+    """The :data:`API_KEY_PATTERNS` worth running on ``text``: those whose :data:`API_KEY_TRIGGERS` it holds."""
+    lower = text.lower()
+    return [p for p, needs in zip(API_KEY_PATTERNS, API_KEY_TRIGGERS)
+            if any(t in (lower if t == "bearer" else text) for t in needs)]
 
 
 #: secrets this process was given other than in the environment (:func:`add_secret`)
@@ -321,6 +356,20 @@ def add_secret(value: str) -> None:
     value = value.strip()
     if looks_like_key(value):
         _GIVEN.update(_written_forms(value))
+
+
+def add_shaped_secrets(text: str) -> None:
+    """:func:`add_secret` every secret ``text`` holds by its shape, whatever it is called: a
+    provider's key (:data:`API_KEY_PATTERNS`, or one pasted whole), a bearer token, an
+    ``Authorization`` header's value, a URL's password and ``?token=``-like parameters
+    (:func:`add_url_secrets`). The rest of ``text`` (a number, a path, a word) is no secret."""
+    shapes = [p for p, _ in _SECRET_SHAPES] + api_key_patterns(text)
+    for m in (m for p in shapes for m in p.finditer(text)):
+        shown = m.group(0)[m.end(1) - m.start():] if m.re.groups else m.group(0)
+        if shown.split():
+            add_secret(shown.split()[-1])  # past a scheme word ("Bearer ")
+    for url in _re.findall(r"(?i)[a-z][a-z0-9+.-]*://[^\s\"'<>]+", text):
+        add_url_secrets(url)
 
 
 def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
@@ -362,10 +411,13 @@ def redact_secrets(text: str, env: "dict[str, str] | None" = None) -> str:
 
 def redact(text: str, env: "dict[str, str] | None" = None) -> str:
     """An error text made safe to write or print: the environment's secret values, bearer tokens,
-    ``Authorization`` header values, key and token query parameters and pasted provider keys are
+    ``Authorization`` header values, key and token query parameters and provider keys
+    (:data:`API_KEY_PATTERNS`, or pasted whole) are
     replaced by :data:`REDACTED`. Every error text the project writes (ERROR rows, mid-reply and
     facts rows, manifests, score files) or prints goes through it."""
     text = redact_secrets(str(text), env)
     for pattern, repl in _SECRET_SHAPES:
         text = pattern.sub(repl, text)
+    for pattern in api_key_patterns(text):
+        text = pattern.sub(REDACTED, text)
     return text

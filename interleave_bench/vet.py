@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
-from .errors import InputError
+from .errors import API_KEY_PATTERNS, API_KEY_TRIGGERS, InputError
 from .io import iter_json_lines
 
 # --- kinds -------------------------------------------------------------------------------------------
@@ -59,31 +59,6 @@ _NOT_ALNUM_AFTER = r"(?![A-Za-z0-9])"
 _NOT_DIGIT_BEFORE = r"(?<![0-9])"
 _NOT_DIGIT_AFTER = r"(?![0-9])"
 
-#: the key and token formats of common providers and of the Hugging Face Hub
-API_KEY_PATTERNS = tuple(
-    re.compile(p)
-    for p in (
-        _NOT_ALNUM_BEFORE + r"sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}",  # OpenAI, DeepSeek, Anthropic
-        _NOT_ALNUM_BEFORE + r"(?:hf|api_org)_[A-Za-z0-9]{30,}",  # Hugging Face user and org tokens
-        _NOT_ALNUM_BEFORE + r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
-        _NOT_ALNUM_BEFORE + r"github_pat_[A-Za-z0-9_]{22,}",  # GitHub fine-grained tokens
-        _NOT_ALNUM_BEFORE + r"glpat-[A-Za-z0-9_-]{20,}",  # GitLab personal tokens
-        _NOT_ALNUM_BEFORE + r"(?:AKIA|ASIA)[0-9A-Z]{16}" + _NOT_ALNUM_AFTER,  # AWS access key ids
-        _NOT_ALNUM_BEFORE + r"AIza[0-9A-Za-z_-]{35}",  # Google API keys
-        _NOT_ALNUM_BEFORE + r"xox[abposr]-[A-Za-z0-9-]{10,}",  # Slack tokens
-        _NOT_ALNUM_BEFORE + r"(?:sk|rk)_live_[A-Za-z0-9]{16,}",  # Stripe secret and restricted keys
-        _NOT_ALNUM_BEFORE + r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # JSON web tokens
-        r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----",  # PEM private keys
-        r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{20,}=*",  # an HTTP Authorization header pasted whole
-    )
-)
-#: text each key pattern needs (one of them, in the text lower-cased for the last): a text without
-#: it is not scanned for that pattern, so a long field costs a few substring searches, not a scan
-#: per pattern
-API_KEY_TRIGGERS = (
-    ("sk-",), ("hf_", "api_org_"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ("github_pat_",), ("glpat-",),
-    ("AKIA", "ASIA"), ("AIza",), ("xox",), ("sk_live_", "rk_live_"), ("eyJ",), ("-----BEGIN",), ("bearer",),
-)
 #: the text a local-path pattern needs (one of them)
 LOCAL_PATH_TRIGGERS = ("/home/", "/Users/", "/root/", ":\\Users", ":/Users", ":\\Documents", ":/Documents", "\\\\")
 _DIGIT = re.compile(r"[0-9]")

@@ -161,3 +161,50 @@ def test_a_key_is_redacted_in_the_escaped_form_json_writes_it_in(tmp_path):
     for form in (key, 'abc\\"def\\\\ghijk9'):  # as given, and as JSON writes it
         assert _files_holding(tmp_path, form) == [] and form not in done.stdout + done.stderr
     assert f"auth failed with key {REDACTED}" in (tmp_path / "e.jsonl").read_text(encoding="utf-8")
+
+
+#: a router that takes any keyword argument and stays on the current topic
+ANY_ARGS_ROUTER = '''
+class AnyArgs:
+    policy = "anyargs"
+
+    def __init__(self, **kw):
+        pass
+
+    def route(self, view):
+        return {"kind": "topic", "label": view.current} if view.current else {"kind": "new", "title": "work"}
+'''
+
+
+def test_a_key_in_a_router_arg_of_any_name_reaches_no_file_and_no_output(tmp_path):
+    """A value shaped like a provider's key is a secret whatever the argument is called; the
+    ordinary values beside it (a number, a path, a word) stay readable in the run record."""
+    (tmp_path / "anyargs.py").write_text(ANY_ARGS_ROUTER, encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    keys = {"openai_key": "sk-" + KEY, "hf": "sk-TRIAL-SECRET-hf-1", "note": "hf_" + KEY * 2}
+    argv = ["route", data, "--mode", "open", "--router", "anyargs:AnyArgs", "--out", tmp_path / "a.jsonl",
+            "--router-arg", "limit=123456789", "--router-arg", "cache=/data/hf_cache/models2",
+            "--router-arg", "style=conversational"]
+    for name, key in keys.items():
+        argv += ["--router-arg", f"{name}={key}" if name != "note" else f"{name}=see {key} here"]
+    done = _run(argv, tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = (tmp_path / "a.run.json").read_text(encoding="utf-8")
+    assert f"openai_key={REDACTED}" in record and f"hf={REDACTED}" in record and f"note=see {REDACTED} here" in record
+    assert "limit=123456789" in record and "cache=/data/hf_cache/models2" in record and "style=conversational" in record
+    for key in keys.values():
+        assert _files_holding(tmp_path, key) == [] and key not in done.stdout + done.stderr
+
+
+def test_what_a_value_shows_of_a_secret(monkeypatch):
+    from interleave_bench import errors, vet
+
+    assert vet.API_KEY_PATTERNS is errors.API_KEY_PATTERNS  # one definition of a key's shape
+    monkeypatch.setattr(errors, "_GIVEN", set())
+    for text in ("sk-proj-Abc123XyZ789defGHI456", "Authorization: Bearer tok3nValue123", "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
+                 "https://u:pa55word-long@example.test/x?sig=abcdefgh123", "12345678", "/home/me/models/run-2024",
+                 "conversational", "https://example.test/v1?depth=30000000"):
+        errors.add_shaped_secrets(text)
+    assert sorted(errors._GIVEN) == ["AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "abcdefgh123", "pa55word-long",
+                                     "sk-proj-Abc123XyZ789defGHI456", "tok3nValue123"]
+    assert redact("a key AIzaSyA9b8C7d6E5f4G3h2I1j0KlMnOpQrStUvW here") == f"a key {REDACTED} here"

@@ -23,7 +23,8 @@ import re
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
-from ..errors import InputError, UsageError, add_secret, add_url_secrets, is_secret_name, redact
+from ..errors import (InputError, UsageError, add_secret, add_shaped_secrets, add_url_secrets, is_secret_name,
+                      redact)
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from .base import Decision, RouterView
@@ -226,7 +227,8 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
     """``["k=v", ...]`` as keyword arguments; a value is read as JSON when it is JSON (``3``,
     ``true``, ``["a"]``), else kept as text; the value of an argument with a secret's name
     (``api_key``, ``token``: :func:`~interleave_bench.errors.is_secret_name`) is a secret from then
-    on. Raises :class:`UsageError` for a pair without ``=``."""
+    on, and so is a key inside any value, whatever its name (``openai_key=sk-...``:
+    :func:`~interleave_bench.errors.add_shaped_secrets`). Raises :class:`UsageError` for a pair without ``=``."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -236,6 +238,7 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
             out[key] = json.loads(value)
         except ValueError:
             out[key] = value
+        add_shaped_secrets(value)  # a provider's key, a bearer token, a URL's password: whatever the name
         if is_secret_name(key):  # a key given here is kept out of every file and message: as written,
             add_secret(value)  # and as the router gets it (a quoted "..." without its quotes)
             if isinstance(out[key], str):
