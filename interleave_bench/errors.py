@@ -258,13 +258,21 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 
 
-#: what the name of a secret ends with (an environment variable's, a ``--router-arg``'s, a URL query
-#: parameter's), after ``_`` or as the whole name, in any case: ``OPENAI_API_KEY``, ``HF_TOKEN``, ``api_key``.
-#: Not a bare ``key`` or ``auth`` ending: ``sort_key=session_id`` is no secret, and a secret's value
-#: is taken out of every text written, the data's own words too
-SECRET_NAME_ENDINGS = ("api_key", "apikey", "token", "secret", "password", "passwd", "access_key", "signature")
-#: names that are a secret's only as the whole name (a ``--router-arg key=...``, a URL's ``?key=``)
-SECRET_NAMES = ("key", "auth", "sig")
+#: the last word of a secret's name (an environment variable's, a ``--router-arg``'s, a URL query
+#: parameter's; words split at ``_``, ``-``, ``.`` and a camelCase word's start, in any case):
+#: ``OPENAI_API_KEY``, ``HF_TOKEN``, ``openai_key``, ``db_pwd``, ``userCredential``, ``X-Amz-Signature``.
+#: A word of the name that is not the last says nothing (``key_file``, ``token_limit``, ``auth_url``
+#: name a path, a number, an address), and ``tokens`` (``max_tokens``) or ``keyword`` is another word
+SECRET_LAST_WORDS = ("key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase", "credential",
+                     "credentials", "auth", "signature", "sig")
+#: words that, before a last word ``key``, make it a key of the data, no secret: ``sort_key=session_id``,
+#: ``ROUTER_SORT_KEY``, ``primary_key``. A secret's value is taken out of every text written, the data's
+#: own words too (when it :func:`looks_like_key`)
+DATA_KEY_WORDS = ("sort", "group", "join", "primary", "foreign", "partition", "hash", "range", "cache", "lookup",
+                  "index", "order", "field", "column", "row", "dict", "map", "label", "id")
+#: environment variables whose name reads as a secret's and whose value is none: the shell's
+#: working folder (``PWD``), which would otherwise be taken out of every path written
+NOT_SECRET_VARIABLES = ("PWD",)
 #: secrets shorter than this are not looked for: a value such as "1" or "dev" is no key, and
 #: replacing it would maim ordinary text
 SECRET_MIN_CHARS = 8
@@ -326,11 +334,13 @@ _GIVEN: "set[str]" = set()
 
 @lru_cache(maxsize=4096)  # every write asks of every variable of the environment: names repeat
 def is_secret_name(name: str) -> bool:
-    """Whether a value named ``name`` is a secret: the name (``-`` and a camelCase word's start read
-    as ``_``) ends with one of :data:`SECRET_NAME_ENDINGS` after ``_``, or is one of them or of
-    :data:`SECRET_NAMES`."""
-    n = _re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().replace("-", "_")  # accessToken: access_token
-    return n in SECRET_NAMES or any(n == e or n.endswith("_" + e) for e in SECRET_NAME_ENDINGS)
+    """Whether a value named ``name`` is a secret: the last word of the name is one of
+    :data:`SECRET_LAST_WORDS`, and not a ``key`` after one of :data:`DATA_KEY_WORDS`."""
+    words = _re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower().replace("-", "_").replace(".", "_").split("_")
+    words = [w for w in words if w]  # accessToken: access, token; OpenAIKey: open, ai, key
+    if not words or words[-1] not in SECRET_LAST_WORDS:
+        return False
+    return not (words[-1] == "key" and len(words) > 1 and words[-2] in DATA_KEY_WORDS)
 
 
 def looks_like_key(value: str) -> bool:
@@ -377,7 +387,8 @@ def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
     :func:`looks_like_key`, in every form a file may hold them, and those given to
     :func:`add_secret`, longest first."""
     env = _os.environ if env is None else env
-    found = {form for k, v in env.items() if is_secret_name(k) and looks_like_key(v.strip())
+    found = {form for k, v in env.items()
+             if is_secret_name(k) and k not in NOT_SECRET_VARIABLES and looks_like_key(v.strip())
              for form in _written_forms(v.strip())}
     return sorted(found | _GIVEN, key=len, reverse=True)
 

@@ -83,10 +83,24 @@ def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, docs_server
     ("api_key", True), ("OPENAI_API_KEY", True), ("HF_TOKEN", True), ("token", True), ("key", True),
     ("client-secret", True), ("db_password", True), ("access_key", True), ("auth", True), ("monkey", False),
     ("depth", False), ("tokens", False), ("keyword", False), ("sort_key", False), ("ROUTER_SORT_KEY", False),
-    ("basic_auth", False), ("accessToken", True), ("apiKey", True), ("X-Amz-Signature", True), ("sig", True),
+    ("basic_auth", True), ("accessToken", True), ("apiKey", True), ("X-Amz-Signature", True), ("sig", True),
+    ("openai_key", True), ("OpenAIKey", True), ("credential", True), ("userCredentials", True), ("pwd", True),
+    ("DB_PWD", True), ("db.passwd", True), ("ssh_passphrase", True), ("primary_key", False), ("key_file", False),
+    ("token_limit", False), ("auth_url", False), ("max_tokens", False), ("SSH_AUTH_SOCK", False),
+    ("GIT_AUTHOR_EMAIL", False), ("XAUTHORITY", False), ("AWS_ACCESS_KEY_ID", False), ("hf", False),
 ])
 def test_what_names_a_secret(name, secret):
     assert is_secret_name(name) is secret
+
+
+def test_the_shells_working_folder_is_no_secret(monkeypatch):
+    """``PWD`` reads as a password's name; its value, the working folder, stays in every path written."""
+    from interleave_bench import errors
+    from interleave_bench.errors import secret_values
+
+    monkeypatch.setattr(errors, "_GIVEN", set())
+    folder = "/home/someone/projects/interleave-2"
+    assert secret_values({"PWD": folder}) == [] and folder in secret_values({"DB_PWD": folder})
 
 
 def test_a_urls_password_and_token_parameters_are_secrets_from_then_on(monkeypatch):
