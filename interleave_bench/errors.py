@@ -350,12 +350,18 @@ def looks_like_key(value: str) -> bool:
             and (len(value) >= SECRET_WORDLESS_CHARS or any(c.isdigit() for c in value)))
 
 
-def _written_forms(value: str) -> "set[str]":
-    """``value`` and the forms JSON writes it in (a ``"`` or ``\\`` escaped; ``\\uXXXX`` for what is not
-    ASCII), each of which a file may hold."""
+@lru_cache(maxsize=256)  # every write asks of every secret of the environment: values repeat
+def _written_forms(value: str) -> "frozenset[str]":
+    """``value`` and the forms a file or message may hold it in: JSON's (a ``"`` or ``\\`` escaped;
+    ``\\uXXXX`` for what is not ASCII) and URL encoding's, in which a provider may echo a key
+    (``%2B``, ``%2F`` or ``/``, ``+`` for a blank; ``%xx`` in upper or lower case)."""
     import json
+    from urllib.parse import quote, quote_plus
 
-    return {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    for encoded in (quote(value, safe=""), quote(value), quote_plus(value)):
+        forms.update((encoded, _re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)))
+    return frozenset(forms)
 
 
 def add_secret(value: str) -> None:
@@ -384,7 +390,7 @@ def add_shaped_secrets(text: str) -> None:
 
 def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
     """The values of the environment's secret variables (:func:`is_secret_name`) that
-    :func:`looks_like_key`, in every form a file may hold them, and those given to
+    :func:`looks_like_key`, in every form a file may hold them (JSON-escaped, URL-encoded), and those given to
     :func:`add_secret`, longest first."""
     env = _os.environ if env is None else env
     found = {form for k, v in env.items()

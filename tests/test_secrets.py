@@ -106,3 +106,30 @@ def test_a_provider_echoing_the_authorization_header_leaks_the_key_nowhere(fake_
     assert any("[redacted]" in proc.stderr for proc in outputs)
     for proc in outputs:
         assert KEY not in proc.stdout and KEY not in proc.stderr
+
+
+def test_a_key_the_provider_echoes_url_encoded_leaks_nowhere(fake_server, tmp_path):
+    """A key holding ``+``, ``/`` and ``=`` echoed percent-encoded (``%2B``, and ``%2b``): the
+    manifest and stderr hold it redacted in every form."""
+    from urllib.parse import quote, quote_plus
+
+    key = "TRIAL+key/12345="  # short: the whole error text fits in the manifest's reason
+    env = {**model_env(fake_server, tmp_path), "OPENAI_API_KEY": key}
+    fake_server.add_fault("echo", times=10_000)
+    done = run_any(["generate", "--sessions", "1", "--model", "m1", "--out", str(tmp_path / "g"), "--max-retries", "0"],
+                   env, tmp_path)
+    assert "credential [redacted] or [redacted] refused" in (tmp_path / "g" / "manifest.json").read_text(encoding="utf-8")
+    assert "credential [redacted] or [redacted] refused" in done.stderr
+    for form in (key, quote(key, safe=""), quote(key), quote_plus(key), "TRIAL%2bkey%2f12345%3d"):
+        assert all(form.encode() not in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()), form
+        assert form not in done.stdout + done.stderr, form
+
+
+def test_every_url_encoded_form_of_a_secret_is_redacted():
+    from interleave_bench.errors import REDACTED, redact, redact_secrets
+
+    env = {"OPENAI_API_KEY": "ab+cd/ef==12345678 "}
+    for form in ("ab+cd/ef==12345678", "ab%2Bcd%2Fef%3D%3D12345678", "ab%2bcd%2fef%3d%3d12345678",
+                 "ab%2Bcd/ef%3D%3D12345678", "ab%2bcd/ef%3d%3d12345678"):
+        assert redact_secrets(f"key {form}.", env) == f"key {REDACTED}." and redact(f"[{form}]", env) == f"[{REDACTED}]"
+    assert redact_secrets("ab cd ef 12345678", env) == "ab cd ef 12345678"

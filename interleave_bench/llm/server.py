@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from urllib.parse import quote, quote_plus
 
 from . import fake
 from .client import KIND_HEADER
@@ -31,8 +33,8 @@ FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop"
 #: well-formed 200 answers the client cannot use: a usage no provider counts (negative tokens),
 #: ``content: null``, and text cut off at the token limit (``finish_reason: length``)
 UNUSABLE_KINDS = ("usage", "null", "length")
-#: an error whose text echoes the request's ``Authorization`` header and a key query parameter, as
-#: some providers' error pages do (HTTP 401, not retried)
+#: an error whose text echoes the request's ``Authorization`` header, a key query parameter and the
+#: key URL-encoded (``%2B``, and lower-cased), as some providers' error pages do (HTTP 401, not retried)
 ECHO_KIND = "echo"
 ALL_FAULT_KINDS = FAULT_KINDS + UNUSABLE_KINDS + (ECHO_KIND,)
 
@@ -351,7 +353,10 @@ class FakeServer:
                     elif fault is not None and fault.kind == ECHO_KIND:
                         status = 401
                         auth = headers.get("authorization", "")
-                        echoed = f"invalid request to {self.path}?key={auth.split()[-1] if auth else ''}: header Authorization: {auth}"
+                        token = auth.split()[-1] if auth else ""
+                        lower_hex = re.sub("%[0-9A-F]{2}", lambda m: m[0].lower(), quote_plus(token))
+                        echoed = (f"invalid request to {self.path}?key={token}: header Authorization: {auth}; "
+                                  f"credential {quote(token, safe='')} or {lower_hex} refused")
                         self._send(401, json.dumps({"error": {"message": echoed, "type": "auth"}}).encode("utf-8"))
                     elif fault is not None and fault.kind == "500":
                         status = 500
