@@ -133,3 +133,19 @@ def test_every_url_encoded_form_of_a_secret_is_redacted():
                  "ab%2Bcd/ef%3D%3D12345678", "ab%2bcd/ef%3d%3d12345678"):
         assert redact_secrets(f"key {form}.", env) == f"key {REDACTED}." and redact(f"[{form}]", env) == f"[{REDACTED}]"
     assert redact_secrets("ab cd ef 12345678", env) == "ab cd ef 12345678"
+
+
+def test_a_key_echoed_where_the_error_text_is_cut_leaks_no_part(fake_server, tmp_path):
+    """The provider's error text is cut short for the manifest: the key is redacted before, so no
+    first part of it is kept where the cut falls inside it (here in its URL-encoded echo)."""
+    from urllib.parse import quote
+
+    key = "TRIALkey+Secret/12345678abcdef=="
+    env = {**model_env(fake_server, tmp_path), "OPENAI_API_KEY": key}
+    fake_server.add_fault("echo", times=10_000)
+    done = run_any(["generate", "--sessions", "1", "--model", "m1", "--out", str(tmp_path / "g"), "--max-retries", "0"],
+                   env, tmp_path)
+    assert "credential [redacted] or [redacted] refused" in (tmp_path / "g" / "manifest.json").read_text(encoding="utf-8")
+    for part in (key[:16], quote(key, safe="")[:16]):
+        assert all(part.encode() not in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()), part
+        assert part not in done.stdout + done.stderr, part

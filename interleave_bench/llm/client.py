@@ -458,5 +458,7 @@ def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
 
 
 def _brief(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
+    """``text`` on one line, cut to ``limit`` characters once redacted: a key cut short first would
+    no longer be found, and its first part would be kept."""
+    text = " ".join(redact(str(text)).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
