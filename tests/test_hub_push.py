@@ -236,3 +236,20 @@ def test_push_to_hub_script_wraps_the_command(hub, tmp_path, capsys):
     assert mod.main([str(folder), "--repo", REPO, "--revision", "v1"]) == 0
     assert "v1" in hub.tags(REPO)
     assert json.dumps(hub.tags(REPO))
+
+
+def test_a_login_token_the_hub_echoes_encoded_is_redacted(monkeypatch):
+    """A token read from a login's file, not the environment: its URL-encoded form is redacted as
+    the environment's keys are, and from then on in every text written."""
+    from urllib.parse import quote
+
+    import huggingface_hub
+
+    from interleave_bench import errors
+    from interleave_bench.hub import client
+
+    token = "hf_Login/Token+abcdefghij123"
+    monkeypatch.setattr(errors, "_GIVEN", set())
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: token)
+    assert client._scrub(f"401 for ?t={quote(token, safe='')} and {token}") == "401 for ?t=[redacted] and [redacted]"
+    assert errors.redact_secrets(f"later {quote(token, safe='')}") == "later [redacted]"

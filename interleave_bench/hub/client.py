@@ -14,7 +14,7 @@ import os
 from typing import Iterator
 
 from .. import __version__
-from ..errors import REDACTED, UsageError, redact
+from ..errors import REDACTED, UsageError, add_secret, redact
 
 #: the Hub's repo type for everything this package publishes
 REPO_TYPE = "dataset"
@@ -57,12 +57,16 @@ def repo_url(repo_id: str, revision: str | None = None) -> str:
 
 
 def _scrub(text: str) -> str:
-    """An error text of the Hub client without the token (wherever it was read from) or any other
-    secret (:func:`~interleave_bench.errors.redact`)."""
+    """An error text of the Hub client without the token (wherever it was read from: a login's file
+    too, taken for a secret from then on, in every form it may be written in) or any other secret
+    (:func:`~interleave_bench.errors.redact`)."""
     from huggingface_hub import get_token
 
     token = get_token()
-    return redact(text.replace(token, REDACTED) if token else text)
+    if not token:
+        return redact(text)
+    add_secret(token)
+    return redact(text.replace(token, REDACTED))
 
 
 @contextlib.contextmanager
