@@ -214,17 +214,43 @@ def _facts_rows(w, name: str, pattern: str, new: str) -> dict[str, Any]:
     return b.forged(w["facts"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha)
 
 
-def _mid_subset(w) -> dict[str, Any]:
-    """A mid-reply run on five cases whose summary hides it (its figures re-stated for those rows)."""
-    from interleave_bench.hub.board_score import _mid_reply_metrics
+def _own_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mid-reply figures from the rows' own copies of their cases, as a forger states them."""
+    from interleave_bench.midreply.metrics import mid_reply_scores
+
+    return mid_reply_scores([r["destination"] for r in rows], [r["expect"] for r in rows],
+                            running=[r["running"] for r in rows], lang=[r["lang"] for r in rows],
+                            how=[r["how"] for r in rows], tags=[r["tags"] for r in rows])
+
+
+def _mid_rows(w, name: str, rows: list[dict[str, Any]], **changes: Any) -> dict[str, Any]:
+    """The honest mid-reply summary naming ``rows`` written as a results file of their own, its
+    figures re-stated from the rows' own fields."""
     from interleave_bench.fingerprints import sha256_file
 
-    src = Path(w["mid"]["results"]["path"])
-    out = w["root"] / "mid" / "subset.jsonl"
-    out.write_text("".join(src.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
+    out = w["root"] / "mid" / f"{name}.jsonl"
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     sha = sha256_file(out)
     return b.forged(w["mid"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha,
-                    metrics=_mid_reply_metrics(out), cases__selected=5)
+                    metrics=_own_metrics(rows), **changes)
+
+
+def _mid_subset(w) -> dict[str, Any]:
+    """A mid-reply run on five cases whose summary hides it (its figures re-stated for those rows)."""
+    src = Path(w["mid"]["results"]["path"])
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()[:5]]
+    return _mid_rows(w, "subset", rows, cases__selected=5)
+
+
+def _mid_expect_forged(w) -> dict[str, Any]:
+    """A mid-reply run whose wrong rows say their case expected what they did (figures re-stated)."""
+    src = Path(w["mid"]["results"]["path"])
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()]
+    wrong = [r for r in rows if r["destination"] != r["expect"]]
+    assert wrong
+    for r in wrong:
+        r["expect"] = r["destination"]
+    return _mid_rows(w, "expect", rows)
 
 
 def _relabelled(w, run: str, **changes: Any) -> Path:
@@ -378,6 +404,7 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "mid-reply interval widened": lambda w: b.forged(w["mid"], metrics__accuracy__ci95=[0.0, 1.0]),
     "mid-reply cases cut": lambda w: b.forged(w["mid"], cases__limit=5),
     "mid-reply rows of a few cases, claimed whole": lambda w: _mid_subset(w),
+    "mid-reply rows saying their case expected what they did": _mid_expect_forged,
     "mid-reply claimed on other cases": lambda w: b.forged(w["mid"], provenance__data_sha256="sha256:" + "4" * 64),
     "routing breakdown forged": lambda w: _score(w, breakdowns__lang__en__correct=w["score"]["breakdowns"]["lang"]["en"]["n"]),
     "mid-reply results of other rows": lambda w: b.forged(w["mid"], results__sha256="sha256:" + "3" * 64),

@@ -4,7 +4,8 @@ A routing row comes from a predictions file and the data it was routed on (a loc
 a published revision, ``hub:ORG/NAME@REV#CONFIG``), scored with the project's scorer
 (:func:`interleave_bench.score.run.score_files`). A facts row is re-scored from its result rows
 (:func:`interleave_bench.facts.results.score_file`, the figures of :mod:`interleave_bench.facts.metrics`),
-a mid-reply row from its result rows (:func:`interleave_bench.midreply.metrics.mid_reply_scores`).
+a mid-reply row from its result rows judged against its cases (:func:`interleave_bench.midreply.metrics.mid_reply_scores`;
+both in :mod:`.board_summary`).
 A score file or summary may come along: every figure it states is compared with the one computed
 here, and the first that differs is refused, naming its field. What goes on the board is always
 the computed figure. See docs/hub.md#interleave-bench-leaderboard.
@@ -23,9 +24,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from ..errors import InputError, InputErrors, UsageError, exc_text, require_file
 from ..io import read_json
-from ..fingerprints import sha256_file
 from .board_rows import (
-    KIND_MID_REPLY,
     SUMMARY_KINDS,
     row_from_score,
     row_from_summary,
@@ -357,146 +356,6 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow), decisions)
 
 
-# --- summaries: facts and mid-reply runs ------------------------------------------------------------
-
-
-def _facts_metrics(results: Path, sessions: dict[str, Any], data: str) -> tuple[dict[str, Any], Optional[str]]:
-    """A facts run's figures with every answer judged again against its data, and the split answered."""
-    from ..facts.results import read_rows as read_result_rows
-    from ..facts.results import rejudge, score_rows, split_of
-
-    rows = rejudge(read_result_rows(results, require_rows=True), sessions, str(results), data)
-    return score_rows(rows, str(results)), split_of(rows, sessions)
-
-
-def _mid_reply_metrics(results: Path) -> dict[str, Any]:
-    from ..midreply.metrics import mid_reply_scores
-    from ..midreply.results import read_results
-
-    rows = read_results(results)
-    return mid_reply_scores([r.destination for r in rows], [r.expect for r in rows], running=[r.running for r in rows],
-                            lang=[r.lang for r in rows], how=[r.how for r in rows], tags=[r.tags for r in rows])
-
-
-#: what a mid-reply summary names as its case file when it ran on the cases the package ships
-PACKAGED = "packaged"
-
-
-def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> None:
-    """A mid-reply run's cases, checked against the case file it names: the file hashes to
-    ``cases.sha256``, its cases' fingerprint is the stated data fingerprint, and every case has a
-    result row (else it is a partial run)."""
-    from ..fingerprints import records_fingerprint
-    from ..midreply.cases import load_cases, packaged_cases_path
-    from ..midreply.results import read_results
-
-    cases = doc.get("cases") if isinstance(doc.get("cases"), dict) else {}
-    named = cases.get("path")
-    if named == PACKAGED:
-        with packaged_cases_path() as p:
-            file_sha, case_file = sha256_file(p), load_cases(p)
-    else:
-        found = referenced_file(named, path, "cases.path", "case file")
-        file_sha, case_file = sha256_file(found), load_cases(found)
-    if cases.get("sha256") is not None and cases["sha256"] != file_sha:
-        raise InputError(path, None, "cases.sha256", f"says {cases['sha256']}, but the case file {named} hashes to {file_sha}")
-    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
-    fp = records_fingerprint(case_file.cases)
-    if prov.get("data_sha256") is not None and prov["data_sha256"] != fp:
-        raise InputError(path, None, "provenance.data_sha256", f"says {prov['data_sha256']}, but the cases of {named} "
-                                                                f"have the fingerprint {fp}")
-    answered = {r.case_id for r in read_results(results)}
-    left = [c.id for c in case_file.cases if c.id not in answered]
-    if left:
-        raise InputError(path, None, "cases", f"a partial run: {len(left)} of {len(case_file.cases)} cases of {named} "
-                                              f"have no result row (first {left[0]}): the board ranks runs over the whole case set")
-
-
-def _facts_data(path: str, doc: dict[str, Any], data: Optional[str]) -> tuple[str, dict[str, Any], str]:
-    """The sessions a facts run answered, as ``(sessions file, id -> session, fingerprint)``: ``data``
-    (the command line's, a ``hub:`` revision fetched), else the file the summary names
-    (``data.path``). Refused when neither is here, or when the fingerprint the summary states is not
-    the sessions'. The board judges every answer again against them: a verdict is never taken as
-    written."""
-    from ..io import read_sessions, sessions_file
-    from ..fingerprints import records_fingerprint
-
-    stated = doc.get("data") if isinstance(doc.get("data"), dict) else {}
-    if data is not None:
-        local, _ = _data_of(data)
-        file, field = sessions_file(local), None
-    else:
-        file, field = referenced_file(stated.get("path"), path, "data.path",
-                                      "data (its answers are judged again against it; or give --data)"), "data.path"
-    try:
-        sessions = read_sessions(file)
-    except InputError as exc:
-        if field is None:
-            raise
-        raise InputError(path, None, field, f"its sessions cannot be read: {exc.format()}") from None
-    fp = records_fingerprint(sessions)
-    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
-    for name, value in (("data.sha256", stated.get("sha256")), ("provenance.data_sha256", prov.get("data_sha256"))):
-        if value is not None and value != fp:
-            raise InputError(path, None, name, f"says {value}, but the sessions of {file} have the fingerprint {fp}")
-    return str(file), {s.session_id: s for s in sessions}, fp
-
-
-def score_summary(path: str, doc: dict[str, Any], data: Optional[str] = None) -> Scored:
-    """Re-score a facts or mid-reply summary from the result rows it names; refuse any figure it gets wrong.
-
-    The results file must hash to the summary's ``results.sha256``; the summary's ``passed`` (facts)
-    and every figure of its ``metrics`` must equal the recomputation. A facts run's answers are
-    judged again against its data (:func:`_facts_data`; ``data`` from the command line, else the
-    summary's own), and its split is the one its rows' sessions are of there.
-    """
-    kind = SUMMARY_KINDS[doc["kind"]]
-    results_doc = doc.get("results") if isinstance(doc.get("results"), dict) else {}
-    results = referenced_file(results_doc.get("path"), path, "results.path", "result rows")
-    sha = sha256_file(results)
-    for field in ("results.sha256", "provenance.predictions_sha256"):
-        part, key = field.split(".")
-        stated = (doc.get(part) or {}).get(key) if isinstance(doc.get(part), dict) else None
-        check_fingerprint(stated, path, field)
-        if stated is not None and stated != sha:
-            raise InputError(path, None, field, f"says {stated}, but {results} hashes to {sha}: not the rows it was scored from")
-    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
-    for field, value in (("provenance.data_sha256", prov.get("data_sha256")),
-                         ("data.sha256", (doc.get("data") or {}).get("sha256") if isinstance(doc.get("data"), dict) else None),
-                         ("cases.sha256", (doc.get("cases") or {}).get("sha256") if isinstance(doc.get("cases"), dict) else None)):
-        check_fingerprint(value, path, field)
-    source = f"re-scoring {results}"
-    if kind == KIND_MID_REPLY:
-        _check_case_set(path, doc, results)
-    else:
-        data_file, sessions, data_sha = _facts_data(path, doc, data)
-        source = f"judging {results} again against {data_file}"
-    try:
-        if kind == KIND_MID_REPLY:
-            metrics = _mid_reply_metrics(results)
-        else:
-            metrics, split = _facts_metrics(results, sessions, data_file)
-    except (ValueError, RecursionError) as exc:  # what the readers let through is still one line
-        raise unreadable(str(results), exc) from None
-    stated_metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
-    if kind != KIND_MID_REPLY:
-        refuse_disagreement(path, doc, {"passed": metrics["passed"]}, ("passed",), source)
-        if doc.get("split") is not None:
-            refuse_disagreement(path, doc, {"split": split}, ("split",), source)
-    refuse_disagreement(path, {"metrics": stated_metrics}, {"metrics": metrics}, ("metrics",), source)
-    computed = {**doc, "metrics": metrics, "results": {**results_doc, "sha256": sha},
-                "provenance": {**prov, "predictions_sha256": sha}}
-    if kind != KIND_MID_REPLY:
-        computed.update(passed=metrics["passed"], split=split, data={"path": data_file, "sha256": data_sha})
-        computed["provenance"]["data_sha256"] = data_sha
-    typed = None
-    if kind != KIND_MID_REPLY:
-        from ..facts.results import parse_row
-
-        typed = lambda r: parse_row(str(results), None, r)  # noqa: E731 - a facts row typed by its kind
-    return Scored(path, {}, computed, rows_fingerprint(read_rows(results), typed))
-
-
 # --- one entry point ----------------------------------------------------------------------------------
 
 
@@ -552,6 +411,8 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
     if not isinstance(doc, dict):
         raise InputError(p, None, None, "expected a score file or summary (a JSON object)")
     if doc.get("kind") in SUMMARY_KINDS:
+        from .board_summary import score_summary
+
         scored = score_summary(p, doc, data)
         stated = doc.get("system")
         name = system or (normalise_name(stated, p, "system") if stated is not None else None)
