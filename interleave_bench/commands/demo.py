@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from ..heap import paused_gc
     from ..score.read import read_sessions_fast
     from ..reports.tables import main_table
-    from ..score.rows import not_scored_line
+    from ..score.rows import not_scored_notice
     from ..score.run import score_files
 
     check_session_count(args.sessions)
@@ -92,10 +92,8 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(main_table(docs))
     print()
-    for d in docs:
-        line = not_scored_line(d)
-        if not line.endswith(": nothing"):
-            print(line)
+    for line in filter(None, map(not_scored_notice, docs)):
+        print(line)
     print(f"predictions and score files: {out / 'predictions'}/")
     if v1_line:
         print(v1_line)

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         )
     from ..io import print_json, sessions_file, write_json
     from ..reports.tables import burst_table, cluster_table, main_table, per_session_table, warn_partial
-    from ..score.rows import not_scored_line
+    from ..score.rows import not_scored_notice
 
     results = [r.result for r in runs]
     if args.out is not None:
@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
         runs[0].score_file = Path(args.out)
     if args.json:
         print_json(results[0] if len(results) == 1 else results)
-        for r in results:
-            print(not_scored_line(r), file=sys.stderr)
+        for line in filter(None, map(not_scored_notice, results)):
+            print(line, file=sys.stderr)
     else:
         print(main_table(results))
         bursts = burst_table(results)
@@ -111,11 +111,11 @@ def run(args: argparse.Namespace) -> int:
         if args.per_session:
             print()
             print(per_session_table(results))
-        print()
-        for r in results:
-            print(not_scored_line(r))
-        if args.bootstrap == 0:
-            print(NO_INTERVALS)
+        notes = [line for line in map(not_scored_notice, results) if line]
+        notes += [NO_INTERVALS] if args.bootstrap == 0 else []
+        if notes:
+            print()
+            print("\n".join(notes))
     if args.bootstrap == 0 and args.json:
         print(NO_INTERVALS, file=sys.stderr)
     for run_ in runs:

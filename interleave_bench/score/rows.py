@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..errors import InputError, InputErrors
 from ..io import parse_record
@@ -252,7 +252,19 @@ def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
 
 def not_scored_line(result: Mapping[str, Any]) -> str:
     """``not scored: <system>: ...`` naming what was left out and why, and the turns of scored sessions
-    without a row (each scored as ``ERROR``); ``nothing`` when there is none of these."""
+    without a row (each scored as ``ERROR``); ``nothing`` when there is none of these (the score
+    file's ``not_scored_line``)."""
+    parts = _not_scored_parts(result)
+    return f"not scored: {result['system']}: " + ("; ".join(parts) if parts else "nothing")
+
+
+def not_scored_notice(result: Mapping[str, Any]) -> Optional[str]:
+    """:func:`not_scored_line` when the run left something out, else None: what a command prints
+    after its table (a complete run says nothing)."""
+    return not_scored_line(result) if _not_scored_parts(result) else None
+
+
+def _not_scored_parts(result: Mapping[str, Any]) -> list[str]:
     items = result.get("not_scored") or []
     parts = []
     for reason, singular, plural, with_turn in (
@@ -269,4 +281,4 @@ def not_scored_line(result: Mapping[str, Any]) -> str:
     if missing:  # scored, as ERROR: said here too, as what --require-complete counts
         parts.append(f"{missing:,} turn{'' if missing == 1 else 's'} of scored sessions without a row, "
                      "each scored as ERROR")
-    return f"not scored: {result['system']}: " + ("; ".join(parts) if parts else "nothing")
+    return parts
