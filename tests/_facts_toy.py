@@ -118,3 +118,16 @@ class StopsAtFourth(CurrentOnly):
         if context.session_id == "en-0004":
             raise KeyboardInterrupt
         super().__init__(context)
+
+
+class Eager(CurrentOnly):
+    """``CurrentOnly`` that offers a line at every turn, the first included (before it has observed anything)."""
+
+    name = "eager"
+
+    def __init__(self, context: SystemContext):
+        super().__init__(context)
+        self.first = context.topics[0].id
+
+    async def candidates(self, request: Request) -> list[FactLine]:
+        return [FactLine(self.first, "budget", "1 EUR")]

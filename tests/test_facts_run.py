@@ -147,6 +147,16 @@ def test_a_toy_system_delivering_a_proposal_fails_proposals_shared_and_a_current
     assert gates["proposals_shared"]["passed"] is True, gates["proposals_shared"]
 
 
+def test_a_system_offering_lines_at_the_first_turn_routes_only_later_turns(data, capsys):
+    """A sampled turn's route row names the turn its request follows; the first turn follows none, so
+    a system that offers lines there too (every turn sampled) still gives valid rows."""
+    code, _, err = run_facts(capsys, str(data), "--dry-run", "--system", "_facts_toy:Eager", "--route-turns", "1000")
+    assert code == 0, err
+    turns = [r["turn"] for r in read_json_rows(data / "facts" / "fake-model-eager.jsonl")
+             if r["kind"] == "route" and r.get("probe") is None]
+    assert turns and min(turns) >= 0
+
+
 def test_bad_input_and_options_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     s = session()

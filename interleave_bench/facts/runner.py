@@ -253,7 +253,8 @@ async def replay_session(s: Session, llm: LLM, system_cls: Optional[type], opts:
     for t in s.turns:
         if system is not None and t.gold.thread is not None:
             req = r.request(t.text, t.i - 1) if t.i > 0 else Request(t.text, -1)
-            if await system.candidates(req):
+            # a sampled turn's route row names the turn its request follows: the first follows none
+            if await system.candidates(req) and t.i > 0:
                 r.pool.append((t.i, req))
             await system.observe(Exchange(t.gold.thread, t.i, t.text, assistant_text(t)))
         for p in by_after.get(t.i, []):
