@@ -276,19 +276,22 @@ def test_resume_extend_and_options_mismatch(tmp_path):
     assert (out / "sessions.jsonl").read_bytes() != ref
 
 
+class _Stop(Exception):
+    pass
+
+
+def _stop_after_three(ident, ok):
+    """Stops a run once its third session (index 2) is written to the work file."""
+    if ident.index == 2:
+        raise _Stop
+
+
 def test_stopped_run_resumes_to_the_same_bytes(tmp_path):
     ref = generate_offline(7, tmp_path / "ref", seed=4).read_bytes()
     out = tmp_path / "run"
 
-    class Stop(Exception):
-        pass
-
-    def stop_after_three(ident, ok):
-        if ident.index == 2:
-            raise Stop
-
-    with pytest.raises(Stop):
-        generate(7, out, config=GenerateConfig(seed=4), after_session=stop_after_three)
+    with pytest.raises(_Stop):
+        generate(7, out, config=GenerateConfig(seed=4), after_session=_stop_after_three)
     work = (out / WORK_FILE).read_text(encoding="utf-8").splitlines()
     assert len(work) == 1 + 3 and not (out / "sessions.jsonl").exists()
     # a crash mid-write leaves half a line: it is cut off and that session is made again
@@ -412,15 +415,8 @@ def test_fewer_sessions_than_the_folder_holds_is_refused(tmp_path, capsys):
     # an unfinished run's work file counts too
     stopped = tmp_path / "s"
 
-    class Stop(Exception):
-        pass
-
-    def stop_after_three(ident, ok):
-        if ident.index == 2:
-            raise Stop
-
-    with pytest.raises(Stop):
-        generate(5, stopped, config=GenerateConfig(seed=4), after_session=stop_after_three)
+    with pytest.raises(_Stop):
+        generate(5, stopped, config=GenerateConfig(seed=4), after_session=_stop_after_three)
     with pytest.raises(UsageError, match="holds 1 session of these options past the first 2"):
         generate(2, stopped, config=GenerateConfig(seed=4))
     assert len((stopped / WORK_FILE).read_text(encoding="utf-8").splitlines()) == 1 + 3
