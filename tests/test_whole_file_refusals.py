@@ -98,6 +98,30 @@ def test_validate_holds_a_parquet_label_column_to_text_as_it_holds_jsonl_labels(
     assert metrics[0] == metrics[1] and metrics[0]["accuracy"] == 0.0
 
 
+def test_nan_and_infinity_in_a_parquet_label_column_are_refused_by_every_reader(run, tmp_path, capsys):
+    data, rows = run
+    jsonl = score_util.write_jsonl(tmp_path / "a.jsonl", rows)
+    labels = [float(k % 3) for k in range(len(rows))]
+    labels[0], labels[1] = float("nan"), float("inf")
+    path = parquet_with(tmp_path, rows, "nan", lambda t: t.set_column(t.column_names.index("pred"), "pred", pa.array(labels)))
+    expected = [f"error: {path}:1: pred: nan is not a JSON number (NaN and Infinity are refused)",
+                f"error: {path}:2: pred: inf is not a JSON number (NaN and Infinity are refused)"]
+    for argv in (["score", str(data), str(path), "--bootstrap", "0"], ["compare", str(data), str(jsonl), str(path)],
+                 ["report", str(data), str(jsonl), str(path), "--html", str(tmp_path / "r.html")],
+                 ["validate", str(data), str(path)]):
+        assert main(argv) == 2
+        assert errors_of(capsys.readouterr().err) == expected
+    assert not (tmp_path / "nan.score.json").exists()
+    # a column of NaN alone is one line, in either mode, as a JSONL NaN is refused
+    path = parquet_with(tmp_path, rows, "all-nan", lambda t: t.set_column(
+        t.column_names.index("pred"), "pred", pa.array([float("nan")] * t.num_rows)))
+    for mode in ("closed", "open"):
+        assert main(["score", str(data), str(path), "--bootstrap", "0", "--mode", mode]) == 2
+        assert errors_of(capsys.readouterr().err) == [
+            f"error: {path}: pred: column of double: nan is not a JSON number (NaN and Infinity are refused) (row 1), "
+            f"and so in all {len(rows):,} rows"]
+
+
 def test_a_parquet_column_given_by_some_rows_only_counts_those(run, tmp_path, capsys):
     data, rows = run
     # text in every other row, null in the rest (a column holds every field in every row)

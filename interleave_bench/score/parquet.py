@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError, InputErrors
-from ..schema import MAX_ELAPSED_MS, MODES, PredictionRow
+from ..schema import MAX_ELAPSED_MS, MODES
 from .columnar import PredictionColumns
 from .datafile import Bad, DataColumns
 
@@ -224,14 +224,13 @@ def checked(table: Any, first: int, source: str, rebuild: bool = False) -> tuple
             return table, check_predictions(table)
         except Bad:
             pass
-    from ..io import parse_record
-    from .read import present
+    from .read import parquet_record
 
     extra = [name for name in table.column_names if name == NUMBER]
     rows = []
     for n, obj in enumerate(table.drop_columns(extra).to_pylist(), start=first + 1):
         try:
-            record = parse_record(source, n, present(obj), PredictionRow)
+            record = parquet_record(source, n, obj)
         except (InputError, InputErrors):
             raise Bad("a defect") from None
         fields = record.dump()

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError, InputErrors, exc_text
 from ..io import parse_record, read_records_with_lines, read_sessions, sessions_file
+from ..json_text import find_bad_value
 from ..progress import progress
 from ..schema import PredictionRow, Session
 
@@ -130,6 +131,19 @@ def present(obj: dict) -> dict:
     return {k: (present(v) if isinstance(v, dict) else v) for k, v in obj.items() if v is not None}
 
 
+def parquet_record(source: str, number: int, obj: dict) -> PredictionRow:
+    """Row ``number`` (from 1) of a Parquet predictions file as the record type reads it: its nulls
+    left out (:func:`present`), and a NaN or infinite number in a declared field refused as the
+    JSONL reader refuses one (:func:`~interleave_bench.json_text.find_bad_value`): a label column
+    of floats would otherwise read NaN as the label ``nan``. Raises :class:`InputError` or
+    :class:`InputErrors` naming the row and field."""
+    obj = present(obj)
+    bad = find_bad_value({k: v for k, v in obj.items() if k in PredictionRow.model_fields})
+    if bad is not None:
+        raise InputError(source, number, bad[0], bad[1])
+    return parse_record(source, number, obj, PredictionRow)
+
+
 def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], list[int]]:
     """All rows of a Parquet predictions file and the number of each (1-based, as a line number);
     every bad row is reported at once, naming its number and field."""
@@ -144,11 +158,12 @@ def read_parquet_rows(path: str | os.PathLike) -> tuple[list[PredictionRow], lis
     rows: list[PredictionRow] = []
     errors: list[InputError] = []
     for n, obj in enumerate(table.to_pylist(), start=1):
-        obj = present(obj)
         try:
-            rows.append(parse_record(name, n, obj, PredictionRow))
+            rows.append(parquet_record(name, n, obj))
         except InputErrors as exc:
             errors.extend(exc.errors)
+        except InputError as exc:
+            errors.append(exc)
     if errors:
         raise InputErrors(by_column(table, errors))
     return rows, list(range(1, len(rows) + 1))
