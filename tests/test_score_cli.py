@@ -366,6 +366,24 @@ def test_compare_pairs_only_sessions_both_runs_cover(tmp_path, capsys, runs):
     assert doc["flips"] == [] and doc["mcnemar_p"] == 1.0
 
 
+def test_compare_says_what_score_says_of_turns_scored_as_error(tmp_path, capsys, runs):
+    path, oracle, _ = runs
+    lines = oracle.read_text().splitlines()
+    cut = [x for x in lines if '"s-001"' in x][-3:]  # a session cut part-way, and one left out whole
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(x for x in lines if '"s-000"' not in x and x not in cut) + "\n")
+    code, out, err = run_cli(capsys, "score", path, short, "--json", "--bootstrap", 0)
+    said = json.loads(out)["not_scored_line"]
+    assert code == 0 and said.endswith("; 3 turns of scored sessions without a row, each scored as ERROR")
+    assert said in err.splitlines()
+    code, out, err = run_cli(capsys, "compare", path, oracle, short, "--json", "--bootstrap", 0)
+    assert code == 0
+    assert json.loads(out)["not_scored_line"] == {"a": "not scored: open-oracle: nothing", "b": said}
+    assert said in err.splitlines()  # on stderr with --json, as score says it
+    code, out, _ = run_cli(capsys, "compare", path, oracle, short, "--bootstrap", 0)
+    assert code == 0 and {"not scored: open-oracle: nothing", said} <= set(out.splitlines())
+
+
 def test_compare_takes_each_delta_on_the_unrounded_figures():
     """By hand: 3 strict messages, A right on 1 (0.3333), B on 2 (0.6667). B - A is 1/3 = 0.3333,
     not 0.6667 - 0.3333 = 0.3334; the metric's delta and accuracy_diff are one number."""

@@ -158,7 +158,8 @@ def compare_predictions(
 
     Each run is scored on its own first; when one covers sessions the other lacks, both are
     scored again on the common sessions, and the others are listed in ``not_compared``. The
-    document also carries each run's ``not_scored`` list.
+    document also carries each run's ``not_scored`` list and ``not_scored_line`` (what ``score``
+    says of the run: what it left out, and its turns without a row, each scored as ``ERROR``).
     """
     from .run import score_predictions
 
@@ -171,6 +172,7 @@ def compare_predictions(
     run_a = score(0, rows_a, None, bootstrap)
     run_b = score(1, rows_b, None, bootstrap)
     not_scored = {"a": run_a.result["not_scored"], "b": run_b.result["not_scored"]}
+    said = {"a": run_a.result["not_scored_line"], "b": run_b.result["not_scored_line"]}
     common, only = common_session_ids(run_a, run_b)
     if only:
         keep = set(common)
@@ -178,6 +180,7 @@ def compare_predictions(
         run_b = score(1, rows_b, keep, bootstrap)
     doc = compare(run_a, run_b, bootstrap=bootstrap, seed=seed, not_compared=only)
     doc["not_scored"] = not_scored
+    doc["not_scored_line"] = said
     return doc
 
 
