@@ -45,11 +45,14 @@ def test_rows_routed_on_other_data_are_scored_with_a_warning(tmp_path, capsys):
 def test_a_mode_other_than_the_routed_one_is_said(tmp_path, capsys):
     data, closed, open_ = routed(tmp_path)
     capsys.readouterr()
-    assert cli("score", data, open_, "--mode", "closed", "--bootstrap", 0, "--json") == 0
+    assert cli("score", data, closed, "--mode", "open", "--bootstrap", 0, "--json") == 0
     assert warnings(capsys.readouterr().err) == [
-        f"warning: {open_} was routed in open mode (open-bm25.run.json) and is scored in closed mode, as --mode asks"]
-    assert cli("score", data, open_, "--mode", "open", "--bootstrap", 0, "--json") == 0
+        f"warning: {closed} was routed in closed mode (closed-bm25.run.json) and is scored in open mode, as --mode asks"]
+    assert cli("score", data, closed, "--mode", "closed", "--bootstrap", 0, "--json") == 0
     assert warnings(capsys.readouterr().err) == []
+    # open-mode labels none of which names a thread are no closed-mode run at all: refused
+    assert cli("score", data, open_, "--mode", "closed", "--bootstrap", 0, "--json") == 2
+    assert "none of the" in capsys.readouterr().err
 
 
 def test_rows_without_a_run_record_get_no_warning(tmp_path, capsys):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from interleave_bench.cli import main
@@ -382,6 +384,37 @@ def test_compare_says_what_score_says_of_turns_scored_as_error(tmp_path, capsys,
     assert said in err.splitlines()  # on stderr with --json, as score says it
     code, out, _ = run_cli(capsys, "compare", path, oracle, short, "--bootstrap", 0)
     assert code == 0 and {"not scored: open-oracle: nothing", said} <= set(out.splitlines())
+
+
+def test_closed_labels_of_which_none_names_a_thread_are_refused_by_every_reader(tmp_path, capsys):
+    ss = many_sessions(6, turns=14)
+    path = write_jsonl(tmp_path / "sessions.jsonl", ss)
+    good = oracle_rows(ss, "closed")
+    oracle = write_jsonl(tmp_path / "closed-oracle.jsonl", good)
+    upper = write_jsonl(tmp_path / "upper.jsonl", [{**r, "pred": r["pred"].upper()} for r in good])
+    first = good[0]["pred"].upper()
+    said = (f"closed mode reads every label as a thread id, and none of the {len(good):,} labels names a thread of "
+            f"its session (first: {first!r}): a system's own topic labels are scored in open mode (--mode open, or "
+            '"mode": "open" in its rows)')
+    parquet = tmp_path / "upper.parquet"
+    pq.write_table(pa.Table.from_pylist([{**r, "pred": r["pred"].upper()} for r in good]), parquet)
+    for argv, pred in ((("score", path, upper, "--bootstrap", 0), upper), (("score", path, parquet, "--bootstrap", 0), parquet),
+                       (("compare", path, oracle, upper, "--bootstrap", 0), upper), (("validate", path, upper), upper)):
+        code, _, err = run_cli(capsys, *argv)
+        assert code == 2 and [x for x in err.splitlines() if x.startswith("error:")] == [f"error: {pred}:1: pred: {said}"]
+    assert not (tmp_path / "upper.score.json").exists()
+    # open mode matches them to threads; special labels are no topic's; one label naming a thread
+    # makes the rest closed-mode labels, scored as wrong ones
+    code, _, _ = run_cli(capsys, "score", path, upper, "--bootstrap", 0, "--mode", "open")
+    assert code == 0 and json.loads((tmp_path / "upper.score.json").read_text())["metrics"]["accuracy"] == 1.0
+    special = write_jsonl(tmp_path / "special.jsonl", [{**r, "pred": ("CLARIFY", "ERROR")[k % 2]} for k, r in enumerate(good)])
+    one = write_jsonl(tmp_path / "one.jsonl", [{**r, "pred": r["pred"].upper() if k else r["pred"]} for k, r in enumerate(good)])
+    for pred in (special, one):
+        for argv in (("score", path, pred, "--bootstrap", 0), ("compare", path, oracle, pred, "--bootstrap", 0),
+                     ("validate", path, pred)):
+            code, _, err = run_cli(capsys, *argv)
+            assert code == 0, err
+        assert json.loads(pred.with_suffix(".score.json").read_text())["metrics"]["accuracy"] < 0.1
 
 
 def test_compare_takes_each_delta_on_the_unrounded_figures():

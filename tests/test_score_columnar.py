@@ -30,10 +30,10 @@ def without_provenance(doc: dict) -> str:
     return json.dumps({k: v for k, v in doc.items() if k != "provenance"}, ensure_ascii=False)
 
 
-def replay(data: Path, pred: Path, split: str, bootstrap: int) -> dict:
+def replay(data: Path, pred: Path, split: str, bootstrap: int, thread_labels: bool = False) -> dict:
     rows_, lines = read_predictions_fast(pred)
     return score_predictions(read_sessions_fast(data), rows_, system=system_name(pred), split=split,
-                             bootstrap=bootstrap, source=str(pred), lines=lines).result
+                             bootstrap=bootstrap, source=str(pred), lines=lines, thread_labels=thread_labels).result
 
 
 @st.composite
@@ -99,7 +99,8 @@ def test_columnar_documents_equal_the_replay(run, split):
        st.dictionaries(st.sampled_from(["t1", "t2", "t3"]), st.sampled_from(["x", "y", "t2", "10", "9", "nowhere"])))
 def test_any_mode_and_any_label_on_arrays_equal_the_replay(run, split, mode, relabel):
     """Labels renamed (merged, split, numbered, naming no thread) in open or closed mode: the
-    arrays' document equals the replay's, cluster metrics and the matching's ties included."""
+    arrays' document equals the replay's, cluster metrics and the matching's ties included; a
+    closed-mode run none of whose labels names a thread is refused by both in the same line."""
     ss, all_rows = run
     if not all_rows:
         return
@@ -111,8 +112,16 @@ def test_any_mode_and_any_label_on_arrays_equal_the_replay(run, split, mode, rel
         assert score_run_blocks(data, [pred], split, None)[0][0] is not None  # scored on the arrays
         if not {s["session_id"] for s in ss if split == "all" or s["split"] == split} & {r["session_id"] for r in all_rows}:
             return  # a file that scores no session is refused (the test above)
+        try:
+            expected = replay(data, pred, split, 30, thread_labels=True)
+        except InputError as exc:
+            assert mode == "closed" and "labels names a thread of its session" in str(exc)
+            with pytest.raises(InputError) as refused:
+                score_files(data, [pred], split=split, bootstrap=30, write=False)
+            assert str(refused.value) == str(exc)
+            return
         (fast,) = score_files(data, [pred], split=split, bootstrap=30, write=False)
-        assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 30))
+        assert without_provenance(fast.result) == without_provenance(expected)
 
 
 def test_many_sessions_over_many_blocks(tmp_path, monkeypatch):

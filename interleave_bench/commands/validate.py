@@ -22,10 +22,12 @@ from ..errors import InputError, InputErrors
 from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
                   read_manifest, read_records_with_lines)
 from ..schema import PredictionRow
+from ..score.labels import ThreadLabels
+from ..score.routing import DEFAULT_MODE
 from ..score.rows import mode_error
 
-#: the turns of each session of a data file: what predictions are checked against
-Turns = dict[str, int]
+#: the turns and thread ids of each session of a data file: what predictions are checked against
+Turns = dict[str, tuple[int, frozenset[str]]]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +62,8 @@ def sniff(path: str) -> str:
 
 
 def summarise_sessions(path: str, turns: Turns | None = None) -> tuple[str, list[InputError]]:
-    """The summary line and errors of a sessions file; fills ``turns`` (session id -> turn count)."""
+    """The summary line and errors of a sessions file; fills ``turns`` (session id -> turn count,
+    thread ids)."""
     n_sessions = n_messages = n_amb = 0
     leaks: Counter[str] = Counter()
     langs: Counter[str] = Counter()
@@ -71,7 +74,7 @@ def summarise_sessions(path: str, turns: Turns | None = None) -> tuple[str, list
             n_messages += len(s.turns)
             langs[s.lang] += 1
             if turns is not None:
-                turns[s.session_id] = len(s.turns)
+                turns[s.session_id] = (len(s.turns), frozenset(s.thread_ids()))
             for t in s.turns:
                 n_amb += t.ambiguous
                 if "leak" in t.tags:
@@ -102,26 +105,32 @@ def _row_problems(path: str, line: int, r: PredictionRow, first: dict[tuple[str,
     name, turns = data
     if r.session_id not in turns:
         return [InputError(path, line, "session_id", f"{r.session_id!r} is not a session of {name}")]
-    if r.i >= turns[r.session_id]:
-        return [InputError(path, line, "i", f"session {r.session_id!r} of {name} has no turn {r.i} (turns 0-{turns[r.session_id] - 1})")]
+    n = turns[r.session_id][0]
+    if r.i >= n:
+        return [InputError(path, line, "i", f"session {r.session_id!r} of {name} has no turn {r.i} (turns 0-{n - 1})")]
     return []
 
 
 def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> tuple[str, list[InputError]]:
-    """The summary line and errors of a predictions file, checked against ``(data file, turns)`` if given."""
+    """The summary line and errors of a predictions file, checked against ``(data file, turns)`` if
+    given: closed-mode labels too, as ``score`` holds them (:class:`~..score.labels.ThreadLabels`)."""
     rows = 0
     sessions: set[str] = set()
     policies: Counter[str] = Counter()
     errors: list[InputError] = []
     first: dict[tuple[str, int], int] = {}
     run_mode: str | None = None  # the first a row names: every row that names one names it
+    labels = ThreadLabels()
     parquet = path.endswith(".parquet")
     try:
         for line, r in _rows_of(path, parquet):
             rows += 1
             sessions.add(r.session_id)
             policies[f"{r.mode or '?'}/{r.policy or '?'}"] += 1
-            errors += _row_problems(path, line, r, first, data)
+            problems = _row_problems(path, line, r, first, data)
+            errors += problems
+            if data is not None and not problems:
+                labels.add(line, r.pred, data[1][r.session_id][1])
             run_mode = run_mode or r.mode
             if r.mode is not None and r.mode != run_mode:
                 errors.append(mode_error(path, line, r.mode, run_mode))
@@ -131,6 +140,8 @@ def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> t
         errors = [exc]
     if not errors:
         errors = _parquet_label_type(path) if parquet else _label_types(path)
+    if not errors and (run_mode or DEFAULT_MODE) == "closed" and labels.refused:
+        errors = [labels.error(path, labels.first[0])]  # type: ignore[index]
     kinds = ", ".join(sorted(policies)) or "none"
     against = f", all in {data[0]}" if data is not None else ""
     return f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds}){against}", errors

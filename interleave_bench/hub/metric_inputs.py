@@ -22,7 +22,8 @@ from pydantic import TypeAdapter, ValidationError
 from ..errors import InputError, InputErrors
 from ..json_text import find_bad_value
 from ..record_errors import describe_error
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, SPECIAL_LABELS, MidReplyExpect, PredictionRow, Session
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, MidReplyExpect, PredictionRow, Session
+from ..score.labels import ThreadLabels
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
@@ -553,14 +554,15 @@ def build_inputs(
 
 def _require_thread_labels(sessions: Sequence[Session], rows: Sequence[PredictionRow]) -> None:
     """Raise ``ValueError`` when closed mode would score labels of which not one (``CLARIFY`` and
-    ``ERROR`` aside) names a thread of its session: every message would count as wrong, and such
-    labels are a system's own topic labels, which open mode matches to threads."""
+    ``ERROR`` aside) names a thread of its session (:class:`~interleave_bench.score.labels.ThreadLabels`,
+    the rule ``score`` holds a file to): every message would count as wrong, and such labels are a
+    system's own topic labels, which open mode matches to threads."""
     ids = {s.session_id: set(s.thread_ids()) for s in sessions}
-    own = [r for r in rows if r.pred not in SPECIAL_LABELS]
-    if own and not any(r.pred in ids[r.session_id] for r in own):
-        raise ValueError(f"mode='closed' (the default) reads every label as a thread id, and none of the "
-                         f"{len(own):,} labels names a thread of its session (first: {own[0].pred!r}): a system's "
-                         "own topic labels are scored with mode='open'")
+    labels = ThreadLabels()
+    for k, r in enumerate(rows):
+        labels.add(k, r.pred, ids[r.session_id])
+    if labels.refused:
+        raise ValueError(labels.problem("mode='closed' (the default)", "with mode='open'"))
 
 
 def score_labels(

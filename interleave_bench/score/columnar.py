@@ -33,6 +33,7 @@ from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
 from .rowfile import (MODEL_FIELD, RARE_FIELDS, _is_lean, _field_or_none, _lean_decoder,  # noqa: F401 - read from here too
                       _row_decoder, _strictly, numbered_blocks)
+from .labels import ThreadLabels
 from .rows import LeftOutRows, mode_error, other_modes, row_lines
 from .routing import DEFAULT_MODE
 
@@ -186,7 +187,8 @@ class PredictionStream:
     one) stay buffered; :meth:`rest` says what is left at the end. A JSONL file's rows are
     compiled structs (:func:`numbered_blocks`) with their numbers, a Parquet file's pyarrow tables
     (:mod:`.parquet`, each row's number in a column of its own). ``listing`` gathers the rows
-    left out of the numbers, :attr:`other_mode` the rows naming another mode than the run's.
+    left out of the numbers, :attr:`other_mode` the rows naming another mode than the run's,
+    :attr:`labels` the labels of a closed-mode run (:meth:`count_labels`).
     """
 
     def __init__(self, path: str | os.PathLike, run_mode: str | None = None, whole: bool = False,
@@ -215,6 +217,8 @@ class PredictionStream:
         self.listing = LeftOutRows(self.source, allow_duplicates, lines_of)
         #: (number, mode) of each row naming another mode than the run's
         self.other_mode: list[tuple[int, str]] = []
+        #: the labels of the split's rows scored in closed mode, places by number
+        self.labels = ThreadLabels()
 
     def _pull(self) -> bool:
         block = next(self._blocks, None)
@@ -328,6 +332,27 @@ class PredictionStream:
         for sid, i, number in stray:
             self.listing.stray(sid, i, number, known_session=False)
         return False
+
+    def count_labels(self, taken: Any, preds: PredictionColumns, data: DataColumns, split: str) -> None:
+        """Count the labels of the rows of the split's sessions among those :meth:`take` returned
+        (``preds``: the same rows as arrays), as closed mode scores them."""
+        if taken is None or not preds.rows or self.labels.named:
+            return
+        if self.parquet:
+            from . import parquet
+
+            places = parquet.numbers(taken)
+        else:
+            places = np.array(taken[2], dtype=np.int64)
+        mine = np.array([split == "all" or x == split for x in data.splits], dtype=bool)[preds.session]
+        self.labels.add_columns(data, preds.session[mine], preds.label[mine], places[mine])
+
+    def label_errors(self) -> list[InputError]:
+        """The error of a closed-mode run none of whose labels names a thread (:class:`~.labels.ThreadLabels`)."""
+        if not self.labels.refused:
+            return []
+        n = self.labels.first[0]  # type: ignore[index]
+        return [self.labels.error(self.source, self.listing.lines_of({n})[n])]
 
     def mode_errors(self) -> list[InputError]:
         """One error per row naming another mode than the run's, in the file's order."""
@@ -468,7 +493,8 @@ def _pass(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike],
             out.append(_AGAIN)
         else:
             out.append(run.finish(rows=stream.rows, predictions_sha256=stream.sha256(), scored_mode=run_mode,  # type: ignore[arg-type]
-                                  listing=stream.listing, **stream.first, other_mode=stream.mode_errors()))
+                                  listing=stream.listing, **stream.first, other_mode=stream.mode_errors(),
+                                  wrong_labels=stream.label_errors()))
     return out, reader.fingerprint
 
 
@@ -488,6 +514,8 @@ def _score_block(data: DataColumns, stream: PredictionStream, split: str, mode: 
                 break
         assert not listed
         taken = _listed(data, taken, stream)  # rows left out: listed, then the rest read again
+    if mode == "closed":
+        stream.count_labels(taken, preds, data, split)
     return score_block(data, preds, split, mode)
 
 

@@ -160,6 +160,7 @@ def compare_predictions(
     scored again on the common sessions, and the others are listed in ``not_compared``. The
     document also carries each run's ``not_scored`` list and ``not_scored_line`` (what ``score``
     says of the run: what it left out, and its turns without a row, each scored as ``ERROR``).
+    A closed-mode run none of whose labels names a thread is refused, as ``score`` refuses it.
     """
     from .run import score_predictions
 
@@ -167,6 +168,7 @@ def compare_predictions(
         return score_predictions(
             sessions, rows, system=names[k], mode=mode, split=split, bootstrap=resamples, seed=seed,
             allow_duplicates=allow_duplicates, source=sources[k], lines=lines[k], only_sessions=keep,
+            thread_labels=True,
         )
 
     run_a = score(0, rows_a, None, bootstrap)

@@ -51,6 +51,9 @@ class ColumnarRun:
     listing: Any = None
     #: one error per row naming another mode than the run's (raised once the rows left out are)
     other_mode: list[Any] = field(default_factory=list)
+    #: the error of a closed-mode run none of whose labels names a thread (raised once the run has
+    #: sessions scored)
+    wrong_labels: list[Any] = field(default_factory=list)
 
 
 #: what joins the strings of a block (a string that holds it is kept as it is)
@@ -110,7 +113,7 @@ class PooledRun:
 
     def finish(self, *, rows: int, mode: str | None, policy: str | None, model: str | None,
                predictions_sha256: str | None, scored_mode: str = "closed", listing: Any = None,
-               other_mode: list[Any] | None = None) -> ColumnarRun:
+               other_mode: list[Any] | None = None, wrong_labels: list[Any] | None = None) -> ColumnarRun:
         """The run's pooled counts, with what its predictions file says of itself; the run lets
         go of what it pooled (call once)."""
         breakdown = grouped_breakdowns(self.breakdown)
@@ -126,7 +129,7 @@ class PooledRun:
             rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
             predictions_sha256=predictions_sha256, scored_mode=scored_mode,
             cluster=self.clusters.section() if scored_mode == "open" else None, listing=listing,
-            other_mode=other_mode or [],
+            other_mode=other_mode or [], wrong_labels=wrong_labels or [],
         )
 
 

@@ -25,6 +25,7 @@ from ..schema import PredictionRow, Session
 from ..progress import progress
 from .block import SessionScore, score_block, session_scores
 from .columnar import ColumnarRun, PooledRun, record_columns
+from .labels import ThreadLabels
 from .routing import COL, OUTCOMES, derive, exact_metrics, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
                    index_rows, mode_errors, not_scored_line)
@@ -271,6 +272,7 @@ def score_predictions(
     only_sessions: set[str] | None = None,
     show_progress: bool = False,
     provenance: Mapping[str, Any] | None = None,
+    thread_labels: bool = False,
 ) -> RunScore:
     """Score one run's rows against the sessions of ``split``; returns a :class:`RunScore`.
 
@@ -281,7 +283,8 @@ def score_predictions(
     :func:`~interleave_bench.llm.prices.prices_from` the environment; the default is the dated
     table). The price used is recorded in the provenance. ``provenance`` adds to the document's
     (which holds ``bootstrap``, ``seed`` and the price). Raises :class:`~interleave_bench.errors.InputErrors` on duplicate rows unless
-    ``allow_duplicates``.
+    ``allow_duplicates``; with ``thread_labels``, :class:`~interleave_bench.errors.InputError` for a
+    closed-mode run none of whose labels names a thread, as ``score`` refuses its file (:mod:`.labels`).
     """
     check_bootstrap(bootstrap)
     all_sessions = as_sessions(sessions)
@@ -299,6 +302,13 @@ def score_predictions(
     chosen = select_split(all_sessions, split)
     if only_sessions is not None:
         chosen = [s for s in chosen if s.session_id in only_sessions]
+    if thread_labels and run_mode == "closed":
+        labels, threads = ThreadLabels(), {s.session_id: set(s.thread_ids()) for s in chosen}
+        for k, row in enumerate(rows):  # the rows scored: of the sessions chosen, the last for a turn
+            if row.session_id in threads and index.by_session.get(row.session_id, {}).get(row.i) is row:
+                labels.add(lines[k] if lines is not None else k + 1, row.pred, threads[row.session_id])
+        if labels.refused:
+            raise labels.error(source, labels.first[0])  # type: ignore[index]
     pooled, scored, scores = _score_records(chosen, index, run_mode, system, show_progress)
     in_split = {s.session_id for s in chosen}
     run = pooled.finish(rows=index.rows, mode=index.mode, policy=index.policy, model=index.model, predictions_sha256=None,
@@ -456,6 +466,8 @@ def _document_of(
         raise InputErrors(run.other_mode)
     if not run.session_ids:
         raise nothing_scored(pred_path, data_path, split, left_out, run.outside)
+    if run.wrong_labels:
+        raise InputErrors(run.wrong_labels)
     facts = provenance(
         data_file=str(data_path),
         data_sha256=data_sha,
