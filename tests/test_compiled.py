@@ -22,7 +22,7 @@ from interleave_bench.compiled import DecodeErrors, canonical_line, decoder
 from interleave_bench.io import _json_parts
 from interleave_bench.fingerprints import records_fingerprint
 from interleave_bench.schema import PredictionRow, RowUsage, Session
-from interleave_bench.score.columnar import RARE_FIELDS, _lean_decoder, _row_decoder
+from interleave_bench.score.rowfile import RARE_FIELDS, _lean_decoder, _row_decoder
 from interleave_bench.score.datafile import data_fingerprint
 from interleave_bench.score.read import read_sessions_fast
 

@@ -31,7 +31,7 @@ from ..schema import PredictionRow
 from .datafile import Bad, DataColumns, data_pass, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
-from .rowfile import (MODEL_FIELD, RARE_FIELDS, _is_lean, _field_or_none, _lean_decoder,  # noqa: F401 - read from here too
+from .rowfile import (MODEL_FIELD, RARE_FIELDS, _is_lean, _field_or_none,  # noqa: F401 - read from here too
                       _row_decoder, _strictly, numbered_blocks)
 from .labels import ThreadLabels
 from .rows import LeftOutRows, mode_error, other_modes, row_lines
