@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
-        for run_ in ("a", "b"):  # on stderr, as score --json says them
-            print(doc["not_scored_line"][run_], file=sys.stderr)
+        for line in doc["not_scored_notices"]:  # on stderr, as score --json says them
+            print(line, file=sys.stderr)
     else:
         print(compare_report(doc, args.show))
     if doc["a"]["mode"] != doc["b"]["mode"]:  # a closed-mode router is shown the threads; an open-mode one is not

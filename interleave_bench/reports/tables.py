@@ -192,7 +192,7 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
         names = ", ".join(f"{x['session_id']} ({x['reason']})" for x in doc["not_compared"][:EXAMPLES_SHOWN])
         more = ", ..." if len(doc["not_compared"]) > EXAMPLES_SHOWN else ""
         out.append(f"not compared: {len(doc['not_compared']):,} sessions scored in one run only: {names}{more}")
-    out += [doc["not_scored_line"][run] for run in ("a", "b")]
+    out += doc["not_scored_notices"]
     flips = doc["flips"]
     out.append("")
     if not flips:

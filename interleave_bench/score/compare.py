@@ -159,9 +159,11 @@ def compare_predictions(
     Each run is scored on its own first; when one covers sessions the other lacks, both are
     scored again on the common sessions, and the others are listed in ``not_compared``. The
     document also carries each run's ``not_scored`` list and ``not_scored_line`` (what ``score``
-    says of the run: what it left out, and its turns without a row, each scored as ``ERROR``).
+    says of the run: what it left out, and its turns without a row, each scored as ``ERROR``), and
+    ``not_scored_notices``, those lines of the runs that left something out (what is printed).
     A closed-mode run none of whose labels names a thread is refused, as ``score`` refuses it.
     """
+    from .rows import not_scored_notice
     from .run import score_predictions
 
     def score(k: int, rows: Sequence[Any], keep: set[str] | None, resamples: int) -> RunScore:
@@ -175,6 +177,7 @@ def compare_predictions(
     run_b = score(1, rows_b, None, bootstrap)
     not_scored = {"a": run_a.result["not_scored"], "b": run_b.result["not_scored"]}
     said = {"a": run_a.result["not_scored_line"], "b": run_b.result["not_scored_line"]}
+    notices = [line for line in map(not_scored_notice, (run_a.result, run_b.result)) if line]
     common, only = common_session_ids(run_a, run_b)
     if only:
         keep = set(common)
@@ -183,6 +186,7 @@ def compare_predictions(
     doc = compare(run_a, run_b, bootstrap=bootstrap, seed=seed, not_compared=only)
     doc["not_scored"] = not_scored
     doc["not_scored_line"] = said
+    doc["not_scored_notices"] = notices  # the lines printed: those of a run that left something out
     return doc
 
 
