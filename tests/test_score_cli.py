@@ -335,6 +335,7 @@ def test_compare_markdown_and_the_regression_gate(capsys, runs):
     assert "verdict: B is significantly worse than A at the 5% level" in out
     assert re.search(r"McNemar exact p = [0-9.e-]+", out)
     assert "flipped messages, most telling first (3 of" in out
+    assert "each run's labels are its own topics (A's t1 is not B's t1)" in out  # open mode: own labels
     assert "| session | i | text | gold | A | B |" in out
     assert "regression: open-single is significantly worse than open-oracle" in err
     # the other way round B is better: the gate passes

@@ -198,7 +198,9 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
     if not flips:
         out.append("flipped messages: none")
     else:
-        out.append(f"flipped messages, most telling first ({min(show, len(flips)):,} of {len(flips):,}):")
+        own = ("; each run's labels are its own topics (A's t1 is not B's t1), the outcome says what its "
+               "topic held" if "open" in (doc["a"]["mode"], doc["b"]["mode"]) else "")
+        out.append(f"flipped messages, most telling first ({min(show, len(flips)):,} of {len(flips):,}{own}):")
         out.append("")
         rows = []
         for f in flips[:show]:
