@@ -80,3 +80,38 @@ def _quiet_labels(mode, speakers, speaker, text):
     view = RouterView("s", "en", mode, CARDS if mode == "closed" else (), (t1, t2), history, "t2",
                       (Message(at, text, None, who(speaker)),))
     return candidates(view, ProfileCache()).labels
+
+
+def test_a_first_sentence_that_only_acknowledges_is_passed_over():
+    from interleave_bench.route.local_text import only_acknowledges, split_message
+
+    assert [only_acknowledges(s) for s in ("Thank you very much.", "Ok great.", "好的。", "Thanks, that works.",
+                                           "Thanks, can you also book a table?", "The hotel is fine.",
+                                           "Great, now I need a cab to the airport please.")] == [
+        True, True, True, True, False, False, False]
+    text = "Thank you very much. Ok. Can you show me attractions in Lisbon? Keep it consistent with the flights."
+    assert split_message(text, skip_acks=False).head == "Thank you very much."
+    p = split_message(text, skip_acks=True)
+    assert p.head == "Can you show me attractions in Lisbon?"
+    assert p.refs == "Keep it consistent with the flights."
+    assert p.rest == "Thank you very much. Ok."  # kept, with the later sentences
+    assert p.lowered_head == p.head.lower() and p.lowered == text.lower()
+    # a message that only acknowledges keeps its last sentence as its first
+    assert split_message("Thanks. Great.", skip_acks=True).head == "Great."
+
+
+@pytest.mark.parametrize("mode", ["closed", "open"])
+def test_a_subject_named_after_thanks_is_read_as_the_first_sentence(mode):
+    from interleave_bench.route.local import SKIP_ACKS_IN
+
+    topics = tuple(TopicView(c.id, c.title, c if mode == "closed" else None, (Message(k, f"about the {c.title}"),))
+                   for k, c in enumerate(CARDS))
+    text = "Thanks a lot. Which hotel in Lisbon is near the flights?"
+    view = RouterView("s", "en", mode, CARDS if mode == "closed" else (), topics,
+                      (RoutedMessage(0, "about the kitchen", "t1"),), "t1", (Message(2, text),))
+    c = candidates(view, ProfileCache())
+    head = [row[FEATURES.index("topic.head_bm25")] for row in c.features[:2]]
+    if mode in SKIP_ACKS_IN:
+        assert head[1] > head[0]  # the request names Lisbon's words: t2's, not the kitchen's
+    else:
+        assert head == [0, 0]  # "Thanks a lot." names nothing

@@ -16,7 +16,7 @@ from typing import NamedTuple, Optional, Sequence
 
 from .base import RouterView
 
-from ..text import normalize
+from ..text import is_bare_ack, normalize
 
 #: character n-gram length: three characters catch word stems and most Chinese words
 CHAR_N = 3
@@ -181,27 +181,50 @@ class MessageParts(NamedTuple):
     lowered_head: str
 
 
-def split_message(text: str) -> MessageParts:
-    """The :class:`MessageParts` of ``text``: sentence one, later sentences that draw on another
-    topic (:data:`REFERENCES`), and the other later sentences."""
-    return MessageParts(*_split(text))
+#: question marks, Western and full-width
+_QUESTION = ("?", "？")
+#: a sentence of at most this many words that opens with an acknowledgement only acknowledges
+#: ("Thank you very much.", "Ok great."), so the next one is where the message names its subject
+MAX_ACK_SENTENCE_WORDS = 6
+
+
+def only_acknowledges(sentence: str) -> bool:
+    """True when ``sentence`` acknowledges and says nothing more: a bare acknowledgement
+    (:func:`~interleave_bench.text.is_bare_ack`), or at most :data:`MAX_ACK_SENTENCE_WORDS` words
+    opening with one (:func:`starts_with_lead`), and no question."""
+    if any(q in sentence for q in _QUESTION):
+        return False
+    lowered = sentence.lower()
+    return is_bare_ack(sentence) or (starts_with_lead(lowered)
+                                     and len(_WORD_RUN.findall(lowered)) <= MAX_ACK_SENTENCE_WORDS)
+
+
+def split_message(text: str, skip_acks: bool = False) -> MessageParts:
+    """The :class:`MessageParts` of ``text``: the first sentence (with ``skip_acks``, the first
+    that does more than acknowledge, :func:`only_acknowledges`: "Thanks a lot. Can you find me a
+    cab?" opens with its second), later sentences that draw on another topic
+    (:data:`REFERENCES`), and the other later sentences (a skipped acknowledgement among them)."""
+    return MessageParts(*_split(text, skip_acks))
 
 
 @lru_cache(maxsize=1 << 14)
-def _split(text: str) -> tuple[str, str, str, str, str]:
+def _split(text: str, skip_acks: bool) -> tuple[str, str, str, str, str]:
     # cached as a plain tuple of strings, which the garbage collector stops walking once it has
     # seen it (a named tuple it walks at every pass: a run caches one per message)
     sents = sentences(text)
+    skipped = 0
+    while skip_acks and skipped < len(sents) - 1 and only_acknowledges(sents[skipped]):
+        skipped += 1
+    head = sents[skipped]
     refs, rest = [], []
-    for s in sents[1:]:
+    for s in sents[skipped + 1:]:
         (refs if says("ref", s.lower()) else rest).append(s)
-    return sents[0], " ".join(refs), " ".join(rest), text.lower(), sents[0].lower()
+    rest += sents[:skipped]
+    return head, " ".join(refs), " ".join(rest), text.lower(), head.lower()
 
 
 # --- replies and speakers --------------------------------------------------------------------------------
 
-#: question marks, Western and full-width
-_QUESTION = ("?", "？")
 #: a participant's name as chat clients write it: letters, digits and the punctuation nicks allow
 _NAME = re.compile(r"[a-z0-9_\-\[\]\\^{}|`]+")
 
