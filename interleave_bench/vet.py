@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
-from .errors import API_KEY_PATTERNS, API_KEY_TRIGGERS, InputError
+from .errors import API_KEY_PATTERNS, InputError, api_key_patterns  # noqa: F401 - API_KEY_PATTERNS read from here too
 from .io import iter_json_lines
 
 # --- kinds -------------------------------------------------------------------------------------------
@@ -291,10 +291,8 @@ def _candidates(text: str) -> Iterator[list[Match]]:
     """Each detector's hits in ``text`` (in order of position, none overlapping another of the
     same detector), detector by detector in :data:`KINDS` order. A detector whose pattern needs
     text the string does not hold (a digit, ``@``, ``://``, a key's prefix) is skipped."""
-    lower = text.lower()
-    for p, needs in zip(API_KEY_PATTERNS, API_KEY_TRIGGERS):
-        if any(t in (lower if t == "bearer" else text) for t in needs):
-            yield _finditer(API_KEY, p, text)
+    for p in api_key_patterns(text):
+        yield _finditer(API_KEY, p, text)
     if "://" in text:
         yield _finditer(URL_CREDENTIALS, _URL_USERINFO, text)
         yield list(_secret_param_urls(text))
