@@ -254,14 +254,18 @@ def not_scored_line(result: Mapping[str, Any]) -> str:
     """``not scored: <system>: ...`` naming what was left out and why, and the turns of scored sessions
     without a row (each scored as ``ERROR``); ``nothing`` when there is none of these (the score
     file's ``not_scored_line``)."""
-    parts = _not_scored_parts(result)
-    return f"not scored: {result['system']}: " + ("; ".join(parts) if parts else "nothing")
+    return _not_scored_text(result, _not_scored_parts(result))
 
 
 def not_scored_notice(result: Mapping[str, Any]) -> Optional[str]:
     """:func:`not_scored_line` when the run left something out, else None: what a command prints
     after its table (a complete run says nothing)."""
-    return not_scored_line(result) if _not_scored_parts(result) else None
+    parts = _not_scored_parts(result)
+    return _not_scored_text(result, parts) if parts else None
+
+
+def _not_scored_text(result: Mapping[str, Any], parts: list[str]) -> str:
+    return f"not scored: {result['system']}: " + ("; ".join(parts) or "nothing")
 
 
 def _not_scored_parts(result: Mapping[str, Any]) -> list[str]:
