@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import InputError
 from ..score.read import read_predictions_fast
+from ..score.routing import DEFAULT_MODE
 from ..score.rows import as_rows
 from .metric_inputs import plain, plain_turn
 
@@ -94,7 +95,7 @@ def routing_inputs(predictions: str | os.PathLike | Iterable[Any], sessions: Any
     out: dict[str, Any] = {
         "predictions": [[None if r is None else r.pred for r in session] for session in per_session],
         "references": [turns[k] for k in kept],
-        "mode": modes[0] if modes else "closed",
+        "mode": modes[0] if modes else DEFAULT_MODE,
         "session_ids": [ids[k] for k in kept],
     }
     for name in ("threads", "lang"):
