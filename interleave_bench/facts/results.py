@@ -177,7 +177,6 @@ def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session],
     row whose verdict disagrees with the judge, whose probe is not in the data, or which has no
     text to judge, and each route row whose ``gold`` is not the topic the data gives it, or
     whose probe or turn is not in the data (:func:`route_problem`)."""
-    probes = {(s.session_id, p.id): (s, p) for s in sessions.values() for p in probes_of(s)}
     by_session = {sid: {p.id: p for p in probes_of(s)} for sid, s in sessions.items()}
     out: list[tuple[int, Record]] = []
     problems: list[InputError] = []
@@ -195,14 +194,14 @@ def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session],
         if not isinstance(r, AnswerRow):
             out.append((line, r))
             continue
-        found = probes.get((r.session_id, r.probe))
-        if found is None:
+        p = by_session[r.session_id].get(r.probe)
+        if p is None:
             problems.append(InputError(path, line, "probe", f"{r.probe!r} is not a probe of session {r.session_id!r} in {data}"))
             continue
         if r.answer is None:
             problems.append(InputError(path, line, "answer", "no answer text to judge against the probe in the data"))
             continue
-        s, p = found
+        s = sessions[r.session_id]
         if r.category != p.category:
             problems.append(InputError(path, line, "category", f"says {r.category!r}, but probe {p.id!r} of the data "
                                        f"is {p.category!r}"))
