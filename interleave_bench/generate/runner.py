@@ -216,7 +216,7 @@ def _load_work(path: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
 def _refuse_to_drop(out: Path, done: dict[int, dict[str, Any]], n_sessions: int) -> None:
     """Refuse a run that would end with fewer sessions than ``out`` already holds: the final file
     holds sessions ``0..n_sessions-1`` only, so the others would be lost without a word."""
-    beyond = sorted(i for i in done if i >= n_sessions)
+    beyond = [i for i in done if i >= n_sessions]
     if beyond:
         held = max(beyond) + 1
         raise UsageError(
