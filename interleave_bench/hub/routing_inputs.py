@@ -76,11 +76,10 @@ def routing_inputs(predictions: str | os.PathLike | Iterable[Any], sessions: Any
     modes = sorted({r.mode for r in rows if r.mode is not None})
     if len(modes) > 1:
         raise ValueError(f"predictions: rows of two modes ({', '.join(modes)}): score one run at a time")
-    wanted = set(map(str, ids))
-    if not any(r.session_id in wanted for r in rows):
+    has_rows = {r.session_id for r in rows}
+    if not has_rows.intersection(map(str, ids)):
         raise ValueError(f"predictions: none of the {len(rows):,} rows belongs to a session given "
                          f"(first row's session: {rows[0].session_id!r})" if rows else "predictions: no rows")
-    has_rows = {r.session_id for r in rows}
     kept = [k for k, sid in enumerate(ids) if str(sid) in has_rows]
     per_session: list[list[Any]] = []
     for k in kept:
