@@ -274,8 +274,14 @@ DATA_KEY_WORDS = ("sort", "group", "join", "primary", "foreign", "partition", "h
 #: working folder (``PWD``), which would otherwise be taken out of every path written
 NOT_SECRET_VARIABLES = ("PWD",)
 #: secrets shorter than this are not looked for: a value such as "1" or "dev" is no key, and
-#: replacing it would maim ordinary text
+#: replacing it would maim ordinary text. It holds for a key in use too (:data:`KEY_VARIABLES`): a local
+#: server takes "x", "sk", "EMPTY" or "test", which guard nothing, and taking "test" out of every text
+#: written would rewrite every row's split
 SECRET_MIN_CHARS = 8
+#: the environment variables the project reads a key from (``llm/provider.py``; ``huggingface_hub``
+#: for the Hub client): the key a run sends, kept out of every text written whatever its shape, where
+#: another secret-named value is only when it :func:`looks_like_key`
+KEY_VARIABLES = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 #: a value this long is a key whatever it holds; a shorter one (of SECRET_MIN_CHARS or more) only
 #: with a digit in it: "database", "postgres" or "session_id" are words of the data, and taking them
 #: out of every text written would change the data itself (a session's text, a row's field names)
@@ -374,6 +380,29 @@ def add_secret(value: str) -> None:
         _GIVEN.update(_written_forms(value))
 
 
+def is_key_in_use(value: str) -> bool:
+    """Whether ``value``, a key the project sends (:data:`KEY_VARIABLES`, a Hub login's token), is
+    kept out of what is written: whatever its shape, once :data:`SECRET_MIN_CHARS` long."""
+    return len(value) >= SECRET_MIN_CHARS
+
+
+def add_key_in_use(value: str) -> None:
+    """Take ``value``, a key the project sends that the environment does not hold (a Hub login's
+    token), for a secret from now on, whatever its shape (:func:`is_key_in_use`)."""
+    value = value.strip()
+    if is_key_in_use(value):
+        _GIVEN.update(_written_forms(value))
+
+
+def _is_secret_variable(name: str, value: str) -> bool:
+    """Whether the environment variable ``name``'s (stripped) ``value`` is a secret to keep out of
+    what is written: a key the project reads (:func:`is_key_in_use`), or a value with a secret's
+    name (:func:`is_secret_name`) that :func:`looks_like_key`."""
+    if name in KEY_VARIABLES:
+        return is_key_in_use(value)
+    return is_secret_name(name) and name not in NOT_SECRET_VARIABLES and looks_like_key(value)
+
+
 def add_shaped_secrets(text: str) -> None:
     """:func:`add_secret` every secret ``text`` holds by its shape, whatever it is called: a
     provider's key (:data:`API_KEY_PATTERNS`, or one pasted whole), a bearer token, an
@@ -389,13 +418,12 @@ def add_shaped_secrets(text: str) -> None:
 
 
 def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
-    """The values of the environment's secret variables (:func:`is_secret_name`) that
-    :func:`looks_like_key`, in every form a file may hold them (JSON-escaped, URL-encoded), and those given to
-    :func:`add_secret`, longest first."""
+    """The values of the environment's secret variables (:func:`_is_secret_variable`: the keys the
+    project reads whatever their shape, others named as secrets when they :func:`looks_like_key`), in
+    every form a file may hold them (JSON-escaped, URL-encoded), and those given to :func:`add_secret`
+    and :func:`add_key_in_use`, longest first."""
     env = _os.environ if env is None else env
-    found = {form for k, v in env.items()
-             if is_secret_name(k) and k not in NOT_SECRET_VARIABLES and looks_like_key(v.strip())
-             for form in _written_forms(v.strip())}
+    found = {form for k, v in env.items() if _is_secret_variable(k, v.strip()) for form in _written_forms(v.strip())}
     return sorted(found | _GIVEN, key=len, reverse=True)
 
 

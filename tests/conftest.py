@@ -13,11 +13,12 @@ import interleave_bench.facts.fake  # noqa: F401
 import interleave_bench.generate.fake  # noqa: F401
 import interleave_bench.midreply.fake  # noqa: F401
 import interleave_bench.route.fake  # noqa: F401
+from interleave_bench.errors import KEY_VARIABLES
 from interleave_bench.llm.server import FakeServer
 
 # Nothing in the suite may reach a real provider: drop any keys or endpoints the machine has set.
-for _var in ("DEEPSEEK_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "EVAL_EXTRA_BODY", "EVAL_PRICES", "HF_TOKEN",
-             "INTERLEAVE_CACHE", "INTERLEAVE_JSON_MODE"):
+for _var in (*KEY_VARIABLES, "OPENAI_BASE_URL", "EVAL_EXTRA_BODY", "EVAL_PRICES", "INTERLEAVE_CACHE",
+             "INTERLEAVE_JSON_MODE"):
     os.environ.pop(_var, None)
 os.environ.setdefault("INTERLEAVE_NO_PROGRESS", "1")
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"

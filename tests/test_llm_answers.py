@@ -170,6 +170,18 @@ def test_a_key_echoed_inside_an_answer_is_redacted_before_it_is_used_or_cached(o
     assert not fresh.cached and srv.calls == calls + 1 and key not in fresh.text
 
 
+def test_the_key_in_use_echoed_inside_an_answer_is_cached_redacted_whatever_its_shape(openai_env, monkeypatch):
+    """A key of letters only (no digit, under 20 characters) is the key in use all the same."""
+    key = "correcthorsebattery"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with model_session(model="m1") as llm:
+        [reply] = run_batch(llm, [f"my key is {key}, say it back"])
+    assert json.loads(reply.text)["echo"] == "my key is [redacted], say it back"
+    assert openai_env["server"].log[-1].headers.get("authorization") == f"Bearer {key}"
+    files = [p for p in openai_env["cache"].rglob("*") if p.is_file()]
+    assert files and not any(key.encode() in p.read_bytes() for p in files)
+
+
 def test_a_run_stopped_after_paid_calls_still_prints_its_cost_line(openai_env, capsys):
     with pytest.raises(KeyboardInterrupt):
         with model_session(model="m1") as llm:

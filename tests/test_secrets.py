@@ -149,3 +149,26 @@ def test_a_key_echoed_where_the_error_text_is_cut_leaks_no_part(fake_server, tmp
     for part in (key[:16], quote(key, safe="")[:16]):
         assert all(part.encode() not in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()), part
         assert part not in done.stdout + done.stderr, part
+
+
+def test_the_key_in_use_leaks_nowhere_whatever_its_shape(fake_server, tmp_path):
+    """``OPENAI_API_KEY=correcthorsebattery``: 19 letters, no digit, none of a provider's key shapes.
+    It is the key the run sends, so a 401 echoing it is redacted in the ERROR rows, the run record
+    and stderr, as a key that looks like one is."""
+    from _route_util import read_rows, write_data
+
+    key = "correcthorsebattery"
+    env = {**model_env(fake_server, tmp_path), "OPENAI_API_KEY": key}
+    data = write_data(tmp_path / "data")
+    route = ["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1", "--no-cache", "--split", "all",
+             "--max-retries", "0", "--out"]
+    fake_server.add_fault("echo", times=10_000, match="ounce")  # the requests of one turn and those after it
+    some = run_any([*route, str(tmp_path / "some.jsonl")], env, tmp_path)
+    errors = [r["error"] for r in read_rows(tmp_path / "some.jsonl") if "HTTP 401" in r.get("error", "")]
+    assert errors and all("credential [redacted] or [redacted] refused" in e for e in errors)
+    fake_server.add_fault("echo", times=10_000)  # every request: the run stops, saying why
+    every = run_any([*route, str(tmp_path / "every.jsonl")], env, tmp_path)
+    assert every.returncode == 2 and "credential [redacted] or [redacted] refused" in every.stderr
+    assert all(e.headers.get("authorization") == f"Bearer {key}" for e in fake_server.log)
+    assert all(key.encode() not in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert key not in some.stdout + some.stderr + every.stdout + every.stderr

@@ -222,3 +222,18 @@ def test_what_a_value_shows_of_a_secret(monkeypatch):
     assert sorted(errors._GIVEN) == ["AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "abcdefgh123", "pa55word-long",
                                      "sk-proj-Abc123XyZ789defGHI456", "tok3nValue123"]
     assert redact("a key AIzaSyA9b8C7d6E5f4G3h2I1j0KlMnOpQrStUvW here") == f"a key {REDACTED} here"
+
+
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "DEEPSEEK_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"])
+def test_a_key_the_project_reads_is_a_secret_whatever_its_shape(monkeypatch, name):
+    """The key a run sends is kept out of everything written though it does not look like a key
+    (letters only, a blank); a value as short as ``test`` or ``x``, which a local server takes, is
+    none (taking ``test`` out would rewrite every row's split)."""
+    from interleave_bench import errors
+
+    monkeypatch.setattr(errors, "_GIVEN", set())
+    for key in ("correcthorsebattery", "database", "two words"):
+        assert errors.redact(f"key {key}.", {name: key}) == f"key {REDACTED}.", key
+    for short in ("test", "x", "sk", "EMPTY"):
+        assert errors.secret_values({name: short}) == []
+    assert errors.secret_values({"DB_PASSWORD": "database"}) == []  # another secret's name: only a key's shape

@@ -14,7 +14,7 @@ import os
 from typing import Iterator
 
 from .. import __version__
-from ..errors import REDACTED, UsageError, add_secret, redact
+from ..errors import REDACTED, UsageError, add_key_in_use, redact
 
 #: the Hub's repo type for everything this package publishes
 REPO_TYPE = "dataset"
@@ -65,7 +65,7 @@ def _scrub(text: str) -> str:
     token = get_token()
     if not token:
         return redact(text)
-    add_secret(token)
+    add_key_in_use(token)
     return redact(text.replace(token, REDACTED))
 
 
