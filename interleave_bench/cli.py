@@ -120,9 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _internal_error(exc: BaseException) -> int:
-    """An unexpected error as one line (its traceback with ``INTERLEAVE_DEBUG``); exit 1."""
+    """An unexpected error as one line (its traceback, redacted, with ``INTERLEAVE_DEBUG``); exit 1."""
     if os.environ.get("INTERLEAVE_DEBUG"):
-        traceback.print_exc()
+        # the traceback ends in the error's message, which may hold a key: redacted as every line printed
+        print(redact("".join(traceback.format_exception(exc))), end="", file=sys.stderr)
     else:
         print(redact(one_line(f"internal error: {type(exc).__name__}: {exc} (set INTERLEAVE_DEBUG=1 for details)")),
               file=sys.stderr)

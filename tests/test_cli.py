@@ -260,3 +260,28 @@ def test_a_run_with_the_largest_seed_a_file_holds_resumes(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*argv, "--seed", "9223372036854775808"])
     assert "argument --seed: the integer 9223372036854775808 is outside 64 bits" in capsys.readouterr().err
+
+
+def test_the_debug_traceback_of_an_internal_error_holds_no_secret(tmp_path, monkeypatch, capsys):
+    """``INTERLEAVE_DEBUG=1`` prints an unexpected error's traceback, redacted as every other line:
+    a token of the environment and a key given on the command line in its message are ``[redacted]``."""
+    from interleave_bench import errors
+    from interleave_bench.commands import validate
+
+    token, given = "tok9Secret123456", "abcdEFGH12345678given"
+    monkeypatch.setattr(errors, "_GIVEN", set())
+    errors.add_secret(given)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", token)
+
+    def fails(path):
+        raise RuntimeError(f"cannot start with {token} {{'api_key': '{given}'}}")
+
+    monkeypatch.setattr(validate, "sniff", fails)
+    data = tmp_path / "s.jsonl"
+    data.write_text("{}\n", encoding="utf-8")
+    for debug, shown in (("1", "Traceback (most recent call last):"), ("", "(set INTERLEAVE_DEBUG=1 for details)")):
+        monkeypatch.setenv("INTERLEAVE_DEBUG", debug)
+        assert main(["validate", str(data)]) == 1
+        err = capsys.readouterr().err
+        assert shown in err and "cannot start with [redacted] {'api_key': '[redacted]'}" in err, err
+        assert token not in err and given not in err
