@@ -350,3 +350,39 @@ def test_a_corpus_with_replies_is_learnt_from_shown_and_hidden(tmp_path):
         assert got.rows.tolist() != alone.rows.tolist() + alone.rows.tolist()  # the replies hidden move the rows
         assert len(data.examples([shown, plain], "open", plain, fold).target) == len(
             gold_examples(_folds(plain.sessions)[fold], "open").target)
+
+
+def test_the_fit_counts_every_weight_fit_on_its_progress_bar(tmp_path, monkeypatch):
+    """A fit runs for minutes: its bar counts each set of weights fitted and names the stage."""
+    from interleave_bench.route import local_corpora
+
+    class Bar:
+        def __init__(self, **kwargs):
+            self.n, self.stages = 0, []
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def update(self, n=1):
+            self.n += n
+
+        def set_postfix(self, **kwargs):
+            self.stages.append(kwargs["stage"])
+
+    bars, fits = [], []
+    fit_weights = local_corpora.fit_weights
+
+    def counting(ex, l2, mode):
+        fits.append(mode)
+        return fit_weights(ex, l2, mode)
+
+    monkeypatch.setattr(local_corpora, "progress", lambda **kw: bars.append(Bar(**kw)) or bars[-1])
+    monkeypatch.setattr(local_corpora, "fit_weights", counting)
+    corpora = [local_corpora.Corpus("p", _dev(tmp_path, "p", "v0", 2), {}),
+               local_corpora.Corpus("r", _dev(tmp_path, "r", "v1", 3), {})]
+    local_corpora.fit_corpora(corpora)
+    assert len(bars) == 1 and bars[0].n == len(fits) > 0
+    assert bars[0].stages == ["penalty", "closed mode", "open mode", "p left out", "r left out"]

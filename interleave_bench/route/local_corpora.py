@@ -43,6 +43,7 @@ import numpy as np
 import scipy
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from ..progress import progress
 from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
 from ..score.cluster import one_to_one
 from ..score.routing import score_session
@@ -200,9 +201,21 @@ class FitData:
     fit leaves out reaches that fit, through the background either. Other modes' examples depend
     on the session fold alone and serve every fit."""
 
-    def __init__(self) -> None:
+    def __init__(self, bar: Any = None) -> None:
         self._backgrounds: dict[tuple, Background] = {}
         self._examples: dict[tuple, Examples] = {}
+        #: a progress bar counting the weights fitted (:func:`~interleave_bench.progress.progress`), or None
+        self.bar = bar
+
+    def fitted(self) -> None:
+        """Count one set of weights fitted on the progress bar."""
+        if self.bar is not None:
+            self.bar.update()
+
+    def stage(self, what: str) -> None:
+        """Say on the progress bar what the fit is doing now."""
+        if self.bar is not None:
+            self.bar.set_postfix(stage=what)
 
     def background(self, scope: Sequence[Corpus], skip_fold: Optional[int] = None) -> Background:
         key = (tuple(c.name for c in scope), skip_fold)
@@ -264,10 +277,13 @@ def _fit(scope: Sequence[Corpus], mode: str, data: FitData, l2: float,
     gold = [concat([data.examples(scope, mode, c, k, skip_fold) for k in range(FOLDS) if k != skip_fold])
             for c in these]
     w = fit_weights(pooled(gold), l2, mode)
+    data.fitted()
     if mode not in OWN_HISTORY_IN:
         return w, background
     own = [concat([own_examples(_training(v, skip_fold), mode, w, background) for v in _views(c)]) for c in these]
-    return fit_weights(pooled([concat([g, o]) for g, o in zip(gold, own)]), l2, mode), background
+    w = fit_weights(pooled([concat([g, o]) for g, o in zip(gold, own)]), l2, mode)
+    data.fitted()
+    return w, background
 
 
 def _cross_fitted(scope: Sequence[Corpus], mode: str, data: FitData, l2: float) -> Runs:
@@ -409,12 +425,12 @@ def fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]
     {mode: {...}}, "penalty": {...}}``. Raises ValueError when a session is not from ``dev``, or
     when two corpora hold the same session id.
     """
-    with threadpool_limits(FIT_THREADS):
-        return _fit_corpora(corpora)
+    with threadpool_limits(FIT_THREADS), progress(desc="fit local", unit="fit") as bar:
+        return _fit_corpora(corpora, FitData(bar))
 
 
-def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any]]:
-    """:func:`fit_corpora`, in the caller's thread setting."""
+def _fit_corpora(corpora: Sequence[Corpus], data: FitData) -> tuple[LocalWeights, dict[str, Any]]:
+    """:func:`fit_corpora`, in the caller's thread setting, counting its fits on ``data``'s bar."""
     seen: dict[str, str] = {}
     for c in corpora:
         for s in c.sessions:
@@ -432,13 +448,14 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
         if name in rows:
             raise ValueError(f"two corpora's rows would both be named {name!r}: name the corpora apart")
         rows.add(name)
-    data = FitData()
+    data.stage("penalty")
     search = choose_penalty(corpora, data)
     modes: dict[str, ModeWeights] = {}
     held_out: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
     in_domain: dict[str, dict[str, Any]] = {c.name: {} for c in corpora}
     per_mode: dict[str, Any] = {}
     for mode in MODES:
+        data.stage(f"{mode} mode")
         these = [c for c in corpora if mode in c.modes()]
         l2 = l2_of(mode, search.penalty)
         modes[mode], runs, how, cross = _calibrated(corpora, mode, data, search, _fit(corpora, mode, data, l2)[0])
@@ -458,6 +475,7 @@ def _fit_corpora(corpora: Sequence[Corpus]) -> tuple[LocalWeights, dict[str, Any
         }
     for c in corpora if len(corpora) > 1 else ():
         rest = [d for d in corpora if d is not c]
+        data.stage(f"{c.name} left out")
         inner = choose_penalty(rest, data)
         for mode in c.modes():
             if not any(mode in d.modes() for d in rest):
