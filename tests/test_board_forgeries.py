@@ -56,7 +56,7 @@ def world(tmp_path_factory):
     data, preds = b.baselines(root / "data")
     honest = b.score_file(data, preds["closed-stay"], out=root / "honest.score.json")
     return {"root": root, "data": data, "preds": preds, "score": honest,
-            "facts": _facts_summary(root), "mid": _mid_reply_summary(root)}
+            "facts": _facts_summary(root), "mid": _mid_reply_summary(root), "mid_model": _mid_reply_model_summary(root)}
 
 
 def _facts_summary(root: Path) -> dict[str, Any]:
@@ -149,6 +149,22 @@ def _mid_reply_summary(root: Path) -> dict[str, Any]:
     return doc
 
 
+def _mid_reply_model_summary(root: Path) -> dict[str, Any]:
+    """A classifier mid-reply run's summary as ``mid-reply --model stand-in`` writes it: every
+    packaged case, the real client asking the fake OpenAI-compatible server on loopback."""
+    from interleave_bench.cli import main
+
+    out = root / "mid" / "mid-reply-classifier-stand-in.jsonl"
+    with FakeServer() as srv, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INTERLEAVE_CACHE", str(root / "cache"))
+        mp.setenv("OPENAI_BASE_URL", srv.url)
+        mp.setenv("OPENAI_API_KEY", "sk-test-stand-in")
+        assert main(["mid-reply", "--model", "stand-in", "--out", str(out)]) == 0
+    doc = json.loads(out.with_name("mid-reply-classifier-stand-in.score.json").read_text(encoding="utf-8"))
+    assert doc["decisions"]["classifier"] > 0 and 0 < doc["metrics"]["accuracy"]["value"] < 1
+    return doc
+
+
 def _score(w, **changes) -> dict[str, Any]:
     return b.forged(w["score"], **changes)
 
@@ -223,16 +239,33 @@ def _own_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
                             how=[r["how"] for r in rows], tags=[r["tags"] for r in rows])
 
 
-def _mid_rows(w, name: str, rows: list[dict[str, Any]], **changes: Any) -> dict[str, Any]:
-    """The honest mid-reply summary naming ``rows`` written as a results file of their own, its
-    figures re-stated from the rows' own fields."""
+def _mid_rows(w, name: str, rows: list[dict[str, Any]], base: str = "mid", **changes: Any) -> dict[str, Any]:
+    """The honest mid-reply summary (``base``: the rule-only run, or ``mid_model`` the classifier's)
+    naming ``rows`` written as a results file of their own, its figures re-stated from the rows' own fields."""
     from interleave_bench.fingerprints import sha256_file
 
     out = w["root"] / "mid" / f"{name}.jsonl"
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     sha = sha256_file(out)
-    return b.forged(w["mid"], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha,
+    return b.forged(w[base], results__path=str(out), results__sha256=sha, provenance__predictions_sha256=sha,
                     metrics=_own_metrics(rows), **changes)
+
+
+def _mid_model_rows(w) -> list[dict[str, Any]]:
+    """The honest classifier run's rows."""
+    src = Path(w["mid_model"]["results"]["path"])
+    return [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()]
+
+
+def _mid_wrong_edited(w, name: str, **changes: Any) -> dict[str, Any]:
+    """The classifier run with ``changes`` made to every row the classifier got wrong (a callable is given
+    the row), its figures re-stated from the edited rows."""
+    rows = _mid_model_rows(w)
+    wrong = [r for r in rows if r["destination"] != r["expect"]]
+    assert wrong
+    for r in wrong:
+        r.update({k: v(r) if callable(v) else v for k, v in changes.items()})
+    return _mid_rows(w, name, rows, base="mid_model")
 
 
 def _mid_subset(w) -> dict[str, Any]:
@@ -406,6 +439,14 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "mid-reply rows of a few cases, claimed whole": lambda w: _mid_subset(w),
     "mid-reply rows saying their case expected what they did": _mid_expect_forged,
     "mid-reply claimed on other cases": lambda w: b.forged(w["mid"], provenance__data_sha256="sha256:" + "4" * 64),
+    "mid-reply destinations set to what their case expects": lambda w: _mid_wrong_edited(
+        w, "dest-expect", destination=lambda r: r["expect"]),
+    "mid-reply wrong answers said undecided": lambda w: _mid_wrong_edited(
+        w, "unsure", destination="running", via="unsure", classifier="unsure"),
+    "mid-reply wrong answers said to be failed calls": lambda w: _mid_wrong_edited(
+        w, "failed", destination="running", via="error", classifier=None, answer=None, usage=None, problem="HTTP 500"),
+    "mid-reply messages said to be bare acknowledgements": lambda w: _mid_wrong_edited(
+        w, "acks", destination="running", via="ack", classifier=None, answer=None, usage=None),
     "routing breakdown forged": lambda w: _score(w, breakdowns__lang__en__correct=w["score"]["breakdowns"]["lang"]["en"]["n"]),
     "mid-reply results of other rows": lambda w: b.forged(w["mid"], results__sha256="sha256:" + "3" * 64),
 }
@@ -427,7 +468,7 @@ def test_the_honest_runs_are_accepted(world):
     assert verdict([str(world["preds"]["closed-oracle"])], data=str(world["data"])) == []  # the oracle, as itself
     opened = b.score_file(world["data"], world["preds"]["open-bm25"], out=world["root"] / "open.score.json")
     assert opened["cluster"] and verdict([str(world["root"] / "open.score.json")]) == []
-    for kind in ("facts", "mid"):
+    for kind in ("facts", "mid", "mid_model"):
         path = b.write(world["root"] / f"{kind}.honest.score.json", world[kind])
         assert verdict([path]) == [], kind
 
@@ -442,6 +483,24 @@ def test_a_facts_summary_naming_no_data_is_judged_on_data_given_and_refused_with
     assert verdict([path], data=str(data)) == []
     (scored,) = score_given([path], data=str(data))
     assert scored.row["split"] == "all" and scored.row["data_sha256"] == world["facts"]["data"]["sha256"]
+
+
+def test_a_mid_reply_destination_its_own_answer_does_not_give_is_refused_naming_line_and_field(world):
+    # the rows of a classifier run with each wrong destination set to the case's expect: the
+    # figures re-stated (accuracy 1.0) agree with those rows, their case copies with the case file
+    doc = FORGERIES["mid-reply destinations set to what their case expects"](world)
+    assert doc["metrics"]["accuracy"]["value"] == 1.0
+    path = b.write(world["root"] / "forged" / "dest-expect.score.json", doc)
+    rows = _mid_model_rows(world)
+    wrong = [(n, r) for n, r in enumerate(rows, start=1) if r["destination"] != r["expect"]]
+    results = doc["results"]["path"]
+    assert verdict([path]) == [
+        f"{results}:{n}: destination: says {r['expect']!r}, but the rule gives {r['destination']!r} from the "
+        f"row's own answer, read as {r['classifier']!r}" for n, r in wrong]
+    # a failed call decides nothing: the board refuses it rather than count it as staying
+    doc = FORGERIES["mid-reply wrong answers said to be failed calls"](world)
+    lines = verdict([b.write(world["root"] / "forged" / "failed.score.json", doc)])
+    assert len(lines) == 1 and lines[0].startswith(f"{doc['results']['path']}:{wrong[0][0]}: via: 'error': "), lines
 
 
 def test_the_corpus_is_large_enough():

@@ -84,6 +84,47 @@ def test_dry_run_end_to_end_resumes_and_is_byte_identical(workdir, capsys):
     assert results.read_bytes() == first
 
 
+def _write_rows(path: Path, rows: list[dict]) -> bytes:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path.read_bytes()
+
+
+def test_a_kept_row_whose_own_answer_gives_another_decision_is_refused(workdir, capsys):
+    assert run_cli(capsys, "mid-reply", "--dry-run")[0] == 0
+    results = Path("results") / "mid-reply-classifier-fake-model-dry.jsonl"
+    rows = read_rows(results)
+    wrong = [n for n, r in enumerate(rows) if r["destination"] != r["expect"]]
+    assert 0 < len(wrong) < N_CASES - N_ACKS
+    # every wrong destination set to the case's expect: the row's classifier, answer and via
+    # still say where the classifier sent it
+    edited = _write_rows(results, [{**r, "destination": r["expect"]} for r in rows])
+    code, out, err = run_cli(capsys, "mid-reply", "--dry-run")
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        f"error: {results}:{n + 1}: destination: says {rows[n]['expect']!r}, but the rule gives "
+        f"{rows[n]['destination']!r} from the row's own answer, read as {rows[n]['classifier']!r}" for n in wrong]
+    assert results.read_bytes() == edited  # refused before anything is rewritten
+    # a wrong answer said undecided; a bare acknowledgement said to be the classifier's
+    first, ack = wrong[0], next(n for n, r in enumerate(rows) if r["via"] == "ack")
+    forged = [dict(r) for r in rows]
+    forged[first].update(destination="running", via="unsure")
+    forged[ack].update(via="classifier")
+    _write_rows(results, forged)
+    code, _, err = run_cli(capsys, "mid-reply", "--dry-run")
+    assert code == 2 and err.splitlines() == [
+        f"error: {results}:{first + 1}: via: says 'unsure', but the rule gives 'classifier' from the row's own "
+        f"answer, read as {rows[first]['classifier']!r}",
+        f"error: {results}:{ack + 1}: via: says 'classifier', but the rule gives 'ack' from the message of case "
+        f"{rows[ack]['case_id']!r}, a bare acknowledgement (no call)"]
+    # a row said to be a failed call is not believed either: it is decided again (from the cache)
+    forged = [dict(r) for r in rows]
+    forged[first].update(destination="running", via="error", classifier=None, answer=None, usage=None, problem="HTTP 500")
+    _write_rows(results, forged)
+    code, _, err = run_cli(capsys, "mid-reply", "--dry-run")
+    assert code == 0 and "1 decided now, 59 kept from earlier runs" in err
+    assert read_rows(results) == rows
+
+
 def test_real_client_against_the_fake_server(openai_env, tmp_path, capsys):
     server = openai_env["server"]
     out_file = tmp_path / "zh.jsonl"
@@ -171,6 +212,9 @@ def test_an_undecided_answer_stays(openai_env, tmp_path, capsys, monkeypatch):
     assert [(r["destination"], r["via"], r["classifier"]) for r in read_rows(out_file)] == [
         ("running", "unsure", "unsure"), ("running", "unsure", "unsure")]
     assert "decided by: unsure 2" in err
+    # kept as they are on the next run: the rule gives the same from their own answers
+    code, _, err = run_cli(capsys, "mid-reply", str(cases), "--model", "fake-model", "--out", str(out_file))
+    assert code == 0 and "0 decided now, 2 kept from earlier runs" in err
 
 
 def test_a_bare_ack_stays_with_no_call_even_when_the_classifier_would_move_it(openai_env, tmp_path, capsys, monkeypatch):

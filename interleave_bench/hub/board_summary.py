@@ -1,7 +1,8 @@
 """The board's scoring of a facts or mid-reply run: re-scored from the result rows its summary names.
 
 A facts run's answers are judged again against its data; a mid-reply run's destinations against
-the cases of the case file it names (a row's own copy of its case is never believed). Every figure
+the cases of the case file it names (a row's own copy of its case is never believed), each derived
+again from the row's own answer by the shipped rule (a destination is never taken as written). Every figure
 the summary states must equal the recomputation (:func:`score_summary`). See
 docs/hub.md#interleave-bench-leaderboard.
 """
@@ -13,6 +14,7 @@ from typing import Any, Optional
 
 from ..errors import InputError
 from ..fingerprints import sha256_file
+from ..schema import MidReplyCaseFile
 from .board_rows import KIND_MID_REPLY, SUMMARY_KINDS
 from .board_score import (
     Scored,
@@ -40,15 +42,20 @@ def _facts_metrics(results: Path, sessions: dict[str, Any], data: str) -> tuple[
 CASE_FIELDS = ("lang", "how", "tags", "running", "expect")
 
 
-def _mid_reply_metrics(results: Path, cases: dict[str, Any]) -> dict[str, Any]:
-    """A mid-reply run's metrics: each row's destination judged against its case in ``cases`` (by
-    id), as ``mid-reply`` scores it. A row for no case, or one whose copy of its case's fields
-    (:data:`CASE_FIELDS`) differs from the case, is refused naming the file, line and field."""
+def _mid_reply_metrics(results: Path, case_file: MidReplyCaseFile) -> dict[str, Any]:
+    """A mid-reply run's metrics: each row's destination judged against its case of ``case_file``
+    (by id), as ``mid-reply`` scores it. Refused naming the file, line and field: a row for no case,
+    one whose copy of its case's fields (:data:`CASE_FIELDS`) differs from the case, one whose call
+    failed (``via: error``: no decision of the classifier, and none the board can check), and one
+    whose decision does not follow from its own record by the shipped rule
+    (:func:`~interleave_bench.midreply.results.decision_problem`)."""
     from ..io import read_records_with_lines
     from ..midreply.metrics import mid_reply_scores
-    from ..midreply.results import MidReplyResult
+    from ..midreply.results import MidReplyResult, check_decisions
+    from ..midreply.rule import VIA_ERROR
 
-    rows = []
+    cases = {c.id: c for c in case_file.cases}
+    rows, lines = [], []
     for line, r in read_records_with_lines(results, MidReplyResult):
         case = cases.get(r.case_id)
         if case is None:
@@ -59,7 +66,13 @@ def _mid_reply_metrics(results: Path, cases: dict[str, Any]) -> dict[str, Any]:
             if getattr(r, field) != of_case[field]:
                 raise InputError(str(results), line, field, f"{getattr(r, field)!r}, but case {r.case_id} says "
                                                             f"{of_case[field]!r}: a row is judged against its case")
+        if r.via == VIA_ERROR:
+            raise InputError(str(results), line, "via", f"{VIA_ERROR!r}: the classifier call of case {r.case_id} "
+                                                        "failed, so the run has no decision of it: run mid-reply "
+                                                        "again (it tries failed calls again) before adding it")
         rows.append((r, case))
+        lines.append((line, r))
+    check_decisions(str(results), lines, case_file)
     return mid_reply_scores([r.destination for r, _ in rows], [c.expect for _, c in rows],
                             running=[c.running.topicId for _, c in rows], lang=[c.lang for _, c in rows],
                             how=[c.how for _, c in rows], tags=[list(c.tags) for _, c in rows])
@@ -69,10 +82,10 @@ def _mid_reply_metrics(results: Path, cases: dict[str, Any]) -> dict[str, Any]:
 PACKAGED = "packaged"
 
 
-def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> dict[str, Any]:
+def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> MidReplyCaseFile:
     """A mid-reply run's cases, checked against the case file it names: the file hashes to
     ``cases.sha256``, its cases' fingerprint is the stated data fingerprint, and every case has a
-    result row (else it is a partial run). Returns the file's cases by id."""
+    result row (else it is a partial run). Returns the case file."""
     from ..fingerprints import records_fingerprint
     from ..midreply.cases import load_cases, packaged_cases_path
     from ..midreply.results import read_results
@@ -97,7 +110,7 @@ def _check_case_set(path: str, doc: dict[str, Any], results: Path) -> dict[str, 
     if left:
         raise InputError(path, None, "cases", f"a partial run: {len(left)} of {len(case_file.cases)} cases of {named} "
                                               f"have no result row (first {left[0]}): the board ranks runs over the whole case set")
-    return {c.id: c for c in case_file.cases}
+    return case_file
 
 
 def _facts_data(path: str, doc: dict[str, Any], data: Optional[str]) -> tuple[str, dict[str, Any], str]:
@@ -155,13 +168,13 @@ def score_summary(path: str, doc: dict[str, Any], data: Optional[str] = None) ->
         check_fingerprint(value, path, field)
     source = f"re-scoring {results}"
     if kind == KIND_MID_REPLY:
-        cases = _check_case_set(path, doc, results)
+        case_file = _check_case_set(path, doc, results)
     else:
         data_file, sessions, data_sha = _facts_data(path, doc, data)
         source = f"judging {results} again against {data_file}"
     try:
         if kind == KIND_MID_REPLY:
-            metrics = _mid_reply_metrics(results, cases)
+            metrics = _mid_reply_metrics(results, case_file)
         else:
             metrics, split = _facts_metrics(results, sessions, data_file)
     except (ValueError, RecursionError) as exc:  # what the readers let through is still one line

@@ -17,10 +17,11 @@ with no classifier at all, so every message stays: the baseline a classifier has
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..schema import MID_REPLY_RUNNING
 from ..text import is_bare_ack
-from .prompt import UNSURE
+from .prompt import UNSURE, Parsed, parse_answer
 
 #: bump when the rule (or the acknowledgement list) changes, so stored results are redone
 RULE_VERSION = "2"
@@ -51,6 +52,18 @@ class ClassifierOutcome:
             raise ValueError("a classifier outcome has either a destination or a failure")
         if self.failure not in (None, VIA_ERROR, VIA_UNPARSABLE):
             raise ValueError(f"unknown failure {self.failure!r}")
+
+
+def read_outcome(answer: str, topic_ids: Sequence[str], running_id: str) -> tuple[ClassifierOutcome, Parsed]:
+    """What a classifier's answer text gives the rule: its destination as read
+    (:func:`~.prompt.parse_answer`), or the ``unparsable`` failure when it cannot be read; with the
+    reading itself (its ``problem``). The one way an answer becomes an outcome: a run reads each
+    answer through here, and a results file's rows are checked through here
+    (:func:`~.results.decision_problem`)."""
+    parsed = parse_answer(answer, list(topic_ids), running_id)
+    if parsed.destination is None:
+        return ClassifierOutcome(None, VIA_UNPARSABLE), parsed
+    return ClassifierOutcome(parsed.destination), parsed
 
 
 @dataclass(frozen=True)

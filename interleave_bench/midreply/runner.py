@@ -5,12 +5,13 @@ bare acknowledgement first gets one classifier call. Rows are appended to the re
 decisions arrive (so an interrupted run loses nothing), and at the end the file is rewritten in
 case-file order, so a rerun over cached answers writes the same bytes.
 
-Resuming: a rerun keeps the rows already in the file and decides only the cases that lack one,
-whose row is stale (the case, its catalog, the prompt or the rule changed) or whose call failed or
-answer could not be read (a failure is worth another try; an unreadable answer is removed from the
-response cache, which makes every other call free). A results file
-made by another policy or model, or holding cases the case file does not have, is refused rather
-than mixed.
+Resuming: a rerun keeps the rows already in the file (each checked first: its decision must
+follow from its own record by the rule, :func:`~.results.decision_problem`, else the file is
+refused) and decides only the cases that lack one, whose row is stale (the case, its catalog, the
+prompt or the rule changed) or whose call failed or answer could not be read (a failure is worth
+another try; an unreadable answer is removed from the response cache, which makes every other call
+free). A results file made by another policy or model, or holding cases the case file does not
+have, is refused rather than mixed.
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..errors import UsageError
-from ..io import JsonlAppender, truncate_partial_line, write_jsonl
+from ..io import JsonlAppender, read_records_with_lines, truncate_partial_line, write_jsonl
 from ..llm import LLM, ModelCallError
 from ..progress import progress
 from ..schema import MidReplyCase, MidReplyCaseFile
 from .cases import case_fingerprint, catalog_of, other_topics, running_topic
 from .metrics import Item
-from .prompt import PROMPT_VERSION, REQUEST_KIND, build_messages, parse_answer
-from .results import POLICY_CLASSIFIER, POLICY_RULE, MidReplyResult, read_results, result_row
+from .prompt import PROMPT_VERSION, REQUEST_KIND, build_messages
+from .results import POLICY_CLASSIFIER, POLICY_RULE, MidReplyResult, check_decisions, result_row
 from ..text import is_bare_ack
-from .rule import RULE_VERSION, VIA_ERROR, VIA_UNPARSABLE, VIAS, ClassifierOutcome, decide
+from .rule import RULE_VERSION, VIA_ERROR, VIA_UNPARSABLE, VIAS, ClassifierOutcome, decide, read_outcome
 
 #: the classifier answers one short JSON object; greedy decoding makes reruns repeatable
 CLASSIFIER_TEMPERATURE = 0.0
@@ -93,13 +94,9 @@ async def classifier_row(llm: LLM | None, f: MidReplyCaseFile, case: MidReplyCas
     except ModelCallError as exc:
         d = decide(case.text, ClassifierOutcome(None, VIA_ERROR))
         return _row(f, case, POLICY_CLASSIFIER, model, destination=d.destination, via=d.via, problem=exc.reason)
-    topic_ids = [t.id for t in catalog_of(f, case)]
-    parsed = parse_answer(reply.text, topic_ids, case.running.topicId)
-    if parsed.destination is None:
-        outcome = ClassifierOutcome(None, VIA_UNPARSABLE)
+    outcome, parsed = read_outcome(reply.text, [t.id for t in catalog_of(f, case)], case.running.topicId)
+    if outcome.failure is not None:
         llm.reject(reply)  # replayed from the cache it could never be read: the next run asks again
-    else:
-        outcome = ClassifierOutcome(parsed.destination)
     d = decide(case.text, outcome)
     return _row(
         f, case, POLICY_CLASSIFIER, model,
@@ -154,17 +151,19 @@ class MidReplyRun:
     def prepare(self) -> Plan:
         """Read what an earlier run left in the results file and decide what is left to do.
 
-        Raises :class:`UsageError` when the file belongs to another policy, model or case set.
-        Stale and failed rows are removed from the file (rewritten atomically) before anything is
-        appended.
+        Raises :class:`UsageError` when the file belongs to another policy, model or case set, and
+        :class:`~interleave_bench.errors.InputErrors` naming the line and field of each row it would
+        keep whose decision does not follow from its own record (:func:`~.results.decision_problem`),
+        leaving the file as it was. Stale and failed rows are removed from the file (rewritten
+        atomically) before anything is appended.
         """
         known = {c.id: c for c in self.case_file.cases}
         selected = {c.id for c in self.cases}
-        rows: dict[str, MidReplyResult] = {}
+        rows: dict[str, tuple[int, MidReplyResult]] = {}
         read = 0
         truncate_partial_line(self.out)  # a run killed mid-write leaves half a line
         if self.out.exists():
-            for r in read_results(self.out):
+            for line, r in read_records_with_lines(self.out, MidReplyResult):
                 read += 1
                 if r.policy != self.policy or (r.model or None) != self.model:
                     raise UsageError(
@@ -178,16 +177,20 @@ class MidReplyRun:
                         f"{self.out}: holds case {r.case_id!r}, which the case file does not have; "
                         "it belongs to another case set: choose another --out"
                     )
-                rows[r.case_id] = r  # a later row of a case replaces an earlier one
+                rows[r.case_id] = (line, r)  # a later row of a case replaces an earlier one
         kept: dict[str, dict[str, Any]] = {}
         others: dict[str, dict[str, Any]] = {}
         redone = 0
-        for cid, r in rows.items():
+        keeping: list[tuple[int, MidReplyResult]] = []
+        for cid, (line, r) in rows.items():
             current = r.fingerprint == _fingerprint(self.case_file, known[cid], self.policy)
             if not current or r.via in RETRIED_VIAS:
                 redone += 1
                 continue
+            keeping.append((line, r))
             (kept if cid in selected else others)[cid] = r.model_dump(mode="json")
+        # a kept row is scored again: its decision must follow from its own record, as a run made it
+        check_decisions(str(self.out), keeping, self.case_file)
         if redone or read != len(rows):
             self._rewrite({**others, **kept})
         todo = [c for c in self.cases if c.id not in kept]
