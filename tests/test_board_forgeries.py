@@ -131,6 +131,21 @@ def _facts_answers_forged(w) -> dict[str, Any]:
     return b.forged(doc, data=w["facts"]["data"], provenance__data_sha256=w["facts"]["data"]["sha256"])
 
 
+def _facts_delivery_forged(w, name: str, judged: str, **changes: Any) -> dict[str, Any]:
+    """The honest run with its first delivered line judged ``judged`` changed, summarised without the
+    data (so verdicts are taken as written), then given the honest summary's data claim."""
+    from interleave_bench.commands.score_facts import score_and_write
+
+    src = Path(w["facts"]["results"]["path"])
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line.strip()]
+    row = next(r for r in rows if r["kind"] == "delivery" and r["verdict"] == judged)
+    row.update(changes)
+    out = w["root"] / "facts" / f"{name}.jsonl"
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    doc = score_and_write(out).model_dump(mode="json")
+    return b.forged(doc, data=w["facts"]["data"], provenance__data_sha256=w["facts"]["data"]["sha256"])
+
+
 def _mid_reply_summary(root: Path) -> dict[str, Any]:
     """A rule-only mid-reply run's summary (results written under ``root``)."""
     import os
@@ -431,6 +446,10 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "facts run on dev sessions claimed as a test run": _facts_dev_only,
     "facts without the data it names": lambda w: b.forged(w["facts"], data__path=str(w["root"] / "gone" / "sessions.jsonl")),
     "facts rows of a session not in its data": lambda w: _facts_rows(w, "stranger", '"en-0002"', '"en-0009"'),
+    "facts delivered current line said to be a proposal": lambda w: _facts_delivery_forged(
+        w, "current-proposal", "current", verdict="proposal"),
+    "facts delivered line's value replaced": lambda w: _facts_delivery_forged(
+        w, "nonsense", "current", value="99 Nonsense"),
     # mid-reply summaries: re-scored from their result rows
     "mid-reply accuracy raised": lambda w: b.forged(w["mid"], metrics__accuracy__value=0.99),
     "mid-reply count raised": lambda w: b.forged(w["mid"], metrics__accuracy__k=w["mid"]["metrics"]["accuracy"]["k"] + 1),
@@ -501,6 +520,21 @@ def test_a_mid_reply_destination_its_own_answer_does_not_give_is_refused_naming_
     doc = FORGERIES["mid-reply wrong answers said to be failed calls"](world)
     lines = verdict([b.write(world["root"] / "forged" / "failed.score.json", doc)])
     assert len(lines) == 1 and lines[0].startswith(f"{doc['results']['path']}:{wrong[0][0]}: via: 'error': "), lines
+
+
+def test_a_facts_delivery_verdict_is_judged_again_on_the_board(world):
+    # a delivered line marked a proposal fails proposals_shared; summarised as written, the figures agree
+    doc = FORGERIES["facts delivered current line said to be a proposal"](world)
+    assert world["facts"]["metrics"]["gates"]["proposals_shared"]["passed"] is True
+    assert doc["metrics"]["gates"]["proposals_shared"]["passed"] is False
+    results, data = doc["results"]["path"], doc["data"]["path"]
+    n, row = next((n, json.loads(line)) for n, line in enumerate(Path(results).read_text(encoding="utf-8").splitlines(), 1)
+                  if '"proposal"' in line and '"delivery"' in line)
+    lines = verdict([b.write(world["root"] / "forged" / "current-proposal.score.json", doc)])
+    assert len(lines) == 1 and lines[0].startswith(
+        f"{results}:{n}: verdict: says 'proposal', but the line {row['source']}/{row['key']} {row['value']!r} judged "
+        f"against the timeline of session {row['session_id']!r}"), lines
+    assert lines[0].endswith(f"in {data} is 'current'"), lines
 
 
 def test_the_corpus_is_large_enough():

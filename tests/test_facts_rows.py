@@ -4,7 +4,7 @@ The reference implementation's rows (route ``at``/``item`` with counts, delivery
 ``notice`` flag, session ``probes`` as a count and ``tokens``, answer ``at``, error ``step`` and
 ``error``) score unchanged: hand-made fixtures in tests/data/facts_reference/ with figures computed
 by hand below. Rows are checked as strictly as predictions, and with ``--data`` every answer is
-judged again against its probe.
+judged again against its probe and every delivered line against the timeline.
 """
 
 from __future__ import annotations
@@ -189,4 +189,46 @@ def test_with_the_data_every_route_rows_gold_is_the_datas_and_a_forged_one_refus
         f"error: {path}:4: probe: 'en-0001-p99' is not a probe of session 'en-0001' in {sessions}",
         f"error: {path}:5: turn: turn 14 (the one after it) of session 'en-0001' in {sessions} is missing: no run "
         "routes it",
+    ]
+
+
+def delivery_row(probe: str, source: str, key: str, value, verdict: str) -> dict:
+    return {"kind": "delivery", "session_id": "en-0001", "probe": probe, "strategy": "facts", "thread": "party",
+            "source": source, "key": key, "value": value, "notice": None, "verdict": verdict}
+
+
+def test_with_the_data_every_delivered_line_is_judged_again_and_a_disagreeing_row_refused(tmp_path, capsys):
+    data = write_data(tmp_path / "data")
+    sessions = data / "sessions.jsonl"
+    # by turn 10 (en-0001-p7) the budget is 900 EUR (700 EUR confirmed before); by turn 3 (en-0001-p2)
+    # the deposit of 300 EUR is only proposed; by turn 13 (en-0001-p8) the salary ask is withdrawn
+    good = [answer("en-0001-p7", "stale", "It is 900 EUR now.", "correct"),
+            delivery_row("en-0001-p7", "move", "budget", "900 EUR", "current"),
+            delivery_row("en-0001-p7", "move", "budget", "700 EUR", "stale"),
+            delivery_row("en-0001-p8", "hire", "salary_ask", None, "withdrawn")]
+    path = write_rows(tmp_path / "r.jsonl", good)
+    code, doc, _ = score(path, capsys, "--data", str(data))
+    assert code == 1 and doc["metrics"]["delivery"]["delivered_current"]["k"] == 1
+    # verdicts edited (current -> stale, withdrawn -> stale), a current line's value edited, and a
+    # proposal said to be current (which would turn a failing proposals_shared gate into a pass)
+    forged = [delivery_row("en-0001-p7", "move", "budget", "900 EUR", "stale"),
+              delivery_row("en-0001-p8", "hire", "salary_ask", None, "stale"),
+              delivery_row("en-0001-p7", "move", "budget", "99 Nonsense", "current"),
+              delivery_row("en-0001-p2", "move", "deposit", "300 EUR", "current"),
+              delivery_row("en-0001-p99", "move", "budget", "900 EUR", "current")]
+    path = write_rows(tmp_path / "forged.jsonl", good[:1] + forged)
+    code, doc, _ = score(path, capsys)  # without the data: taken as written
+    assert code == 1 and doc["metrics"]["delivery"]["delivered_current"]["k"] == 3
+    code, _, err = score(path, capsys, "--data", str(data))
+    at = f"in {sessions} is"
+    assert code == 2 and err == [
+        f"error: {path}:2: verdict: says 'stale', but the line move/budget '900 EUR' judged against the timeline of "
+        f"session 'en-0001' up to turn 10 (probe 'en-0001-p7') {at} 'current'",
+        f"error: {path}:3: verdict: says 'stale', but the line hire/salary_ask without a value (a withdrawal notice) "
+        f"judged against the timeline of session 'en-0001' up to turn 13 (probe 'en-0001-p8') {at} 'withdrawn'",
+        f"error: {path}:4: verdict: says 'current', but the line move/budget '99 Nonsense' judged against the timeline "
+        f"of session 'en-0001' up to turn 10 (probe 'en-0001-p7') {at} 'unknown'",
+        f"error: {path}:5: verdict: says 'current', but the line move/deposit '300 EUR' judged against the timeline "
+        f"of session 'en-0001' up to turn 3 (probe 'en-0001-p2') {at} 'proposal'",
+        f"error: {path}:6: probe: 'en-0001-p99' is not a probe of session 'en-0001' in {sessions}",
     ]

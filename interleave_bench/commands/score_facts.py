@@ -4,9 +4,10 @@ Prints per run the strategy table (accuracy with a Wilson 95% interval, verdicts
 proposal answers, context tokens, notes characters), accuracy by category and language, facts vs
 summary on the same probes, delivered-line verdicts, routing with and without facts offered, tokens
 spent and the four gates, and writes ``<results>.score.json`` beside each file. With ``--data``,
-each answer's verdict is judged again from its text and the data's probe, each route row's gold is
-checked against the data's topic, and a row that disagrees is refused. Exits 1 unless every run has no error rows, no missing or duplicate answers and passes
-every gate; 2 for bad input.
+each answer's verdict is judged again from its text and the data's probe, each delivered line's
+from the session's timeline, each route row's gold is checked against the data's topic, and a row
+that disagrees is refused. Exits 1 unless every run has no error rows, no missing or duplicate
+answers and passes every gate; 2 for bad input.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("results", nargs="+", metavar="RESULTS", help="facts results files (.jsonl)")
     p.add_argument("--data", metavar="DATA",
                    help="the v1 data the runs answered (sessions.jsonl or its folder): every answer is judged again "
-                        "from its text and the probe, every route's gold checked against the data, and a row "
-                        "that disagrees is refused")
+                        "from its text and the probe, every delivered line from the timeline, every route's gold "
+                        "checked against the data, and a row that disagrees is refused")
     p.add_argument("--json", action="store_true", help="print the score document(s) instead of the tables")
     p.set_defaults(func=run)
 

@@ -80,6 +80,17 @@ def timeline_of(s: Session) -> list[TimelineEvent]:
     return list(s.timeline or [])
 
 
+def fact_histories(s: Session, after: int) -> dict[str, dict[str, list[tuple[str, Optional[str]]]]]:
+    """thread -> key -> the fact's ``(status, value)`` events up to turn ``after``, misses left out:
+    what a delivered line is judged against (:func:`~.metrics.delivery_verdict`), by a facts run
+    and when its rows are judged again."""
+    out: dict[str, dict[str, list]] = {t.id: {} for t in s.threads}
+    for e in timeline_of(s):
+        if e.turn <= after and not e.miss:
+            out.setdefault(e.thread, {}).setdefault(e.key, []).append((e.status, e.value))
+    return out
+
+
 def probes_of(s: Session) -> list[Probe]:
     """The session's probes, typed, in ``after`` order (empty for a v0 session)."""
     return sorted(s.probes or [], key=lambda p: p.after)

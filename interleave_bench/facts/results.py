@@ -4,8 +4,8 @@ One implementation for ``interleave-bench score-facts``, the facts run's own sum
 ``interleave_shared_facts`` evaluate module. Rows are read strictly (:func:`~..strictjson.parse_strict`
 and the typed rows of :mod:`.records`). An answer row without a verdict is judged again from its
 ``answer`` and probe fields (``gold``, ``decoys``, ``confirmed``); given the data, every answer is
-judged again from its text and the session's probe (:func:`rejudge`), and a verdict that disagrees
-is refused. No model is ever called.
+judged again from its text and the session's probe, and every delivered line from the session's
+timeline (:func:`rejudge`), and a verdict that disagrees is refused. No model is ever called.
 """
 
 from __future__ import annotations
@@ -27,10 +27,21 @@ from .metrics import (
     RouteItem,
     SessionItem,
     decoy_said,
+    delivery_verdict,
     judge,
     score_facts,
 )
-from .records import ROW_TYPES, AnswerRow, DeliveryRow, ErrorRow, RouteRow, SessionRow, probes_of, row_identity
+from .records import (
+    ROW_TYPES,
+    AnswerRow,
+    DeliveryRow,
+    ErrorRow,
+    RouteRow,
+    SessionRow,
+    fact_histories,
+    probes_of,
+    row_identity,
+)
 
 #: version of the facts summary document; bumped when its layout changes
 SUMMARY_FORMAT = 1
@@ -141,8 +152,6 @@ def items_of(rows: Iterable[tuple[int, Record]], path: str = "<rows>") -> dict[s
 def confirmed_values(s: Session, p: Probe) -> list[str]:
     """Every value the probed fact was confirmed as at or before the probe (what tells a stale
     answer from a proposal), from the session's timeline."""
-    from .runner import fact_histories
-
     history = fact_histories(s, p.after).get(p.source, {}).get(p.key, [])
     return [v for status, v in history if status == CONFIRMED and v is not None]
 
@@ -170,13 +179,34 @@ def route_problem(path: str, line: int, row: RouteRow, s: Session, probes: Mappi
     return None
 
 
+def delivery_problem(path: str, line: int, row: DeliveryRow, s: Session, probes: Mapping[str, Probe],
+                     data: str) -> Optional[InputError]:
+    """What is wrong with a delivery row's ``verdict`` against its session ``s`` in ``data``
+    (``probes``: the session's, by id), or None. The verdict is what a facts run gives the delivered
+    line: :func:`~.metrics.delivery_verdict` of its ``source``, ``key`` and ``value`` against the
+    source's timeline up to the probe's ``after``; a line without a value is a withdrawal notice."""
+    p = probes.get(row.probe)
+    if p is None:
+        return InputError(path, line, "probe", f"{row.probe!r} is not a probe of session {s.session_id!r} in {data}")
+    judged = delivery_verdict(row.source, row.key, row.value, fact_histories(s, p.after))
+    if row.verdict == judged:
+        return None
+    named = f"{row.source}/{row.key}" if row.source and row.key else "(without a source and key)"
+    said = repr(row.value) if row.value is not None else "without a value (a withdrawal notice)"
+    return InputError(path, line, "verdict", f"says {row.verdict!r}, but the line {named} {said} judged against "
+                      f"the timeline of session {s.session_id!r} up to turn {p.after} (probe {p.id!r}) in {data} "
+                      f"is {judged!r}")
+
+
 def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session], path: str,
             data: str) -> list[tuple[int, Record]]:
     """The rows with every answer judged again from its text and the session's probe in ``data``;
     raises :class:`InputErrors` naming each row whose session is not in the data, each answer
     row whose verdict disagrees with the judge, whose probe is not in the data, or which has no
-    text to judge, and each route row whose ``gold`` is not the topic the data gives it, or
-    whose probe or turn is not in the data (:func:`route_problem`)."""
+    text to judge, each delivery row whose verdict is not the one its line gets against the
+    session's timeline, or whose probe is not in the data (:func:`delivery_problem`), and each
+    route row whose ``gold`` is not the topic the data gives it, or whose probe or turn is not in
+    the data (:func:`route_problem`)."""
     by_session = {sid: {p.id: p for p in probes_of(s)} for sid, s in sessions.items()}
     out: list[tuple[int, Record]] = []
     problems: list[InputError] = []
@@ -184,8 +214,9 @@ def rejudge(rows: Sequence[tuple[int, Record]], sessions: Mapping[str, Session],
         if r.session_id not in sessions:
             problems.append(InputError(path, line, "session_id", f"{r.session_id!r} is not a session of {data}"))
             continue
-        if isinstance(r, RouteRow):
-            problem = route_problem(path, line, r, sessions[r.session_id], by_session[r.session_id], data)
+        if isinstance(r, (RouteRow, DeliveryRow)):
+            check = route_problem if isinstance(r, RouteRow) else delivery_problem
+            problem = check(path, line, r, sessions[r.session_id], by_session[r.session_id], data)
             if problem is not None:
                 problems.append(problem)
             else:

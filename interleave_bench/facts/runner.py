@@ -45,7 +45,17 @@ from .prompts import (
     summary_messages,
 )
 from .protocol import Exchange, FactLine, Request, SystemContext, Topic, briefing
-from .records import AnswerRow, DeliveryRow, ErrorRow, Probe, RouteRow, SessionRow, probes_of, row_dict, timeline_of
+from .records import (
+    AnswerRow,
+    DeliveryRow,
+    ErrorRow,
+    Probe,
+    RouteRow,
+    SessionRow,
+    fact_histories,
+    probes_of,
+    row_dict,
+)
 from .results import read_rows
 
 #: turns with candidates routed twice per session, besides the probes (``--route-turns``)
@@ -98,15 +108,6 @@ def session_fingerprint(s: Session, opts: RunOptions) -> str:
     blob = json.dumps([s.dump(), list(opts.strategies), opts.system_name, opts.route_turns, opts.seed,
                        PROMPT_VERSION], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
-
-
-def fact_histories(s: Session, after: int) -> dict[str, dict[str, list[tuple[str, Optional[str]]]]]:
-    """thread -> key -> the fact's ``(status, value)`` events up to turn ``after``, misses left out."""
-    out: dict[str, dict[str, list]] = {t.id: {} for t in s.threads}
-    for e in timeline_of(s):
-        if e.turn <= after and not e.miss:
-            out.setdefault(e.thread, {}).setdefault(e.key, []).append((e.status, e.value))
-    return out
 
 
 @dataclass

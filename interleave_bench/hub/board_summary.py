@@ -1,6 +1,6 @@
 """The board's scoring of a facts or mid-reply run: re-scored from the result rows its summary names.
 
-A facts run's answers are judged again against its data; a mid-reply run's destinations against
+A facts run's answers and delivered lines are judged again against its data; a mid-reply run's destinations against
 the cases of the case file it names (a row's own copy of its case is never believed), each derived
 again from the row's own answer by the shipped rule (a destination is never taken as written). Every figure
 the summary states must equal the recomputation (:func:`score_summary`). See
@@ -29,7 +29,8 @@ from .board_score import (
 
 
 def _facts_metrics(results: Path, sessions: dict[str, Any], data: str) -> tuple[dict[str, Any], Optional[str]]:
-    """A facts run's figures with every answer judged again against its data, and the split answered."""
+    """A facts run's figures with every answer and delivered line judged again against its data, and the
+    split answered."""
     from ..facts.results import read_rows as read_result_rows
     from ..facts.results import rejudge, score_rows, split_of
 
@@ -117,8 +118,8 @@ def _facts_data(path: str, doc: dict[str, Any], data: Optional[str]) -> tuple[st
     """The sessions a facts run answered, as ``(sessions file, id -> session, fingerprint)``: ``data``
     (the command line's, a ``hub:`` revision fetched), else the file the summary names
     (``data.path``). Refused when neither is here, or when the fingerprint the summary states is not
-    the sessions'. The board judges every answer again against them: a verdict is never taken as
-    written."""
+    the sessions'. The board judges every answer and delivered line again against them: a verdict
+    is never taken as written."""
     from ..io import read_sessions, sessions_file
     from ..fingerprints import records_fingerprint
 
