@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             sessions, rows_a, rows_b,
             names=(system_name(paths[0]), system_name(paths[1])),
             sources=(str(paths[0]), str(paths[1])),
-            lines=(lines_a, lines_b),
+            lines=(lines_a, lines_b), data_file=str(data_path),
             mode=args.mode, split=args.split, bootstrap=args.bootstrap, seed=args.seed,
             allow_duplicates=args.allow_duplicates,
         )

@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         (rows_a, lines_a), (rows_b, lines_b) = (read_predictions_fast(paths[n]) for n in pair)
         comparison = compare_predictions(
             sessions, rows_a, rows_b, names=pair, sources=(str(paths[pair[0]]), str(paths[pair[1]])),
-            lines=(lines_a, lines_b), mode=args.mode, split=args.split, bootstrap=args.bootstrap, seed=args.seed,
+            lines=(lines_a, lines_b), data_file=str(sessions_file(data)), mode=args.mode, split=args.split,
+            bootstrap=args.bootstrap, seed=args.seed,
             allow_duplicates=args.allow_duplicates,
         )
     out = Path(args.html)

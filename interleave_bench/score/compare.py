@@ -11,10 +11,12 @@ newly sent into another thread's context before one that merely asked back), los
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from ..schema import Session
 from .block import SessionScore
 from .routing import METRICS, OUTCOME_COST
@@ -148,6 +150,7 @@ def compare_predictions(
     names: tuple[str, str] = ("A", "B"),
     sources: tuple[str, str] = ("<A>", "<B>"),
     lines: tuple[Sequence[int] | None, Sequence[int] | None] = (None, None),
+    data_file: str = "<sessions>",
     mode: str | None = None,
     split: str = "dev",
     bootstrap: int = 1000,
@@ -161,10 +164,14 @@ def compare_predictions(
     document also carries each run's ``not_scored`` list and ``not_scored_line`` (what ``score``
     says of the run: what it left out, and its turns without a row, each scored as ``ERROR``), and
     ``not_scored_notices``, those lines of the runs that left something out (what is printed).
-    A closed-mode run none of whose labels names a thread is refused, as ``score`` refuses it.
+    A closed-mode run none of whose labels names a thread is refused, as ``score`` refuses it, and
+    so is a run none of whose rows is for a session of ``split`` (``score``'s own line, naming
+    ``data_file``); when no session, or no strict message, is scored in both runs,
+    :class:`~interleave_bench.errors.InputError` (:func:`nothing_compared`): a comparison of
+    nothing has no verdict, and a regression gate on it could never fail.
     """
     from .rows import not_scored_notice
-    from .run import score_predictions
+    from .run import nothing_scored, score_predictions
 
     def score(k: int, rows: Sequence[Any], keep: set[str] | None, resamples: int) -> RunScore:
         return score_predictions(
@@ -175,20 +182,48 @@ def compare_predictions(
 
     run_a = score(0, rows_a, None, bootstrap)
     run_b = score(1, rows_b, None, bootstrap)
+    for k, run in enumerate((run_a, run_b)):  # as score refuses the file on its own
+        if not run.scores:
+            outside = run.result["counts"]["rows_outside_split"]
+            raise nothing_scored(Path(sources[k]), Path(data_file), split, run.not_scored, outside)
     not_scored = {"a": run_a.result["not_scored"], "b": run_b.result["not_scored"]}
     said = {"a": run_a.result["not_scored_line"], "b": run_b.result["not_scored_line"]}
     notices = [line for line in map(not_scored_notice, (run_a.result, run_b.result)) if line]
     common, only = common_session_ids(run_a, run_b)
+    if not common:
+        raise nothing_compared(sources, data_file, split, (len(run_a.scores), len(run_b.scores)))
     if only:
         keep = set(common)
         run_a = score(0, rows_a, keep, bootstrap)
         run_b = score(1, rows_b, keep, bootstrap)
     doc = compare(run_a, run_b, bootstrap=bootstrap, seed=seed, not_compared=only)
+    if not doc["strict_messages"]:
+        raise nothing_compared(sources, data_file, split, (len(run_a.scores), len(run_b.scores)), common=len(common))
     doc["not_scored"] = not_scored
     doc["not_scored_line"] = said
     doc["not_scored_notices"] = notices  # the lines printed: those of a run that left something out
     return doc
 
+
+def nothing_compared(sources: tuple[str, str], data_file: str, split: str, scored: tuple[int, int],
+                     common: int = 0) -> InputError:
+    """The one-line error for two runs that have rows for no session of the split in common
+    (``common`` 0; ``scored`` is how many sessions each has rows for), or whose ``common``
+    sessions hold no strict message: the paired test would count nothing, and its verdict, and
+    the regression gate on it, would say nothing."""
+    a, b = sources
+    if common:
+        what = (f"the {_sessions(common)} of the {split} split that A ({a}) and B ({b}) both have rows for "
+                f"hold{'s' if common == 1 else ''} no strict message (a thread message whose independent reading "
+                "agrees with the plan)")
+    else:
+        what = (f"A ({a}) and B ({b}) have rows for no session of the {split} split in common "
+                f"(A for {_sessions(scored[0])}, B for {scored[1]:,} other{'' if scored[1] == 1 else 's'})")
+    return InputError(data_file, None, None, f"{what}: nothing to compare")
+
+
+def _sessions(n: int) -> str:
+    return f"{n:,} session{'' if n == 1 else 's'}"
 
 
 def mcnemar_log10(b: int, c: int) -> float:
