@@ -343,6 +343,15 @@ def test_compare_markdown_and_the_regression_gate(capsys, runs):
     assert code == 0 and "verdict: B is significantly better than A at the 5% level" in out
 
 
+def test_compare_show_0_prints_the_count_of_flips_and_no_table(capsys, runs):
+    path, oracle, single = runs
+    code, out, _ = run_cli(capsys, "compare", path, oracle, single, "--show", 0, "--bootstrap", 0)
+    flips = json.loads(run_cli(capsys, "compare", path, oracle, single, "--json", "--bootstrap", 0)[1])["flips"]
+    assert code == 0 and len(flips) > 20
+    assert out.endswith(f"\n\nflipped messages: {len(flips)} (--show N lists the N most telling)\n")
+    assert "| session |" not in out and "most telling first" not in out  # was a header over no row
+
+
 def test_compare_warns_when_the_runs_were_scored_in_two_modes(tmp_path, capsys, runs):
     path, oracle, _ = runs
     closed = write_jsonl(tmp_path / "closed-oracle.jsonl", oracle_rows(many_sessions(12, turns=14), "closed"))

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("b", metavar="B", help="predictions of the candidate run")
     add_scoring_arguments(p)
     p.add_argument("--show", type=whole_number(), default=DEFAULT_SHOW, metavar="N",
-                   help=f"flipped messages to print (default {DEFAULT_SHOW})")
+                   help=f"flipped messages to print (default {DEFAULT_SHOW}; 0: their count alone)")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when B is significantly worse than A (McNemar exact, 5%%)")
     p.set_defaults(func=run)

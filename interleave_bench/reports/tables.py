@@ -197,6 +197,8 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
     out.append("")
     if not flips:
         out.append("flipped messages: none")
+    elif show == 0:  # the count alone: a table header over no row says nothing
+        out.append(f"flipped messages: {len(flips):,} (--show N lists the N most telling)")
     else:
         own = ("; each run's labels are its own topics (A's t1 is not B's t1), the outcome says what its "
                "topic held" if "open" in (doc["a"]["mode"], doc["b"]["mode"]) else "")
