@@ -311,6 +311,9 @@ def test_cli_offline_default_folder_and_output(tmp_path, monkeypatch, capsys):
     assert path.exists() and "wrote data/interleave-v0-offline/sessions.jsonl" in out
     assert "done: generate: 3 sessions" in out
     assert [s.session_id for s in read_sessions(path)] == ["zh-0001", "zh-0002", "zh-0003"]
+    turns = [t for s in read_sessions(path) for t in s.turns]  # every message marked, over every message
+    marked = sum(t.ambiguous for t in turns)
+    assert f", {marked:,} ambiguous ({marked / len(turns):.1%} of messages), " in out  # not the ambiguous share
     # --plan changes the plan and is recorded; a rerun with other options is refused
     assert main(["generate", "--offline", "--sessions", "3", "--langs", "zh", "--out", "p", "--plan", "oneoff_p=0.5"]) == 0
     m = read_manifest(tmp_path / "p" / "manifest.json")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from interleave_bench.cli import main
 from interleave_bench.generate.stats import opening, profile
 from interleave_bench.io import read_sessions
+from interleave_bench.score.routing import ambiguous_share
 
 
 def _turn(i, text, thread, action, style, judge=None, ambiguous=False):
@@ -96,6 +97,29 @@ def test_stats_command_side_by_side_and_json(tmp_path, capsys):
     assert main(["stats", str(a), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["format"] == "interleave-stats-v1" and doc["data"][0]["langs"]["en"]["distinct_openings"] == 0.8
+
+
+def test_validate_stats_and_score_give_one_ambiguous_share(tmp_path, capsys):
+    """By hand: EN has 5 messages, a one-off among them; ZH 2. A one-off the independent reading
+    also disputes is marked ambiguous, but is no thread message: 1 of 6 thread messages, 16.7%,
+    not the 2 of 7 messages (28.6%) validate used to print."""
+    en = json.loads(json.dumps(EN))
+    en["turns"][3].update(judge={"thread": "t1"}, ambiguous=True)  # the one-off, read as t1's
+    path = _write(tmp_path / "sessions.jsonl", en, ZH)
+    assert main(["validate", str(path)]) == 0
+    said = capsys.readouterr().out
+    assert f"{path}: ok: 2 sessions (en 1, zh 1), 7 messages, ambiguous share 16.7% (1 of 6 thread messages), " in said
+    assert main(["stats", str(path)]) == 0
+    assert "| ambiguous share | 16.7% |" in capsys.readouterr().out
+    assert profile(read_sessions(path))["ambiguous_share"] == ambiguous_share(1, 6) == round(1 / 6, 4)
+    assert ambiguous_share(0, 0) is None  # no thread message: nothing to share, never 0.0
+    pred = _write(tmp_path / "closed-oracle.jsonl", *({"session_id": s["session_id"], "i": t["i"],
+                                                       "pred": t["gold"]["thread"] or "CLARIFY"}
+                                                      for s in (en, ZH) for t in s["turns"]))
+    assert main(["score", str(path), str(pred), "--json", "--bootstrap", "0"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["metrics"]["ambiguous_share"] == round(1 / 6, 4)
+    assert (doc["counts"]["ambiguous"], doc["counts"]["thread_messages"]) == (1, 6)
 
 
 def test_stats_bad_input_is_one_line_exit_2(tmp_path, capsys):

@@ -84,7 +84,9 @@ def report(result: GenerateResult, llm=None) -> None:
         print(f"failed: {f['session_id']}: {f['reason']}", file=sys.stderr)
     c = result.counts
     langs = ", ".join(f"{k} {v}" for k, v in result.by_lang.items()) or "none"
-    share = f" ({c['ambiguous'] / c['messages']:.1%})" if c["messages"] else ""
+    # every message marked ambiguous, one-offs too, over every message: not the ambiguous share
+    # (thread messages only) that validate and stats give, so it says what it counts
+    share = f" ({c['ambiguous'] / c['messages']:.1%} of messages)" if c["messages"] else ""
     resumed = f"; {result.resumed} taken from an earlier run" if result.resumed else ""
     print(f"wrote {result.sessions_path} and {result.manifest_path.name}: {c['sessions']:,} sessions ({langs}), "
           f"{c['messages']:,} messages, {c['ambiguous']:,} ambiguous{share}, {c['leaks']:,} leaks{resumed}")

@@ -23,7 +23,7 @@ from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, 
                   read_manifest, read_records_with_lines)
 from ..schema import PredictionRow
 from ..score.labels import ThreadLabels
-from ..score.routing import DEFAULT_MODE
+from ..score.routing import DEFAULT_MODE, ambiguity_counts, ambiguous_share
 from ..score.rows import mode_error
 
 #: the turns and thread ids of each session of a data file: what predictions are checked against
@@ -64,7 +64,7 @@ def sniff(path: str) -> str:
 def summarise_sessions(path: str, turns: Turns | None = None) -> tuple[str, list[InputError]]:
     """The summary line and errors of a sessions file; fills ``turns`` (session id -> turn count,
     thread ids)."""
-    n_sessions = n_messages = n_amb = 0
+    n_sessions = n_messages = n_amb = n_thread = 0
     leaks: Counter[str] = Counter()
     langs: Counter[str] = Counter()
     errors: list[InputError] = []
@@ -75,19 +75,23 @@ def summarise_sessions(path: str, turns: Turns | None = None) -> tuple[str, list
             langs[s.lang] += 1
             if turns is not None:
                 turns[s.session_id] = (len(s.turns), frozenset(s.thread_ids()))
+            amb, thread = ambiguity_counts(s.turns)
+            n_amb += amb
+            n_thread += thread
             for t in s.turns:
-                n_amb += t.ambiguous
                 if "leak" in t.tags:
                     leaks[s.lang] += 1
     except InputErrors as exc:
         errors = exc.errors
     except InputError as exc:
         errors = [exc]
-    share = f" ({n_amb / n_messages:.1%})" if n_messages else ""
+    share = ambiguous_share(n_amb, n_thread)  # the metric, as stats and a score document give it
+    ambiguity = (f"ambiguous share {'–' if share is None else f'{share:.1%}'} "
+                 f"({n_amb:,} of {n_thread:,} thread message{'' if n_thread == 1 else 's'})")
     leak_text = ", ".join(f"{lang} {leaks.get(lang, 0)}" for lang in sorted(langs)) or "none"
     lang_text = ", ".join(f"{k} {v}" for k, v in sorted(langs.items()))
     line = (
-        f"{path}: ok: {n_sessions:,} sessions ({lang_text}), {n_messages:,} messages, {n_amb:,} ambiguous{share}, "
+        f"{path}: ok: {n_sessions:,} sessions ({lang_text}), {n_messages:,} messages, {ambiguity}, "
         f"leaks by language: {leak_text}"
     )
     return line, errors

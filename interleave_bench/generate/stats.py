@@ -11,7 +11,8 @@ the same rules:
   :data:`OPENING_TOKENS` tokens of the lower-cased text, a token being a word (letters, digits,
   apostrophes) or, in Chinese and Japanese, one CJK character;
 - ``ambiguous_share``: thread messages (not one-offs) the independent reading disputes, the
-  denominator the scorer's ``ambiguous_share`` uses;
+  scorer's ``ambiguous_share`` metric, computed by its one function
+  (:func:`~interleave_bench.score.routing.ambiguous_share`, which ``validate`` prints too);
 - ``actions``: messages per gold action; ``threads_per_session`` (mean); ``twin_sessions``:
   sessions with a twin thread.
 """
@@ -24,6 +25,7 @@ from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from ..schema import ACTIONS, STYLES, Session
+from ..score.routing import ambiguity_counts, ambiguous_share
 from .text import contains
 
 #: how many leading tokens make a message's opening ("sticking with the" / "读书会")
@@ -71,15 +73,15 @@ def profile(sessions: Iterable[Session]) -> dict[str, Any]:
         n_threads += len(s.threads)
         twins += any(t.twinOf for t in s.threads)
         titles = {t.id: t.title for t in s.threads}
+        amb, thread = ambiguity_counts(s.turns)
+        ambiguous[s.lang] += amb
+        thread_msgs[s.lang] += thread
         for turn in s.turns:
             lang = s.lang
             per_lang[lang] += 1
             lengths.setdefault(lang, {}).setdefault(turn.style, []).append(len(turn.text))
             openings.setdefault(lang, set()).add(opening(turn.text))
             actions[turn.gold.action] += 1
-            if turn.gold.thread is not None:
-                thread_msgs[lang] += 1
-                ambiguous[lang] += turn.ambiguous
             if turn.style in NAMING_STYLES and turn.gold.thread in titles:
                 explicit[lang] += 1
                 titled[lang] += contains(turn.text, titles[turn.gold.thread], lang)
@@ -93,14 +95,14 @@ def profile(sessions: Iterable[Session]) -> dict[str, Any]:
                        for st in STYLES if st in by_style},
             "title_share": _share(titled[lang], explicit[lang]),
             "distinct_openings": _share(len(openings.get(lang, ())), per_lang[lang]),
-            "ambiguous_share": _share(ambiguous[lang], thread_msgs[lang]),
+            "ambiguous_share": ambiguous_share(ambiguous[lang], thread_msgs[lang]),
         }
     total_thread = sum(thread_msgs.values())
     return {
         "sessions": n_sessions,
         "messages": sum(per_lang.values()),
         "langs": langs,
-        "ambiguous_share": _share(sum(ambiguous.values()), total_thread),
+        "ambiguous_share": ambiguous_share(sum(ambiguous.values()), total_thread),
         "actions": {a: actions[a] for a in ACTIONS},
         "threads_per_session": round(n_threads / n_sessions, 2) if n_sessions else None,
         "twin_sessions": twins,

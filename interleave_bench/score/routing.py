@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Container, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..schema import MODES, SPECIAL_LABELS, PredictionRow, Session
+from ..schema import MODES, SPECIAL_LABELS, PredictionRow, Session, Turn
 
-from .table import RATE, Metric, family, rounded
+from .table import RATE, Metric, family, metric, rounded
 
 if TYPE_CHECKING:
     from .block import SessionScore
@@ -234,6 +234,27 @@ def point_metrics(
 def share(correct: int, n: int) -> float | None:
     """A rate as the JSON holds it (the table's rate decimals), ``None`` over nothing."""
     return round(correct / n, RATE) if n else None
+
+
+def ambiguity_counts(turns: Iterable[Turn]) -> tuple[int, int]:
+    """``(ambiguous, thread_messages)`` of ``turns`` as a score document counts them: the
+    messages with a gold thread (a one-off is none), and those of them the independent reading
+    disputes (marked ``ambiguous``; the others are the strict messages)."""
+    ambiguous = thread_messages = 0
+    for turn in turns:
+        if turn.gold.thread is not None:
+            thread_messages += 1
+            ambiguous += turn.ambiguous
+    return ambiguous, thread_messages
+
+
+def ambiguous_share(ambiguous: int, thread_messages: int) -> float | None:
+    """The ``ambiguous_share`` metric of :func:`ambiguity_counts`' counts: its table entry's
+    formula, rounded as a score file holds it; ``None`` without thread messages. The one figure
+    ``validate``, ``stats`` and a score document give of a data set's ambiguity."""
+    entry = metric("ambiguous_share")
+    counts = {"strict": thread_messages - ambiguous, "thread_messages": thread_messages}
+    return rounded(entry.key, float(entry.formula(counts)))
 
 
 def pool_breakdowns(cells: Iterable[dict[tuple[str, str], list[int]]],
