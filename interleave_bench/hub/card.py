@@ -19,6 +19,7 @@ from typing import Any, Iterable, Optional
 
 from ..errors import UsageError
 from ..schema import Manifest, MidReplyCaseFile, Session
+from ..score.routing import ambiguous_share
 
 #: where the card template sits in a checkout (the repository's ``dataset_card/`` folder)
 CHECKOUT_TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "dataset_card"
@@ -132,8 +133,8 @@ class SessionFigures:
 
     @property
     def ambiguous_share(self) -> Optional[float]:
-        """1 - strict / thread messages (None without thread messages)."""
-        return 1 - self.strict / self.thread_messages if self.thread_messages else None
+        """The score's ambiguous share (:func:`~..score.routing.ambiguous_share`; None without thread messages)."""
+        return ambiguous_share(self.thread_messages - self.strict, self.thread_messages)
 
 
 def session_figures(sessions: Iterable[Session]) -> SessionFigures:
