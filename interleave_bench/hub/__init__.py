@@ -10,5 +10,11 @@
 - ``client``: the Hub endpoint, token check and one-line errors shared by push and leaderboard.
 
 Submodules import ``datasets`` and ``huggingface_hub`` (slow to import), so this package imports
-nothing itself.
+nothing itself but ``client``'s check of ``HF_ENDPOINT``: both libraries read it when first
+imported and stop with a bare ``ValueError`` on one no HTTP client can use, so it is checked here,
+before any submodule loads them, and refused in one line naming it.
 """
+
+from .client import endpoint_setting as _endpoint_setting
+
+_endpoint_setting()

@@ -1,7 +1,8 @@
 """The Hub client the push and leaderboard commands share: endpoint, token check, error lines.
 
 The endpoint is ``HF_ENDPOINT`` read when a command runs (``huggingface_hub`` itself reads it once,
-at import), so a Hub mirror or a local stand-in is picked up however the process was started. The
+at import), so a Hub mirror or a local stand-in is picked up however the process was started; one
+no HTTP client can use is refused in one line naming it (:func:`endpoint_setting`). The
 token comes from ``HF_TOKEN`` or the standard login (``hf auth login``) through
 ``huggingface_hub.get_token``; this module never stores, prints or passes it anywhere itself, and
 scrubs it from any error text just in case a server echoes it.
@@ -14,17 +15,30 @@ import os
 from typing import Iterator
 
 from .. import __version__
-from ..errors import REDACTED, UsageError, add_key_in_use, redact
+from ..errors import REDACTED, UsageError, add_key_in_use, redact, require_base_url
 
 #: the Hub's repo type for everything this package publishes
 REPO_TYPE = "dataset"
+#: the environment variable naming the Hub's address
+ENDPOINT_VARIABLE = "HF_ENDPOINT"
+
+
+def endpoint_setting() -> str:
+    """``HF_ENDPOINT`` as set (empty when it is not), refused in one line naming it when no HTTP
+    client can use it (:func:`~interleave_bench.errors.require_base_url`). ``huggingface_hub``,
+    and ``datasets`` through it, read it when first imported and stop that import with a bare
+    ``ValueError`` on a malformed one, so the package checks it before any of its modules loads
+    them (``interleave_bench/hub/__init__.py``)."""
+    value = os.environ.get(ENDPOINT_VARIABLE, "")
+    return require_base_url(ENDPOINT_VARIABLE, value) if value else ""
 
 
 def endpoint() -> str:
-    """The Hub endpoint: ``HF_ENDPOINT`` if set, else the one ``huggingface_hub`` was configured with."""
+    """The Hub endpoint: ``HF_ENDPOINT`` if set (:func:`endpoint_setting`), else the one
+    ``huggingface_hub`` was configured with."""
     from huggingface_hub import constants
 
-    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+    return (endpoint_setting() or constants.ENDPOINT).rstrip("/")
 
 
 def hub_api():

@@ -1,6 +1,7 @@
 """Which OpenAI-compatible endpoint and model a run talks to, read from the environment.
 
-- ``OPENAI_BASE_URL`` + ``OPENAI_API_KEY`` with ``--model NAME``: any OpenAI-compatible server.
+- ``OPENAI_BASE_URL`` + ``OPENAI_API_KEY`` with ``--model NAME``: any OpenAI-compatible server
+  (a URL no HTTP client can use, ``http://host:99999``, is refused in one line before any call).
 - ``DEEPSEEK_API_KEY``: DeepSeek's documented endpoint; ``--model`` defaults to ``deepseek-chat``
   (``deepseek-reasoner`` is the other documented name).
 - ``--dry-run``: the project's fake model on loopback; nothing is spent.
@@ -16,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, require_base_url
 from ..strictjson import parse_strict
 
 DEEPSEEK_BASE_URL = "https://api.deepseek.com"
@@ -81,6 +82,7 @@ def resolve_provider(model: str | None = None, *, env: dict[str, str] | None = N
     extra = extra_body_from_env(env)
     base = env.get("OPENAI_BASE_URL", "").strip()
     if base:
+        require_base_url("OPENAI_BASE_URL", base)  # before any call: the client's own error would be no one line
         key = env.get("OPENAI_API_KEY", "").strip()
         if not key:
             raise UsageError("OPENAI_BASE_URL is set but OPENAI_API_KEY is not")

@@ -1,0 +1,80 @@
+"""A server's base URL from the environment (``OPENAI_BASE_URL``, ``HF_ENDPOINT``) that no HTTP
+client can use is one line naming the variable, exit 2, before any work; never the client's own
+error as an internal one, and never the URL's password in the line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from _route_util import write_data
+
+KEY = "sk-base-url-SECRET-0123456789abcdef"
+PASSWORD = "pw-SECRET-9f8e7d6c5b4a"
+
+#: URLs the real ``openai`` client (httpx underneath) cannot send to, each with what the line says
+MALFORMED = [
+    ("http://127.0.0.1:99999/v1", "its port is not a number from 1 to 65535"),  # was: ExceptionGroup, exit 1
+    ("http://h@[::1/v1", "its IPv6 host has no closing ']'"),  # was: InvalidURL: Invalid port, exit 1
+    ("http://127.0.0.1:abc/v1", "its port is not a number from 1 to 65535"),
+    ("http://127.0.0.1:0/v1", "its port is not a number from 1 to 65535"),
+    ("http://:8080/v1", "it names no host"),
+    ("ftp://127.0.0.1/v1", "the scheme is 'ftp', not http or https"),
+    ("127.0.0.1:8080/v1", "it does not start with http:// or https://"),
+    ("http://ho st/v1", "it holds a blank or control character"),
+    (f"http://user:{PASSWORD}@[::1/v1", "its IPv6 host has no closing ']'"),
+    (f"http://user:{PASSWORD}/x@127.0.0.1:99999/v1", "its port is not a number from 1 to 65535"),
+]
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "interleave_bench", *args], capture_output=True, text=True,
+                          env={**os.environ, "INTERLEAVE_NO_PROGRESS": "1", **env}, cwd=cwd, timeout=300)
+
+
+def assert_one_line(proc: subprocess.CompletedProcess, variable: str, why: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr
+    assert line.count("\n") == 1 and line.startswith(f"error: {variable}: "), line
+    assert why in line and "expected http(s)://HOST[:PORT][/PATH]" in line, line
+    assert "internal error" not in line and "Traceback" not in line
+    assert KEY not in line and PASSWORD not in line and "SECRET" not in line, line
+
+
+@pytest.mark.parametrize("url,why", MALFORMED)
+def test_a_malformed_openai_base_url_is_one_line_before_any_work(tmp_path, url, why):
+    data = write_data(tmp_path / "data")
+    out = tmp_path / "out.jsonl"
+    proc = run(["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1", "--out", str(out),
+                "--cache", str(tmp_path / "cache")], {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": KEY}, tmp_path)
+    assert_one_line(proc, "OPENAI_BASE_URL", why)
+    assert not out.exists() and not (tmp_path / "cache").exists()
+
+
+def test_a_base_url_the_client_can_use_routes_through_the_real_client(fake_server, tmp_path):
+    data = write_data(tmp_path / "data")
+    host_port = fake_server.url.split("://", 1)[1]
+    for i, url in enumerate((fake_server.url, "HTTP://" + host_port + "/", fake_server.url.replace("://", f"://user:{PASSWORD}@"))):
+        out = tmp_path / f"out{i}.jsonl"
+        proc = run(["route", str(data), "--mode", "closed", "--policy", "llm", "--model", "m1", "--out", str(out),
+                    "--no-cache"], {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": KEY}, tmp_path)
+        assert proc.returncode == 0, (url, proc.stderr)
+        assert out.exists()
+    assert fake_server.completions > 0
+
+
+@pytest.mark.parametrize("url,why", MALFORMED[:2] + MALFORMED[-2:])
+@pytest.mark.parametrize("command", ["export", "leaderboard"])
+def test_a_malformed_hub_endpoint_is_one_line_naming_it(tmp_path, url, why, command):
+    """``huggingface_hub`` and ``datasets`` read ``HF_ENDPOINT`` when loaded, and failed there with
+    a bare ValueError (an internal error, exit 1)."""
+    data = write_data(tmp_path / "data")
+    args = {"export": ["export", "--v0", str(data), "--out", str(tmp_path / "hub-out")],
+            "leaderboard": ["leaderboard", "show", "--repo", "org/board"]}[command]
+    proc = run(args, {"HF_ENDPOINT": url.replace("ftp", "http"), "HF_TOKEN": "hf_" + "a" * 34}, tmp_path)
+    assert_one_line(proc, "HF_ENDPOINT", why)
+    assert not (tmp_path / "hub-out").exists()
