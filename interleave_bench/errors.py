@@ -54,8 +54,24 @@ def one_line(text: str) -> str:
 
 def exc_text(exc: BaseException) -> str:
     """What a library's exception says, as one line for a message of ours (:func:`one_line`), or its
-    type's name when it says nothing."""
-    return one_line(str(exc).strip()) or type(exc).__name__
+    type's name when it says nothing, or when what it says cannot be read (a ``__str__`` that raises)."""
+    return _said(exc) or type(exc).__name__
+
+
+def exc_said(exc: BaseException) -> str:
+    """``Type: what it says`` of an exception raised by code not ours (a plug-in router's), as one
+    line; its type's name alone when it says nothing, or when what it says cannot be read."""
+    said = _said(exc)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
+def _said(exc: BaseException) -> str:
+    """``str(exc)`` as one line, empty when its ``__str__`` raises: a message about the exception
+    must not fail in turn."""
+    try:
+        return one_line(str(exc).strip())
+    except Exception:  # noqa: BLE001 - any failure of code not ours: the type's name says what is known
+        return ""
 
 
 def _restore(cls: type, args: tuple, state: dict) -> InputError:

@@ -249,7 +249,7 @@ def test_a_router_that_always_fails_stops_the_run_with_one_line(data, routers, c
     ("my_routers:NoRoute", [], "has no route(view)"),
     ("my_routers:Builtin", [], "is a built-in policy's"),
     ("my_routers:Keyword", ["--router-arg", "nonsense"], "expected NAME=VALUE"),
-    ("my_routers:Keyword", ["--router-arg", "colour=red"], "failed"),
+    ("my_routers:Keyword", ["--router-arg", "colour=red"], "could not start: TypeError"),
     ("my_routers:Keyword", ["--policy", "bm25"], "one of them"),
     ("my_routers:Keyword", ["--dry-run"], "not --router"),
     # a plug-in router is driven one session at a time and calls no model of ours: these would be

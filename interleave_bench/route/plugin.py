@@ -21,10 +21,11 @@ import json
 import os
 import re
 import sys
-from typing import Any, Mapping, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
-from ..errors import (InputError, UsageError, add_secret, add_shaped_secrets, add_url_secrets, is_secret_name,
-                      redact)
+from ..errors import (InputError, InterleaveError, UsageError, add_secret, add_shaped_secrets, add_url_secrets,
+                      exc_said, is_secret_name, redact)
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from .base import Decision, RouterView
@@ -158,6 +159,20 @@ def policy_name(router: Any, fallback: str) -> str:
     return name
 
 
+@contextmanager
+def starting(spec: str) -> Iterator[None]:
+    """Where a router is made and its attributes read (``policy``, ``route``): whatever its own
+    code raises there (a ``ValueError`` of its argument checks, a ``policy`` property that fails)
+    is one line, ``router SPEC: could not start: ValueError: ...``, exit 2; the project's own
+    errors and Ctrl-C pass as they are."""
+    try:
+        yield
+    except (InterleaveError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: a router that cannot start ends nothing else
+        raise UsageError(f"router {spec}: could not start: {exc_said(exc)}") from None
+
+
 #: ``via`` of a :class:`~.base.Decision` that sets none (the built-in policies' ``baseline``)
 _DECISION_VIA = next(f.default for f in dataclasses.fields(Decision) if f.name == "via")
 
@@ -170,12 +185,13 @@ class PluginRouter:
     """
 
     def __init__(self, inner: Any, spec: str, *, policy: Optional[str] = None):
-        route = getattr(inner, "route", None)
-        if not callable(route):
-            raise UsageError(f"router {spec}: {type(inner).__name__} has no route(view) (see docs/route.md#your-own-router)")
+        with starting(spec):
+            route = getattr(inner, "route", None)
+            if not callable(route):
+                raise UsageError(f"router {spec}: {type(inner).__name__} has no route(view) (see docs/route.md#your-own-router)")
+            self.policy = policy or policy_name(inner, type(inner).__name__)
         self.inner = inner
         self.spec = spec
-        self.policy = policy or policy_name(inner, type(inner).__name__)
         self.uses_model = False  # driven one session at a time: a plug-in's own concurrency is its own
         self.answered = 0
         self.failed = 0
@@ -189,13 +205,12 @@ class PluginRouter:
         except UsageError:
             raise
         except Exception as exc:  # the router's own failure: a row says why, the run goes on
-            reason = str(exc) if isinstance(exc, RouterFailure) else f"raised {type(exc).__name__}: {exc}"
+            reason = str(exc) if isinstance(exc, RouterFailure) else f"raised {exc_said(exc)}"
             return self._failed(f"router {self.policy} {reason}")
         except (KeyboardInterrupt, asyncio.CancelledError):
             raise  # Ctrl-C: the command's resume advice; a cancelled task: the runner's own stop
         except BaseException as exc:  # SystemExit, GeneratorExit...: no decision, and no way to go on
-            said = f": {exc}" if str(exc) else ""
-            raise UsageError(f"router {self.policy} raised {type(exc).__name__}{said} at {message_of(view)} of session "
+            raise UsageError(f"router {self.policy} raised {exc_said(exc)} at {message_of(view)} of session "
                              f"{view.session_id}; stopping (the finished sessions are kept): route(view) must "
                              "return a decision or raise an Exception") from None
         if d.kind == "error":
@@ -259,7 +274,7 @@ def import_class(spec: str, option: str) -> type:
     try:
         module = importlib.import_module(mod)
     except Exception as exc:  # a missing module, or one that fails as it loads
-        raise UsageError(f"{option} {spec!r}: cannot import {mod!r}: {type(exc).__name__}: {exc}") from None
+        raise UsageError(f"{option} {spec!r}: cannot import {mod!r}: {exc_said(exc)}") from None
     finally:
         if added:
             sys.path.remove(here)
@@ -287,11 +302,9 @@ def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
         inner = HttpRouter(spec, timeout=HTTP_TIMEOUT)
         return PluginRouter(inner, spec, policy=policy_name(inner, ""))
     cls = import_class(spec, "--router")
-    kwargs = parse_router_args(router_args)
-    try:
+    kwargs = parse_router_args(router_args)  # (a secret among them is redacted from the line of a failure)
+    with starting(spec):
         inner = cls(**kwargs)
-    except TypeError as exc:
-        raise UsageError(f"--router {spec!r}: {cls.__name__}({', '.join(kwargs)}) failed: {exc}") from None
     return PluginRouter(inner, spec)
 
 
