@@ -123,6 +123,20 @@ def require_file(path: "str | _os.PathLike", missing: str = "no such file") -> N
         raise InputError(str(path), None, None, "is not a regular file (a FIFO, socket or device)")
 
 
+#: the byte order mark an editor may put at the start of a UTF-8 file
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def require_no_bom(path: "str | _os.PathLike", head: bytes) -> None:
+    """Raise :class:`InputError` ``FILE:1: starts with a UTF-8 byte order mark`` when ``head``, the
+    first bytes of the text file ``path``, begins with one. The project reads its text inputs as
+    UTF-8 without a mark: a JSON or JSONL file with one is refused (its first line is no JSON), and
+    a file read a line at a time (an IRC log, its annotations) is refused the same way, rather
+    than read with the mark taken for the first line's text."""
+    if head.startswith(UTF8_BOM):
+        raise InputError(str(path), 1, None, "starts with a UTF-8 byte order mark (BOM): save it as UTF-8 without one")
+
+
 def require_output_file(path: "str | _os.PathLike") -> None:
     """Raise :class:`InputError` when the output ``path`` is there but is no regular file: ``is a
     folder, not a file``, or for a FIFO, socket or device ``is not a regular file``, which a new

@@ -3,6 +3,7 @@ numbers no log has; each one line naming file, line and field, exit 2, the outpu
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -74,3 +75,26 @@ def test_a_blank_annotated_message_is_one_line(tmp_path, capsys, blank):
     code, err = run_import(tmp_path, capsys)
     assert code == 2 and err == f"error: {d / LOG}:7: message 6 is a blank line: an annotated message has text\n", err
     assert not (tmp_path / "out" / "sessions.jsonl").exists()
+
+
+@pytest.mark.parametrize("file", [LOG, NAME])
+def test_a_log_or_annotation_starting_with_a_bom_is_one_line(tmp_path, capsys, file):
+    """A UTF-8 byte order mark is refused in the log as in its annotations (and as in a JSON input),
+    never taken for the first message's text: a log annotated from line 0 lost its time stamp and
+    speaker to it."""
+    d = corpus(tmp_path)
+    (d / NAME).write_text("0 0 -\n" + (d / NAME).read_text(encoding="utf-8"), encoding="utf-8")  # line 0 annotated
+    (d / file).write_bytes(b"\xef\xbb\xbf" + (d / file).read_bytes())
+    code, err = run_import(tmp_path, capsys)
+    assert code == 2 and err == f"error: {d / file}:1: starts with a UTF-8 byte order mark (BOM): save it as UTF-8 " \
+                                 "without one\n", err
+    assert not (tmp_path / "out" / "sessions.jsonl").exists()
+
+
+def test_line_zero_annotated_imports_with_its_speaker(tmp_path, capsys):
+    d = corpus(tmp_path)
+    (d / NAME).write_text("0 0 -\n" + (d / NAME).read_text(encoding="utf-8"), encoding="utf-8")
+    code, err = run_import(tmp_path, capsys)
+    assert code == 0, err
+    first = json.loads((tmp_path / "out" / "sessions.jsonl").read_text(encoding="utf-8").splitlines()[0])["turns"][0]
+    assert (first["line"], first["speaker"], first["text"]) == (0, "alice", "<alice> anyone know how to reinstall grub?")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import InputError, require_folder
+from ..errors import InputError, require_folder, require_no_bom
 from ..schema import OPEN_ONLY_FIELD
 
 ANNOTATION_SUFFIX = ".annotation.txt"
@@ -126,12 +126,15 @@ def read_log(path: Path) -> list[str]:
     """The log's lines without line ends, numbered from 0 as the annotations number them.
 
     Raises :class:`InputError` naming the line for a log that is not text: bytes that are not
-    UTF-8, or a NUL byte (no chat line holds one; a binary file does).
+    UTF-8, or a NUL byte (no chat line holds one; a binary file does); and for a log that starts
+    with a byte order mark (:func:`~interleave_bench.errors.require_no_bom`), as its annotations are.
     """
     lines: list[str] = []
     try:
         with open(path, "rb") as fh:
             for n, raw in enumerate(fh, start=1):
+                if n == 1:
+                    require_no_bom(path, raw)
                 if b"\0" in raw:
                     raise InputError(str(path), n, None, "holds a NUL byte: a binary file, not a chat log")
                 try:
@@ -147,7 +150,8 @@ def read_links(path: Path, log_size: int) -> Iterator[tuple[int, int]]:
     """``(earlier, later)`` for each link of an annotation file, in file order.
 
     Raises :class:`InputError` naming the line and field for a malformed line or a message number
-    outside the log (``log_size`` lines).
+    outside the log (``log_size`` lines), and for a file that starts with a byte order mark
+    (:func:`~interleave_bench.errors.require_no_bom`), as its log is.
     """
     try:
         fh = open(path, "rb")
@@ -155,6 +159,8 @@ def read_links(path: Path, log_size: int) -> Iterator[tuple[int, int]]:
         raise InputError(str(path), None, None, f"cannot read: {exc.strerror}") from None
     with fh:
         for line_no, data in enumerate(fh, start=1):
+            if line_no == 1:
+                require_no_bom(path, data)
             try:
                 raw = data.decode("ascii")
             except UnicodeDecodeError:
