@@ -223,6 +223,21 @@ class RunCounts(Document):
     rules: int
 
 
+class RunUsage(Document):
+    """A run record's model usage: calls and paid tokens of every run that wrote its file, their
+    cost at ``price`` (the figures and where they came from), ``None`` when calls were paid at a
+    price that is unknown (``llm.client.usage_record``)."""
+
+    calls: int = Field(default=0, ge=0)
+    cached: int = Field(default=0, ge=0)
+    failed: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0)
+    cached_input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost_usd: Optional[float] = Field(default=None, ge=0, allow_inf_nan=False)
+    price: Optional[Price] = None  # absent in records written before it existed
+
+
 class RunRecord(Document):
     """``<run>.run.json``: what made a predictions file (options, data fingerprint) and, once
     complete, its counts, usage and provenance. A record written before ``format`` existed reads
@@ -236,7 +251,7 @@ class RunRecord(Document):
     options: dict[str, Any]
     complete: bool = False
     counts: Optional[RunCounts] = None
-    usage: Optional[dict[str, Any]] = None
+    usage: Optional[RunUsage] = None
     provenance: Optional[dict[str, Any]] = None
 
     def same_run(self, other: "RunRecord") -> Optional[str]:

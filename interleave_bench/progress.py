@@ -78,7 +78,7 @@ def summary_line(what: str, counts: dict[str, Any], seconds: float, llm: Any = N
     line = f"done: {what}: {', '.join(parts)}; {seconds:.1f}s"
     if llm is not None:
         s = llm.stats
-        cost = f"${s.cost_usd:.4f}" if s.price_known else "cost unknown"
+        cost = "cost unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
         line += (f"; {s.calls:,} paid calls, {s.cached:,} cached, {s.failed:,} failed; "
                  f"tokens {s.paid.input:,} in / {s.paid.output:,} out; {cost}")
     return line

@@ -444,7 +444,8 @@ class ManifestUsage(Record):
     input_tokens: int = Field(default=0, **COUNT)
     cached_input_tokens: int = Field(default=0, **COUNT)
     output_tokens: int = Field(default=0, **COUNT)
-    cost_usd: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    #: USD at the price recorded beside it (``price``); ``None`` when that price is unknown
+    cost_usd: Optional[float] = Field(default=0.0, ge=0, allow_inf_nan=False)
 
 
 class Manifest(Record):

@@ -52,14 +52,17 @@ def test_version():
 
 def test_summary_line_counts_time_tokens_and_cost():
     from interleave_bench.llm.client import RunStats, Usage
+    from interleave_bench.llm.prices import Price
     from interleave_bench.progress import summary_line
 
-    class FakeLLM:
-        stats = RunStats(calls=3, cached=2, failed=1, paid=Usage(1200, 200, 300), cost_usd=0.01234)
+    class FakeLLM:  # 1,000 fresh input tokens at $10, 200 cached at $1, 300 output at $1 a million
+        stats = RunStats(calls=3, cached=2, failed=1, paid=Usage(1200, 200, 300), price=Price(10, 1, 1))
 
     line = summary_line("route", {"sessions": 1, "messages": 2, "runs scored": 1}, 2.25, FakeLLM())
     assert line == ("done: route: 1 session, 2 messages, 1 run scored; 2.2s; 3 paid calls, 2 cached, 1 failed; "
-                    "tokens 1,200 in / 300 out; $0.0123")
+                    "tokens 1,200 in / 300 out; $0.0105")
+    FakeLLM.stats.price = None  # paid calls at no known price: no figure
+    assert summary_line("route", {}, 1.0, FakeLLM()).endswith("tokens 1,200 in / 300 out; cost unknown")
 
 
 def test_a_missing_command_module_is_an_error_not_a_missing_command(monkeypatch):

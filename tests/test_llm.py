@@ -11,7 +11,7 @@ import pytest
 
 from interleave_bench.errors import InputError, UsageError
 from interleave_bench.llm import LLM, ModelCallError, ResponseCache, model_session
-from interleave_bench.llm.prices import PRICES_AS_OF, Price, price_for
+from interleave_bench.llm.prices import PRICES_AS_OF, Price, price_for, table_price
 from interleave_bench.llm.provider import DEEPSEEK_BASE_URL, Provider, resolve_provider
 from interleave_bench.llm.server import FakeServer
 
@@ -162,7 +162,8 @@ def test_cost_line_matches_server_usage(openai_env, monkeypatch):
     assert f"${expected:.4f}" in line
     assert f"{u['prompt_tokens']:,} in ({u['cached_tokens']:,} cached) / {u['completion_tokens']:,} out" in line
     assert line.endswith("(prices from EVAL_PRICES)")  # the prices it used, not the table's date
-    assert stats.line("m1", env={}).endswith(f"(prices as of {PRICES_AS_OF}; EVAL_PRICES sets others)")
+    stats.price = table_price("deepseek-chat")
+    assert stats.line("deepseek-chat").endswith(f"(prices as of {PRICES_AS_OF}; EVAL_PRICES sets others)")
 
 
 def test_price_table_and_override():

@@ -60,6 +60,6 @@ def test_call_counts_are_written_with_thousands_separators():
     from interleave_bench.progress import summary_line
 
     stats = RunStats(calls=2889, cached=1200, failed=1001)
-    assert stats.line("m", env={}).startswith("model m: 2,889 paid calls, 1,200 from cache, 1,001 failed; ")
+    assert stats.line("m").startswith("model m: 2,889 paid calls, 1,200 from cache, 1,001 failed; ")
     line = summary_line("route x", {"sessions": 3}, 1.0, SimpleNamespace(stats=stats))
     assert "; 2,889 paid calls, 1,200 cached, 1,001 failed; " in line

@@ -99,6 +99,30 @@ class Reply:
     cache_key: str | None = None  # where the answer is stored, for :meth:`LLM.reject`
 
 
+#: the counts of a usage record (:func:`usage_record`): they add up across the runs that wrote one file
+USAGE_COUNTS = ("calls", "cached", "failed", "input_tokens", "cached_input_tokens", "output_tokens")
+
+
+def usage_record(counts: Mapping[str, int], price: Price | None, model: str | None) -> dict[str, Any]:
+    """Model usage as every file records it (run record, manifest, summaries): the
+    :data:`USAGE_COUNTS`, ``cost_usd`` (:func:`spent_usd`: paid calls at an unknown price cost
+    ``None``, never 0.0) and ``price``, the figures used and where they came from (``None`` when unknown)."""
+    out: dict[str, Any] = {k: int(counts.get(k, 0)) for k in USAGE_COUNTS}
+    cost = spent_usd(price, out["calls"], out["input_tokens"], out["cached_input_tokens"], out["output_tokens"])
+    out["cost_usd"] = None if cost is None else round(cost, 6)
+    out["price"] = None if price is None else price.record(model)
+    return out
+
+
+def spent_usd(price: Price | None, calls: int, input_tokens: int, cached_input_tokens: int,
+              output_tokens: int) -> float | None:
+    """What ``calls`` paid calls with these tokens cost at ``price``: 0.0 when no call was paid
+    (whatever the price), ``None`` when calls were paid at a price that is unknown."""
+    if not calls:
+        return 0.0
+    return None if price is None else price.cost(input_tokens, cached_input_tokens, output_tokens)
+
+
 @dataclass
 class RunStats:
     """What a run's model calls cost: paid calls, cache hits, failures, tokens and USD."""
@@ -107,32 +131,40 @@ class RunStats:
     cached: int = 0
     failed: int = 0
     paid: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    price_known: bool = True
+    #: the price of the run's model (``None``: unknown, and so is the cost)
+    price: Price | None = None
+    model: str | None = None
+
+    @property
+    def cost_usd(self) -> float | None:
+        """USD the paid calls cost at the run's price (:func:`spent_usd`)."""
+        return spent_usd(self.price, self.calls, self.paid.input, self.paid.cached_input, self.paid.output)
+
+    def counts(self) -> dict[str, int]:
+        """The :data:`USAGE_COUNTS` so far."""
+        return {"calls": self.calls, "cached": self.cached, "failed": self.failed, "input_tokens": self.paid.input,
+                "cached_input_tokens": self.paid.cached_input, "output_tokens": self.paid.output}
 
     def as_manifest(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "cached": self.cached,
-            "failed": self.failed,
-            "input_tokens": self.paid.input,
-            "cached_input_tokens": self.paid.cached_input,
-            "output_tokens": self.paid.output,
-            "cost_usd": round(self.cost_usd, 6),
-        }
+        """The run's usage as files record it (:func:`usage_record`)."""
+        return usage_record(self.counts(), self.price, self.model)
 
-    def line(self, model: str, env: Optional[Mapping[str, str]] = None) -> str:
-        """The cost line printed at the end of every command that calls a model, naming where its
-        prices came from (``EVAL_PRICES`` when set, else the dated table)."""
-        import os
-
-        cost = f"${self.cost_usd:.4f}" if self.price_known else f"unknown (set {ENV_SOURCE})"
-        given = (os.environ if env is None else env).get(ENV_SOURCE, "").strip()
-        source = f"prices from {ENV_SOURCE}" if given else f"prices as of {PRICES_AS_OF}; {ENV_SOURCE} sets others"
+    def line(self, model: str) -> str:
+        """The cost line printed at the end of every command that calls a model: one statement of
+        what was spent and at which prices (``EVAL_PRICES``, or the dated table), or that the price
+        of ``model`` is unknown."""
+        if self.cost_usd is None:
+            cost = f"unknown ({model} is not in the price table of {PRICES_AS_OF}: set {ENV_SOURCE})"
+        elif self.price is None:
+            cost = f"${self.cost_usd:.4f} (no paid call)"
+        elif self.price.source == ENV_SOURCE:
+            cost = f"${self.cost_usd:.4f} (prices from {ENV_SOURCE})"
+        else:
+            cost = f"${self.cost_usd:.4f} (prices as of {PRICES_AS_OF}; {ENV_SOURCE} sets others)"
         return (
             f"model {model}: {self.calls:,} paid call{'s' if self.calls != 1 else ''}, {self.cached:,} from cache, "
             f"{self.failed:,} failed; tokens {self.paid.input:,} in ({self.paid.cached_input:,} cached) / "
-            f"{self.paid.output:,} out; cost {cost} ({source})"
+            f"{self.paid.output:,} out; cost {cost}"
         )
 
 
@@ -181,9 +213,8 @@ class LLM:
         self.sleep = sleep or asyncio.sleep  # how a retry waits (tests hand in one that records)
         self.clock = clock  # seconds, for a call's latency
         self.wall_clock = wall_clock  # the time of day, for a Retry-After given as a date
-        self.stats = RunStats()
         self.price: Price | None = price_for(provider.model)
-        self.stats.price_known = self.price is not None
+        self.stats = RunStats(price=self.price, model=provider.model)
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -253,8 +284,6 @@ class LLM:
             elapsed_ms = max(0, int(round((self.clock() - start) * 1000)))
         self.stats.calls += 1
         self.stats.paid.add(usage)
-        if self.price is not None:
-            self.stats.cost_usd += self.price.cost(usage.input, usage.cached_input, usage.output)
         if self.cache is not None:
             self.cache.put(
                 key,

@@ -1,8 +1,8 @@
 """What a model call costs: one documented, dated default price table, overridable per run.
 
 Prices are USD per million tokens as ``(input, cached_input, output)``. ``EVAL_PRICES="in,cached,out"``
-overrides the table for every model of a run. A model missing from the table costs nothing in the
-summary, and the summary says the price is unknown rather than printing a made-up number.
+overrides the table for every model of a run. A model missing from the table has no price: its cost
+is unknown (``None`` in every file, "cost unknown" in every line), never a made-up number.
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ class Price:
     def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
         fresh = max(0, input_tokens - cached_input_tokens)
         return (fresh * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output) / 1e6
+
+    def record(self, model: str | None) -> dict[str, object]:
+        """The price as a file records it beside a cost (``documents.Price``): the three figures,
+        the ``model`` priced and where the figures came from."""
+        return {"model": model, "input": self.input, "cached_input": self.cached_input, "output": self.output,
+                "source": self.source}
 
 
 #: how the default table names itself as a price's source

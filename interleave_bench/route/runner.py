@@ -26,12 +26,12 @@ from typing import Any, Callable, Optional, Sequence
 from ..errors import UsageError
 from ..heap import settled
 from ..io import JsonlAppender, read_json, read_sessions, sessions_file, write_json
-from ..llm.client import SESSIONS_PER_SLOT
+from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
 from ..locks import exclusive_output
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, validate_document
+from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, validate_document
 from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, PredictionRow, Session, is_open_only
 from .base import (
     BurstFailure,
@@ -466,7 +466,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
 
     counts = SessionCounts()
     # this run's share of the client's totals (a sweep routes several runs with one client)
-    spent_before = llm.stats.as_manifest() if llm is not None else None
+    spent_before = llm.stats.counts() if llm is not None else None
     slots = 1
     if getattr(router, "uses_model", False) and llm is not None:
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
@@ -492,10 +492,11 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
 
     usage = None
     if llm is not None:
-        usage = {k: round(v - spent_before[k], 6) for k, v in llm.stats.as_manifest().items()}
-    if usage is not None and done and previous is not None and previous.usage:
-        # a resumed run: the record keeps what the whole file cost
-        usage = {k: round(v + previous.usage.get(k, 0), 6) for k, v in usage.items()}
+        spent = {k: v - spent_before[k] for k, v in llm.stats.counts().items()}
+        if done and previous is not None and previous.usage is not None:
+            # a resumed run: the record counts what the whole file took, costed at this run's price
+            spent = {k: spent[k] + getattr(previous.usage, k) for k in USAGE_COUNTS}
+        usage = RunUsage.model_validate(usage_record(spent, llm.stats.price, llm.model))
     in_file = file_counts(out_path)
     write_json(record_path, record.model_copy(update={
         "complete": True,

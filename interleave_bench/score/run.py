@@ -206,10 +206,7 @@ def score_document(
 
     reasons = [x.reason for x in left_out]
     not_scored = [x.to_json() for x in left_out]
-    price_used = None
-    if price is not None:
-        price_used = {"model": model, "input": price.input, "cached_input": price.cached_input,
-                      "output": price.output, "source": price.source}
+    price_used = None if price is None else price.record(model)
     payload = {
         "format": SCORE_FORMAT,
         "system": system,
