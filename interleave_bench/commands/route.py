@@ -18,7 +18,7 @@ from ..options import whole_number
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
 from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
-from ..route.sweep import DEFAULT_THRESHOLDS, curve_table, parse_thresholds, run_sweep
+from ..route.sweep import DEFAULT_THRESHOLDS, SweepResult, curve_table, parse_thresholds, run_sweep
 from ..schema import MODES
 
 
@@ -170,6 +170,19 @@ def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any 
     return 0
 
 
+def sweep_counts(result: SweepResult) -> dict[str, object]:
+    """The counts of a sweep's summary line, worded as :func:`describe` words a resumed run: the
+    thresholds routed now and those already done, what the curve holds, the messages routed now,
+    and the ``ERROR`` rows the runs of this sweep hold."""
+    now = sum(1 for r in result.runs if r.sessions)
+    counts: dict[str, object] = {"thresholds": now}
+    if len(result.runs) > now:
+        counts["already done"] = len(result.runs) - now
+    counts.update({"on the curve": len(result.points), "messages": sum(r.counts.messages for r in result.runs),
+                   "errors": sum(r.errors_left for r in result.runs)})
+    return counts
+
+
 def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
     """``--sweep-threshold``: one hybrid run per threshold, then the curve files and table."""
     if opts.policy != "hybrid":
@@ -184,12 +197,12 @@ def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
         result = run_sweep(args.data, opts, thresholds, llm=llm, fresh=args.fresh, dry_run=args.dry_run)
         for r in result.runs:
             print(f"wrote {r.path} ({r.rows:,} rows)")
+        for path, why in result.left_off:
+            print(f"not on the curve: {path} ({why})", file=sys.stderr)
         print(curve_table(result.points))
-        print(f"wrote {result.json_path} and {result.csv_path.name}")
-        print(summary_line(f"route sweep {opts.mode}-hybrid", {"thresholds": len(thresholds),
-                                                                 "messages": sum(r.counts.messages for r in result.runs),
-                                                                 "errors": sum(r.errors_left for r in result.runs)},
-                           timer.seconds, llm))
+        points = len(result.points)
+        print(f"wrote {result.json_path} and {result.csv_path.name} ({points:,} threshold{'s' if points != 1 else ''})")
+        print(summary_line(f"route sweep {opts.mode}-hybrid", sweep_counts(result), timer.seconds, llm))
         print(llm.cost_line())
     for r in result.runs:  # an ERROR row counts as wrong on the curve: each run says how many it holds
         if r.errors_left:

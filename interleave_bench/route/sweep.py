@@ -5,6 +5,11 @@ every T of the sweep (each an ordinary, resumable run with its own predictions f
 on the routed split, and writes the curve beside the predictions: ``<mode>-hybrid-sweep[-<model>]
 .sweep.json`` and ``.sweep.csv``. At T = 0 every message goes to ``local`` (no call); as T rises
 more go to the model.
+
+The curve holds every threshold of that sweep whose run is there and finished, not only those
+asked for now: a sweep at 0.5 and 0.9 after one at ten thresholds adds its points to the ten
+(:func:`curve_members`), so no paid run drops off the curve, and the curve files are the same
+whatever order the thresholds were run in.
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..errors import UsageError
+from ..documents import RunRecord, validate_document
+from ..errors import InputError, UsageError
+from ..fingerprints import sha256_file
 from ..score.table import RATE, metric
-from ..io import atomic_write_text, read_predictions, read_sessions, sessions_file, write_json
+from ..io import atomic_write_text, read_json, read_predictions, read_sessions, sessions_file, write_json
 from ..provenance import provenance
 from ..score.run import score_predictions
 from .local import VIA_LOCAL
-from .runner import MODEL_POLICIES, RouteOptions, RouteResult, default_output, run_route, safe_name
+from .runner import (MODEL_POLICIES, RouteOptions, RouteResult, default_output, output_name, run_route, safe_name,
+                     sidecar_path)
 
 #: the thresholds of a sweep unless given: from "local decides all" through the confidences where
 #: local's calibrated accuracy changes fastest
@@ -48,12 +56,15 @@ class SweepPoint:
 
 @dataclass(frozen=True)
 class SweepResult:
-    """The points in threshold order, the curve files written and the runs behind them."""
+    """The curve's points in threshold order (every finished run of the sweep, :func:`curve_members`),
+    the curve files written, the runs of the thresholds asked for now, and the files of the
+    sweep's name left off the curve, each with why."""
 
     points: list[SweepPoint]
     json_path: Path
     csv_path: Path
     runs: list[RouteResult]
+    left_off: list[tuple[Path, str]]
 
 
 def parse_thresholds(text: str) -> tuple[float, ...]:
@@ -101,26 +112,95 @@ def point_of(threshold: float, path: Path, sessions: Sequence[Any], split: str) 
                       metrics.get("accuracy"), metrics.get("weighted_error"), path.name)
 
 
+def _name_pattern(opts: RouteOptions, model: Optional[str]) -> tuple[str, str]:
+    """What the predictions file of this sweep at any threshold is named before and after the
+    threshold (:func:`~.runner.output_name`): ``("closed-hybrid-t", "-m1.jsonl")``."""
+    head, tail = output_name(replace(opts, threshold=0.5), model).split("-t0.5", 1)
+    return head + "-t", tail
+
+
+def _but_threshold(record: RunRecord) -> tuple[str, dict[str, Any]]:
+    """What a sweep's runs share: the data and every option but the threshold."""
+    return record.data_sha256, {k: v for k, v in record.options.items() if k != "threshold"}
+
+
+def _left_off_why(path: Path, opts: RouteOptions, model: Optional[str],
+                  reference: RunRecord) -> tuple[Optional[float], str]:
+    """``(threshold, "")`` for a finished run of the sweep of ``reference`` at ``path``, else
+    ``(None, why it is not one)``."""
+    record_path = sidecar_path(path)
+    if not record_path.is_file():
+        return None, f"no run record {record_path.name}"
+    try:
+        record = validate_document(RunRecord, read_json(record_path), str(record_path), "a run record")
+    except InputError as exc:
+        return None, f"its run record cannot be read: {exc}"
+    t = record.options.get("threshold")
+    if (not isinstance(t, (int, float)) or isinstance(t, bool) or _but_threshold(record) != _but_threshold(reference)
+            or output_name(replace(opts, threshold=float(t)), model) != path.name):
+        return None, "routed from other data or options than this sweep"
+    if not record.complete:
+        return None, f"unfinished: give the sweep {t:g} to finish it"
+    if (record.provenance or {}).get("predictions") != sha256_file(path):
+        return None, f"changed since {record_path.name} was written"
+    return float(t), ""
+
+
+def curve_members(folder: Path, opts: RouteOptions, model: Optional[str],
+                  reference: RunRecord) -> tuple[dict[float, Path], list[tuple[Path, str]]]:
+    """Every run of the sweep in ``folder`` that belongs on its curve, by threshold in order, and
+    the files of the sweep's name left off, each with why.
+
+    A run belongs when its file has the sweep's name at its threshold and its run record says it
+    finished, from the same data and options as ``reference`` (a run of the sweep just made) but
+    the threshold, and its predictions are the bytes that record fingerprints. A run unfinished,
+    from other data or options, or changed since is left off: its point would not be this sweep's.
+    """
+    head, tail = _name_pattern(opts, model)
+    members: dict[float, Path] = {}
+    left_off: list[tuple[Path, str]] = []
+    for path in sorted(folder.glob(f"{head}*{tail}")):
+        if len(path.name) <= len(head) + len(tail):
+            continue
+        try:
+            float(path.name[len(head):len(path.name) - len(tail)])
+        except ValueError:  # another run's file that the pattern happens to match (-t0.5-mergeall-...)
+            continue
+        t, why = _left_off_why(path, opts, model, reference)
+        if t is None:
+            left_off.append((path, why))
+        else:
+            members[t] = path
+    return dict(sorted(members.items())), left_off
+
+
 def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[float], *, llm: Any,
               fresh: bool = False, dry_run: bool = False) -> SweepResult:
     """Run ``hybrid`` at every threshold, score each run, write the curve (JSON and CSV).
 
-    ``opts.policy`` must be ``hybrid``; each run writes (or resumes) its own predictions file.
-    Returns the :class:`SweepResult`.
+    ``opts.policy`` must be ``hybrid``; each run writes (or resumes) its own predictions file. The
+    curve holds these thresholds and every other finished run of the same sweep beside them
+    (:func:`curve_members`). Returns the :class:`SweepResult`.
     """
     if opts.policy != "hybrid":
         raise UsageError(f"--sweep-threshold applies to the hybrid policy only, not {opts.policy}")
     data_file = sessions_file(data)
     runs = [run_route(data_file, replace(opts, threshold=t), llm=llm, fresh=fresh, dry_run=dry_run) for t in thresholds]
+    model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
+    reference = validate_document(RunRecord, read_json(sidecar_path(runs[0].path)), str(sidecar_path(runs[0].path)),
+                                  "a run record")
+    members, left_off = curve_members(runs[0].path.parent, opts, model, reference)
+    missing = [r.path for r in runs if r.path.name not in {p.name for p in members.values()}]
+    if missing:  # just finished: only another process writing it since could take it off
+        raise UsageError(f"{missing[0]} changed while the sweep ran: run the sweep again")
     sessions = read_sessions(data_file)
     measured = curve_split(opts.split)
-    points = [point_of(t, r.path, sessions, measured) for t, r in zip(thresholds, runs)]
-    model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
+    points = [point_of(t, path, sessions, measured) for t, path in members.items()]
     json_path = curve_path(data_file, opts, model, dry_run=dry_run)
     csv_path = json_path.with_name(json_path.name[: -len(".json")] + ".csv")
     options = {k: v for k, v in opts.as_dict().items() if k != "threshold"}
     write_json(json_path, {
-        "options": {**options, "model": model, "thresholds": list(thresholds), "curve_split": measured},
+        "options": {**options, "model": model, "thresholds": list(members), "curve_split": measured},
         "curve": [asdict(p) for p in points],
         "provenance": provenance(),
     })
@@ -130,7 +210,7 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
     for p in points:
         writer.writerow([getattr(p, c) if getattr(p, c) is not None else "" for c in CURVE_COLUMNS])
     atomic_write_text(csv_path, buf.getvalue())
-    return SweepResult(points, json_path, csv_path, runs)
+    return SweepResult(points, json_path, csv_path, runs, left_off)
 
 
 def curve_table(points: Sequence[SweepPoint]) -> str:

@@ -1,0 +1,78 @@
+"""The threshold sweep's curve across sweeps: what it holds, what it leaves off, what its summary says."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from interleave_bench.generate.runner import generate_offline
+
+from _cli_util import run_cli
+
+SWEEP = ("route", "--mode", "closed", "--policy", "hybrid", "--dry-run", "--sweep-threshold")
+CURVE = "closed-hybrid-sweep-fake-model.sweep"
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    return generate_offline(3, tmp_path / "data").parent
+
+
+def sweep(capsys, data: Path, thresholds: str, *more: str) -> tuple[str, str]:
+    code, out, err = run_cli(capsys, SWEEP[0], data, *SWEEP[1:], thresholds, *more)
+    assert code == 0, err
+    return out, err
+
+
+def curve(data: Path) -> list[dict]:
+    doc = json.loads((data / "predictions-dry" / f"{CURVE}.json").read_text())
+    with open(data / "predictions-dry" / f"{CURVE}.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["threshold"]) for r in rows] == [p["threshold"] for p in doc["curve"]] == doc["options"]["thresholds"]
+    return doc["curve"]
+
+
+def summary(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("done: route sweep"))
+
+
+def test_a_second_sweep_adds_its_thresholds_to_the_curve(data, capsys):
+    first_out, _ = sweep(capsys, data, "0,0.7,1")
+    first = curve(data)
+    assert ": 3 thresholds, 3 on the curve, " in summary(first_out)
+    out, _ = sweep(capsys, data, "0.5,0.9")
+    points = curve(data)
+    assert [p["threshold"] for p in points] == [0.0, 0.5, 0.7, 0.9, 1.0]  # merged, in order: none dropped
+    assert [p for p in points if p["threshold"] in (0.0, 0.7, 1.0)] == first  # the same figures
+    rows = sum(1 for _ in (data / "predictions-dry" / "closed-hybrid-t0.5-fake-model.jsonl").open())
+    assert "(5 thresholds)" in out and f": 2 thresholds, 5 on the curve, {2 * rows:,} messages, 0 errors;" in summary(out)
+    # a rerun routes nothing and says so as route does of a resumed run: what is done, what was routed now
+    out, _ = sweep(capsys, data, "0.5,0.9")
+    assert ": 0 thresholds, 2 already done, 5 on the curve, 0 messages, 0 errors;" in summary(out)
+    assert curve(data) == points
+    # the curve is the same whatever order the thresholds were run in
+    other = data.parent / "other"
+    other.mkdir()
+    (other / "sessions.jsonl").write_bytes((data / "sessions.jsonl").read_bytes())
+    sweep(capsys, other, "0,0.5,0.7,0.9,1")
+    assert curve(other) == points
+
+
+def test_runs_not_of_this_sweep_or_unfinished_stay_off_the_curve_and_are_named(data, capsys):
+    sweep(capsys, data, "0.7", "--split", "dev")  # another sweep's run: its split is not in its name
+    sweep(capsys, data, "0.5,1")
+    folder = data / "predictions-dry"
+    record = folder / "closed-hybrid-t0.5-fake-model.run.json"
+    doc = json.loads(record.read_text())
+    record.write_text(json.dumps({**doc, "complete": False}))  # as a run stopped before its end leaves it
+    out, err = sweep(capsys, data, "0")
+    assert [p["threshold"] for p in curve(data)] == [0.0, 1.0]
+    assert f"not on the curve: {folder / 'closed-hybrid-t0.5-fake-model.jsonl'} (unfinished: give the sweep 0.5 to finish it)" in err
+    assert f"not on the curve: {folder / 'closed-hybrid-t0.7-fake-model.jsonl'} (routed from other data or options than this sweep)" in err
+    # giving the unfinished threshold finishes it and puts it back
+    out, err = sweep(capsys, data, "0.5")
+    assert [p["threshold"] for p in curve(data)] == [0.0, 0.5, 1.0] and "0.5-fake-model" not in err
