@@ -329,7 +329,7 @@ def test_a_run_whose_calls_all_fail_stops_early(openai_env, tmp_path, capsys):
     assert "the first 8 model calls all failed (last: HTTP 500" in err and len(err.strip().splitlines()) == 1
     assert srv.calls == 8
     path = data / "predictions" / "closed-llm-m1.jsonl"
-    assert not path.exists() or path.read_text() == ""  # no session of ERROR rows to skip on resume
+    assert not path.exists() and not path.with_suffix(".run.json").exists()  # no file of no row left behind
 
 
 def test_failing_decide_each_answer_falls_back_to_one_by_one(openai_env, tmp_path):

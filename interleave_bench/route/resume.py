@@ -1,9 +1,12 @@
 """Resuming a routing run: what of its output file is already done, read back as strictly as any
-predictions file (a run's file a user may have edited is a user's file)."""
+predictions file (a run's file a user may have edited is a user's file); and what a run that
+stopped before its first row takes away again (:class:`NewOutputs`), so it leaves nothing to resume."""
 
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -44,6 +47,52 @@ def require_route_outputs(data: "str | Path", out: "str | Path", source: "Option
     require_output(out, inputs, is_rows_head, "a predictions file", option)
     require_output(sidecar_path(Path(out)), inputs, is_run_head, "a run record",
                    f"{option} {out} writes its run record beside it, and")
+
+
+@dataclass(frozen=True)
+class NewOutputs:
+    """What a run is about to make: its output and the files beside it (its run record) that are not
+    there yet, and the folders it will make for them, deepest first.
+
+    A run that stops (an error, Ctrl-C) before its output holds a row leaves no trace:
+    :meth:`remove_files`, then, once its lock file is gone, :meth:`remove_folders`. A file that
+    was there before the run began is never removed, nor an output holding anything (resume
+    needs its rows).
+    """
+
+    output: Path
+    files: tuple[Path, ...]
+    folders: tuple[Path, ...]
+
+    @classmethod
+    def before(cls, output: Path, *beside: Path) -> "NewOutputs":
+        """Taken before the run touches ``output`` or the files ``beside`` it."""
+        folders = []
+        folder = output.absolute().parent
+        while not folder.exists():
+            folders.append(folder)
+            folder = folder.parent
+        return cls(output, tuple(p for p in (output, *beside) if not os.path.lexists(p)), tuple(folders))
+
+    def remove_files(self) -> None:
+        """Remove the files the run made, when its output is one of them and holds nothing."""
+        if self.output not in self.files:
+            return
+        try:
+            if self.output.stat().st_size:
+                return
+        except FileNotFoundError:
+            pass
+        for p in self.files:
+            p.unlink(missing_ok=True)
+
+    def remove_folders(self) -> None:
+        """Remove the folders the run made that are empty (none is while it left a file in it)."""
+        for folder in self.folders:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
 
 
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:

@@ -49,7 +49,7 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter
-from .resume import START_OVER, prepare_resume
+from .resume import START_OVER, NewOutputs, prepare_resume
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
@@ -405,8 +405,13 @@ def run_route(
         code, state = router_code(router), router_state(router)
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state,
                          local_weights_of(router))
-    with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
-        return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over)
+    made = NewOutputs.before(out_path, sidecar_path(out_path))
+    try:
+        with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
+            return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over, made)
+    except BaseException:
+        made.remove_folders()  # those it made and left empty, now that its lock file is gone
+        raise
 
 
 async def _one_by_one(todo: Sequence[Session], router: Any, opts: RouteOptions,
@@ -442,8 +447,9 @@ async def _side_by_side(todo: Sequence[Session], router: Any, opts: RouteOptions
 
 
 def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts: RouteOptions, router: Any,
-                llm: Any, fresh: bool, timer: Timer, start_over: str) -> RouteResult:
-    """The body of :func:`run_route`, run while holding the output's lock; returns its result."""
+                llm: Any, fresh: bool, timer: Timer, start_over: str, made: NewOutputs) -> RouteResult:
+    """The body of :func:`run_route`, run while holding the output's lock; returns its result. A run
+    stopped before its first row removes the files it made (``made``)."""
     record_path = sidecar_path(out_path)
     previous: Optional[RunRecord] = None
     if fresh:
@@ -462,6 +468,18 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
     start_record = record.model_copy(update={"complete": False})
     if done and previous is not None and previous.usage is not None:
         start_record.usage = previous.usage  # so a second interruption still keeps the first run's cost
+    try:
+        return _route_todo(out_path, record, start_record, sessions, todo, done, previous, opts, router, llm, timer)
+    except BaseException:
+        made.remove_files()  # when it wrote no row: a file of no row and its record would only mislead
+        raise
+
+
+def _route_todo(out_path: Path, record: RunRecord, start_record: RunRecord, sessions: list[Session],
+                todo: list[Session], done: set[str], previous: Optional[RunRecord], opts: RouteOptions, router: Any,
+                llm: Any, timer: Timer) -> RouteResult:
+    """Route ``todo`` into ``out_path`` (after the ``done`` sessions), then complete the run record."""
+    record_path = sidecar_path(out_path)
     write_json(record_path, start_record.dump())
 
     counts = SessionCounts()

@@ -1,0 +1,55 @@
+"""A route run that stops before its first row leaves nothing of its own behind, and nothing else
+is touched: files that were there before stay (an output holding rows, stopped by Ctrl-C, keeps
+them: tests/test_route_interrupt.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _cli_util import run_cli
+from _route_util import EN_THREADS, EN_TURNS, session_dict, write_data
+
+FAILING = ("--mode", "closed", "--policy", "llm", "--model", "m1", "--max-retries", "0")
+
+
+def listing(folder: Path) -> dict[str, bytes]:
+    """Every file and folder under ``folder`` (lock files too), with a file's bytes."""
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>") for p in sorted(folder.rglob("*"))}
+
+
+def stop_early(capsys, data: Path, *extra: object) -> None:
+    code, _, err = run_cli(capsys, "route", data, *FAILING, *extra)
+    assert code == 2 and "the first 8 model calls all failed" in err, err
+
+
+def test_a_run_stopped_before_its_first_row_leaves_no_new_file(openai_env, tmp_path, capsys):
+    openai_env["server"].add_fault("500", times=1000)  # every call fails: the run stops before a row
+    work = tmp_path / "work"  # (the response cache is beside it)
+    data = write_data(work / "data", [session_dict("en-0001", EN_THREADS, EN_TURNS)])
+    before = listing(work)
+    stop_early(capsys, data, "--out", work / "x.jsonl")  # no x.jsonl, no x.run.json
+    assert listing(work) == before
+    stop_early(capsys, data)  # nor the predictions/ folder the default output would have made
+    assert listing(work) == before
+    stop_early(capsys, data, "--out", work / "new" / "deeper" / "x.jsonl")  # nor folders made for --out
+    assert listing(work) == before
+
+
+def test_files_that_were_there_before_are_kept(openai_env, tmp_path, capsys):
+    openai_env["server"].add_fault("500", times=1000)
+    data = write_data(tmp_path / "data", [session_dict("en-0001", EN_THREADS, EN_TURNS)])
+    folder = data / "predictions"
+    folder.mkdir()
+    (folder / "closed-bm25.jsonl").write_text("")  # another run's file: the folder stays with it
+    # an empty output and its record a run stopped by an earlier version left: not this run's to remove
+    empty = folder / "closed-llm-m1.jsonl"
+    empty.write_text("")
+    stop_early(capsys, data)
+    record = folder / "closed-llm-m1.run.json"
+    assert empty.exists() and record.exists() and (folder / "closed-bm25.jsonl").exists()
+    assert not json.loads(record.read_text())["complete"]
+    # a new output beside a record that was there before: the output goes, the record stays
+    empty.unlink()
+    stop_early(capsys, data)
+    assert not empty.exists() and record.exists()
