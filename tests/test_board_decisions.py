@@ -96,23 +96,82 @@ def test_the_oracle_relabelled_is_refused_and_ranked_only_as_the_oracle(hub, run
 
 
 def _fingerprint(rows: list[dict[str, Any]], mode: str, sessions=("s1",)) -> str:
-    return decisions_fingerprint([PredictionRow.model_validate(r) for r in rows], mode, set(sessions))
+    from interleave_bench.schema import Session
+
+    data = {sid: Session.model_validate(u.session(sid)) for sid in sessions}
+    return decisions_fingerprint([PredictionRow.model_validate(r) for r in rows], mode, data)
 
 
-def test_the_decisions_are_labels_and_refs_per_turn_and_an_open_label_is_only_a_name():
-    rows = [{"session_id": "s1", "i": 0, "pred": "a"}, {"session_id": "s1", "i": 1, "pred": "b", "refs": ["a"]},
-            {"session_id": "s1", "i": 2, "pred": "CLARIFY"}, {"session_id": "s1", "i": 3, "pred": "a"}]
-    fp = _fingerprint(rows, "open")
-    renamed = [{**r, "pred": {"a": "x", "b": "y"}.get(r["pred"], r["pred"]),
-                **({"refs": ["x", "nowhere"]} if r.get("refs") else {})} for r in rows]
+#: the test session's turns: t1, t2, a one-off, t2 (ambiguous), t3 drawing on t2 (its gold refs)
+OPEN_ROWS = [{"session_id": "s1", "i": 0, "pred": "a"}, {"session_id": "s1", "i": 1, "pred": "b"},
+             {"session_id": "s1", "i": 2, "pred": "CLARIFY"}, {"session_id": "s1", "i": 3, "pred": "b"},
+             {"session_id": "s1", "i": 4, "pred": "c", "refs": ["b"]}]
+
+
+def _with(rows: list[dict[str, Any]], i: int, **changes: Any) -> list[dict[str, Any]]:
+    return [{**r, **changes} if r["i"] == i else r for r in rows]
+
+
+def test_the_decisions_are_labels_per_turn_and_an_open_label_is_only_a_name():
+    fp = _fingerprint(OPEN_ROWS, "open")
+    names = {"a": "x", "b": "y", "c": "z"}
+    renamed = [{**r, "pred": names.get(r["pred"], r["pred"]), **({"refs": ["y", "nowhere"]} if r.get("refs") else {})}
+               for r in OPEN_ROWS]
     assert _fingerprint(renamed[::-1], "open") == fp  # another order, other names, a ref to no label
-    assert _fingerprint(renamed, "closed") != _fingerprint(rows, "closed")  # a closed label names a thread
-    regrouped = [*rows[:3], {**rows[3], "pred": "b"}]
-    assert _fingerprint(regrouped, "open") != fp
-    assert _fingerprint([*rows[:1], {**rows[1], "refs": None}, *rows[2:]], "open") != fp
-    assert _fingerprint([*rows, {"session_id": "s2", "i": 0, "pred": "z"}], "open") == fp  # a session not scored
-    relabelled = [{**r, "policy": "llm", "via": "llm", "elapsed_ms": 3, "usage": {"input_tokens": 9}} for r in rows]
-    assert _fingerprint(relabelled, "closed") == _fingerprint(rows, "closed")
+    assert _fingerprint(_with(OPEN_ROWS, 3, pred="a"), "open") != fp  # another grouping
+    assert _fingerprint([*OPEN_ROWS, {"session_id": "s2", "i": 0, "pred": "z"}], "open") == fp  # a session not scored
+    relabelled = [{**r, "policy": "llm", "via": "llm", "elapsed_ms": 3, "usage": {"input_tokens": 9}} for r in OPEN_ROWS]
+    assert _fingerprint(relabelled, "open") == fp
+    closed = [{**r, "pred": {"a": "t1", "b": "t2", "c": "t3"}.get(r["pred"], r["pred"])} for r in OPEN_ROWS]
+    assert _fingerprint(closed, "closed") != _fingerprint(_with(closed, 1, pred="t3"), "closed")  # a closed label names a thread
+    # a closed label that names no thread is only a name too: its messages are grouped, never matched
+    assert _fingerprint(_with(closed, 2, pred="x1"), "closed") == _fingerprint(_with(closed, 2, pred="side"), "closed")
+    assert _fingerprint(_with(closed, 2, pred="x1"), "closed") != _fingerprint(closed, "closed")
+
+
+def test_refs_are_decisions_only_where_refs_recall_reads_them():
+    """Refs score on a thread message with gold refs, and only when one of them, mapped as labels
+    are, is a gold ref: a ref anywhere else, or one that misses, is no other run."""
+    fp = _fingerprint(OPEN_ROWS, "open")
+    missed = _fingerprint(_with(OPEN_ROWS, 4, refs=None), "open")
+    assert missed != fp  # the ref that scores, left out
+    for refs in (["a"], ["c"], ["CLARIFY"], ["zz9"], []):  # another thread, its own, special, no label, none
+        assert _fingerprint(_with(OPEN_ROWS, 4, refs=refs), "open") == missed, refs
+    assert _fingerprint(_with(OPEN_ROWS, 4, refs=["a", "b", "b"]), "open") == fp  # one more beside one that scores
+    for i in (0, 2, 3):  # a message without gold refs, the one-off, the ambiguous message
+        assert _fingerprint(_with(OPEN_ROWS, i, refs=["a", "b", "c"]), "open") == fp, i
+    closed = [{**r, "pred": {"a": "t1", "b": "t2", "c": "t3"}.get(r["pred"], r["pred"]),
+               **({"refs": ["t2"]} if r.get("refs") else {})} for r in OPEN_ROWS]
+    cfp = _fingerprint(closed, "closed")
+    cmissed = _fingerprint(_with(closed, 4, refs=None), "closed")
+    assert cmissed != cfp
+    for refs in (["t1"], ["t3"], ["CLARIFY"], ["zz9"], ["b"]):
+        assert _fingerprint(_with(closed, 4, refs=refs), "closed") == cmissed, refs
+    assert _fingerprint(_with(closed, 2, refs=["t2"]), "closed") == cfp
+
+
+def test_a_run_given_refs_no_figure_reads_is_the_run_already_on_the_board(hub, runs, tmp_path, capsys):
+    data, preds = runs
+    code, _, err = _add(capsys, str(preds["closed-bm25"]), "--data", str(data), "--new-board")
+    assert code == 0, err
+    bm25 = "closed-bm25 (closed, bm25, no model, dev)"
+    # turn 4 of every session is a t3 message drawing on t2; turn 0 has no gold refs; turn 2 is a one-off
+    for name, i, refs in (("nowhere", 4, ["zz9"]), ("clarify", 4, ["CLARIFY"]), ("own", 4, ["t3"]),
+                          ("other", 4, ["t1"]), ("ungold", 0, ["t2"]), ("oneoff", 2, ["t2"])):
+        path = _rewritten(preds["closed-bm25"], tmp_path / f"{name}.jsonl",
+                          lambda r: {**r, "refs": refs} if r["i"] == i else r)
+        _refused_as(capsys, path, data, f"{name} router", bm25)
+    # a message sent to a side topic of its own is another run; the side topic renamed is not
+    side = _rewritten(preds["closed-bm25"], tmp_path / "side.jsonl", lambda r: {**r, "pred": "x1"} if r["i"] == 1 else r)
+    code, out, err = _add(capsys, side, "--data", str(data), "--system", "side router")
+    assert code == 0 and "added side router" in out, err
+    aside = _rewritten(Path(side), tmp_path / "aside.jsonl", lambda r: {**r, "pred": "aside"} if r["i"] == 1 else r)
+    _refused_as(capsys, aside, data, "aside router", "side router (closed, bm25, no model, dev)", "board-2")
+    # a ref that scores is another run, and the board shows it
+    hit = _rewritten(preds["closed-bm25"], tmp_path / "hit.jsonl", lambda r: {**r, "refs": ["zz9", "t2"]} if r["i"] == 4 else r)
+    code, out, err = _add(capsys, hit, "--data", str(data), "--system", "hit router")
+    assert code == 0 and "added hit router" in out, err
+    assert sorted(hub.tags(BOARD)) == ["board-1", "board-2", "board-3"]
 
 
 def test_a_board_published_before_decisions_were_recorded_still_compares_its_rows(runs, tmp_path):

@@ -309,9 +309,10 @@ def check_additions(
         elif r.get("decisions_sha256") is not None and decisions_key(r) in by_decisions:
             old = by_decisions[decisions_key(r)]
             errs.append(InputError(p, None, "decisions_sha256",
-                                   f"duplicate: the same routing decisions (each message's label and refs) are already "
-                                   f"on the board as {describe(old)} (published in {old.get('publication') or 'this add'}): "
-                                   "a run relabelled (policy, via, model, usage, name) is the same run"))
+                                   f"duplicate: the same routing decisions (each message's label, and whether its refs "
+                                   f"score) are already on the board as {describe(old)} (published in {old.get('publication') or 'this add'}): "
+                                   "a run relabelled (policy, via, model, usage, name), or edited where the scorer "
+                                   "does not read, is the same run"))
         elif (r["data_revision"] == board_rev and (same_config := {
                 o.get("data_sha256") for o in existing
                 if o.get("data_revision") == board_rev and o.get("data_config") == r.get("data_config")})

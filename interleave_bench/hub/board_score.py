@@ -299,6 +299,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     is refused naming that file and field. Raises :class:`InputError` naming the first field the
     stated file gets wrong.
     """
+    from ..io import read_sessions, sessions_file
     from ..llm.prices import prices_from
     from ..schema import PredictionRow
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
@@ -352,7 +353,8 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
     scored = {s["session_id"] for s in doc["per_session"]}
-    decisions = decisions_fingerprint((PredictionRow.model_validate(r) for _, r in rows), doc["mode"], scored)
+    sessions = {s.session_id: s for s in read_sessions(sessions_file(local), where=lambda s: s.session_id in scored)}
+    decisions = decisions_fingerprint((PredictionRow.model_validate(r) for _, r in rows), doc["mode"], sessions)
     return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow), decisions)
 
 

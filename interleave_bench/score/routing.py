@@ -13,7 +13,7 @@ Pure functions: sessions and rows in, numbers out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Container, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -290,17 +290,26 @@ def routes_as_gold(outcomes: Mapping[str, int], messages: int) -> bool:
     return messages > 0 and sum(outcomes.get(o) or 0 for o in GOLD_OUTCOMES) == messages
 
 
-def decisions_fingerprint(rows: Iterable[PredictionRow], mode: str, sessions: Container[str]) -> str:
-    """The routing decisions of a run's rows for ``sessions`` (those scored), ``sha256:<hex>``.
+def decisions_fingerprint(rows: Iterable[PredictionRow], mode: str, sessions: Mapping[str, Session]) -> str:
+    """The routing decisions of a run's rows for ``sessions`` (those scored, by id), ``sha256:<hex>``.
 
-    A decision is what the scorer reads to give the routing figures: per session and turn, the
-    label the message is routed to and the refs it names (a set: sorted, each once, left out when
-    none). Nothing else of a row counts (``policy``, ``via``, ``model``, ``usage``, times, bursts,
-    confidence): a run relabelled is the same decisions. In open mode a label is only a name, matched
-    to gold threads (docs/score.md#the-metrics-exactly): a session's labels are numbered in the
-    order of first use (``CLARIFY`` and ``ERROR`` kept), and a ref naming no label of its session,
-    which maps to nothing, is left out. Lines sorted and hashed as
-    :func:`~interleave_bench.fingerprints.sorted_lines_fingerprint` does.
+    A decision is what the scorer reads of a row to give the routing figures
+    (docs/score.md#the-metrics-exactly), per session and turn, and nothing else of it:
+
+    - the label the message is routed to, as the scorer reads it: a thread id in closed mode is
+      that thread; any other label (an open-mode label, a closed-mode label that names no thread of
+      its session) is only a name, whose messages are grouped, so a session's such labels are
+      numbered in the order of first use (``CLARIFY`` and ``ERROR`` kept as they are);
+    - whether its refs score: refs are read only on a thread message with gold refs
+      (``refs_recall``), where what counts is whether one of them, mapped as the label is (the
+      thread of that id in closed mode, open mode's matching of labels to threads), is one of its
+      gold refs. A ref anywhere else (on a one-off, on a message without gold refs), a ref to no
+      thread, a second ref where one already scores, any ref that misses: none of them changes a
+      figure, so none of them makes other decisions.
+
+    Nothing else of a row counts (``policy``, ``via``, ``model``, ``usage``, times, bursts,
+    confidence): a run relabelled, or edited where the scorer does not read, is the same
+    decisions. Lines sorted and hashed as :func:`~interleave_bench.fingerprints.sorted_lines_fingerprint` does.
     """
     import json
     from collections import defaultdict
@@ -314,14 +323,29 @@ def decisions_fingerprint(rows: Iterable[PredictionRow], mode: str, sessions: Co
     lines = []
     is_open = mode == "open"
     for sid, turns in by_session.items():
-        turns.sort(key=lambda r: r.i)
-        names: dict[str, str] = {}
-        for r in turns if is_open else ():
-            if r.pred not in SPECIAL:
-                names.setdefault(r.pred, str(len(names) + 1))
+        session = sessions[sid]
+        turns = sorted((r for r in turns if 0 <= r.i < len(session.turns)), key=lambda r: r.i)
+        threads = {t.id for t in session.threads}
+        names: dict[str, int] = {}
         for r in turns:
-            refs = {names[x] for x in r.refs or () if x in names} if is_open else set(r.refs or ())
-            decision = {"session_id": sid, "i": r.i, "pred": names.get(r.pred, r.pred), "refs": sorted(refs) or None}
+            if r.pred not in SPECIAL and (is_open or r.pred not in threads):
+                names.setdefault(r.pred, len(names) + 1)
+        scored_refs = [r for r in turns if r.refs and _gold_refs(session, r.i)]
+        if is_open and scored_refs:
+            thread_of = score_session(session, {r.i: r for r in turns}, mode).mapping
+        else:
+            thread_of = {t: t for t in threads}
+        hits = {r.i for r in scored_refs if any(thread_of.get(x) in _gold_refs(session, r.i) for x in r.refs or ())}
+        for r in turns:
+            # an open label's number is text, as it was first recorded; a closed one's a number, never a thread id
+            label = str(names[r.pred]) if is_open and r.pred in names else names.get(r.pred, r.pred)
+            decision = {"session_id": sid, "i": r.i, "pred": label, "refs_hit": True if r.i in hits else None}
             lines.append(json.dumps({k: v for k, v in decision.items() if v is not None}, sort_keys=True,
                                     separators=(",", ":"), ensure_ascii=False))
     return sorted_lines_fingerprint(sorted(lines))
+
+
+def _gold_refs(session: Session, i: int) -> frozenset[str]:
+    """The gold refs ``refs_recall`` reads at turn ``i``: those of a thread message (none of a one-off)."""
+    gold = session.turns[i].gold
+    return frozenset(gold.refs) if gold.thread is not None else frozenset()
