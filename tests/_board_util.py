@@ -15,11 +15,20 @@ BOOT = 50
 N_SESSIONS = 10
 
 
+#: the last message of the first dev and the first test session, in its twin thread's words: bm25 sends
+#: it to the twin (t2, not t3), so bm25 is not right on every strict message of a split, as on real
+#: data, and the board tells its runs from the oracle's (a run right on every one is refused as the oracle)
+TWIN_WORDS = "The flaky CI job is broken again, 数据 ✓"
+
+
 def baselines(folder: Path, n: int = N_SESSIONS, langs: tuple[str, ...] = ("en", "zh")) -> tuple[Path, dict[str, Path]]:
     """A data folder of ``n`` sessions and the seven baselines' prediction files: ``(data, {run: path})``."""
     from interleave_bench.route.standard import write_baselines
 
-    data = u.write_data(folder, u.sessions(n, langs=langs), u.manifest(n=n))
+    sessions = u.sessions(n, langs=langs)
+    for s in (sessions[0], sessions[min(4, n - 1)]):
+        s["turns"][4]["text"] = TWIN_WORDS
+    data = u.write_data(folder, sessions, u.manifest(n=n))
     results = write_baselines(data / "sessions.jsonl", "all", out_dir=data / "predictions")
     return data, {Path(r.path).name[: -len(".jsonl")]: Path(r.path) for r in results}
 

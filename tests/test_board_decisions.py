@@ -76,6 +76,14 @@ def test_a_run_relabelled_is_refused_naming_the_run_already_on_the_board(hub, ru
     _refused_as(capsys, again, data, "again router", "reffed router (closed, bm25, no model, dev)", "board-2")
 
 
+def _oracle_refused(capsys, path: str, data: Path, said: str) -> None:
+    code, _, err = _add(capsys, path, "--data", str(data), "--system", "my router")
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: {path}: policy: {said}, but every one of the 24 strict messages the ranking counts "
+                          "is routed where its gold puts it (accuracy 1)"), err
+    assert "the board ranks it only as the oracle (policy 'oracle')" in err
+
+
 def test_the_oracle_relabelled_is_refused_and_ranked_only_as_the_oracle(hub, runs, tmp_path, capsys):
     data, preds = runs
     # the gold oracle declared an llm run of a model, on a board that does not hold the oracle
@@ -85,14 +93,34 @@ def test_the_oracle_relabelled_is_refused_and_ranked_only_as_the_oracle(hub, run
                       lambda r: {**{k: v for k, v in r.items() if k != "refs"}, "pred": "x" + r["pred"], "policy": "mine"})
     closed = _rewritten(preds["closed-oracle"], tmp_path / "closed.jsonl", lambda r: {**r, "policy": "bm25"})
     for path, said in ((llm, "'llm'"), (bare, "'mine'"), (closed, "'bm25'")):
-        code, _, err = _add(capsys, path, "--data", str(data), "--system", "my router")
-        assert code == 2 and err.count("\n") == 1, err
-        assert err.startswith(f"error: {path}: policy: {said}, but every message is routed where its gold puts it"), err
-        assert "the board ranks them only as the oracle (policy 'oracle')" in err
+        _oracle_refused(capsys, path, data, said)
     assert hub.tags(BOARD) == {}
     # declared as the oracle, the same rows are ranked as what they are
     code, out, err = _add(capsys, str(preds["open-oracle"]), "--data", str(data))
     assert code == 0 and "added open-oracle (open, oracle, no model, dev)" in out, err
+
+
+def test_the_oracle_edited_where_the_ranking_does_not_read_is_still_the_oracle(hub, runs, tmp_path, capsys):
+    """Accuracy and weighted error, what the board ranks on, count the strict messages alone: the
+    oracle's rows with an ambiguous message or a one-off sent elsewhere and the refs left out hold
+    the oracle's place all the same."""
+    data, preds = runs
+
+    def edited(r: dict[str, Any], moved: dict[int, str]) -> dict[str, Any]:
+        out = {**{k: v for k, v in r.items() if k != "refs"}, "policy": "cleverbot", "via": "router"}
+        return {**out, "pred": moved[r["i"]]} if r["session_id"] == "en-0000" and r["i"] in moved else out
+
+    # turn 3 of each session is an ambiguous t2 message, turn 2 a one-off
+    ambiguous = _rewritten(preds["closed-oracle"], tmp_path / "ambiguous.jsonl", lambda r: edited(r, {3: "t1"}))
+    oneoff = _rewritten(preds["closed-oracle"], tmp_path / "oneoff.jsonl", lambda r: edited(r, {2: "t1", 3: "t3"}))
+    opened = _rewritten(preds["open-oracle"], tmp_path / "opened.jsonl", lambda r: edited(r, {3: "t1"}))
+    for path in (ambiguous, oneoff, opened):
+        _oracle_refused(capsys, path, data, "'cleverbot'")
+    # one strict message routed elsewhere is a run of its own (a router right on all but one is no oracle)
+    strict = _rewritten(preds["closed-oracle"], tmp_path / "strict.jsonl", lambda r: edited(r, {4: "t2"}))
+    code, out, err = _add(capsys, strict, "--data", str(data), "--system", "almost")
+    assert code == 0 and "added almost (closed, cleverbot, no model, dev)" in out, err
+    assert "| 1 | almost | cleverbot | - | 0.9583 [" in out
 
 
 def _fingerprint(rows: list[dict[str, Any]], mode: str, sessions=("s1",)) -> str:

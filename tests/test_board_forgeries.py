@@ -429,6 +429,9 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "the oracle's decisions under another policy": lambda w: _relabelled(w, "closed-oracle", policy="llm", model="gpt-x"),
     "the open oracle's decisions under other labels, without refs": lambda w: _relabelled(
         w, "open-oracle", policy="bm25", refs=None, pred=lambda r: "x" + r["pred"]),
+    "the oracle with an ambiguous message sent elsewhere, without refs": lambda w: _relabelled(
+        w, "closed-oracle", policy="cleverbot", via="router", refs=None,
+        pred=lambda r: "t1" if (r["session_id"], r["i"]) == ("en-0000", 3) else r["pred"]),
     "a name differing by case": lambda w: (_other_run(w, "closed-bm25") | {"system": "CLOSED-STAY"}, _board_row(w)),
     "a name differing by a trailing space": lambda w: (_other_run(w, "closed-bm25") | {"system": "closed-stay "}, _board_row(w)),
     # facts summaries: re-scored from their result rows

@@ -97,23 +97,28 @@ def check_real_model(docs: list[Any], paths: list[str]) -> None:
 
 
 def check_oracle(docs: list[Any], paths: list[str]) -> None:
-    """Refuse a routing run that routes every message where its gold puts it
-    (:func:`~..score.routing.routes_as_gold`) under any policy but the oracle's: those are the
-    oracle baseline's decisions, made by reading the gold labels, and ranked only as what they are
-    (a relabelled oracle would top every table). The policy is the one the rows name."""
+    """Refuse a routing run that routes every strict message where its gold puts it
+    (:func:`~..score.routing.routes_strict_as_gold`: accuracy exactly 1) under any policy but the
+    oracle's. The strict messages are all the ranking figures (accuracy, then weighted error) count,
+    so such a run holds the oracle baseline's place whatever it did with ambiguous messages,
+    one-offs or refs: those are the decisions of the oracle, made by reading the gold labels, and
+    ranked only as what they are (an oracle relabelled, or edited where the ranking does not read,
+    would top every table). The policy is the one the rows name."""
     from ..route.baselines import OracleRouter
-    from ..score.routing import routes_as_gold
+    from ..score.routing import routes_strict_as_gold
 
     oracle = OracleRouter.policy
     errs: list[InputError] = []
     for p, doc in zip(paths, docs):
         if doc.get("kind") in SUMMARY_KINDS or doc.get("policy") == oracle:
             continue
-        if routes_as_gold(doc.get("outcomes") or {}, (doc.get("counts") or {}).get("messages") or 0):
+        if routes_strict_as_gold(doc):
             said = repr(doc["policy"]) if doc.get("policy") else "no policy"
-            errs.append(InputError(p, None, "policy", f"{said}, but every message is routed where its gold puts it: the "
-                                                      "oracle baseline's decisions, made by reading the gold labels; the "
-                                                      f"board ranks them only as the oracle (policy {oracle!r})"))
+            strict = doc["counts"]["strict"]
+            errs.append(InputError(p, None, "policy", f"{said}, but every one of the {strict:,} strict messages the "
+                                                      "ranking counts is routed where its gold puts it (accuracy 1): "
+                                                      "the oracle baseline's place, which reading the gold labels "
+                                                      f"gives; the board ranks it only as the oracle (policy {oracle!r})"))
     if errs:
         raise InputErrors(errs)
 

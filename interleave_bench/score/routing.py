@@ -39,9 +39,6 @@ OUTCOMES = (
     "oneoff_isolated",
     "oneoff_into_topic",
 )
-#: the outcomes of a message routed where its gold puts it (a thread message to its thread, a
-#: one-off apart): every message of the oracle baseline's run, which reads the gold labels
-GOLD_OUTCOMES = ("correct", "oneoff_isolated")
 #: what an outcome of a thread message costs the user (7.4): work sent into another topic's context
 #: is the worst outcome (3); a needless topic, a question back or a failure costs one step (1)
 OUTCOME_COST = {"correct": 0, "wrong_existing": 3, "merged_new": 3, "spurious_new": 1, "clarify": 1, "error": 1}
@@ -284,10 +281,17 @@ def grouped_breakdowns(pooled: dict[tuple[str, str], list[int]]) -> dict[str, di
 # --- a run's decisions -------------------------------------------------------------------------------
 
 
-def routes_as_gold(outcomes: Mapping[str, int], messages: int) -> bool:
-    """Whether every one of a run's ``messages`` (of the scored sessions) has one of the
-    :data:`GOLD_OUTCOMES`, from its score's ``outcomes``: the gold's decisions, the oracle's."""
-    return messages > 0 and sum(outcomes.get(o) or 0 for o in GOLD_OUTCOMES) == messages
+def routes_strict_as_gold(doc: Mapping[str, Any]) -> bool:
+    """Whether a run's score document routes every one of its strict messages to its gold thread:
+    accuracy exactly 1, counted, not rounded (each strict message is counted once in
+    ``breakdowns.action``, under its gold action, with whether it reached its gold thread).
+
+    The strict messages are all that ``accuracy`` and ``weighted_error`` count: a run right on every
+    one of them has the oracle baseline's figures there, whatever it did with ambiguous messages,
+    one-offs or refs."""
+    strict = (doc.get("counts") or {}).get("strict") or 0
+    by_action = ((doc.get("breakdowns") or {}).get("action") or {}).values()
+    return strict > 0 and sum(cell["n"] for cell in by_action) == strict == sum(cell["correct"] for cell in by_action)
 
 
 def decisions_fingerprint(rows: Iterable[PredictionRow], mode: str, sessions: Mapping[str, Session]) -> str:
