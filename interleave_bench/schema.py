@@ -32,6 +32,16 @@ MODES = ("closed", "open")
 CLARIFY = "CLARIFY"
 ERROR = "ERROR"
 SPECIAL_LABELS = (CLARIFY, ERROR)
+#: labels of topics a run opens: open mode ``t1, t2, ...``; closed mode ``x1, ...`` (side topics
+#: such as one-offs), so they never read as thread ids (:func:`opened_label`)
+NEW_LABEL_PREFIX = {"open": "t", "closed": "x"}
+
+
+def opened_label(mode: str, n: int) -> str:
+    """The label of the ``n``-th topic (from 1) a session's run opens in ``mode``: ``t3``, ``x1``."""
+    return f"{NEW_LABEL_PREFIX[mode]}{n}"
+
+
 #: what a model router answers to open a new topic, read in any case: ``new``, or ``new:<n>`` for
 #: the topic message n of the same burst opened (docs/route.md); no thread id may read as it
 NEW_TOPIC = "new"

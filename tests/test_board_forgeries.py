@@ -387,6 +387,9 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "open rows scored as closed": lambda w: _rescored(w, "open-bm25", "closed"),
     "rows naming no mode": lambda w: _predictions(w, "no-mode", lambda ls: [_edit_row(x, mode=None) for x in ls]),
     "one row of another mode": lambda w: _predictions(w, "one-open", lambda ls: [*ls[:3], _edit_row(ls[3], mode="open"), *ls[4:]]),
+    "closed rows saying open mode": lambda w: _relabelled(w, "closed-oracle", mode="open", policy="mine"),
+    "closed rows saying open mode, a thread named ahead": lambda w: _relabelled(
+        w, "closed-stay", mode="open", pred=lambda r: "t3" if r["i"] == 1 else r["pred"]),
     # fingerprints
     "data fingerprint not a hash": lambda w: _score(w, provenance__data_sha256="abc"),
     "predictions fingerprint not a hash": lambda w: _score(w, provenance__predictions_sha256="deadbeef"),

@@ -131,6 +131,45 @@ def test_the_same_run_or_the_same_name_twice_is_refused(hub, runs, capsys):
     assert "added my BM25 (closed, bm25, no model, dev)" in out
 
 
+def test_closed_rows_that_say_open_mode_are_refused_and_open_runs_of_every_policy_pass(hub, runs, tmp_path, capsys):
+    """An open-mode router names the topics it opens t1, t2, ... in turn; a label naming a thread of
+    its session anywhere else was read off the thread cards: closed rows, whatever ``mode`` says."""
+    from interleave_bench.hub.board_score import score_given
+
+    data, preds = runs
+    # the closed oracle's rows with ``mode`` edited: a one-off's side topic x1 opens before t3
+    lines = preds["closed-oracle"].read_text(encoding="utf-8").splitlines(True)
+    relabelled = tmp_path / "asopen.jsonl"
+    relabelled.write_text("".join(x.replace('"mode":"closed"', '"mode":"open"').replace('"oracle"', '"genius"')
+                                  for x in lines), encoding="utf-8")
+    first = next(k for k, x in enumerate(lines, start=1) if '"session_id":"en-0000","i":4,' in x)
+    code, _, err = _add(capsys, str(relabelled), "--data", str(data), "--system", "open-genius")
+    assert code == 2 and err.count("\n") == 1 and err.startswith(
+        f"error: {relabelled}:{first}: pred: 't3' is a thread id of session 'en-0000', but names topic 4 its rows "
+        "open (an open-mode router names it 't4') (and 7 more sessions): an open-mode router is shown no thread "
+        "cards"), err
+    assert "routed with the cards, in closed mode" in err
+    # a closed router's guess of a thread not yet begun, its rows saying open
+    guess = [json.loads(x) for x in preds["closed-stay"].read_text(encoding="utf-8").splitlines()]
+    guessed = tmp_path / "guessed.jsonl"
+    guessed.write_text("".join(json.dumps({**r, "mode": "open", "pred": "t3" if r["i"] == 1 else r["pred"]}) + "\n"
+                               for r in guess), encoding="utf-8")
+    code, _, err = _add(capsys, str(guessed), "--data", str(data))
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: {guessed}:2: pred: 't3' is a thread id of session 'en-0000', but names topic 2 its "
+                          "rows open (an open-mode router names it 't2')"), err
+    # the project's own open-mode runs of every policy, bursts merged or not, pass
+    routed = []
+    for policy, extra in (("local", ()), ("local", ("--merge", "all")), ("llm", ("--dry-run", "--merge", "all",
+                                                                                 "--decide", "each"))):
+        out = tmp_path / f"open-{policy}-{len(routed)}.jsonl"
+        assert u.cli(["route", str(data), "--mode", "open", "--policy", policy, *extra, "--out", str(out)], capsys)[0] == 0
+        routed.append(out)
+    opened = [preds[n] for n in ("open-oracle", "open-single", "open-always_new", "open-bm25")] + routed
+    for split in ("dev", "all"):
+        assert len(score_given([str(x) for x in opened], data=str(data), split=split)) == len(opened)
+
+
 def test_a_second_row_for_a_turn_is_refused_without_naming_an_option_add_lacks(hub, runs, tmp_path, capsys):
     data, preds = runs
     lines = preds["closed-stay"].read_text(encoding="utf-8").splitlines()

@@ -206,11 +206,15 @@ def check_rows_in_data(pred: Path, doc: dict[str, Any], data: str) -> None:
                                                           "message of its data")
 
 
-def check_rows_mode(pred: Path, rows: list[tuple[int, dict[str, Any]]], table_mode: str, where: str) -> None:
-    """Refuse a run ranked in a mode its rows were not routed in: the rows must name a mode, and
-    it must be the mode of the table the run goes to (a score file may rescore closed rows in open
-    mode, but a router that saw the true history is not an open-mode system)."""
-    named = next(((line, r["mode"]) for line, r in rows if r.get("mode") is not None), None)
+def check_rows_mode(pred: Path, records: list[tuple[int, Any]], table_mode: str, where: str,
+                    sessions: dict[str, Any]) -> None:
+    """Refuse a run ranked in a mode its rows were not routed in: the rows (``(line, PredictionRow)``)
+    must name a mode, and it must be the mode of the table the run goes to (a score file may rescore
+    closed rows in open mode, but a router that saw the true history is not an open-mode system).
+    Rows that say open mode are also read against ``sessions`` (the scored ones, by id): a label
+    read off a session's thread cards (:func:`~interleave_bench.score.labels.card_label`) shows
+    rows routed in closed mode, whatever their ``mode`` says."""
+    named = next(((line, r.mode) for line, r in records if r.mode is not None), None)
     if named is None:
         raise InputError(str(pred), None, "mode", "no row names its mode: the board ranks a run in the table of the "
                                                   "mode it was routed in (closed or open), as its rows say")
@@ -218,6 +222,36 @@ def check_rows_mode(pred: Path, rows: list[tuple[int, dict[str, Any]]], table_mo
     if mode != table_mode:
         raise InputError(where, None, "mode", f"{table_mode!r}, but the rows of {pred} were routed in {mode!r} mode "
                                               f"(line {line}): the board ranks a run in the table of its own mode")
+    if table_mode == "open":
+        _refuse_card_labels(pred, records, sessions)
+
+
+def _refuse_card_labels(pred: Path, records: list[tuple[int, Any]], sessions: dict[str, Any]) -> None:
+    """One line for an open-mode run whose labels were read off its sessions' thread cards: the
+    first such row (file, line, field) and how many sessions hold one."""
+    from collections import defaultdict
+
+    from ..schema import opened_label
+    from ..score.labels import card_label
+
+    turns: dict[str, dict[int, tuple[int, str]]] = defaultdict(dict)
+    for line, r in records:
+        if r.session_id in sessions:
+            turns[r.session_id][r.i] = (line, r.pred)
+    found = []
+    for sid, by_turn in turns.items():
+        hit = card_label(((i, by_turn[i][1]) for i in sorted(by_turn)), {t.id for t in sessions[sid].threads})
+        if hit is not None:
+            found.append((by_turn[hit[0]][0], sid, *hit))
+    if not found:
+        return
+    line, sid, _, label, n = min(found)
+    more = f" (and {len(found) - 1} more session{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+    raise InputError(str(pred), line, "pred",
+                     f"{label!r} is a thread id of session {sid!r}, but names topic {n} its rows open (an open-mode "
+                     f"router names it {opened_label('open', n)!r}){more}: an open-mode router is shown no thread "
+                     "cards and names the topics it opens itself, in turn, so these rows were routed with the cards, "
+                     "in closed mode: the board ranks a run in the table of the mode it was routed in")
 
 
 # --- agreement --------------------------------------------------------------------------------------
@@ -338,7 +372,10 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     doc = run.result
     check_rows_in_data(pred, doc, data)
     rows = read_rows(pred)
-    check_rows_mode(pred, rows, doc["mode"], where)
+    records = [(line, PredictionRow.model_validate(r)) for line, r in rows]
+    scored = {s["session_id"] for s in doc["per_session"]}
+    sessions = {s.session_id: s for s in read_sessions(sessions_file(local), where=lambda s: s.session_id in scored)}
+    check_rows_mode(pred, records, doc["mode"], where, sessions)
     if not doc["counts"]["sessions"]:
         raise InputError(where, None, "counts.sessions", f"0: {pred} holds no predictions for a session of split "
                                                          f"{run_split!r} of {data}: nothing to rank")
@@ -352,9 +389,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
-    scored = {s["session_id"] for s in doc["per_session"]}
-    sessions = {s.session_id: s for s in read_sessions(sessions_file(local), where=lambda s: s.session_id in scored)}
-    decisions = decisions_fingerprint((PredictionRow.model_validate(r) for _, r in rows), doc["mode"], sessions)
+    decisions = decisions_fingerprint((r for _, r in records), doc["mode"], sessions)
     return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow), decisions)
 
 

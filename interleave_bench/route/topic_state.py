@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..schema import SPECIAL_LABELS
+from ..schema import SPECIAL_LABELS, opened_label
 from .base import Conversation, Message, RoutedMessage, RouterView, ThreadCard, TopicView
-
-#: labels of topics the system opens: open mode ``t1, t2, ...``; closed mode ``x1, ...`` (side
-#: topics such as one-offs), so they never read as thread ids
-NEW_LABEL_PREFIX = {"open": "t", "closed": "x"}
 
 
 class TopicState:
@@ -54,7 +50,7 @@ class TopicState:
             taken |= {c.id for c in self.conv.cards}
         while True:
             self.opened += 1
-            label = f"{NEW_LABEL_PREFIX[self.mode]}{self.opened}"
+            label = opened_label(self.mode, self.opened)
             if label not in taken:
                 break
         self._add(label, title, None)

@@ -1,19 +1,24 @@
-"""Closed mode reads every label as a thread id (docs/score.md#the-metrics-exactly): a run none of
+"""The rules on a run's labels against its sessions' threads.
+
+Closed mode reads every label as a thread id (docs/score.md#the-metrics-exactly): a run none of
 whose labels (``CLARIFY`` and ``ERROR`` aside) names a thread of its session holds something else,
 a system's own topic labels or thread ids written otherwise (``T1`` for ``t1``), and scored closed
 every message would count as wrong. A run with one label that names a thread is scored, its wrong
 labels and all. One rule for every reader of a run: ``score``, ``compare``, ``validate`` and the
 ``interleave_routing`` module count its labels here and say the same.
+
+Open mode knows no thread id (:func:`card_label`): a label of an open-mode run that names a thread
+of its session where an open-mode router would not name its topic so was read off the cards.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Container
+from typing import TYPE_CHECKING, Container, Iterable, Optional
 
 import numpy as np
 
 from ..errors import InputError
-from ..schema import CLARIFY, ERROR, SPECIAL_LABELS
+from ..schema import CLARIFY, ERROR, SPECIAL_LABELS, opened_label
 
 if TYPE_CHECKING:
     from .datafile import DataColumns
@@ -72,3 +77,26 @@ class ThreadLabels:
     def error(self, source: str, line: int | None) -> InputError:
         """The CLI's one-line error for a run :attr:`refused`, at the first label's ``line``."""
         return InputError(source, line, "pred", self.problem("closed mode", OPEN_MODE))
+
+
+def card_label(labels: Iterable[tuple[int, str]], threads: Container[str]) -> Optional[tuple[int, str, int]]:
+    """The first label of an open-mode session that was read off its thread cards, else None.
+
+    ``labels`` are the session's rows as ``(turn, label)``, in turn order; ``threads`` its thread
+    ids. An open-mode router is shown no thread card: it names the topics it opens itself, the
+    project's ``t1, t2, ...`` in the order it opens them (:func:`~interleave_bench.schema.opened_label`).
+    The data numbers its threads the same way, in the order of their first messages, so a good
+    open-mode run's labels may well be its threads' ids; but a label that names a thread of the
+    session other than as the name of its own place (the ``n``-th topic the session's rows open,
+    ``CLARIFY`` and ``ERROR`` opening none, named ``t<n>``) is a thread id known before its topic
+    was opened: ``t3`` as the second topic, ``t1`` after a side topic, a descriptive id. Returns
+    ``(turn, label, n)`` of the first such row.
+    """
+    place: dict[str, int] = {}
+    for turn, label in labels:
+        if label in SPECIAL_LABELS or label in place:
+            continue
+        place[label] = n = len(place) + 1
+        if label in threads and label != opened_label("open", n):
+            return turn, label, n
+    return None
