@@ -528,3 +528,16 @@ def test_a_hand_edited_board_file_is_one_line_naming_its_row_and_column(hub, run
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"error: hub:org/edited-bytes@{commit[:12]}/data/leaderboard.parquet: not a Parquet file"), err
     assert "interleave-board-" not in err  # never the temporary folder it was read from
+
+
+def test_one_predictions_file_is_ranked_on_each_split_it_holds_once(hub, runs, capsys):
+    """A run routed on every split is one run of the dev table and one of the test table: the same
+    file is refused again only within a table."""
+    data, preds = runs
+    bm25 = str(preds["closed-bm25"])
+    assert _add(capsys, bm25, "--data", str(data))[0] == 0
+    code, _, err = _add(capsys, bm25, "--data", str(data), "--split", "test")
+    assert code == 0, err
+    code, _, err = _add(capsys, bm25, "--data", str(data), "--split", "test", "--system", "renamed")
+    assert code == 2 and "duplicate: the same predictions are already on the board as closed-bm25 (closed, bm25, " \
+                         "no model, test)" in err

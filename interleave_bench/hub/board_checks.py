@@ -224,12 +224,17 @@ def check_data_revisions(api: Any, rows: list[dict[str, Any]], paths: list[str],
 
 def run_key(row: dict[str, Any]) -> tuple:
     """The run's identity (:data:`RUN_KEY`), its name compared case-folded; a row without a kind is a routing row."""
-    return (name_key(row.get("system")), row.get("kind") or KIND_ROUTING, *(row.get(k) for k in TABLE_KEY[1:]))
+    return (name_key(row.get("system")), *table_key(row))
+
+
+def table_key(row: dict[str, Any]) -> tuple:
+    """The table a row is ranked in (:data:`TABLE_KEY`); a row without a kind is a routing row."""
+    return (row.get("kind") or KIND_ROUTING, *(row.get(k) for k in TABLE_KEY[1:]))
 
 
 def decisions_key(row: dict[str, Any]) -> tuple:
     """A run's decisions in its table (:data:`TABLE_KEY`): the same decisions are one run of a table."""
-    return (row.get("kind") or KIND_ROUTING, *(row.get(k) for k in TABLE_KEY[1:]), row.get("decisions_sha256"))
+    return (*table_key(row), row.get("decisions_sha256"))
 
 
 def check_intervals(rows: list[dict[str, Any]], paths: list[str]) -> None:
@@ -276,16 +281,17 @@ def _pub_number(tag: Optional[str]) -> int:
 def check_additions(
     existing: list[dict[str, Any]], new: list[dict[str, Any]], paths: list[str], *, new_board: bool = False
 ) -> None:
-    """Refuse duplicates (a name already in its table, the same predictions file, the same rows in
-    another order or layout, the same routing decisions in its table whatever else the rows say)
-    and rows on another data revision; raises InputErrors naming each file.
+    """Refuse duplicates in a table (a name already there, the same predictions file, the same rows
+    in another order or layout, the same routing decisions whatever else the rows say) and rows on
+    another data revision; raises InputErrors naming each file. One predictions file may be ranked
+    in several tables: routed on every split (``route --split all``), it is scored on dev and on test.
 
     Rows published before ``decisions_sha256`` was recorded have none: against them, the rows
     (``rows_sha256``) and the predictions file are what is compared."""
     errs: list[InputError] = []
     by_key = {run_key(r): r for r in existing}
-    by_pred = {r.get("predictions_sha256"): r for r in existing}
-    by_rows = {r["rows_sha256"]: r for r in existing if r.get("rows_sha256") is not None}
+    by_pred = {(*table_key(r), r.get("predictions_sha256")): r for r in existing}
+    by_rows = {(*table_key(r), r["rows_sha256"]): r for r in existing if r.get("rows_sha256") is not None}
     by_decisions = {decisions_key(r): r for r in existing if r.get("decisions_sha256") is not None}
     revisions = {r["data_revision"] for r in new}
     if len(revisions) > 1:
@@ -301,13 +307,13 @@ def check_additions(
             errs.append(InputError(p, None, None, f"duplicate: {describe(r)} on data revision {r['data_revision']} "
                                                   f"is already on the board{named} (published in "
                                                   f"{old.get('publication') or 'this add'})"))
-        elif r["predictions_sha256"] in by_pred:
-            old = by_pred[r["predictions_sha256"]]
+        elif (*table_key(r), r["predictions_sha256"]) in by_pred:
+            old = by_pred[(*table_key(r), r["predictions_sha256"])]
             errs.append(InputError(p, None, "provenance.predictions_sha256",
                                    f"duplicate: the same predictions are already on the board as {describe(old)} "
                                    f"(published in {old.get('publication') or 'this add'})"))
-        elif r.get("rows_sha256") is not None and r["rows_sha256"] in by_rows:
-            old = by_rows[r["rows_sha256"]]
+        elif r.get("rows_sha256") is not None and (*table_key(r), r["rows_sha256"]) in by_rows:
+            old = by_rows[(*table_key(r), r["rows_sha256"])]
             errs.append(InputError(p, None, "rows_sha256",
                                    f"duplicate: the same rows, in another order or layout, are already on the board as "
                                    f"{describe(old)} (published in {old.get('publication') or 'this add'})"))
@@ -331,9 +337,9 @@ def check_additions(
                                    "runs on different data are never ranked together (use --new-board to start a "
                                    "new ranking on this revision)"))
         by_key.setdefault(run_key(r), r)
-        by_pred.setdefault(r["predictions_sha256"], r)
+        by_pred.setdefault((*table_key(r), r["predictions_sha256"]), r)
         if r.get("rows_sha256") is not None:
-            by_rows.setdefault(r["rows_sha256"], r)
+            by_rows.setdefault((*table_key(r), r["rows_sha256"]), r)
         if r.get("decisions_sha256") is not None:
             by_decisions.setdefault(decisions_key(r), r)
     if errs:
