@@ -377,6 +377,8 @@ _SECRET_SHAPES = (
     (_re.compile(r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|auth|signature|sig|password|secret)=)[^\s&#\"'<>]+"),
      r"\1" + REDACTED),
     (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
+    # a URL's user name and password (``http://user:pass@host``): what :func:`shown_url` hides
+    (_re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^\s/?#@\"'<>]+@"), r"\1" + REDACTED + "@"),
 )
 #: the key and token formats of common providers and of the Hugging Face Hub: what ``vet`` reports
 #: as an ``api-key`` and :func:`redact` takes out of a message, and a value given on the command

@@ -78,3 +78,15 @@ def test_a_malformed_hub_endpoint_is_one_line_naming_it(tmp_path, url, why, comm
     proc = run(args, {"HF_ENDPOINT": url.replace("ftp", "http"), "HF_TOKEN": "hf_" + "a" * 34}, tmp_path)
     assert_one_line(proc, "HF_ENDPOINT", why)
     assert not (tmp_path / "hub-out").exists()
+
+
+def test_a_hub_endpoint_that_does_not_answer_is_shown_without_its_password(tmp_path):
+    """A well-formed endpoint nobody listens on: the line says it cannot reach it, and shows the URL
+    without its user name and password (any secret's shape, a word too)."""
+    for userinfo in (f"user:{PASSWORD}", "user:opensesame", "hf_tokenonly"):
+        proc = run(["leaderboard", "show", "--repo", "org/board"],
+                   {"HF_ENDPOINT": f"http://{userinfo}@127.0.0.1:1", "HF_TOKEN": "hf_" + "a" * 34}, tmp_path)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert "cannot reach http://[redacted]@127.0.0.1:1" in proc.stderr, proc.stderr
+        assert userinfo.split(":")[-1] not in proc.stderr and "Traceback" not in proc.stderr
+
