@@ -90,3 +90,8 @@ def test_a_hub_endpoint_that_does_not_answer_is_shown_without_its_password(tmp_p
         assert "cannot reach http://[redacted]@127.0.0.1:1" in proc.stderr, proc.stderr
         assert userinfo.split(":")[-1] not in proc.stderr and "Traceback" not in proc.stderr
 
+
+def test_a_blank_hub_endpoint_is_one_line_naming_it(tmp_path):
+    proc = run(["leaderboard", "show", "--repo", "org/board"], {"HF_ENDPOINT": "", "HF_TOKEN": "hf_" + "a" * 34}, tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: HF_ENDPOINT is set but blank"), proc.stderr

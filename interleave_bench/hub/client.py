@@ -38,6 +38,9 @@ def endpoint() -> str:
     ``huggingface_hub`` was configured with."""
     from huggingface_hub import constants
 
+    if ENDPOINT_VARIABLE in os.environ and not os.environ[ENDPOINT_VARIABLE].strip():
+        # set but blank: huggingface_hub takes it for the endpoint, and every call fails on no URL
+        raise UsageError(f"{ENDPOINT_VARIABLE} is set but blank: unset it for the Hub, or give a server's URL")
     return (endpoint_setting() or constants.ENDPOINT).rstrip("/")
 
 
