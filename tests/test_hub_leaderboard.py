@@ -145,9 +145,9 @@ def test_closed_rows_that_say_open_mode_are_refused_and_open_runs_of_every_polic
     first = next(k for k, x in enumerate(lines, start=1) if '"session_id":"en-0000","i":4,' in x)
     code, _, err = _add(capsys, str(relabelled), "--data", str(data), "--system", "open-genius")
     assert code == 2 and err.count("\n") == 1 and err.startswith(
-        f"error: {relabelled}:{first}: pred: 't3' is a thread id of session 'en-0000', but names topic 4 its rows "
-        "open (an open-mode router names it 't4') (and 7 more sessions): an open-mode router is shown no thread "
-        "cards"), err
+        f"error: {relabelled}:{first}: pred: 't3' is a thread id of session 'en-0000', but opens a topic that the "
+        "session's numbering of its topics, in turn, names 't4' (and 7 more sessions): an open-mode router is shown "
+        "no thread cards"), err
     assert "routed with the cards, in closed mode" in err
     # a closed router's guess of a thread not yet begun, its rows saying open
     guess = [json.loads(x) for x in preds["closed-stay"].read_text(encoding="utf-8").splitlines()]
@@ -156,8 +156,8 @@ def test_closed_rows_that_say_open_mode_are_refused_and_open_runs_of_every_polic
                                for r in guess), encoding="utf-8")
     code, _, err = _add(capsys, str(guessed), "--data", str(data))
     assert code == 2 and err.count("\n") == 1, err
-    assert err.startswith(f"error: {guessed}:2: pred: 't3' is a thread id of session 'en-0000', but names topic 2 its "
-                          "rows open (an open-mode router names it 't2')"), err
+    assert err.startswith(f"error: {guessed}:2: pred: 't3' is a thread id of session 'en-0000', but opens a topic "
+                          "that the session's numbering of its topics, in turn, names 't2'"), err
     # the project's own open-mode runs of every policy, bursts merged or not, pass
     routed = []
     for policy, extra in (("local", ()), ("local", ("--merge", "all")), ("llm", ("--dry-run", "--merge", "all",
@@ -165,6 +165,14 @@ def test_closed_rows_that_say_open_mode_are_refused_and_open_runs_of_every_polic
         out = tmp_path / f"open-{policy}-{len(routed)}.jsonl"
         assert u.cli(["route", str(data), "--mode", "open", "--policy", policy, *extra, "--out", str(out)], capsys)[0] == 0
         routed.append(out)
+    # another system's numbering of its topics, from 0 or on from its last session, is its own
+    bm25 = [json.loads(x) for x in preds["open-bm25"].read_text(encoding="utf-8").splitlines()]
+    for shift in (-1, 5):
+        shifted = tmp_path / f"shifted{shift}.jsonl"
+        shifted.write_text("".join(json.dumps({**r, "policy": "outside", "pred": f"t{int(r['pred'][1:]) + shift}"
+                                               if r["pred"][1:].isdigit() else r["pred"]}) + "\n" for r in bm25),
+                           encoding="utf-8")
+        routed.append(shifted)
     opened = [preds[n] for n in ("open-oracle", "open-single", "open-always_new", "open-bm25")] + routed
     for split in ("dev", "all"):
         assert len(score_given([str(x) for x in opened], data=str(data), split=split)) == len(opened)

@@ -231,7 +231,6 @@ def _refuse_card_labels(pred: Path, records: list[tuple[int, Any]], sessions: di
     first such row (file, line, field) and how many sessions hold one."""
     from collections import defaultdict
 
-    from ..schema import opened_label
     from ..score.labels import card_label
 
     turns: dict[str, dict[int, tuple[int, str]]] = defaultdict(dict)
@@ -245,11 +244,11 @@ def _refuse_card_labels(pred: Path, records: list[tuple[int, Any]], sessions: di
             found.append((by_turn[hit[0]][0], sid, *hit))
     if not found:
         return
-    line, sid, _, label, n = min(found)
+    line, sid, _, label, expected = min(found)
     more = f" (and {len(found) - 1} more session{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
     raise InputError(str(pred), line, "pred",
-                     f"{label!r} is a thread id of session {sid!r}, but names topic {n} its rows open (an open-mode "
-                     f"router names it {opened_label('open', n)!r}){more}: an open-mode router is shown no thread "
+                     f"{label!r} is a thread id of session {sid!r}, but opens a topic that the session's numbering "
+                     f"of its topics, in turn, names {expected!r}{more}: an open-mode router is shown no thread "
                      "cards and names the topics it opens itself, in turn, so these rows were routed with the cards, "
                      "in closed mode: the board ranks a run in the table of the mode it was routed in")
 

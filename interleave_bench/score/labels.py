@@ -79,24 +79,31 @@ class ThreadLabels:
         return InputError(source, line, "pred", self.problem("closed mode", OPEN_MODE))
 
 
-def card_label(labels: Iterable[tuple[int, str]], threads: Container[str]) -> Optional[tuple[int, str, int]]:
+def card_label(labels: Iterable[tuple[int, str]], threads: Container[str]) -> Optional[tuple[int, str, str]]:
     """The first label of an open-mode session that was read off its thread cards, else None.
 
     ``labels`` are the session's rows as ``(turn, label)``, in turn order; ``threads`` its thread
     ids. An open-mode router is shown no thread card: it names the topics it opens itself, the
     project's ``t1, t2, ...`` in the order it opens them (:func:`~interleave_bench.schema.opened_label`).
     The data numbers its threads the same way, in the order of their first messages, so a good
-    open-mode run's labels may well be its threads' ids; but a label that names a thread of the
-    session other than as the name of its own place (the ``n``-th topic the session's rows open,
-    ``CLARIFY`` and ``ERROR`` opening none, named ``t<n>``) is a thread id known before its topic
-    was opened: ``t3`` as the second topic, ``t1`` after a side topic, a descriptive id. Returns
-    ``(turn, label, n)`` of the first such row.
+    open-mode run's labels may well be its threads' ids. Another system may number its topics from
+    0, or on from its last session: the session's first label of that form (``t<k>``) fixes where
+    its numbering starts, and the ``n``-th topic the rows open (``CLARIFY`` and ``ERROR`` opening
+    none) is named ``t<n + k - m>`` when that label opened topic ``m``. A label that names a thread
+    of the session other than as its place in that numbering is a thread id known before its topic
+    was opened: ``t3`` as the second topic after ``t1``, ``t1`` after ``t2``, a descriptive id.
+    Returns ``(turn, label, expected)`` of the first such row, ``expected`` the name its place has.
     """
+    prefix = opened_label("open", 0)[:-1]
     place: dict[str, int] = {}
+    offset: Optional[int] = None  # label number less place, fixed by the first numbered label
     for turn, label in labels:
         if label in SPECIAL_LABELS or label in place:
             continue
         place[label] = n = len(place) + 1
-        if label in threads and label != opened_label("open", n):
-            return turn, label, n
+        number = label[len(prefix):]
+        if offset is None and label.startswith(prefix) and number.isascii() and number.isdigit():
+            offset = int(number) - n
+        if label in threads and label != (expected := opened_label("open", n + (offset or 0))):
+            return turn, label, expected
     return None
