@@ -237,3 +237,25 @@ def test_a_key_the_project_reads_is_a_secret_whatever_its_shape(monkeypatch, nam
     for short in ("test", "x", "sk", "EMPTY"):
         assert errors.secret_values({name: short}) == []
     assert errors.secret_values({"DB_PASSWORD": "database"}) == []  # another secret's name: only a key's shape
+
+
+def test_a_key_the_models_name_holds_is_refused_before_it_renames_the_model(tmp_path):
+    """Keys are kept out of every file written: a key that is the model's name ("lm-studio", which
+    such a server takes as any other) would write every row's model as [redacted]."""
+    from interleave_bench.errors import UsageError
+    from interleave_bench.llm.provider import resolve_provider
+
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "lm-studio"}
+    for model in ("lm-studio", "lm-studio-qwen"):
+        with pytest.raises(UsageError, match=r"^OPENAI_API_KEY is part of the model's name \("):
+            resolve_provider(model, env=env)
+    assert resolve_provider("qwen2.5-7b", env=env).model == "qwen2.5-7b"
+    with pytest.raises(UsageError, match="^DEEPSEEK_API_KEY is part of the model's name"):
+        resolve_provider(None, env={"DEEPSEEK_API_KEY": "deepseek-chat"})
+    data = write_data(tmp_path / "data")
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "interleave_bench", "route", str(data), "--mode", "closed", "--policy",
+                           "llm", "--model", "lm-studio", "--out", str(out)], capture_output=True, text=True,
+                          env={**os.environ, **env, "INTERLEAVE_NO_PROGRESS": "1"}, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: OPENAI_API_KEY is part of the model's name") and not out.exists()

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError, UsageError, require_base_url
+from ..errors import InputError, UsageError, is_key_in_use, require_base_url
 from ..strictjson import parse_strict
 
 DEEPSEEK_BASE_URL = "https://api.deepseek.com"
@@ -76,6 +76,16 @@ def extra_body_from_env(env: dict[str, str] | None = None) -> dict[str, Any]:
     return value
 
 
+def _key_apart(variable: str, key: str, model: str) -> str:
+    """``key``, refused in one line when the model's name holds it: every file and line keeps the key
+    in use out (:func:`~interleave_bench.errors.redact`), so the name would be written as
+    ``[redacted]`` in every row and record. A server that takes any key ("lm-studio") takes another."""
+    if is_key_in_use(key) and key in model:
+        raise UsageError(f"{variable} is part of the model's name ({variable} is kept out of every file and line "
+                         f"written, so the model would be named [redacted] in every row): give the server another key")
+    return key
+
+
 def resolve_provider(model: str | None = None, *, env: dict[str, str] | None = None) -> Provider:
     """The provider for a real (paid) run, from the environment; a clear error when none is set."""
     env = os.environ if env is None else env
@@ -88,10 +98,11 @@ def resolve_provider(model: str | None = None, *, env: dict[str, str] | None = N
             raise UsageError("OPENAI_BASE_URL is set but OPENAI_API_KEY is not")
         if not model:
             raise UsageError("OPENAI_BASE_URL is set: name the model with --model NAME")
-        return Provider("openai-compatible", base, model, key, extra)
+        return Provider("openai-compatible", base, model, _key_apart("OPENAI_API_KEY", key, model), extra)
     key = env.get("DEEPSEEK_API_KEY", "").strip()
     if key:
-        return Provider("deepseek", DEEPSEEK_BASE_URL, model or DEEPSEEK_DEFAULT_MODEL, key, extra)
+        model = model or DEEPSEEK_DEFAULT_MODEL
+        return Provider("deepseek", DEEPSEEK_BASE_URL, model, _key_apart("DEEPSEEK_API_KEY", key, model), extra)
     raise UsageError(
         "no model configured: set DEEPSEEK_API_KEY, or OPENAI_BASE_URL and OPENAI_API_KEY with --model; "
         "or use --dry-run (fake model) or --offline where the command has it"
