@@ -377,9 +377,10 @@ _SECRET_SHAPES = (
     (_re.compile(r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|auth|signature|sig|password|secret)=)[^\s&#\"'<>]+"),
      r"\1" + REDACTED),
     (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
-    # a URL's user name and password (``http://user:pass@host``): what :func:`shown_url` hides
-    (_re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^\s/?#@\"'<>]+@"), r"\1" + REDACTED + "@"),
 )
+#: a URL's user name and password (``http://user:pass@host``), what :func:`shown_url` hides: taken
+#: out of every message by :func:`redact` (:func:`add_url_secrets` takes them for secrets apart)
+_URL_USERINFO = _re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^\s/?#@\"'<>]+@")
 #: the key and token formats of common providers and of the Hugging Face Hub: what ``vet`` reports
 #: as an ``api-key`` and :func:`redact` takes out of a message, and a value given on the command
 #: line is a secret by (:func:`add_shaped_secrets`)
@@ -538,13 +539,14 @@ def redact_secrets(text: str, env: "dict[str, str] | None" = None) -> str:
 
 def redact(text: str, env: "dict[str, str] | None" = None) -> str:
     """An error text made safe to write or print: the environment's secret values, bearer tokens,
-    ``Authorization`` header values, key and token query parameters and provider keys
+    ``Authorization`` header values, a URL's user name and password, key and token query parameters and provider keys
     (:data:`API_KEY_PATTERNS`, or pasted whole) are
     replaced by :data:`REDACTED`. Every error text the project writes (ERROR rows, mid-reply and
     facts rows, manifests, score files) or prints goes through it."""
     text = redact_secrets(str(text), env)
     for pattern, repl in _SECRET_SHAPES:
         text = pattern.sub(repl, text)
+    text = _URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
     for pattern in api_key_patterns(text):
         text = pattern.sub(REDACTED, text)
     return text
