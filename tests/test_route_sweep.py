@@ -76,3 +76,30 @@ def test_runs_not_of_this_sweep_or_unfinished_stay_off_the_curve_and_are_named(d
     # giving the unfinished threshold finishes it and puts it back
     out, err = sweep(capsys, data, "0.5")
     assert [p["threshold"] for p in curve(data)] == [0.0, 0.5, 1.0] and "0.5-fake-model" not in err
+
+
+def test_a_run_whose_rows_its_threshold_could_not_give_stays_off_the_curve(data, capsys):
+    sweep(capsys, data, "0.5,1")
+    folder = data / "predictions-dry"
+    src, dst = folder / "closed-hybrid-t0.5-fake-model.jsonl", folder / "closed-hybrid-t0.6-fake-model.jsonl"
+    dst.write_bytes(src.read_bytes())  # the 0.5 run passed off as one at 0.6: same bytes, so the same fingerprint
+    doc = json.loads((folder / "closed-hybrid-t0.5-fake-model.run.json").read_text())
+    doc["options"]["threshold"], doc["predictions"] = 0.6, dst.name
+    (folder / "closed-hybrid-t0.6-fake-model.run.json").write_text(json.dumps(doc))
+    rows = [json.loads(line) for line in dst.open()]
+    under = [r for r in rows if r["via"] == "local" and r["confidence"] < 0.6]
+    assert under and all(r["confidence"] >= 0.5 for r in rows if r["via"] == "local")
+    out, err = sweep(capsys, data, "0.5,1")
+    assert [p["threshold"] for p in curve(data)] == [0.5, 1.0]
+    first = under[0]
+    assert (f"not on the curve: {dst} ({len(under):,} rows decided by local under its threshold 0.6, where a run at "
+            f"0.6 asks the model; first {first['session_id']} message {first['i']}, confidence {first['confidence']:g})"
+            ) in err
+    # given now, it is not taken as done: the sweep says why and how to route it again
+    code, _, err = run_cli(capsys, SWEEP[0], data, *SWEEP[1:], "0.6")
+    assert code != 0 and f"{dst} is not a run at 0.6 ({len(under):,} rows decided by local under its threshold" in err
+    assert "delete it and its run record, or pass --fresh, to route it again" in err
+    # every honest run of a sweep, 0 and 1 among them, routed again or now, is on the curve, none left off
+    sweep(capsys, data, "0.6", "--fresh")
+    out, err = sweep(capsys, data, "0,0.6,0.9")
+    assert [p["threshold"] for p in curve(data)] == [0.0, 0.5, 0.6, 0.9, 1.0] and "not on the curve" not in err

@@ -37,6 +37,12 @@ VIA_ERROR = "error"
 ABORT_AFTER_FAILURES = 8
 
 
+def local_decides(confidence: Optional[float], threshold: float) -> bool:
+    """Whether ``hybrid --threshold`` keeps ``local``'s decision of this confidence (it reaches the
+    threshold) rather than asking the model: the one rule a threshold run's rows follow."""
+    return confidence is not None and confidence >= threshold
+
+
 class ModelRouter:
     """``llm`` (every unit goes to the model) or ``hybrid``: with ``rules=True`` the rule fast path
     first, or with ``local`` and ``threshold`` the local router's decision when its confidence is
@@ -87,7 +93,7 @@ class ModelRouter:
         if self.local is not None:
             assert self.threshold is not None
             decided = self.local.decide(view)
-            if decided.confidence is not None and decided.confidence >= self.threshold:
+            if local_decides(decided.confidence, self.threshold):
                 return decided
         return None
 

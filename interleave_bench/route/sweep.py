@@ -29,8 +29,9 @@ from ..io import atomic_write_text, read_json, read_predictions, read_sessions, 
 from ..provenance import provenance
 from ..score.run import score_predictions
 from .local import VIA_LOCAL
-from .runner import (MODEL_POLICIES, RouteOptions, RouteResult, default_output, output_name, run_route, safe_name,
-                     sidecar_path)
+from .model import local_decides
+from .runner import (FALLBACK_VIA, MODEL_POLICIES, RouteOptions, RouteResult, default_output, output_name, run_route,
+                     safe_name, sidecar_path)
 
 #: the thresholds of a sweep unless given: from "local decides all" through the confidences where
 #: local's calibrated accuracy changes fastest
@@ -124,6 +125,29 @@ def _but_threshold(record: RunRecord) -> tuple[str, dict[str, Any]]:
     return record.data_sha256, {k: v for k, v in record.options.items() if k != "threshold"}
 
 
+def _off_threshold(path: Path, threshold: float) -> str:
+    """Why the rows of ``path`` cannot be a run at ``threshold``, or ``""`` when they can.
+
+    ``hybrid --threshold`` keeps ``local``'s decision only where its confidence reaches the
+    threshold (:func:`~.model.local_decides`), so a row decided by ``local`` (``via: local``, or
+    ``fallback-local`` after a failed burst call) below it is another threshold's. A model's row
+    records no confidence of ``local``, so only ``local``'s rows can be checked.
+    """
+    try:
+        rows = read_predictions(path)
+    except InputError as exc:
+        return f"its predictions cannot be read: {exc}"
+    under = [r for r in rows if r.via in (VIA_LOCAL, FALLBACK_VIA + VIA_LOCAL)
+             and not local_decides(r.confidence, threshold)]
+    if not under:
+        return ""
+    first = under[0]
+    conf = "none" if first.confidence is None else f"{first.confidence:g}"
+    return (f"{len(under):,} row{'s' if len(under) != 1 else ''} decided by local under its threshold {threshold:g}, "
+            f"where a run at {threshold:g} asks the model; first {first.session_id} message {first.i}, "
+            f"confidence {conf}")
+
+
 def _left_off_why(path: Path, opts: RouteOptions, model: Optional[str],
                   reference: RunRecord) -> tuple[Optional[float], str]:
     """``(threshold, "")`` for a finished run of the sweep of ``reference`` at ``path``, else
@@ -143,6 +167,9 @@ def _left_off_why(path: Path, opts: RouteOptions, model: Optional[str],
         return None, f"unfinished: give the sweep {t:g} to finish it"
     if (record.provenance or {}).get("predictions") != sha256_file(path):
         return None, f"changed since {record_path.name} was written"
+    why = _off_threshold(path, float(t))
+    if why:
+        return None, why
     return float(t), ""
 
 
@@ -153,8 +180,10 @@ def curve_members(folder: Path, opts: RouteOptions, model: Optional[str],
 
     A run belongs when its file has the sweep's name at its threshold and its run record says it
     finished, from the same data and options as ``reference`` (a run of the sweep just made) but
-    the threshold, and its predictions are the bytes that record fingerprints. A run unfinished,
-    from other data or options, or changed since is left off: its point would not be this sweep's.
+    the threshold, its predictions are the bytes that record fingerprints, and every row follows
+    its threshold (:func:`_off_threshold`). A run unfinished, from other data or options, changed
+    since, or with a row its threshold could not have given is left off: its point would not be
+    this sweep's.
     """
     head, tail = _name_pattern(opts, model)
     members: dict[float, Path] = {}
@@ -191,7 +220,13 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
                                   "a run record")
     members, left_off = curve_members(runs[0].path.parent, opts, model, reference)
     missing = [r.path for r in runs if r.path.name not in {p.name for p in members.values()}]
-    if missing:  # just finished: only another process writing it since could take it off
+    if missing:
+        threshold = dict(zip((r.path.name for r in runs), thresholds))[missing[0].name]
+        off = _off_threshold(missing[0], threshold)
+        if off:  # there already and taken as done, but no run at its threshold gives its rows
+            raise UsageError(f"{missing[0]} is not a run at {threshold:g} ({off}): delete it and its run record, "
+                             "or pass --fresh, to route it again")
+        # just finished: only another process writing it since could take it off
         raise UsageError(f"{missing[0]} changed while the sweep ran: run the sweep again")
     sessions = read_sessions(data_file)
     measured = curve_split(opts.split)
