@@ -35,3 +35,47 @@ class Holder:
         self.release.set()
         self.proc.join(BARRIER_TIMEOUT_S)
         assert self.proc.exitcode == 0
+
+
+class _HeldThenStopped:
+    """A router whose first call waits for the test, then stops its run before any row."""
+
+    policy = "stay"
+    uses_model = False
+
+    def __init__(self, held, release):
+        self.held, self.release = held, release
+
+    async def route(self, view):
+        from interleave_bench.errors import UsageError
+
+        self.held.set()
+        self.release.wait(BARRIER_TIMEOUT_S)
+        raise UsageError("stopped by the test")
+
+
+def _route_then_stop(data: str, out: str, held, release) -> None:
+    """A second process: a ``route --mode closed`` run into ``out`` stopped in its first call."""
+    from interleave_bench.errors import UsageError
+    from interleave_bench.route.runner import RouteOptions, run_route
+
+    try:
+        run_route(data, RouteOptions(mode="closed", policy="stay"), out=out, router=_HeldThenStopped(held, release))
+    except UsageError:
+        raise SystemExit(2) from None
+
+
+class StoppedRoute(Holder):
+    """A route run into ``out`` in another process, inside its first call between ``with`` and its
+    end (it holds its locks and has written what a run writes before its first row), then stopped
+    before a row (its exit code 2)."""
+
+    def __init__(self, data: Path, out: Path):
+        ctx = multiprocessing.get_context("spawn")
+        self.held, self.release = ctx.Event(), ctx.Event()
+        self.proc = ctx.Process(target=_route_then_stop, args=(str(data), str(out), self.held, self.release))
+
+    def __exit__(self, *exc) -> None:
+        self.release.set()
+        self.proc.join(BARRIER_TIMEOUT_S)
+        assert self.proc.exitcode == 2

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from _cli_util import run_cli
+from _lock_util import StoppedRoute
 from _route_util import EN_THREADS, EN_TURNS, session_dict, write_data
 
 FAILING = ("--mode", "closed", "--policy", "llm", "--model", "m1", "--max-retries", "0")
@@ -53,3 +54,32 @@ def test_files_that_were_there_before_are_kept(openai_env, tmp_path, capsys):
     empty.unlink()
     stop_early(capsys, data)
     assert not empty.exists() and record.exists()
+
+
+# --- x and x.jsonl: two outputs, one run record x.run.json --------------------------------------------
+
+
+STAY = ("--mode", "closed", "--policy", "stay")
+
+
+def test_two_outputs_sharing_a_run_record_never_run_at_once(tmp_path, capsys):
+    data = write_data(tmp_path / "data", [session_dict("en-0001", EN_THREADS, EN_TURNS)])
+    out = tmp_path / "o"
+    with StoppedRoute(data, out / "x"):  # a run of x, inside its first call: x.run.json is its record
+        code, _, err = run_cli(capsys, "route", data, *STAY, "--out", out / "x.jsonl")
+        assert code == 2 and len(err.splitlines()) == 1 and "another run is writing it" in err, err
+    assert not out.exists()  # the run of x stopped before a row and took away all it made; x.jsonl never began
+    assert run_cli(capsys, "route", data, *STAY, "--out", out / "x.jsonl")[0] == 0
+    assert json.loads((out / "x.run.json").read_text())["predictions"] == "x.jsonl"
+
+
+def test_a_run_record_of_another_output_is_never_written_over(tmp_path, capsys):
+    data = write_data(tmp_path / "data", [session_dict("en-0001", EN_THREADS, EN_TURNS)])
+    out = tmp_path / "o"
+    assert run_cli(capsys, "route", data, *STAY, "--out", out / "x.jsonl")[0] == 0
+    before = listing(out)
+    for extra in ((), ("--fresh",)):
+        code, _, err = run_cli(capsys, "route", data, *STAY, "--out", out / "x", *extra)
+        assert code == 2 and len(err.splitlines()) == 1, err
+        assert "x.run.json is the run record of x.jsonl" in err, err
+        assert listing(out) == before  # x.jsonl's record as it was, and no x

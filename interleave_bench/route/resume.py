@@ -49,6 +49,26 @@ def require_route_outputs(data: "str | Path", out: "str | Path", source: "Option
                    f"{option} {out} writes its run record beside it, and")
 
 
+def require_own_record(out: Path, record: Path) -> None:
+    """Refuse (one line) the output ``out`` when its run record ``record`` is there and is another
+    output's: ``x`` and ``x.jsonl`` both keep theirs in ``x.run.json``, and a record names its
+    predictions file. A run of ``out`` would write over (or, stopped, remove) that run's record."""
+    from ..errors import InterleaveError
+    from ..io import read_json
+    from .runner import sidecar_path
+
+    if not record.is_file():
+        return
+    try:
+        named = read_json(record).get("predictions")
+    except (InterleaveError, AttributeError):
+        return  # no run record to speak of: what reads it refuses it
+    if (isinstance(named, str) and named and named != out.name and Path(named).name == named
+            and sidecar_path(out.with_name(named)) == record):
+        raise UsageError(f"{record} is the run record of {named}, and {out.name} would keep its own there "
+                         f"too; write {out.name} elsewhere")
+
+
 @dataclass(frozen=True)
 class NewOutputs:
     """What a run is about to make: its output and the files beside it (its run record) that are not

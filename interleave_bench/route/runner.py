@@ -49,7 +49,7 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter
-from .resume import START_OVER, NewOutputs, prepare_resume
+from .resume import START_OVER, NewOutputs, prepare_resume, require_own_record
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
@@ -406,8 +406,10 @@ def run_route(
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state,
                          local_weights_of(router))
     made = NewOutputs.before(out_path, sidecar_path(out_path))
+    command = f"route --mode {opts.mode} --policy {opts.policy}"
     try:
-        with exclusive_output(out_path, f"route --mode {opts.mode} --policy {opts.policy}"):
+        # the record's lock too: ``x`` and ``x.jsonl`` keep theirs in one ``x.run.json``
+        with exclusive_output(out_path, command), exclusive_output(sidecar_path(out_path), command):
             return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over, made)
     except BaseException:
         made.remove_folders()  # those it made and left empty, now that its lock file is gone
@@ -451,6 +453,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
     """The body of :func:`run_route`, run while holding the output's lock; returns its result. A run
     stopped before its first row removes the files it made (``made``)."""
     record_path = sidecar_path(out_path)
+    require_own_record(out_path, record_path)
     previous: Optional[RunRecord] = None
     if fresh:
         for p in (out_path, record_path):
