@@ -12,6 +12,7 @@ from _lock_util import StoppedRoute
 from _route_util import EN_THREADS, EN_TURNS, session_dict, write_data
 
 FAILING = ("--mode", "closed", "--policy", "llm", "--model", "m1", "--max-retries", "0")
+STAY = ("--mode", "closed", "--policy", "stay")
 
 
 def listing(folder: Path) -> dict[str, bytes]:
@@ -43,23 +44,36 @@ def test_files_that_were_there_before_are_kept(openai_env, tmp_path, capsys):
     folder = data / "predictions"
     folder.mkdir()
     (folder / "closed-bm25.jsonl").write_text("")  # another run's file: the folder stays with it
-    # an empty output and its record a run stopped by an earlier version left: not this run's to remove
-    empty = folder / "closed-llm-m1.jsonl"
-    empty.write_text("")
+    # an empty output a run stopped by an earlier version left: not this run's to remove
+    (folder / "closed-llm-m1.jsonl").write_text("")
+    before = listing(folder)
     stop_early(capsys, data)
-    record = folder / "closed-llm-m1.run.json"
-    assert empty.exists() and record.exists() and (folder / "closed-bm25.jsonl").exists()
-    assert not json.loads(record.read_text())["complete"]
-    # a new output beside a record that was there before: the output goes, the record stays
-    empty.unlink()
-    stop_early(capsys, data)
-    assert not empty.exists() and record.exists()
+    assert listing(folder) == before  # and no run record of the run beside it
+
+
+def test_each_file_a_stopped_run_made_goes_and_each_it_found_stays_as_it_was(openai_env, tmp_path, capsys):
+    openai_env["server"].add_fault("500", times=1000)
+    work = tmp_path / "work"
+    data = write_data(work / "data", [session_dict("en-0001", EN_THREADS, EN_TURNS)])
+    o2, o9, o9t = work / "o2", work / "o9", work / "o9t"
+    for folder in (o2, o9, o9t):
+        folder.mkdir()
+    (o2 / "out.jsonl").write_text("")  # an empty output that was there: kept, and no record made beside it
+    # a run record that was there beside a new output (its predictions moved away): kept as it was
+    assert run_cli(capsys, "route", data, *STAY, "--out", o2 / "moved.jsonl")[0] == 0
+    (o2 / "moved.jsonl").unlink()
+    # a symlink to a file not there yet: the link is kept, the target and the record made are not
+    (o9 / "out.jsonl").symlink_to(o9t / "real.jsonl")
+    # a symlink whose target's folders are not there either: the folders made for it go too
+    (o9 / "far.jsonl").symlink_to(work / "gone" / "deeper" / "real.jsonl")
+    before = listing(work)
+    for out in (o2 / "out.jsonl", o2 / "moved.jsonl", o9 / "out.jsonl", o9 / "far.jsonl"):
+        stop_early(capsys, data, "--out", out)
+        assert listing(work) == before, out
 
 
 # --- x and x.jsonl: two outputs, one run record x.run.json --------------------------------------------
 
-
-STAY = ("--mode", "closed", "--policy", "stay")
 
 
 def test_two_outputs_sharing_a_run_record_never_run_at_once(tmp_path, capsys):

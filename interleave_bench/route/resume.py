@@ -71,13 +71,15 @@ def require_own_record(out: Path, record: Path) -> None:
 
 @dataclass(frozen=True)
 class NewOutputs:
-    """What a run is about to make: its output and the files beside it (its run record) that are not
-    there yet, and the folders it will make for them, deepest first.
+    """What a run is about to make: of the files its output and the paths beside it (its run
+    record) name (a symlink's target, not the link), those not there yet, and the folders it will
+    make for them, deepest first.
 
     A run that stops (an error, Ctrl-C) before its output holds a row leaves no trace:
-    :meth:`remove_files`, then, once its lock file is gone, :meth:`remove_folders`. A file that
-    was there before the run began is never removed, nor an output holding anything (resume
-    needs its rows).
+    :meth:`remove_files`, then, once its lock files are gone, :meth:`remove_folders`. Each file is
+    taken on its own: one that was there before the run began is never removed (a link to an
+    output, an empty output, a record beside a new one), one the run made is, and none while the
+    output holds anything (resume needs its rows).
     """
 
     output: Path
@@ -87,17 +89,21 @@ class NewOutputs:
     @classmethod
     def before(cls, output: Path, *beside: Path) -> "NewOutputs":
         """Taken before the run touches ``output`` or the files ``beside`` it."""
-        folders = []
-        folder = output.absolute().parent
-        while not folder.exists():
-            folders.append(folder)
-            folder = folder.parent
-        return cls(output, tuple(p for p in (output, *beside) if not os.path.lexists(p)), tuple(folders))
+        from ..locks import real_output
+
+        paths = (output, *beside)
+        reals = tuple(real_output(p) for p in paths)
+        folders = set()
+        for path in (*paths, *reals):  # a link's folder, and its target's (its lock file is beside that)
+            folder = path.absolute().parent
+            while not folder.exists():
+                folders.add(folder)
+                folder = folder.parent
+        deepest_first = tuple(sorted(folders, key=lambda f: len(f.parts), reverse=True))
+        return cls(reals[0], tuple(r for r in reals if not os.path.lexists(r)), deepest_first)
 
     def remove_files(self) -> None:
-        """Remove the files the run made, when its output is one of them and holds nothing."""
-        if self.output not in self.files:
-            return
+        """Remove each file the run made, when its output holds nothing."""
         try:
             if self.output.stat().st_size:
                 return
@@ -112,7 +118,7 @@ class NewOutputs:
             try:
                 folder.rmdir()
             except OSError:
-                return
+                continue
 
 
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:

@@ -483,8 +483,6 @@ def _route_todo(out_path: Path, record: RunRecord, start_record: RunRecord, sess
                 llm: Any, timer: Timer) -> RouteResult:
     """Route ``todo`` into ``out_path`` (after the ``done`` sessions), then complete the run record."""
     record_path = sidecar_path(out_path)
-    write_json(record_path, start_record.dump())
-
     counts = SessionCounts()
     # this run's share of the client's totals (a sweep routes several runs with one client)
     spent_before = llm.stats.counts() if llm is not None else None
@@ -494,8 +492,14 @@ def _route_todo(out_path: Path, record: RunRecord, start_record: RunRecord, sess
 
     async def main() -> None:
         with JsonlAppender(out_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
+            begun = False
+
             # written in session order as each finishes, so the file is always a prefix of the whole run
             def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
+                nonlocal begun
+                if not begun:  # the record just before the first row: a run stopped before one leaves the record it found
+                    write_json(record_path, start_record.dump())
+                    begun = True
                 sink.append_many(rows)
                 counts.add(c)
                 bar.update(1)
