@@ -54,28 +54,38 @@ class _HeldThenStopped:
         raise UsageError("stopped by the test")
 
 
-def _route_then_stop(data: str, out: str, held, release) -> None:
+def _route_then_stop(data: str, out: str, fresh: bool, held, release) -> None:
     """A second process: a ``route --mode closed`` run into ``out`` stopped in its first call."""
     from interleave_bench.errors import UsageError
     from interleave_bench.route.runner import RouteOptions, run_route
 
     try:
-        run_route(data, RouteOptions(mode="closed", policy="stay"), out=out, router=_HeldThenStopped(held, release))
+        run_route(data, RouteOptions(mode="closed", policy="stay"), out=out, fresh=fresh,
+                  router=_HeldThenStopped(held, release))
     except UsageError:
         raise SystemExit(2) from None
 
 
 class StoppedRoute(Holder):
-    """A route run into ``out`` in another process, inside its first call between ``with`` and its
-    end (it holds its locks and has written what a run writes before its first row), then stopped
-    before a row (its exit code 2)."""
+    """A route run into ``out`` in another process (``fresh``: one starting over), inside its first
+    call between ``with`` and its end (it holds its locks and has made what a run makes before its
+    first row), then stopped before a row (its exit code 2), or killed there (:meth:`kill`)."""
 
-    def __init__(self, data: Path, out: Path):
+    def __init__(self, data: Path, out: Path, *, fresh: bool = False):
         ctx = multiprocessing.get_context("spawn")
         self.held, self.release = ctx.Event(), ctx.Event()
-        self.proc = ctx.Process(target=_route_then_stop, args=(str(data), str(out), self.held, self.release))
+        self.proc = ctx.Process(target=_route_then_stop, args=(str(data), str(out), fresh, self.held, self.release))
+        self.killed = False
+
+    def kill(self) -> None:
+        """Kill the run with SIGKILL where it is held."""
+        self.proc.kill()
+        self.proc.join(BARRIER_TIMEOUT_S)
+        self.killed = True
 
     def __exit__(self, *exc) -> None:
+        if self.killed:
+            return
         self.release.set()
         self.proc.join(BARRIER_TIMEOUT_S)
         assert self.proc.exitcode == 2

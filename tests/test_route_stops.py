@@ -20,6 +20,11 @@ def listing(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"<dir>") for p in sorted(folder.rglob("*"))}
 
 
+def visible(files: dict[str, bytes]) -> dict[str, bytes]:
+    """``files`` but the hidden ones (lock files, a run's own scratch files)."""
+    return {k: v for k, v in files.items() if not Path(k).name.startswith(".")}
+
+
 def stop_early(capsys, data: Path, *extra: object) -> None:
     code, _, err = run_cli(capsys, "route", data, *FAILING, *extra)
     assert code == 2 and "the first 8 model calls all failed" in err, err
@@ -97,3 +102,30 @@ def test_a_run_record_of_another_output_is_never_written_over(tmp_path, capsys):
         assert code == 2 and len(err.splitlines()) == 1, err
         assert "x.run.json is the run record of x.jsonl" in err, err
         assert listing(out) == before  # x.jsonl's record as it was, and no x
+
+
+# --- --fresh: the run it starts over from is kept until the new one holds a row ---------------------
+
+
+def test_a_fresh_run_keeps_the_run_it_starts_over_from_until_its_first_row(openai_env, tmp_path, capsys):
+    openai_env["server"].add_fault("500", times=1000)
+    data = write_data(tmp_path / "data", [session_dict("en-0001", EN_THREADS, EN_TURNS)])
+    out = tmp_path / "o" / "out.jsonl"
+    assert run_cli(capsys, "route", data, *STAY, "--out", out)[0] == 0
+    finished = listing(out.parent)
+    stop_early(capsys, data, "--out", out, "--fresh")  # stopped before a row: the finished run stays
+    assert listing(out.parent) == finished
+    with StoppedRoute(data, out, fresh=True) as run:  # in its first call, then killed with -9
+        assert visible(listing(out.parent)) == finished
+        run.kill()
+    assert visible(listing(out.parent)) == finished  # beside it only what the killed run hid
+    # the next run of the output clears what the killed one left; this one finds the run all done
+    assert run_cli(capsys, "route", data, *STAY, "--out", out)[0] == 0
+    after = listing(out.parent)
+    assert sorted(after) == sorted(finished) and after[out.name] == finished[out.name]
+    # a fresh run that writes rows replaces the run it starts over from, and leaves nothing beside
+    assert run_cli(capsys, "route", data, "--mode", "closed", "--policy", "single", "--out", out, "--fresh")[0] == 0
+    assert sorted(listing(out.parent)) == sorted(finished)
+    assert {json.loads(line)["policy"] for line in out.read_text().splitlines()} == {"single"}
+    record = json.loads(out.with_suffix(".run.json").read_text())
+    assert record["complete"] and record["options"]["policy"] == "single"

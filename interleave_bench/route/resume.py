@@ -1,6 +1,7 @@
 """Resuming a routing run: what of its output file is already done, read back as strictly as any
-predictions file (a run's file a user may have edited is a user's file); and what a run that
-stopped before its first row takes away again (:class:`NewOutputs`), so it leaves nothing to resume."""
+predictions file (a run's file a user may have edited is a user's file); what a run that
+stopped before its first row takes away again (:class:`NewOutputs`), so it leaves nothing to resume;
+and where a ``--fresh`` run writes until its first row (:func:`rows_file`)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,21 @@ class NewOutputs:
                 folder.rmdir()
             except OSError:
                 continue
+
+
+def rows_file(out: Path, fresh: bool) -> Path:
+    """Where a run holding the lock of ``out`` appends its rows: ``out`` itself, or for a ``fresh``
+    run a hidden stand-in beside the file ``out`` names (``.NAME.fresh``) that the run puts in its
+    place at its first row (:func:`~.runner.run_route`), so the run it starts over from stays whole
+    until the new one holds a row; a run stopped before one removes it. A stand-in (and its lock
+    file) a killed ``--fresh`` run left is removed first: it held no row of the output."""
+    from ..locks import lock_path, real_output
+
+    real = real_output(out)
+    stand_in = real.with_name(f".{real.name}.fresh")
+    for p in (stand_in, lock_path(stand_in)):
+        p.unlink(missing_ok=True)
+    return stand_in if fresh else out
 
 
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:

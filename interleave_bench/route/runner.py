@@ -27,7 +27,7 @@ from ..errors import UsageError
 from ..heap import settled
 from ..io import JsonlAppender, read_json, read_sessions, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
-from ..locks import exclusive_output
+from ..locks import exclusive_output, real_output
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
@@ -49,7 +49,7 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter
-from .resume import START_OVER, NewOutputs, prepare_resume, require_own_record
+from .resume import START_OVER, NewOutputs, prepare_resume, require_own_record, rows_file
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
@@ -454,34 +454,36 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
     stopped before its first row removes the files it made (``made``)."""
     record_path = sidecar_path(out_path)
     require_own_record(out_path, record_path)
+    rows_path = rows_file(out_path, fresh)
     previous: Optional[RunRecord] = None
-    if fresh:
-        for p in (out_path, record_path):
-            if p.exists():
-                p.unlink()
-    elif out_path.exists() and record_path.exists():
+    if not fresh and out_path.exists() and record_path.exists():
         previous = validate_document(RunRecord, read_json(record_path), str(record_path), "a run record")
         what = record.same_run(previous)
         if what is not None:
             raise UsageError(
                 f"{out_path} was written from other {what} ({record_path.name}); {start_over}"
             )
-    done = prepare_resume(out_path, sessions, opts, start_over)
+    done = set() if fresh else prepare_resume(out_path, sessions, opts, start_over)
     todo = [s for s in sessions if s.session_id not in done]
     start_record = record.model_copy(update={"complete": False})
     if done and previous is not None and previous.usage is not None:
         start_record.usage = previous.usage  # so a second interruption still keeps the first run's cost
     try:
-        return _route_todo(out_path, record, start_record, sessions, todo, done, previous, opts, router, llm, timer)
+        return _route_todo(out_path, rows_path, record, start_record, sessions, todo, done, previous, opts, router,
+                           llm, timer)
     except BaseException:
         made.remove_files()  # when it wrote no row: a file of no row and its record would only mislead
+        if rows_path != out_path:
+            rows_path.unlink(missing_ok=True)  # --fresh: the run it started over from is still in place
         raise
 
 
-def _route_todo(out_path: Path, record: RunRecord, start_record: RunRecord, sessions: list[Session],
-                todo: list[Session], done: set[str], previous: Optional[RunRecord], opts: RouteOptions, router: Any,
-                llm: Any, timer: Timer) -> RouteResult:
-    """Route ``todo`` into ``out_path`` (after the ``done`` sessions), then complete the run record."""
+def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record: RunRecord,
+                sessions: list[Session], todo: list[Session], done: set[str], previous: Optional[RunRecord],
+                opts: RouteOptions, router: Any, llm: Any, timer: Timer) -> RouteResult:
+    """Route ``todo`` into ``out_path`` (after the ``done`` sessions), then complete the run record.
+    The rows go to ``rows_path`` (:func:`~.resume.rows_file`), put in the place of ``out_path`` at
+    the first row when it is another file."""
     record_path = sidecar_path(out_path)
     counts = SessionCounts()
     # this run's share of the client's totals (a sweep routes several runs with one client)
@@ -491,16 +493,21 @@ def _route_todo(out_path: Path, record: RunRecord, start_record: RunRecord, sess
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
     async def main() -> None:
-        with JsonlAppender(out_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
+        with JsonlAppender(rows_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
             begun = False
 
             # written in session order as each finishes, so the file is always a prefix of the whole run
             def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
                 nonlocal begun
-                if not begun:  # the record just before the first row: a run stopped before one leaves the record it found
+                if not begun and rows_path == out_path:
+                    # the record just before the first row: a run stopped before one leaves the record it found
                     write_json(record_path, start_record.dump())
-                    begun = True
                 sink.append_many(rows)
+                if not begun and rows_path != out_path:
+                    # --fresh: its first row written, it takes the place of the run it starts over from
+                    os.replace(rows_path, real_output(out_path))
+                    write_json(record_path, start_record.dump())
+                begun = True
                 counts.add(c)
                 bar.update(1)
 
