@@ -516,7 +516,13 @@ def add_url_secrets(url: str) -> None:
     written (``%2F``, ``+``) and decoded."""
     from urllib.parse import unquote, unquote_plus, urlsplit
 
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a malformed host ("http://[::1/x"): its user-info as written is the secret
+        start, at = url.find("://") + 3, url.rfind("@")
+        if at > start:
+            add_secret(url[start:at])
+        return
     for credential in (parts.username, parts.password):  # a token may stand where a user name does
         if credential:
             add_secret(credential)

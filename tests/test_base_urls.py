@@ -95,3 +95,14 @@ def test_a_blank_hub_endpoint_is_one_line_naming_it(tmp_path):
     proc = run(["leaderboard", "show", "--repo", "org/board"], {"HF_ENDPOINT": "", "HF_TOKEN": "hf_" + "a" * 34}, tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("error: HF_ENDPOINT is set but blank"), proc.stderr
+
+
+@pytest.mark.parametrize("url,why", MALFORMED[:2] + MALFORMED[-2:])
+def test_a_malformed_router_url_is_one_line_naming_the_option(tmp_path, url, why):
+    """``--router URL`` is read as a base URL too: one line naming ``--router``, its password hidden."""
+    data = write_data(tmp_path / "data")
+    out = tmp_path / "out.jsonl"
+    proc = run(["route", str(data), "--mode", "closed", "--router", url.replace("ftp", "http"), "--out", str(out)],
+               {}, tmp_path)
+    assert_one_line(proc, "--router", why)
+    assert not out.exists()

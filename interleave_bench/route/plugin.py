@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from ..errors import (InputError, InterleaveError, UsageError, add_secret, add_shaped_secrets, add_url_secrets,
+                      require_base_url,
                       exc_said, is_secret_name, redact)
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
@@ -294,6 +295,7 @@ def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
     """The router ``--router SPEC [--router-arg k=v ...]`` names, wrapped; :class:`UsageError` when
     it cannot be made."""
     if is_url(spec):
+        require_base_url("--router", spec)  # one line, its user-info hidden, for a URL no client can use
         add_url_secrets(spec)
         if router_args:
             raise UsageError("--router-arg applies to a module:Class router; an HTTP router is configured on its server")
