@@ -75,3 +75,57 @@ def test_a_run_that_paid_nothing_cost_nothing_whatever_the_price(openai_env, sma
     assert usage["calls"] == 0 and usage["cached"] > 0
     assert usage["cost_usd"] == 0.0 and usage["price"] is None
     assert printed.splitlines()[-1].endswith("; cost $0.0000 (no paid call)")
+
+
+def test_a_run_stopped_after_its_first_session_keeps_what_it_paid_on_the_record(openai_env, tmp_path, capsys,
+                                                                               monkeypatch):
+    """Ctrl-C after a session is written: the record keeps the calls paid so far, and the resumed run
+    adds its own, so the file's record counts every call that wrote it."""
+    from interleave_bench.cli import main
+    from interleave_bench.llm import client
+
+    small = write_data(tmp_path / "five", standard_sessions())  # sessions left to route after the first
+    real, paid = client.LLM.complete, []
+    rows_file = small / "predictions" / "closed-llm-m1.jsonl"
+
+    async def counted(self, *args, **kwargs):
+        if rows_file.exists() and rows_file.stat().st_size:  # a session written: Ctrl-C at the next call
+            raise KeyboardInterrupt
+        out = await real(self, *args, **kwargs)
+        paid.append(1)
+        return out
+
+    monkeypatch.setattr(client.LLM, "complete", counted)
+    args = ["route", str(small), "--mode", "closed", "--policy", "llm", "--model", "m1", "--no-cache",
+            "--concurrency", "1", "--split", "all"]
+    assert main(args) == 130
+    record = small / "predictions" / "closed-llm-m1.run.json"
+    stopped = record_of(record)
+    before = len(paid)
+    assert stopped["complete"] is False and stopped["usage"]["calls"] == before > 0
+    monkeypatch.setattr(client.LLM, "complete", lambda self, *a, **k: counted_again(self, *a, **k))
+
+    async def counted_again(self, *args, **kwargs):
+        out = await real(self, *args, **kwargs)
+        paid.append(1)
+        return out
+
+    assert main(args) == 0
+    capsys.readouterr()
+    # every call of both runs is counted once (the resumed run asks again what the stop cut off)
+    assert record_of(record)["usage"]["calls"] == len(paid) > before
+
+
+def test_a_file_of_another_models_rows_is_not_resumed(openai_env, small, capsys):
+    from interleave_bench.errors import UsageError
+    from interleave_bench.io import read_sessions
+    from interleave_bench.route.resume import prepare_resume
+    from interleave_bench.route.runner import RouteOptions
+
+    assert run_cli(capsys, "route", small, "--mode", "closed", "--policy", "llm", "--model", "m1")[0] == 0
+    out = small / "predictions" / "closed-llm-m1.jsonl"
+    sessions = read_sessions(small / "sessions.jsonl")
+    opts = RouteOptions(mode="closed", policy="llm")
+    assert prepare_resume(out, sessions, opts, model="m1") == {s.session_id for s in sessions}
+    with pytest.raises(UsageError, match="line 1 is a row of model 'm1', not 'm2'; it was written by a different run"):
+        prepare_resume(out, sessions, opts, model="m2")

@@ -137,12 +137,14 @@ def rows_file(out: Path, fresh: bool) -> Path:
     return stand_in if fresh else out
 
 
-def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER) -> set[str]:
+def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER,
+                   model: Optional[str] = None) -> set[str]:
     """The sessions already complete in ``out``; cuts off a session left incomplete by a crash.
 
     The file must be a prefix of this run's output: the selected sessions in order, each with one
-    row per message, with this run's mode and policy. Anything else is a different run's file and
-    raises :class:`UsageError` (whose advice is ``start_over``) rather than mixing two runs in one file.
+    row per message, with this run's mode, policy and model (``model``: the router's, as its rows
+    name it, None for a router of no model). Anything else is a different run's file and raises
+    :class:`UsageError` (whose advice is ``start_over``) rather than mixing two runs in one file.
     """
     if not out.exists():
         return set()
@@ -170,6 +172,8 @@ def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions",
                 raise mismatch(f"line {line_no} is not a prediction row") from None
             if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
                 raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
+            if row.get("model") != model:
+                raise mismatch(f"line {line_no} is a row of model {row.get('model')!r}, not {model!r}")
             # a row this run kept is read as strictly as any predictions file (1e400, a repeated key)
             parse_record(str(out), line_no, raw.decode("utf-8", "replace"), PredictionRow)
             if sid != current:

@@ -463,7 +463,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
             raise UsageError(
                 f"{out_path} was written from other {what} ({record_path.name}); {start_over}"
             )
-    done = set() if fresh else prepare_resume(out_path, sessions, opts, start_over)
+    done = set() if fresh else prepare_resume(out_path, sessions, opts, start_over, getattr(router, "model", None))
     todo = [s for s in sessions if s.session_id not in done]
     start_record = record.model_copy(update={"complete": False})
     if done and previous is not None and previous.usage is not None:
@@ -492,21 +492,33 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
     if getattr(router, "uses_model", False) and llm is not None:
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
+    begun = False  # whether a row of this run is in the output
+
+    def usage_now() -> Optional[RunUsage]:
+        """What the file's model calls took so far: this run's, and a resumed run's record's before it."""
+        if llm is None:
+            return None
+        spent = {k: v - spent_before[k] for k, v in llm.stats.counts().items()}
+        if done and previous is not None and previous.usage is not None:
+            # a resumed run: the record counts what the whole file took, costed at this run's price
+            spent = {k: spent[k] + getattr(previous.usage, k) for k in USAGE_COUNTS}
+        return RunUsage.model_validate(usage_record(spent, llm.stats.price, llm.model))
+
     async def main() -> None:
         with JsonlAppender(rows_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
-            begun = False
 
             # written in session order as each finishes, so the file is always a prefix of the whole run
             def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
                 nonlocal begun
-                if not begun and rows_path == out_path:
+                if not begun:
                     # the record just before the first row: a run stopped before one leaves the record it found
                     write_json(record_path, start_record.dump())
                 sink.append_many(rows)
                 if not begun and rows_path != out_path:
-                    # --fresh: its first row written, it takes the place of the run it starts over from
+                    # --fresh: its first row written, it takes the place of the run it starts over from. Its
+                    # record is written first: killed between the two, the old rows stand beside an unfinished
+                    # record of this run, which a rerun of another mode, policy or model refuses to resume
                     os.replace(rows_path, real_output(out_path))
-                    write_json(record_path, start_record.dump())
                 begun = True
                 counts.add(c)
                 bar.update(1)
@@ -516,19 +528,18 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
             else:
                 await _side_by_side(todo, router, opts, slots, write)
 
-    with settled():  # the sessions read, out of the collector's passes while they are routed
-        if llm is not None:
-            llm.run(main())
-        else:
-            asyncio.run(main())
+    try:
+        with settled():  # the sessions read, out of the collector's passes while they are routed
+            if llm is not None:
+                llm.run(main())
+            else:
+                asyncio.run(main())
+    except BaseException:
+        if begun and llm is not None:  # stopped (Ctrl-C, an error): the calls it paid stay on the record
+            write_json(record_path, start_record.model_copy(update={"usage": usage_now()}).dump())
+        raise
 
-    usage = None
-    if llm is not None:
-        spent = {k: v - spent_before[k] for k, v in llm.stats.counts().items()}
-        if done and previous is not None and previous.usage is not None:
-            # a resumed run: the record counts what the whole file took, costed at this run's price
-            spent = {k: spent[k] + getattr(previous.usage, k) for k in USAGE_COUNTS}
-        usage = RunUsage.model_validate(usage_record(spent, llm.stats.price, llm.model))
+    usage = usage_now()
     in_file = file_counts(out_path)
     write_json(record_path, record.model_copy(update={
         "complete": True,
