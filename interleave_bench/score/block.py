@@ -59,7 +59,8 @@ class Block:
     outside: int
     clusters: tuple[np.ndarray, np.ndarray] | None = None
     #: with ``detail``, every turn of the block: its outcome (a position in ``OUTCOMES``), whether
-    #: it reached its gold thread, its label's vocab code (-1: no row), and open mode's mapping
+    #: it reached its gold thread, its label's vocab code (-1: no row), whether a ref of it scores
+    #: (:func:`refs_turns`), and open mode's mapping
     #: (keys ``session * width + label code``, thread numbers; ``width`` last)
     detail: dict[str, Any] | None = None
 
@@ -68,7 +69,8 @@ class Block:
 class SessionScore:
     """One session's messages scored: ``outcomes``, ``labels`` (the raw label, ``ERROR`` where the
     row is missing) and ``correct`` (the message reached its gold thread, after the mapping), in
-    turn order; ``mapping`` is open mode's ``{label: thread}``. ``counts`` is the session's row of
+    turn order; ``refs_hit`` whether a ref of the message scores in ``refs_recall`` (a thread
+    message with gold refs, one of which a predicted ref maps to); ``mapping`` is open mode's ``{label: thread}``. ``counts`` is the session's row of
     :data:`~.routing.COLUMNS` and ``p_terms``/``r_terms`` its B-cubed terms in message order, what
     a caller pooling sessions one at a time adds up (empty for a session with no rows)."""
 
@@ -77,6 +79,7 @@ class SessionScore:
     outcomes: list[str]
     labels: list[str]
     correct: list[bool]
+    refs_hit: list[bool]
     mapping: dict[str, str]
     counts: list[float] = field(default_factory=list)
     p_terms: list[float] = field(default_factory=list)
@@ -92,6 +95,7 @@ def session_scores(data: DataColumns, block: Block, sessions: Sequence[int]) -> 
     labels = [ERROR if c < 0 else words[c] for c in d["label"].tolist()]
     outcomes = [OUTCOMES[k] for k in d["kind"].tolist()]
     correct = d["ok"].tolist()
+    refs_hit = d["refs_hit"].tolist()
     keys, threads, width = d["mapping"]
     thread_ids = _thread_ids(data)
     out = []
@@ -99,7 +103,8 @@ def session_scores(data: DataColumns, block: Block, sessions: Sequence[int]) -> 
         a, b = int(data.turn_start[k]), int(data.turn_start[k + 1])
         lo, hi = np.searchsorted(keys, [k * width, (k + 1) * width])
         mapping = {words[int(key % width)]: thread_ids[k][int(t)] for key, t in zip(keys[lo:hi], threads[lo:hi])}
-        out.append(SessionScore(data.session_ids[k], data.langs[k], outcomes[a:b], labels[a:b], correct[a:b], mapping))
+        out.append(SessionScore(data.session_ids[k], data.langs[k], outcomes[a:b], labels[a:b], correct[a:b],
+                                refs_hit[a:b], mapping))
     return out
 
 
@@ -439,9 +444,9 @@ def cluster_counts(m: Messages) -> tuple[dict[str, np.ndarray], tuple[np.ndarray
             (ps, p_terms, r_terms))
 
 
-def refs_counts(m: Messages) -> dict[str, np.ndarray]:
-    """Per session: thread messages with gold refs, and those where a predicted ref maps to one of
-    them (docs/score.md#refs-recall)."""
+def refs_turns(m: Messages) -> tuple[np.ndarray, np.ndarray]:
+    """Per message: whether it is a thread message with gold refs, and whether a predicted ref of
+    it maps to one of them (docs/score.md#refs-recall)."""
     data, preds = m.data, m.preds
     total = int(data.turn_start[-1])
     ref_turns = np.zeros(total, dtype=bool)
@@ -460,7 +465,13 @@ def refs_counts(m: Messages) -> dict[str, np.ndarray]:
         gold_keys = distinct(data.ref_turn * wr + data.ref_thread)
         found = codes_in(r_turn[named] * wr + r_num[named], gold_keys) >= 0
         hit[r_turn[named][found]] = True
-    return {"refs_n": by_session(m.sess, m.n, with_refs), "refs_hit": by_session(m.sess, m.n, with_refs & hit)}
+    return with_refs, with_refs & hit
+
+
+def refs_counts(m: Messages, with_refs: np.ndarray, hit: np.ndarray) -> dict[str, np.ndarray]:
+    """Per session: thread messages with gold refs, and those where a predicted ref maps to one of
+    them (:func:`refs_turns`' ``with_refs`` and ``hit``)."""
+    return {"refs_n": by_session(m.sess, m.n, with_refs), "refs_hit": by_session(m.sess, m.n, hit)}
 
 
 def cost_counts(m: Messages) -> dict[str, np.ndarray]:
@@ -551,7 +562,9 @@ def score_block(data: DataColumns, preds: Any, split: str, mode: str, detail: bo
                  lenient=thread & (ok | (amb & (mapped >= 0) & (judge >= 0) & (mapped == judge))),
                  row_sess=row_sess, row_turn=row_turn, map_keys=map_keys, map_threads=map_threads, v=v,
                  is_open=is_open)
-    cols = {**message_counts(m), **switch_counts(m), **refs_counts(m), **cost_counts(m), **burst_counts(m)}
+    with_refs, refs_hit = refs_turns(m)
+    cols = {**message_counts(m), **switch_counts(m), **refs_counts(m, with_refs, refs_hit), **cost_counts(m),
+            **burst_counts(m)}
     clustered, (ps, p_terms, r_terms) = cluster_counts(m)
     cols.update(clustered)
 
@@ -578,7 +591,8 @@ def score_block(data: DataColumns, preds: Any, split: str, mode: str, detail: bo
         unscored=[data.session_ids[k] for k in np.flatnonzero(in_split & ~scored_mask)],
         outside=int((~in_split[row_sess]).sum()),
         clusters=clusters,
-        detail={"kind": kind, "ok": ok, "label": lab, "mapping": (map_keys, map_threads, v)} if detail else None,
+        detail={"kind": kind, "ok": ok, "label": lab, "refs_hit": refs_hit, "mapping": (map_keys, map_threads, v)}
+        if detail else None,
     )
 
 

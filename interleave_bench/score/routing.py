@@ -334,22 +334,13 @@ def decisions_fingerprint(rows: Iterable[PredictionRow], mode: str, sessions: Ma
         for r in turns:
             if r.pred not in SPECIAL and (is_open or r.pred not in threads):
                 names.setdefault(r.pred, len(names) + 1)
-        scored_refs = [r for r in turns if r.refs and _gold_refs(session, r.i)]
-        if is_open and scored_refs:
-            thread_of = score_session(session, {r.i: r for r in turns}, mode).mapping
-        else:
-            thread_of = {t: t for t in threads}
-        hits = {r.i for r in scored_refs if any(thread_of.get(x) in _gold_refs(session, r.i) for x in r.refs or ())}
+        # which refs score, as the scorer finds them (a session whose rows name no ref has none)
+        hits = score_session(session, {r.i: r for r in turns}, mode).refs_hit if any(r.refs for r in turns) else ()
         for r in turns:
             # an open label's number is text, as it was first recorded; a closed one's a number, never a thread id
             label = str(names[r.pred]) if is_open and r.pred in names else names.get(r.pred, r.pred)
-            decision = {"session_id": sid, "i": r.i, "pred": label, "refs_hit": True if r.i in hits else None}
+            decision = {"session_id": sid, "i": r.i, "pred": label, "refs_hit": True if hits and hits[r.i] else None}
             lines.append(json.dumps({k: v for k, v in decision.items() if v is not None}, sort_keys=True,
                                     separators=(",", ":"), ensure_ascii=False))
     return sorted_lines_fingerprint(sorted(lines))
 
-
-def _gold_refs(session: Session, i: int) -> frozenset[str]:
-    """The gold refs ``refs_recall`` reads at turn ``i``: those of a thread message (none of a one-off)."""
-    gold = session.turns[i].gold
-    return frozenset(gold.refs) if gold.thread is not None else frozenset()
