@@ -1,6 +1,6 @@
 """A run on the board is its routing decisions: the same decisions relabelled (policy, via, model, usage,
 name) are refused as the run already there, and the gold's decisions are ranked only as the oracle
-baseline, against the Hub stand-in (docs/hub.md#interleave-bench-leaderboard)."""
+baseline, against the Hub stand-in (docs/leaderboard.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A corpus of forged leaderboard rows: each is refused with one line naming the file (and field), none
 gives an internal error, and the honest run each is forged from is accepted by the same rules.
 
-The rules are those ``leaderboard add`` applies before it sends anything (docs/hub.md#interleave-bench-leaderboard):
+The rules are those ``leaderboard add`` applies before it sends anything (docs/leaderboard.md):
 the run scored by the board itself, the figures a file states compared with the computed ones, the
 values, intervals and completeness checked, and the board's uniqueness of runs and names.
 """

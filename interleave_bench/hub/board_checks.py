@@ -2,7 +2,7 @@
 
 Each check takes the new rows (and the files they came from, for the messages) and raises
 :class:`~interleave_bench.errors.InputErrors` naming each file and field at fault; none writes
-anything. See docs/hub.md#interleave-bench-leaderboard.
+anything. See docs/leaderboard.md.
 """
 
 from __future__ import annotations

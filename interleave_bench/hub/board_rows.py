@@ -3,7 +3,7 @@
 A row is a flat record (:class:`~interleave_bench.documents.LeaderboardRow`): a run's identity and
 provenance, and one column per headline metric with its interval (``<m>``, ``<m>_lo``, ``<m>_hi``)
 and per cost figure. Which metrics, their ranges and their directions come from the metric table
-(:mod:`interleave_bench.score.table`). See docs/hub.md#interleave-bench-leaderboard.
+(:mod:`interleave_bench.score.table`). See docs/leaderboard.md.
 """
 
 from __future__ import annotations

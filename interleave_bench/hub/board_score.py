@@ -8,7 +8,7 @@ a mid-reply row from its result rows judged against its cases (:func:`interleave
 both in :mod:`.board_summary`).
 A score file or summary may come along: every figure it states is compared with the one computed
 here, and the first that differs is refused, naming its field. What goes on the board is always
-the computed figure. See docs/hub.md#interleave-bench-leaderboard.
+the computed figure. See docs/leaderboard.md.
 """
 
 from __future__ import annotations

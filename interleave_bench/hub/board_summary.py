@@ -4,7 +4,7 @@ A facts run's answers and delivered lines are judged again against its data; a m
 the cases of the case file it names (a row's own copy of its case is never believed), each derived
 again from the row's own answer by the shipped rule (a destination is never taken as written). Every figure
 the summary states must equal the recomputation (:func:`score_summary`). See
-docs/hub.md#interleave-bench-leaderboard.
+docs/leaderboard.md.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ The jobs, one file each: the rows and their columns (:mod:`.board_rows`), the sc
 given (:mod:`.board_score`), the rules a new row must satisfy (:mod:`.board_checks`), the ranking
 and its renderings (:mod:`.board_render`); this module is the Hub side (read, publish, show) and
 keeps every name other modules import. The rules are listed in
-docs/hub.md#interleave-bench-leaderboard.
+docs/leaderboard.md.
 """
 
 from __future__ import annotations
