@@ -80,6 +80,21 @@ def test_a_malformed_hub_endpoint_is_one_line_naming_it(tmp_path, url, why, comm
     assert not (tmp_path / "hub-out").exists()
 
 
+def test_a_malformed_hub_endpoint_stops_only_the_commands_that_load_the_hub(tmp_path):
+    """The check is made when the Hub library is first imported: routing, scoring and checking a
+    local folder never load it and run as without the variable; a ``hub:`` data argument does."""
+    url, why = MALFORMED[1]
+    env = {"HF_ENDPOINT": url, "HF_TOKEN": "hf_" + "a" * 34}
+    data = write_data(tmp_path / "data")
+    pred = tmp_path / "pred.jsonl"
+    for args in (["validate", str(data)], ["route", str(data), "--mode", "closed", "--policy", "bm25", "--out", str(pred)],
+                 ["score", str(data), str(pred)], ["stats", str(data)]):
+        proc = run(args, env, tmp_path)
+        assert proc.returncode == 0 and "HF_ENDPOINT" not in proc.stderr, (args, proc.stderr)
+    assert (tmp_path / "pred.score.json").exists()
+    assert_one_line(run(["score", "hub:org/name@v1", str(pred)], env, tmp_path), "HF_ENDPOINT", why)
+
+
 def test_a_hub_endpoint_that_does_not_answer_is_shown_without_its_password(tmp_path):
     """A well-formed endpoint nobody listens on: the line says it cannot reach it, and shows the URL
     without its user name and password (any secret's shape, a word too)."""

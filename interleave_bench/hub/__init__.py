@@ -11,10 +11,11 @@
 
 Submodules import ``datasets`` and ``huggingface_hub`` (slow to import), so this package imports
 nothing itself but ``client``'s check of ``HF_ENDPOINT``: both libraries read it when first
-imported and stop with a bare ``ValueError`` on one no HTTP client can use, so it is checked here,
-before any submodule loads them, and refused in one line naming it.
+imported and stop with a bare ``ValueError`` on one no HTTP client can use, so it is checked just
+before ``huggingface_hub`` loads (:class:`~.client.EndpointCheck`) and refused in one line naming
+it. A command that never loads it (``score`` of a local folder) is not stopped by it.
 """
 
-from .client import endpoint_setting as _endpoint_setting
+from .client import check_endpoint_on_import as _check_endpoint_on_import
 
-_endpoint_setting()
+_check_endpoint_on_import()

@@ -2,7 +2,8 @@
 
 The endpoint is ``HF_ENDPOINT`` read when a command runs (``huggingface_hub`` itself reads it once,
 at import), so a Hub mirror or a local stand-in is picked up however the process was started; one
-no HTTP client can use is refused in one line naming it (:func:`endpoint_setting`). The
+no HTTP client can use is refused in one line naming it (:func:`endpoint_setting`), when the Hub
+library is first imported (:class:`EndpointCheck`), so commands that never load it run. The
 token comes from ``HF_TOKEN`` or the standard login (``hf auth login``) through
 ``huggingface_hub.get_token``; this module never stores, prints or passes it anywhere itself, and
 scrubs it from any error text just in case a server echoes it.
@@ -11,8 +12,10 @@ scrubs it from any error text just in case a server echoes it.
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import os
-from typing import Iterator
+import sys
+from typing import Any, Iterator
 
 from .. import __version__
 from ..errors import REDACTED, UsageError, add_key_in_use, redact, require_base_url
@@ -25,12 +28,31 @@ ENDPOINT_VARIABLE = "HF_ENDPOINT"
 
 def endpoint_setting() -> str:
     """``HF_ENDPOINT`` as set (empty when it is not), refused in one line naming it when no HTTP
-    client can use it (:func:`~interleave_bench.errors.require_base_url`). ``huggingface_hub``,
-    and ``datasets`` through it, read it when first imported and stop that import with a bare
-    ``ValueError`` on a malformed one, so the package checks it before any of its modules loads
-    them (``interleave_bench/hub/__init__.py``)."""
+    client can use it (:func:`~interleave_bench.errors.require_base_url`)."""
     value = os.environ.get(ENDPOINT_VARIABLE, "")
     return require_base_url(ENDPOINT_VARIABLE, value) if value else ""
+
+
+#: the library that reads ``HF_ENDPOINT`` when first imported (``datasets`` and ``evaluate`` import it)
+HUB_LIBRARY = "huggingface_hub"
+
+
+class EndpointCheck(importlib.abc.MetaPathFinder):
+    """Checks ``HF_ENDPOINT`` (:func:`endpoint_setting`) when :data:`HUB_LIBRARY` is first imported,
+    and finds nothing itself. That library stops its own import with a bare ``ValueError`` on an
+    endpoint no HTTP client can use; checked just before, the command that needs the Hub stops in
+    one line naming the variable, and one that does not (``score`` of a local folder) runs."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname == HUB_LIBRARY:
+            endpoint_setting()
+        return None
+
+
+def check_endpoint_on_import() -> None:
+    """Put :class:`EndpointCheck` first on the import path (once), unless the library is loaded already."""
+    if HUB_LIBRARY not in sys.modules and not any(isinstance(f, EndpointCheck) for f in sys.meta_path):
+        sys.meta_path.insert(0, EndpointCheck())
 
 
 def endpoint() -> str:
