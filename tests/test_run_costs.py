@@ -62,7 +62,26 @@ def test_a_model_of_the_table_records_the_table_and_its_date(small, capsys, monk
     assert usage["price"] == {"model": "fake-model", "input": 0.0, "cached_input": 0.0, "output": 0.0,
                               "source": DEFAULT_SOURCE}
     assert PRICES_AS_OF in DEFAULT_SOURCE
-    assert out.splitlines()[-1].endswith(f"; cost $0.0000 (prices as of {PRICES_AS_OF}; EVAL_PRICES sets others)")
+    assert out.splitlines()[-1].endswith("; cost $0.0000 (the fake model is free: nothing spent)")
+
+
+def test_a_dry_run_is_free_whatever_eval_prices_says(small, capsys, monkeypatch, tmp_path):
+    """A dry run spends nothing: EVAL_PRICES prices every model but the fake one, in the record, the
+    cost line and a score of its rows alike (it recorded $0.35 of a dry run's tokens)."""
+    monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVAL_PRICES", "0.28,0.028,0.42")
+    code, out, err = run_cli(capsys, "route", small, "--mode", "closed", "--policy", "llm", "--dry-run")
+    assert code == 0, err
+    usage = record_of(small / "predictions-dry" / "closed-llm-fake-model.run.json")["usage"]
+    assert usage["calls"] > 0 and usage["input_tokens"] > 0 and usage["cost_usd"] == 0.0
+    assert usage["price"]["input"] == usage["price"]["output"] == 0.0 and usage["price"]["source"] == DEFAULT_SOURCE
+    assert out.splitlines()[-1].endswith("; cost $0.0000 (the fake model is free: nothing spent)")
+    assert run_cli(capsys, "score", small, small / "predictions-dry" / "closed-llm-fake-model.jsonl", "--bootstrap", 0)[0] == 0
+    assert json.loads((small / "predictions-dry" / "closed-llm-fake-model.score.json").read_text())["cost_usd_per_message"] == 0.0
+    from interleave_bench.llm.prices import price_for, prices_from
+
+    assert price_for("openai-api/fake/fake-model", {"EVAL_PRICES": "1,1,1"}).cost(10**6, 0, 10**6) == 0.0
+    assert prices_from({"EVAL_PRICES": "1,1,1"})("m1") == Price(1, 1, 1)
 
 
 def test_a_run_that_paid_nothing_cost_nothing_whatever_the_price(openai_env, small, capsys):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 from ..errors import InterleaveError, redact, redact_secrets
 from .cache import ResponseCache, cache_key
 from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
-from .provider import Provider
+from .provider import Provider, is_fake_model
 
 if TYPE_CHECKING:
     import openai
@@ -157,6 +157,8 @@ class RunStats:
             cost = f"unknown ({model} is not in the price table of {PRICES_AS_OF}: set {ENV_SOURCE})"
         elif self.price is None:
             cost = f"${self.cost_usd:.4f} (no paid call)"
+        elif is_fake_model(model):
+            cost = f"${self.cost_usd:.4f} (the fake model is free: nothing spent)"
         elif self.price.source == ENV_SOURCE:
             cost = f"${self.cost_usd:.4f} (prices from {ENV_SOURCE})"
         else:

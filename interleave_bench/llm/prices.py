@@ -1,7 +1,8 @@
 """What a model call costs: one documented, dated default price table, overridable per run.
 
 Prices are USD per million tokens as ``(input, cached_input, output)``. ``EVAL_PRICES="in,cached,out"``
-overrides the table for every model of a run. A model missing from the table has no price: its cost
+overrides the table for every model of a run but the project's fake model, which is free whatever
+the override (a dry run spends nothing, and no file says it did). A model missing from the table has no price: its cost
 is unknown (``None`` in every file, "cost unknown" in every line), never a made-up number.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ..errors import UsageError
+from .provider import FAKE_MODEL, is_fake_model
 
 #: the day the default table was copied from the providers' published price pages
 PRICES_AS_OF = "2025-09-29"
@@ -47,23 +49,31 @@ ENV_SOURCE = "EVAL_PRICES"
 DEFAULT_PRICES: dict[str, Price] = {
     "deepseek-chat": Price(0.28, 0.028, 0.42, DEFAULT_SOURCE),
     "deepseek-reasoner": Price(0.28, 0.028, 0.42, DEFAULT_SOURCE),
-    "fake-model": Price(0.0, 0.0, 0.0, DEFAULT_SOURCE),
+    FAKE_MODEL: Price(0.0, 0.0, 0.0, DEFAULT_SOURCE),
 }
 
 
 def table_price(model: str | None) -> Price | None:
-    """The default table's price of ``model`` (``None`` when it is not in the table); reads no environment."""
-    return DEFAULT_PRICES.get(model or "")
+    """The default table's price of ``model`` (``None`` when it is not in the table; the fake model
+    under any name a harness gives it, :func:`~.provider.is_fake_model`, is the fake model); reads no environment."""
+    return DEFAULT_PRICES.get(FAKE_MODEL if is_fake_model(model) else model or "")
 
 
 def price_for(model: str | None, env: Mapping[str, str] | None = None) -> Price | None:
-    """The price of ``model``: ``EVAL_PRICES`` when set, else the default table, else ``None``.
+    """The price of ``model``: ``EVAL_PRICES`` when set (the fake model is free whatever it says),
+    else the default table, else ``None``.
 
     Commands call this at their edge (``env`` defaults to the process environment) and hand the
     result down; library code takes a price, it never reads the environment.
     """
     env = os.environ if env is None else env
     raw = env.get("EVAL_PRICES", "").strip()
+    override = _override(raw)
+    return table_price(model) if override is None or is_fake_model(model) else override
+
+
+def _override(raw: str) -> Price | None:
+    """The price ``EVAL_PRICES`` (its value ``raw``) sets, ``None`` when it is not set."""
     if raw:
         parts = [p.strip() for p in raw.split(",")]
         try:
@@ -77,7 +87,7 @@ def price_for(model: str | None, env: Mapping[str, str] | None = None) -> Price 
                 f"EVAL_PRICES: expected three finite non-negative numbers 'in,cached,out' (USD per million tokens), got {raw!r}"
             ) from None
         return Price(*values, source=ENV_SOURCE)
-    return table_price(model)
+    return None
 
 
 def prices_from(env: Mapping[str, str]) -> "Callable[[str | None], Price | None]":
@@ -85,12 +95,12 @@ def prices_from(env: Mapping[str, str]) -> "Callable[[str | None], Price | None]
 
     ``EVAL_PRICES`` is parsed here, so a malformed value fails before any work starts.
     """
-    override = price_for(None, env) if env.get("EVAL_PRICES", "").strip() else None
+    override = _override(env.get("EVAL_PRICES", "").strip())
     if override is not None:
         return functools.partial(_always, override)  # (a partial pickles: --jobs hands it to workers)
     return table_price
 
 
-def _always(price: Price, model: str | None) -> Price:
-    """``price`` whatever the model."""
-    return price
+def _always(price: Price, model: str | None) -> Price | None:
+    """``price`` whatever the model, but the fake model's own (free)."""
+    return table_price(model) if is_fake_model(model) else price
