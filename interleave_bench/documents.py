@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -236,6 +237,11 @@ class RunUsage(Document):
     output_tokens: int = Field(default=0, ge=0)
     cost_usd: Optional[float] = Field(default=None, ge=0, allow_inf_nan=False)
     price: Optional[Price] = None  # absent in records written before it existed
+
+
+def run_record_path(predictions: Path) -> Path:
+    """``x.jsonl`` -> ``x.run.json``: the :class:`RunRecord` beside a predictions file."""
+    return predictions.with_suffix(".run.json") if predictions.suffix == ".jsonl" else predictions.with_name(predictions.name + ".run.json")
 
 
 class RunRecord(Document):

@@ -417,9 +417,9 @@ def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data,
     out = data / "predictions" / "closed-keyword.jsonl"
     out.write_text(out.read_text(encoding="utf-8").replace('"mode": "closed"', '"mode": "open"')
                    .replace('"mode":"closed"', '"mode":"open"'), encoding="utf-8")
-    from interleave_bench.route.runner import sidecar_path
+    from interleave_bench.documents import run_record_path
 
-    sidecar_path(out).unlink(missing_ok=True)
+    run_record_path(out).unlink(missing_ok=True)
     with pytest.raises(UsageError, match=r"line 1 is a open/keyword row; .*\(pass fresh=True to start over, or out=PATH to write elsewhere\)$"):
         interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
     doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", fresh=True, bootstrap=0)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError, InputErrors, require_file
 from ..io import read_json, sessions_file
 from ..progress import Timer, summary_line
-from ..route.runner import sidecar_path
+from ..documents import run_record_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def data_of(pred: Path) -> Path:
     """The data a predictions file was routed from: its run record's ``data``, else ``<pred>/../..``."""
-    record = sidecar_path(pred)
+    record = run_record_path(pred)
     if record.is_file():
         data = read_json(record).get("data") if isinstance(read_json(record), dict) else None
         if isinstance(data, str) and Path(data).exists():

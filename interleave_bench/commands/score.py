@@ -172,13 +172,13 @@ def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode:
     readable run record gets none: its rows are all there is to go by."""
     from ..io import read_json
     from ..fingerprints import sha256_file
-    from ..route.runner import sidecar_path
+    from ..documents import run_record_path
     from ..score.run import prediction_files
 
     out: list[str] = []
     data_sha = None
     for p in prediction_files(predictions):
-        record = sidecar_path(Path(p))
+        record = run_record_path(Path(p))
         if not record.is_file():
             continue
         try:

@@ -35,18 +35,17 @@ is_rows_head = jsonl_head_of(KIND_FIELDS["predictions"])
 
 def require_route_outputs(data: "str | Path", out: "str | Path", source: "Optional[str | Path]", option: str) -> None:
     """Refuse (one line, before any work) an output ``out`` of a routing run whose predictions file
-    or run record (:func:`~.runner.sidecar_path`) is an input (the data's sessions file, the
+    or run record (:func:`~interleave_bench.documents.run_record_path`) is an input (the data's sessions file, the
     plug-in router's ``source`` file), is no regular file, or is already there as a file of
     another kind (a manifest, a score file, a sessions file: ``--fresh`` would replace it).
     ``option`` names the output as the caller takes it (``route: --out``, ``evaluate_router: out=``)."""
-    from ..documents import is_run_head
+    from ..documents import is_run_head, run_record_path
     from ..errors import require_output
     from ..score.read import data_inputs
-    from .runner import sidecar_path
 
     inputs = data_inputs(data) + ([(source, "the router's source file")] if source is not None else [])
     require_output(out, inputs, is_rows_head, "a predictions file", option)
-    require_output(sidecar_path(Path(out)), inputs, is_run_head, "a run record",
+    require_output(run_record_path(Path(out)), inputs, is_run_head, "a run record",
                    f"{option} {out} writes its run record beside it, and")
 
 
@@ -54,9 +53,9 @@ def require_own_record(out: Path, record: Path) -> None:
     """Refuse (one line) the output ``out`` when its run record ``record`` is there and is another
     output's: ``x`` and ``x.jsonl`` both keep theirs in ``x.run.json``, and a record names its
     predictions file. A run of ``out`` would write over (or, stopped, remove) that run's record."""
+    from ..documents import run_record_path
     from ..errors import InterleaveError
     from ..io import read_json
-    from .runner import sidecar_path
 
     if not record.is_file():
         return
@@ -65,7 +64,7 @@ def require_own_record(out: Path, record: Path) -> None:
     except (InterleaveError, AttributeError):
         return  # no run record to speak of: what reads it refuses it
     if (isinstance(named, str) and named and named != out.name and Path(named).name == named
-            and sidecar_path(out.with_name(named)) == record):
+            and run_record_path(out.with_name(named)) == record):
         raise UsageError(f"{record} is the run record of {named}, and {out.name} would keep its own there "
                          f"too; write {out.name} elsewhere")
 

@@ -31,7 +31,7 @@ from ..locks import exclusive_output, real_output
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, validate_document
+from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, run_record_path, validate_document
 from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, PredictionRow, Session, is_open_only
 from .base import (
     BurstFailure,
@@ -142,11 +142,6 @@ def default_output(data_file: Path, opts: RouteOptions, model: Optional[str] = N
     """``DATA/predictions/<name>``, or ``DATA/predictions-dry/<name>`` for a dry run."""
     folder = PREDICTIONS_DRY_DIR if dry_run else PREDICTIONS_DIR
     return data_file.parent / folder / output_name(opts, model)
-
-
-def sidecar_path(out: Path) -> Path:
-    """``x.jsonl`` -> ``x.run.json``: the run record beside a predictions file."""
-    return out.with_suffix(".run.json") if out.suffix == ".jsonl" else out.with_name(out.name + ".run.json")
 
 
 def make_router(policy: str, llm: Any = None, *, threshold: Optional[float] = None) -> Any:
@@ -405,11 +400,11 @@ def run_route(
         code, state = router_code(router), router_state(router)
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state,
                          local_weights_of(router))
-    made = NewOutputs.before(out_path, sidecar_path(out_path))
+    made = NewOutputs.before(out_path, run_record_path(out_path))
     command = f"route --mode {opts.mode} --policy {opts.policy}"
     try:
         # the record's lock too: ``x`` and ``x.jsonl`` keep theirs in one ``x.run.json``
-        with exclusive_output(out_path, command), exclusive_output(sidecar_path(out_path), command):
+        with exclusive_output(out_path, command), exclusive_output(run_record_path(out_path), command):
             return _route_into(out_path, record, sessions, opts, router, llm, fresh, timer, start_over, made)
     except BaseException:
         made.remove_folders()  # those it made and left empty, now that its lock file is gone
@@ -452,7 +447,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
                 llm: Any, fresh: bool, timer: Timer, start_over: str, made: NewOutputs) -> RouteResult:
     """The body of :func:`run_route`, run while holding the output's lock; returns its result. A run
     stopped before its first row removes the files it made (``made``)."""
-    record_path = sidecar_path(out_path)
+    record_path = run_record_path(out_path)
     require_own_record(out_path, record_path)
     rows_path = rows_file(out_path, fresh)
     previous: Optional[RunRecord] = None
@@ -484,7 +479,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
     """Route ``todo`` into ``out_path`` (after the ``done`` sessions), then complete the run record.
     The rows go to ``rows_path`` (:func:`~.resume.rows_file`), put in the place of ``out_path`` at
     the first row when it is another file."""
-    record_path = sidecar_path(out_path)
+    record_path = run_record_path(out_path)
     counts = SessionCounts()
     # this run's share of the client's totals (a sweep routes several runs with one client)
     spent_before = llm.stats.counts() if llm is not None else None

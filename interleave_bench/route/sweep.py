@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..documents import RunRecord, validate_document
+from ..documents import RunRecord, run_record_path, validate_document
 from ..errors import InputError, UsageError
 from ..fingerprints import sha256_file
 from ..score.table import RATE, metric
@@ -31,7 +31,7 @@ from ..score.run import score_predictions
 from .local import VIA_LOCAL
 from .model import local_decides
 from .runner import (FALLBACK_VIA, MODEL_POLICIES, RouteOptions, RouteResult, default_output, output_name, run_route,
-                     safe_name, sidecar_path)
+                     safe_name)
 
 #: the thresholds of a sweep unless given: from "local decides all" through the confidences where
 #: local's calibrated accuracy changes fastest
@@ -152,7 +152,7 @@ def _left_off_why(path: Path, opts: RouteOptions, model: Optional[str],
                   reference: RunRecord) -> tuple[Optional[float], str]:
     """``(threshold, "")`` for a finished run of the sweep of ``reference`` at ``path``, else
     ``(None, why it is not one)``."""
-    record_path = sidecar_path(path)
+    record_path = run_record_path(path)
     if not record_path.is_file():
         return None, f"no run record {record_path.name}"
     try:
@@ -216,7 +216,7 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
     data_file = sessions_file(data)
     runs = [run_route(data_file, replace(opts, threshold=t), llm=llm, fresh=fresh, dry_run=dry_run) for t in thresholds]
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
-    reference = validate_document(RunRecord, read_json(sidecar_path(runs[0].path)), str(sidecar_path(runs[0].path)),
+    reference = validate_document(RunRecord, read_json(run_record_path(runs[0].path)), str(run_record_path(runs[0].path)),
                                   "a run record")
     members, left_off = curve_members(runs[0].path.parent, opts, model, reference)
     missing = [r.path for r in runs if r.path.name not in {p.name for p in members.values()}]
