@@ -146,9 +146,9 @@ class Price(Document):
     """The price a cost figure was computed with (USD per million tokens) and where it came from."""
 
     model: Optional[str]
-    input: float
-    cached_input: float
-    output: float
+    input: float = Field(ge=0, allow_inf_nan=False)
+    cached_input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
     source: str
 
 

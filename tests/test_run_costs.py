@@ -148,3 +148,40 @@ def test_a_file_of_another_models_rows_is_not_resumed(openai_env, small, capsys)
     assert prepare_resume(out, sessions, opts, model="m1") == {s.session_id for s in sessions}
     with pytest.raises(UsageError, match="line 1 is a row of model 'm1', not 'm2'; it was written by a different run"):
         prepare_resume(out, sessions, opts, model="m2")
+
+
+def test_score_and_report_cost_a_run_at_the_price_it_was_paid_at(openai_env, small, capsys, monkeypatch, tmp_path):
+    """A run priced by EVAL_PRICES, scored in a shell without it: the score takes the price its run
+    record says the calls were paid at (its cost per message was null, the model being in no
+    table); EVAL_PRICES given to score wins; a record of another model's price is not read."""
+    monkeypatch.setenv("EVAL_PRICES", "2,0.5,8")
+    assert run_cli(capsys, "route", small, "--mode", "closed", "--policy", "llm", "--model", "m1")[0] == 0
+    pred = small / "predictions" / "closed-llm-m1.jsonl"
+    usage = record_of(pred.with_suffix(".run.json"))["usage"]
+    monkeypatch.delenv("EVAL_PRICES")
+
+    def scored(*extra) -> dict:
+        code, out, err = run_cli(capsys, "score", small, pred, "--bootstrap", 0, "--split", "all", "--json", *extra)
+        assert code == 0, err
+        return json.loads(out)
+
+    doc = scored()
+    messages = doc["counts"]["messages"]
+    assert doc["cost_usd_per_message"] == pytest.approx(usage["cost_usd"] / messages, abs=1e-8) and usage["cost_usd"] > 0
+    assert doc["provenance"]["price"] == {"model": "m1", "input": 2.0, "cached_input": 0.5, "output": 8.0,
+                                          "source": "run record (EVAL_PRICES)"}
+    code, out, err = run_cli(capsys, "report", small, pred, "--bootstrap", 0, "--split", "all", "--html", tmp_path / "r.html")
+    assert code == 0, err
+    assert "No known cost" not in (tmp_path / "r.html").read_text(encoding="utf-8")
+    monkeypatch.setenv("EVAL_PRICES", "1,1,1")
+    assert scored()["provenance"]["price"]["source"] == ENV_SOURCE
+    monkeypatch.delenv("EVAL_PRICES")
+    record = json.loads(pred.with_suffix(".run.json").read_text(encoding="utf-8"))
+    record["usage"]["price"]["model"] = "m2"
+    pred.with_suffix(".run.json").write_text(json.dumps(record), encoding="utf-8")
+    assert scored()["cost_usd_per_message"] is None
+    record["usage"]["price"]["input"] = -1.0
+    pred.with_suffix(".run.json").write_text(json.dumps(record), encoding="utf-8")
+    code, out, err = run_cli(capsys, "score", small, pred, "--bootstrap", 0, "--json")
+    assert code == 2 and "closed-llm-m1.run.json" in err and "usage.price.input" in err, err
+

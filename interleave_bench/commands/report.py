@@ -10,6 +10,7 @@ optional extra ``plots`` (matplotlib); without it the page says so and keeps eve
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError, require_output
     from ..hub.source import local_data
     from ..io import atomic_write_text, sessions_file
+    from ..llm.prices import prices_from
     from ..score.compare import compare_predictions
     from ..reports.page import have_matplotlib, is_page_head, report_page
     from ..reports.tables import warn_partial
@@ -58,12 +60,13 @@ def run(args: argparse.Namespace) -> int:
 
     timer = Timer()
     # before the scoring, not after it
+    price = prices_from(os.environ)
     data, source = local_data(args.data)
     require_output(args.html, run_inputs(data, args.predictions), is_page_head, "a page report wrote", "report: --html")
     sessions = read_sessions_fast(sessions_file(data))
     runs = score_files(data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
                        seed=args.seed, allow_duplicates=args.allow_duplicates, write=False, sessions=sessions,
-                       data_source=source)
+                       data_source=source, price=price, recorded_prices=True)
     results = [r.result for r in runs]
     paths = {system_name(p): p for p in prediction_files(args.predictions)}
     pair = tuple(args.compare) if args.compare else default_pair(results)

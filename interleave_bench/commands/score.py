@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
             jobs=args.jobs, keep_per_session=args.per_session or args.json,
-            write=not args.json and args.out is None,
+            write=not args.json and args.out is None, recorded_prices=True,
         )
     from ..io import print_json, sessions_file, write_json
     from ..reports.tables import burst_table, cluster_table, main_table, per_session_table, warn_partial

@@ -12,7 +12,8 @@ import functools
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from pathlib import Path
+from typing import Callable, Mapping, Union
 
 from ..errors import UsageError
 from .provider import FAKE_MODEL, is_fake_model
@@ -104,3 +105,39 @@ def prices_from(env: Mapping[str, str]) -> "Callable[[str | None], Price | None]
 def _always(price: Price, model: str | None) -> Price | None:
     """``price`` whatever the model, but the fake model's own (free)."""
     return table_price(model) if is_fake_model(model) else price
+
+
+#: what a scorer is given to price a run's rows with: a price, a lookup by model, or the table (None)
+PriceArgument = Union[Price, Callable[[Union[str, None]], Union[Price, None]], None]
+
+
+def recorded_price(predictions: Path, model: str | None) -> Price | None:
+    """The price the run record beside ``predictions``
+    (:func:`~interleave_bench.documents.run_record_path`) says the run's calls were paid at, when it
+    priced ``model``; ``None`` with no record, no price in it (unknown when the run was made) or
+    another model's. A record that is not a run record is refused in one line naming its field."""
+    from ..documents import RunRecord, run_record_path, validate_document
+    from ..io import read_json
+
+    path = run_record_path(predictions)
+    if not path.is_file():
+        return None
+    usage = validate_document(RunRecord, read_json(path), str(path), "a run record").usage
+    paid = usage.price if usage is not None else None
+    if paid is None or paid.model != model:
+        return None
+    return Price(paid.input, paid.cached_input, paid.output, source=f"run record ({paid.source})")
+
+
+def price_of_run(price: PriceArgument, model: str | None, predictions: Path | None = None) -> Price | None:
+    """The price to cost a run of ``model`` at: ``price`` itself, or what a lookup gives ``model``
+    (``None``: the table). Given the run's ``predictions`` file, a lookup that holds no
+    ``EVAL_PRICES`` (:func:`prices_from`) yields first to the price its run record says the calls
+    were paid at (:func:`recorded_price`): the price a run was made at is what it cost."""
+    if isinstance(price, Price):
+        return price
+    lookup = table_price if price is None else price
+    overridden = isinstance(lookup, functools.partial) and lookup.func is _always
+    recorded = recorded_price(predictions, model) if predictions is not None and not overridden else None
+    return recorded if recorded is not None else lookup(model)
+

@@ -12,7 +12,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from pydantic import TypeAdapter
@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from ..errors import InputError, InputErrors, UsageError, require_file
 from ..io import sessions_file
 from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
-from ..llm.prices import Price, table_price
+from ..llm.prices import Price, PriceArgument, price_of_run
 from ..schema import PredictionRow, Session
 from ..progress import progress
 from .block import SessionScore, score_block, session_scores
@@ -263,7 +263,7 @@ def score_predictions(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     allow_duplicates: bool = False,
-    price: Price | Callable[[str | None], Price | None] | None = None,
+    price: PriceArgument = None,
     source: str = "<predictions>",
     lines: Sequence[int] | None = None,
     only_sessions: set[str] | None = None,
@@ -292,10 +292,7 @@ def score_predictions(
     wrong_mode = mode_errors(rows, run_mode, source, lines) if mode is None else []
     if wrong_mode:
         raise InputErrors(wrong_mode)
-    if price is None:
-        price = table_price
-    if callable(price):
-        price = price(index.model)
+    price = price_of_run(price, index.model)
     chosen = select_split(all_sessions, split)
     if only_sessions is not None:
         chosen = [s for s in chosen if s.session_id in only_sessions]
@@ -372,7 +369,7 @@ def score_runs(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     allow_duplicates: bool = False,
-    price: Price | Callable[[str | None], Price | None] | None = None,
+    price: PriceArgument = None,
 ) -> dict[str, dict[str, Any]]:
     """Score several runs on the same sessions; ``{run name: score document}`` in the given order.
 
@@ -443,8 +440,8 @@ class ScoredFile:
 def _document_of(
     pred_path: Path, data_path: Path, data_sha: str, run: ColumnarRun | None,
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
-    price: Price | Callable[[str | None], Price | None] | None, write: bool, data_source: Mapping[str, Any],
-    keep_per_session: bool = True,
+    price: PriceArgument, write: bool, data_source: Mapping[str, Any],
+    keep_per_session: bool = True, recorded_prices: bool = False,
 ) -> ScoredFile:
     """One predictions file's document from its pooled counts (``run``; ``None`` for a file
     holding a defect, which raises the strict reader's errors); the rows left out are listed,
@@ -473,9 +470,8 @@ def _document_of(
         predictions_sha256=run.predictions_sha256 or sha256_file(pred_path),
         **data_source,
     )
-    chosen_price = table_price if price is None else price
     result = run_document(run, left_out, system=system_name(pred_path), split=split, bootstrap=bootstrap, seed=seed,
-                          provenance=facts, price=chosen_price(run.model) if callable(chosen_price) else chosen_price)
+                          provenance=facts, price=price_of_run(price, run.model, pred_path if recorded_prices else None))
     out = ScoredFile(system_name(pred_path), result)
     if write:
         out.score_file = score_path(pred_path, split)
@@ -513,9 +509,10 @@ def score_files(
     write: bool = True,
     sessions: Sequence[Session] | None = None,
     data_source: Mapping[str, Any] | None = None,
-    price: Price | Callable[[str | None], Price | None] | None = None,
+    price: PriceArgument = None,
     jobs: int = 1,
     keep_per_session: bool = True,
+    recorded_prices: bool = False,
 ) -> list[ScoredFile]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
 
@@ -524,7 +521,9 @@ def score_files(
     all runs, a block of sessions at a time, each run scored on arrays in step with it
     (:mod:`.columnar`); a file holding a defect raises the strict reader's errors, which name
     every bad line (the data file's first). ``sessions``, when given, are the data file's already
-    read: the data fingerprint is taken from them. ``price`` as for :func:`score_predictions`. ``jobs`` > 1 shares the files out among
+    read: the data fingerprint is taken from them. ``price`` as for :func:`score_predictions`; with
+    ``recorded_prices``, a run's own record's price where no ``EVAL_PRICES`` is given
+    (:func:`~interleave_bench.llm.prices.price_of_run`). ``jobs`` > 1 shares the files out among
     that many worker processes (``concurrent.futures``; each reads the data once for its share,
     and a callable ``price`` must pickle); the documents are the same. Each document's provenance adds the data file and the data fingerprint (on the records:
     :func:`~interleave_bench.fingerprints.records_fingerprint`), the predictions file and its SHA-256, and
@@ -545,7 +544,8 @@ def score_files(
     if write:
         require_score_outputs(data_path, pred_paths, split)
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
-                   price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write)
+                   price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write,
+                   recorded_prices=recorded_prices)
     jobs = min(jobs, len(pred_paths))
     if jobs <= 1 or sessions is not None:  # the data file read on a second core while this one scores
         return _score_share(pred_paths, data_path, sessions, options, background=True)
