@@ -65,6 +65,18 @@ def test_summary_line_counts_time_tokens_and_cost():
     assert summary_line("route", {}, 1.0, FakeLLM()).endswith("tokens 1,200 in / 300 out; cost unknown")
 
 
+def test_the_summary_line_gives_what_was_handled_a_second():
+    from interleave_bench.progress import summary_line
+
+    counts = {"sessions": 2, "messages": 15_096}
+    # 15,096 messages in 4.4 s: 3,430.9 a second
+    assert summary_line("route x", counts, 4.4, rate=("messages", 15_096)) == \
+        "done: route x: 2 sessions, 15,096 messages; 4.4s, 3,431 messages/s"
+    # a resumed run that routed nothing now says no rate (not 0/s, nor the file's messages over no work)
+    assert summary_line("route x", counts, 0.6, rate=("messages", 0)).endswith("; 0.6s")
+    assert summary_line("route x", counts, 0.0, rate=("messages", 5)).endswith("; 0.0s")
+
+
 def test_a_missing_command_module_is_an_error_not_a_missing_command(monkeypatch):
     import interleave_bench.cli as cli_module
 

@@ -146,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
         print(f"wrote {result.path} ({result.rows:,} rows)")
-        print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm))
+        print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm,
+                           rate=("messages", result.counts.messages)))
         print(llm.cost_line())
     if result.errors_left:
         print(errors_left_line(result, "model calls that failed after every retry"), file=sys.stderr)
@@ -164,7 +165,8 @@ def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any 
     """A run without a model of ours: a model-free policy, or a plug-in ``router``."""
     result = run_route(args.data, opts, out=args.out, fresh=args.fresh, router=router)
     print(f"wrote {result.path} ({result.rows:,} rows)")
-    print(summary_line(f"route {result.path.stem}", describe(result), result.seconds))
+    print(summary_line(f"route {result.path.stem}", describe(result), result.seconds,
+                       rate=("messages", result.counts.messages)))
     if result.errors_left:
         print(errors_left_line(result, "decisions the router could not give"), file=sys.stderr)
     return 0
