@@ -61,7 +61,7 @@ def test_score_writes_the_contract_and_prints_the_table(tmp_path, capsys, data):
     assert re.search(r"\| closed-oracle \| closed \| 1\.0000 \[1\.0000, 1\.0000\] \|", out)
     assert "not scored:" not in out and "not scored:" not in err  # a complete run: nothing to say
     assert doc["not_scored_line"] == "not scored: closed-oracle: nothing"  # the file still says it
-    assert err.startswith("done: score: 1 run, 8 sessions scored")
+    assert err.startswith("done: score: 1 run, dev split, 8 sessions scored")
 
 
 def test_the_table_shows_the_very_numbers_the_score_file_holds(tmp_path, capsys, data):

@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     messages = sum(r["counts"]["messages"] for r in results)
     scored = sum(r["counts"]["sessions"] for r in results)
-    print(summary_line("score", {"runs": len(results), "sessions scored": scored, "messages": messages},
+    print(summary_line("score", {"runs": len(results), "split": args.split, "sessions scored": scored, "messages": messages},
                        timer.seconds), file=sys.stderr)
     incomplete = [r["system"] for r in results if r["counts"]["sessions_without_rows"] or r["counts"]["missing_rows"]]
     if args.require_complete and incomplete:
