@@ -506,6 +506,7 @@ def test_hybrid_at_a_threshold_that_sends_half_to_local_makes_half_the_calls(ope
 
 def test_dry_run_sweep_writes_the_curve(tmp_path, offline, monkeypatch, capsys):
     monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVAL_PRICES", "1,1,1")  # prices every model but the fake one
     data = small_copy(offline, tmp_path, 3)
     assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run", "--sweep-threshold", "0,0.9,1") == 0
     out = capsys.readouterr().out
@@ -520,7 +521,9 @@ def test_dry_run_sweep_writes_the_curve(tmp_path, offline, monkeypatch, capsys):
     shares = [p["calls_per_message"] for p in curve]
     assert shares == sorted(shares) and shares[-1] > 0  # a higher threshold asks the model more often
     assert table[0].startswith(f"| 0.9 | {curve[1]['local_share']:.4f} | {curve[1]['calls_per_message']:.4f} | ")
+    assert curve[-1]["input_tokens_per_message"] > 0 and curve[-1]["output_tokens_per_message"] > 0
     for p in curve:
+        assert p["cost_usd_per_message"] == 0.0  # a dry run is free, whatever EVAL_PRICES says
         assert p["local_share"] + p["calls_per_message"] == pytest.approx(1.0, abs=1e-3)
         assert (folder / p["predictions"]).exists() and 0.0 <= p["accuracy"] <= 1.0
     with open(folder / "closed-hybrid-sweep-fake-model.sweep.csv", newline="") as fh:

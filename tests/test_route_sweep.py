@@ -1,4 +1,5 @@
-"""The threshold sweep's curve across sweeps: what it holds, what it leaves off, what its summary says."""
+"""The threshold sweep's curve across sweeps: what it holds, what it leaves off, what its summary says,
+and what each point costs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from interleave_bench.generate.runner import generate_offline
+from interleave_bench.llm.prices import ENV_SOURCE, Price
+from interleave_bench.route.sweep import CURVE_COLUMNS
 
 from _cli_util import run_cli
 
@@ -103,3 +106,81 @@ def test_a_run_whose_rows_its_threshold_could_not_give_stays_off_the_curve(data,
     sweep(capsys, data, "0.6", "--fresh")
     out, err = sweep(capsys, data, "0,0.6,0.9")
     assert [p["threshold"] for p in curve(data)] == [0.0, 0.5, 0.6, 0.9, 1.0] and "not on the curve" not in err
+
+
+def test_each_point_says_its_tokens_and_cost_per_message_at_the_price_score_uses(openai_env, data, capsys, monkeypatch):
+    """A sweep against a model at EVAL_PRICES: each point's tokens and USD per message, worked out
+    here from its run's rows on the measured split, agree with score's; without EVAL_PRICES the
+    run record's price; at an unknown price no cost (never 0), but 0.0 where no call was paid."""
+    def sweep_m(model: str, thresholds: str = "0,1") -> str:
+        code, out, err = run_cli(capsys, "route", data, "--mode", "closed", "--policy", "hybrid", "--model", model,
+                                 "--sweep-threshold", thresholds)
+        assert code == 0, err
+        return out
+
+    def points_of(model: str) -> tuple[dict, list[dict], list[dict]]:
+        name = data / "predictions" / f"closed-hybrid-sweep-{model}.sweep"
+        doc = json.loads(Path(f"{name}.json").read_text())
+        with open(f"{name}.csv", newline="") as fh:
+            reader = csv.reader(fh)
+            assert tuple(next(reader)) == CURVE_COLUMNS
+            assert CURVE_COLUMNS[:7] == ("threshold", "messages", "local_share", "calls_per_message", "accuracy",
+                                         "weighted_error", "predictions")  # the new columns after the old
+            rows = [dict(zip(CURVE_COLUMNS, r)) for r in reader]
+        return doc, doc["curve"], rows
+
+    def tokens_of(point: dict, split: str) -> tuple[list[int], int]:
+        """(input, cached, output) tokens of the point's run on ``split``, by hand from its rows, and its messages."""
+        ids = {json.loads(x)["session_id"] for x in (data / "sessions.jsonl").read_text().splitlines()
+               if json.loads(x)["split"] == split}
+        rows = [json.loads(x) for x in (data / "predictions" / point["predictions"]).read_text().splitlines()]
+        rows = [r for r in rows if r["session_id"] in ids]
+        return [sum(r["usage"][k] for r in rows if "usage" in r) for k in ("input", "cache_hit", "output")], len(rows)
+
+    monkeypatch.setenv("EVAL_PRICES", "2,0.5,8")
+    out = sweep_m("m1")
+    doc, (t0, t1), (csv0, csv1) = points_of("m1")
+    split = doc["options"]["curve_split"]
+    tokens, n = tokens_of(t1, split)
+    assert n == t1["messages"] and tokens[0] > 0 and tokens[2] > 0
+    assert t1["input_tokens_per_message"] == round(tokens[0] / n, 1)
+    assert t1["output_tokens_per_message"] == round(tokens[2] / n, 1)
+    assert t1["cost_usd_per_message"] > 0
+    assert t1["cost_usd_per_message"] == pytest.approx(Price(2, 0.5, 8).cost(*tokens) / n, abs=1e-8)
+    assert t1["price"] == {"model": "m1", "input": 2.0, "cached_input": 0.5, "output": 8.0, "source": ENV_SOURCE}
+    # threshold 0 asks no model: no tokens and nothing paid
+    assert (t0["calls_per_message"], t0["input_tokens_per_message"], t0["cost_usd_per_message"]) == (0.0, 0.0, 0.0)
+    # the CSV and the printed table hold the same figures
+    assert float(csv1["cost_usd_per_message"]) == t1["cost_usd_per_message"]
+    assert float(csv1["input_tokens_per_message"]) == t1["input_tokens_per_message"] and csv0["cost_usd_per_message"] == "0.0"
+    assert "| input tok/msg | output tok/msg | cost / msg |" in out
+    line = next(x for x in out.splitlines() if x.startswith("| 1 |"))
+    assert line.endswith(f" | {t1['input_tokens_per_message']:.1f} | {t1['output_tokens_per_message']:.1f} | "
+                         f"{t1['cost_usd_per_message']:.8f} |"), line
+    # the very figures score gives the file on that split
+    code, printed, err = run_cli(capsys, "score", data, data / "predictions" / t1["predictions"], "--bootstrap", 0,
+                                 "--split", split, "--json")
+    assert code == 0, err
+    scored = json.loads(printed)
+    assert scored["cost_usd_per_message"] == t1["cost_usd_per_message"]
+    assert scored["metrics"]["input_tokens_per_message"] == t1["input_tokens_per_message"]
+    # without EVAL_PRICES: the price the run record says the calls were paid at, as score takes it
+    # (the threshold 1 run is on the curve, not given now: its record is the one its run wrote)
+    monkeypatch.delenv("EVAL_PRICES")
+    sweep_m("m1", "0")
+    _, (_, again), _ = points_of("m1")
+    assert again["cost_usd_per_message"] == t1["cost_usd_per_message"]
+    assert again["price"]["source"] == f"run record ({ENV_SOURCE})"
+    # EVAL_PRICES given to the sweep wins over the record, as it does for score
+    monkeypatch.setenv("EVAL_PRICES", "1,1,1")
+    sweep_m("m1", "0")
+    _, (_, priced), _ = points_of("m1")
+    assert priced["price"]["source"] == ENV_SOURCE
+    assert priced["cost_usd_per_message"] == pytest.approx(Price(1, 1, 1).cost(*tokens) / n, abs=1e-8)
+    # a model at no known price: no cost, in every form, but the point that paid no call cost 0
+    monkeypatch.delenv("EVAL_PRICES")
+    out = sweep_m("m2")
+    _, (u0, u1), (c0, c1) = points_of("m2")
+    assert u1["input_tokens_per_message"] > 0 and u1["cost_usd_per_message"] is None and u1["price"] is None
+    assert c1["cost_usd_per_message"] == "" and u0["cost_usd_per_message"] == 0.0 and c0["cost_usd_per_message"] == "0.0"
+    assert next(x for x in out.splitlines() if x.startswith("| 1 |")).endswith(" | n/a |")

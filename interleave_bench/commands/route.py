@@ -9,11 +9,13 @@ counts, usage, provenance). A rerun resumes: finished sessions are kept and skip
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from ..errors import UsageError
 from ..llm import add_model_arguments, model_options_given, model_session_from_args
+from ..llm.prices import prices_from
 from ..options import whole_number
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
@@ -42,8 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sweep-threshold", nargs="?", const=",".join(f"{t:g}" for t in DEFAULT_THRESHOLDS),
                    default=None, metavar="T1,T2,...",
                    help="hybrid only: run at each threshold (default "
-                        f"{','.join(f'{t:g}' for t in DEFAULT_THRESHOLDS)}) and write the accuracy vs "
-                        "calls-per-message curve (.sweep.json, .sweep.csv) beside the predictions")
+                        f"{','.join(f'{t:g}' for t in DEFAULT_THRESHOLDS)}) and write the accuracy vs calls, "
+                        "tokens and cost per message curve (.sweep.json, .sweep.csv) beside the predictions")
     p.add_argument("--merge", choices=MERGES, default="none",
                    help="bursts: wait after every message (all), after one that seems to go on (adaptive), or never (default none)")
     p.add_argument("--decide", choices=DECIDES, default="one",
@@ -186,7 +188,9 @@ def sweep_counts(result: SweepResult) -> dict[str, object]:
 
 
 def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
-    """``--sweep-threshold``: one hybrid run per threshold, then the curve files and table."""
+    """``--sweep-threshold``: one hybrid run per threshold, then the curve files and table, each
+    point's cost priced as ``score`` prices its run (``EVAL_PRICES``, else its run record's price,
+    else the dated table)."""
     if opts.policy != "hybrid":
         raise UsageError(f"--sweep-threshold applies to the hybrid policy only, not {opts.policy}")
     if args.threshold is not None:
@@ -194,9 +198,10 @@ def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
     if args.out:
         raise UsageError("--sweep-threshold writes one predictions file per threshold: drop --out")
     thresholds = parse_thresholds(args.sweep_threshold)
+    price = prices_from(os.environ)  # the curve's costs priced as score prices a run: read once, before any work
     timer = Timer()
     with model_session_from_args(args) as llm:
-        result = run_sweep(args.data, opts, thresholds, llm=llm, fresh=args.fresh, dry_run=args.dry_run)
+        result = run_sweep(args.data, opts, thresholds, llm=llm, fresh=args.fresh, dry_run=args.dry_run, price=price)
         for r in result.runs:
             print(f"wrote {r.path} ({r.rows:,} rows)")
         for path, why in result.left_off:

@@ -4,7 +4,9 @@
 every T of the sweep (each an ordinary, resumable run with its own predictions file), scores each
 on the routed split, and writes the curve beside the predictions: ``<mode>-hybrid-sweep[-<model>]
 .sweep.json`` and ``.sweep.csv``. At T = 0 every message goes to ``local`` (no call); as T rises
-more go to the model.
+more go to the model. Each point says what it costs per message too (input and output tokens, and
+USD at the price ``score`` would cost its run at: :func:`point_of`), so a threshold can be chosen
+by cost as well as by calls.
 
 The curve holds every threshold of that sweep whose run is there and finished, not only those
 asked for now: a sweep at 0.5 and 0.9 after one at ten thresholds adds its points to the ten
@@ -26,6 +28,7 @@ from ..errors import InputError, UsageError
 from ..fingerprints import sha256_file
 from ..score.table import RATE, metric
 from ..io import atomic_write_text, read_json, read_predictions, read_sessions, sessions_file, write_json
+from ..llm.prices import Price, PriceArgument, price_of_run
 from ..provenance import provenance
 from ..score.run import score_predictions
 from .local import VIA_LOCAL
@@ -36,15 +39,19 @@ from .runner import (FALLBACK_VIA, MODEL_POLICIES, RouteOptions, RouteResult, de
 #: the thresholds of a sweep unless given: from "local decides all" through the confidences where
 #: local's calibrated accuracy changes fastest
 DEFAULT_THRESHOLDS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 1.0)
-#: columns of the CSV curve, in order
+#: columns of the CSV curve, in order (a new column goes at the end: CSV readers take them by place)
 CURVE_COLUMNS = ("threshold", "messages", "local_share", "calls_per_message", "accuracy", "weighted_error",
-                 "predictions")
+                 "predictions", "input_tokens_per_message", "output_tokens_per_message", "cost_usd_per_message")
 
 
 @dataclass(frozen=True)
 class SweepPoint:
     """One threshold's run: its share of messages decided by ``local``, model calls per message
-    (rows with usage over rows) and strict accuracy and weighted error on the routed split."""
+    (rows with usage over rows), strict accuracy and weighted error on the measured split, and its
+    tokens and cost per message there as its score document gives them (:func:`point_of`); the
+    cost is ``None`` at an unknown price and 0.0 where no row made a call. ``price`` is the price
+    the cost was computed with as the score document records it (``provenance.price``; the JSON
+    curve holds it, the CSV does not)."""
 
     threshold: float
     messages: int
@@ -53,6 +60,10 @@ class SweepPoint:
     accuracy: Optional[float]
     weighted_error: Optional[float]
     predictions: str
+    input_tokens_per_message: Optional[float]
+    output_tokens_per_message: Optional[float]
+    cost_usd_per_message: Optional[float]
+    price: Optional[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -100,17 +111,31 @@ def curve_split(routed: str) -> str:
     return "dev" if routed == "all" else routed
 
 
-def point_of(threshold: float, path: Path, sessions: Sequence[Any], split: str) -> SweepPoint:
+def point_of(threshold: float, path: Path, sessions: Sequence[Any], split: str,
+             price: PriceArgument = None) -> SweepPoint:
     """Score one threshold's predictions file into a :class:`SweepPoint`: every figure (messages,
-    shares, accuracy) over the messages of ``split``."""
+    shares, accuracy, tokens and cost) over the messages of ``split``.
+
+    The tokens and cost per message are the score document's (:func:`~..score.run.score_predictions`),
+    priced as ``score`` prices the file (:func:`~..llm.prices.price_of_run`): ``price`` when it is
+    one, else ``EVAL_PRICES`` when the lookup ``price`` holds it, else the price the run record
+    beside ``path`` says its calls were paid at, else the dated table; the fake model is free.
+    """
     ids = {s.session_id for s in sessions if split == "all" or s.split == split}
     rows = [r for r in read_predictions(path) if r.session_id in ids]
     n = len(rows)
     local = sum(1 for r in rows if r.via == VIA_LOCAL)
     calls = sum(1 for r in rows if r.usage is not None)
-    metrics = score_predictions(sessions, rows, system=path.stem, split=split, bootstrap=0).result["metrics"]
+
+    def priced(model: Optional[str]) -> Optional[Price]:
+        return price_of_run(price, model, path)
+
+    doc = score_predictions(sessions, rows, system=path.stem, split=split, bootstrap=0, price=priced).result
+    metrics = doc["metrics"]
     return SweepPoint(threshold, n, round(local / n, RATE) if n else 0.0, round(calls / n, RATE) if n else 0.0,
-                      metrics.get("accuracy"), metrics.get("weighted_error"), path.name)
+                      metrics.get("accuracy"), metrics.get("weighted_error"), path.name,
+                      metrics.get("input_tokens_per_message"), metrics.get("output_tokens_per_message"),
+                      doc["cost_usd_per_message"], doc["provenance"]["price"])
 
 
 def _name_pattern(opts: RouteOptions, model: Optional[str]) -> tuple[str, str]:
@@ -204,12 +229,14 @@ def curve_members(folder: Path, opts: RouteOptions, model: Optional[str],
 
 
 def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[float], *, llm: Any,
-              fresh: bool = False, dry_run: bool = False) -> SweepResult:
+              fresh: bool = False, dry_run: bool = False, price: PriceArgument = None) -> SweepResult:
     """Run ``hybrid`` at every threshold, score each run, write the curve (JSON and CSV).
 
     ``opts.policy`` must be ``hybrid``; each run writes (or resumes) its own predictions file. The
     curve holds these thresholds and every other finished run of the same sweep beside them
-    (:func:`curve_members`). Returns the :class:`SweepResult`.
+    (:func:`curve_members`). ``price`` prices each point's tokens as :func:`point_of` says (the
+    command passes :func:`~..llm.prices.prices_from` the environment; the default: each run
+    record's price, else the dated table). Returns the :class:`SweepResult`.
     """
     if opts.policy != "hybrid":
         raise UsageError(f"--sweep-threshold applies to the hybrid policy only, not {opts.policy}")
@@ -230,7 +257,7 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
         raise UsageError(f"{missing[0]} changed while the sweep ran: run the sweep again")
     sessions = read_sessions(data_file)
     measured = curve_split(opts.split)
-    points = [point_of(t, path, sessions, measured) for t, path in members.items()]
+    points = [point_of(t, path, sessions, measured, price) for t, path in members.items()]
     json_path = curve_path(data_file, opts, model, dry_run=dry_run)
     csv_path = json_path.with_name(json_path.name[: -len(".json")] + ".csv")
     options = {k: v for k, v in opts.as_dict().items() if k != "threshold"}
@@ -248,12 +275,20 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
     return SweepResult(points, json_path, csv_path, runs, left_off)
 
 
+#: the figures of a point the curve's table shows after the shares, by their metric table entries
+_SHOWN = ("accuracy", "weighted_error", "input_tokens_per_message", "output_tokens_per_message", "cost_usd_per_message")
+
+
 def curve_table(points: Sequence[SweepPoint]) -> str:
-    """The curve as a Markdown table: threshold, share decided locally, calls per message, accuracy."""
-    lines = ["| threshold | local share | calls/message | accuracy | weighted error |", "|---|---|---|---|---|"]
+    """The curve as a Markdown table: threshold, share decided locally, calls per message, accuracy,
+    weighted error, input and output tokens per message and USD per message (``n/a`` where
+    undefined, and for the cost where the price is unknown)."""
+    head = ["threshold", "local share", "calls/message", *(metric(k).display for k in _SHOWN)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for p in points:
-        acc = "n/a" if p.accuracy is None else f"{p.accuracy:.{metric('accuracy').shown}f}"
-        err = "n/a" if p.weighted_error is None else f"{p.weighted_error:.{metric('weighted_error').shown}f}"
+        shown = [getattr(p, k) for k in _SHOWN]
+        cells = ["n/a" if v is None else f"{v:.{metric(k).shown}f}" for k, v in zip(_SHOWN, shown)]
         # the shares as sweep.json holds them (RATE decimals), not rounded again
-        lines.append(f"| {p.threshold:g} | {p.local_share:.{RATE}f} | {p.calls_per_message:.{RATE}f} | {acc} | {err} |")
+        lines.append(f"| {p.threshold:g} | {p.local_share:.{RATE}f} | {p.calls_per_message:.{RATE}f} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines)
