@@ -51,6 +51,10 @@ def test_a_run_records_the_price_it_used_and_the_cost_at_it(openai_env, small, c
     # a rerun of the finished file pays nothing more and keeps what the file cost, at the same price
     assert run_cli(capsys, "route", small, "--mode", "closed", "--policy", "llm", "--model", "m1")[0] == 0
     assert record_of(small / "predictions" / "closed-llm-m1.run.json")["usage"] == usage
+    # ... also in a shell without EVAL_PRICES: the file was paid at that price (it became null)
+    monkeypatch.delenv("EVAL_PRICES")
+    assert run_cli(capsys, "route", small, "--mode", "closed", "--policy", "llm", "--model", "m1")[0] == 0
+    assert record_of(small / "predictions" / "closed-llm-m1.run.json")["usage"] == usage
 
 
 def test_a_model_of_the_table_records_the_table_and_its_date(small, capsys, monkeypatch, tmp_path):

@@ -27,6 +27,7 @@ from ..errors import UsageError
 from ..heap import settled
 from ..io import JsonlAppender, read_json, read_sessions, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
+from ..llm.prices import Price
 from ..locks import exclusive_output, real_output
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
@@ -494,10 +495,16 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
         if llm is None:
             return None
         spent = {k: v - spent_before[k] for k, v in llm.stats.counts().items()}
+        price = llm.stats.price
         if done and previous is not None and previous.usage is not None:
-            # a resumed run: the record counts what the whole file took, costed at this run's price
+            # a resumed run: the record counts what the whole file took, costed at this run's price;
+            # one that paid no call keeps the price the file was paid at (a rerun without EVAL_PRICES
+            # made a priced record's cost unknown)
+            paid = previous.usage.price
+            if not spent["calls"] and paid is not None:
+                price = Price(paid.input, paid.cached_input, paid.output, source=paid.source)
             spent = {k: spent[k] + getattr(previous.usage, k) for k in USAGE_COUNTS}
-        return RunUsage.model_validate(usage_record(spent, llm.stats.price, llm.model))
+        return RunUsage.model_validate(usage_record(spent, price, llm.model))
 
     async def main() -> None:
         with JsonlAppender(rows_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
