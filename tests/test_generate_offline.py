@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter, defaultdict
 
 import pytest
@@ -423,3 +424,65 @@ def test_fewer_sessions_than_the_folder_holds_is_refused(tmp_path, capsys):
     with pytest.raises(UsageError, match="holds 1 session of these options past the first 2"):
         generate(2, stopped, config=GenerateConfig(seed=4))
     assert len((stopped / WORK_FILE).read_text(encoding="utf-8").splitlines()) == 1 + 3
+
+
+
+def _edit_lines(path, edit):
+    """A JSONL file's lines, parsed, changed by ``edit`` (a function of their list) and written back."""
+    objs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    edit(objs)
+    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs), encoding="utf-8")
+
+
+def _set(key, value, session=False, k=1):
+    """An edit setting ``key`` of line ``k`` (of its ``session`` with ``session``) to ``value``."""
+    return lambda objs: (objs[k]["session"] if session else objs[k]).__setitem__(key, value)
+
+
+@pytest.mark.parametrize("edit, message", [
+    # -1 once wrote session 0 twice (13 sessions of 12, duplicate id, exit 0)
+    (_set("index", -1), r":2: index: -1 is not a session index \(0 to 999,999\); delete the file to start over$"),
+    # true was read as index 1
+    (_set("index", True), ":2: index: expected an integer, got true; delete the file to start over$"),
+    (_set("index", 1.0), ":2: index: expected an integer, got 1.0; delete the file"),
+    (lambda objs: objs.append(objs[2]), r":5: index: session index 1 \(zh-0002\) is also on line 3; delete the file"),
+    # a session that is not the one its index gives was taken as it was
+    (_set("session_id", "en-0099", session=True),
+     r":2: session.session_id: 'en-0099' is not the session_id of session index 0 \(that is 'en-0001'\)"),
+    (_set("lang", "zh", session=True), r":2: session.lang: 'zh' is not the lang of session index 0"),
+    (_set("split", "test", session=True), r":2: session.split: 'test' is not the split of session index 0"),
+    (_set("version", "interleave-v1", session=True), r":2: session.version: 'interleave-v1' is not the version"),
+    (_set("turns", [], session=True), ":2: session.turns: List should have at least 1 item"),
+    (_set("session", "x"), r":2: session: expected a JSON object \(a session\); delete the file"),
+], ids=["negative", "true", "float", "twice", "session_id", "lang", "split", "version", "turns", "session"])
+def test_a_work_line_that_cannot_be_trusted_is_refused(tmp_path, capsys, edit, message):
+    """A resumed run checks each line of the work file as strictly as it wrote it, so it never writes
+    a data set its own ``validate`` refuses: a bad line is one line naming the file, line and field."""
+    out = tmp_path / "run"
+    with pytest.raises(_Stop):
+        generate(6, out, config=GenerateConfig(seed=4), after_session=_stop_after_three)
+    work = out / WORK_FILE
+    _edit_lines(work, edit)
+    before = work.read_bytes()
+    capsys.readouterr()
+    assert main(["generate", "--offline", "--sessions", "6", "--seed", "4", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {work}:") and re.search(message, err[0]), err
+    assert work.read_bytes() == before and not (out / "sessions.jsonl").exists()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_set("session_id", "zh-0001", k=0), r":1: session_id: 'zh-0001' is not the session_id of session index 0 \(that is 'en-0001'\)"),
+    (lambda objs: objs.__setitem__(1, objs[0]), r":2: session_id: session index 0 \(en-0001\) is also on line 1"),
+], ids=["session_id", "twice"])
+def test_a_finished_line_that_is_not_its_sessions_is_refused(tmp_path, capsys, edit, message):
+    """The sessions of a finished ``sessions.jsonl`` that a longer run keeps are checked the same way."""
+    out = tmp_path / "d"
+    assert main(["generate", "--offline", "--sessions", "3", "--out", str(out)]) == 0
+    path = out / "sessions.jsonl"
+    _edit_lines(path, edit)
+    capsys.readouterr()
+    assert main(["generate", "--offline", "--sessions", "4", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {path}:") and re.search(message, err[0]), err
+    assert err[0].endswith("; use --overwrite to replace it or --out for another folder")

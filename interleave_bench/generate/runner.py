@@ -63,6 +63,10 @@ DEFAULT_SESSIONS = 50
 GENERATOR_VERSION = 2
 #: the work file inside the output folder (hidden: it is removed when the run completes)
 WORK_FILE = ".sessions.work.jsonl"
+#: what an error in a work file adds: the file is only the run's own record of the sessions done
+_START_OVER = "delete the file to start over"
+#: what an error in the finished data set a run would resume adds
+_REPLACE = "use --overwrite to replace it or --out for another folder"
 #: the writer label of offline data
 TEMPLATES_WRITER = "templates"
 
@@ -156,22 +160,24 @@ def _differences(old: Any, new: dict[str, Any]) -> str:
     return "; ".join(diffs[:3])
 
 
-def _load_finished(out: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """Sessions of a finished earlier run in ``out`` made with the same options (by index)."""
+def _load_finished(out: Path, fp: dict[str, Any], config: GenerateConfig) -> dict[int, dict[str, Any]]:
+    """Sessions of a finished earlier run in ``out`` made with the same options (``fp``, the
+    fingerprint of ``config``), by index."""
     sessions_path, manifest_path = out / SESSIONS_FILE, out / MANIFEST_FILE
     if not sessions_path.exists():
         return {}
     if not manifest_path.exists():
-        raise UsageError(f"{sessions_path}: exists without {MANIFEST_FILE} beside it; use --overwrite to replace it or --out for another folder")
+        raise UsageError(f"{sessions_path}: exists without {MANIFEST_FILE} beside it; {_REPLACE}")
     manifest = read_json(manifest_path)
     options = manifest.get("options") if isinstance(manifest, dict) else None
     prev = options.get("config") if isinstance(options, dict) else None
     if prev != fp:
         raise UsageError(
             f"{manifest_path}: options.config: the data there was made with other options ({_differences(prev, fp)}); "
-            "use --overwrite to replace it or --out for another folder"
+            f"{_REPLACE}"
         )
     done: dict[int, dict[str, Any]] = {}
+    lines: dict[int, int] = {}
     for line, text in iter_json_lines(sessions_path):
         obj = parse_json(str(sessions_path), line, text)
         if not isinstance(obj, dict):
@@ -180,24 +186,29 @@ def _load_finished(out: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
         if idx is None:
             raise InputError(str(sessions_path), line, "session_id", f"{obj.get('session_id')!r} is not an id this generator writes")
         parse_record(str(sessions_path), line, obj, Session, check_session)  # kept as written only when it is a session
+        _check_resumed(str(sessions_path), line, "session_id", "", idx, obj, lines, config, _REPLACE)
         done[idx] = obj
     return done
 
 
-def _load_work(path: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """Sessions appended to the work file by an earlier, unfinished run with the same options."""
+def _load_work(path: Path, fp: dict[str, Any], config: GenerateConfig) -> dict[int, dict[str, Any]]:
+    """Sessions appended to the work file by an earlier, unfinished run with the same options.
+
+    Each line is checked as strictly as the run wrote it (an integer index, once, and the session of
+    that index): a line that was edited or damaged is refused, never resumed into the data set."""
     if not path.exists():
         return {}
     truncate_partial_line(path)
     done: dict[int, dict[str, Any]] = {}
+    lines: dict[int, int] = {}
     header_seen = False
     for line, text in iter_json_lines(path):
         try:
             obj = parse_json(str(path), line, text)
         except InputError as exc:
-            raise InputError(str(path), line, exc.field, f"{exc.message}; delete the file to start over") from None
+            raise InputError(str(path), line, exc.field, f"{exc.message}; {_START_OVER}") from None
         if not isinstance(obj, dict):
-            raise InputError(str(path), line, None, "expected a JSON object; delete the file to start over")
+            raise InputError(str(path), line, None, f"expected a JSON object; {_START_OVER}")
         if not header_seen:
             header_seen = True
             if obj.get("config") != fp:
@@ -206,11 +217,38 @@ def _load_work(path: Path, fp: dict[str, Any]) -> dict[int, dict[str, Any]]:
                     "use --overwrite to discard it or --out for another folder"
                 )
             continue
-        if not isinstance(obj.get("index"), int) or not isinstance(obj.get("session"), dict):
-            raise InputError(str(path), line, "index", "expected {index, session}; delete the file to start over")
-        parse_record(f"{path} session", line, obj["session"], Session, check_session)
-        done[obj["index"]] = obj["session"]
+        idx, session = obj.get("index"), obj.get("session")
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            raise InputError(str(path), line, "index", f"expected an integer, got {json.dumps(idx)[:40]}; {_START_OVER}")
+        if not isinstance(session, dict):
+            raise InputError(str(path), line, "session", f"expected a JSON object (a session); {_START_OVER}")
+        try:
+            parse_record(str(path), line, session, Session, check_session)
+        except InputError as exc:  # one line: the first problem (and how many more), which line to delete
+            raise InputError(str(path), line, f"session.{exc.field}" if exc.field else "session",
+                             f"{exc.message}; {_START_OVER}") from None
+        _check_resumed(str(path), line, "index", "session.", idx, session, lines, config, _START_OVER)
+        done[idx] = session
     return done
+
+
+def _check_resumed(where: str, line: int, index_field: str, prefix: str, idx: int, session: dict[str, Any],
+                   lines: dict[int, int], config: GenerateConfig, hint: str) -> None:
+    """Raise :class:`InputError` unless ``session`` (on ``line`` of ``where``) can be resumed as
+    session ``idx`` of a run of ``config``: an index a run can hold, not on an earlier line
+    (``lines``: index to line, updated here), and the id, language, split and version that index
+    gives. The final file is every index's session once, so this is what keeps it valid."""
+    if not 0 <= idx < MAX_SESSIONS:
+        raise InputError(where, line, index_field, f"{idx} is not a session index (0 to {MAX_SESSIONS - 1:,}); {hint}")
+    want = identity(idx, config.langs)
+    if idx in lines:
+        raise InputError(where, line, index_field, f"session index {idx} ({want.session_id}) is also on line {lines[idx]}; {hint}")
+    lines[idx] = line
+    for key, expected in (("session_id", want.session_id), ("lang", want.lang), ("split", want.split),
+                          ("version", VERSIONS[config.dataset])):
+        if session.get(key) != expected:
+            raise InputError(where, line, f"{prefix}{key}", f"{session.get(key)!r} is not the {key} of session index "
+                                                            f"{idx} (that is {expected!r}); {hint}")
 
 
 def _refuse_to_drop(out: Path, done: dict[int, dict[str, Any]], n_sessions: int) -> None:
@@ -334,8 +372,8 @@ def _generate_into(out: Path, n_sessions: int, config: GenerateConfig, llm: LLM 
     if overwrite:  # discard the folder's data now, so a stop before the end resumes cleanly
         for p in (work_path, sessions_path, manifest_path):
             p.unlink(missing_ok=True)
-    done: dict[int, dict[str, Any]] = {} if overwrite else _load_finished(out, fp)
-    done.update(_load_work(work_path, fp))
+    done: dict[int, dict[str, Any]] = {} if overwrite else _load_finished(out, fp, config)
+    done.update(_load_work(work_path, fp, config))
     _refuse_to_drop(out, done, n_sessions)
     todo = [identity(i, config.langs) for i in range(n_sessions) if i not in done]
     resumed = sum(1 for i in done if i < n_sessions)
