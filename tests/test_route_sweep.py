@@ -184,3 +184,32 @@ def test_each_point_says_its_tokens_and_cost_per_message_at_the_price_score_uses
     assert u1["input_tokens_per_message"] > 0 and u1["cost_usd_per_message"] is None and u1["price"] is None
     assert c1["cost_usd_per_message"] == "" and u0["cost_usd_per_message"] == 0.0 and c0["cost_usd_per_message"] == "0.0"
     assert next(x for x in out.splitlines() if x.startswith("| 1 |")).endswith(" | n/a |")
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--sweep-threshold", "0.30000000000000004"),
+    ("--sweep-threshold", "0.5,0.12345"),  # refused before the 0.5 run, not after it
+    ("--threshold", "0.30000000000000004"),
+    ("--threshold", "0.12345"),
+])
+def test_a_threshold_finer_than_the_confidence_is_refused_before_any_run(data, capsys, option, value):
+    """Run files are named ``-t{threshold:g}``: 0.30000000000000004 once wrote ``-t0.3``, and a later
+    ``--threshold 0.3`` could only resume it or throw it away. Local's confidence has 4 decimals, so
+    a finer threshold selects nothing more; it is refused in one line, exit 2, before any run."""
+    code, out, err = run_cli(capsys, "route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run", option, value)
+    bad = value.split(",")[-1]
+    assert code == 2 and err.strip().splitlines() == [
+        f"error: {option} must have at most 4 decimal places, as local's confidence has, got {bad}"], err
+    assert not (data / "predictions-dry").exists()
+
+
+def test_thresholds_of_4_decimals_have_a_file_each():
+    """Every threshold the rule lets through gets a name of its own: no two runs share a file."""
+    from interleave_bench.route.local import threshold_problem
+    from interleave_bench.route.runner import RouteOptions, output_name
+
+    thresholds = [k / 10_000 for k in range(10_001)]
+    assert not [t for t in thresholds if threshold_problem(t)]
+    names = {output_name(RouteOptions(mode="closed", policy="hybrid", threshold=t), "m") for t in thresholds}
+    assert len(names) == len(thresholds)
+    assert threshold_problem(0.1 + 0.2) and threshold_problem(0.00005) and threshold_problem(float("nan"))

@@ -64,6 +64,8 @@ from .text import seems_to_go_on, short_title, title_mentioned, tokens
 POLICY = "local"
 #: ``via`` of a decision made by this router
 VIA_LOCAL = "local"
+#: decimals of the confidence a decision carries (and ``hybrid --threshold`` compares)
+CONFIDENCE_DECIMALS = 4
 #: the weights file shipped in the package
 WEIGHTS_RESOURCE = ("interleave_bench", "data/local/weights.json")
 #: format tag of the weights file, bumped whenever the feature list changes meaning
@@ -514,6 +516,19 @@ class Scored:
     confidence: float
 
 
+def threshold_problem(threshold: float) -> Optional[str]:
+    """What is wrong with ``threshold`` as ``hybrid``'s threshold on this router's confidence, else
+    None: it is a confidence (0 to 1) of at most :data:`CONFIDENCE_DECIMALS` decimals. A finer one
+    selects nothing a coarser one does not (the confidence it meets is rounded), and would share
+    its run's file name (``-t0.3``) with another (0.30000000000000004 and 0.3)."""
+    if not 0.0 <= threshold <= 1.0:
+        return f"must be a confidence between 0 and 1, got {threshold:g}"
+    if round(threshold, CONFIDENCE_DECIMALS) != threshold:
+        return (f"must have at most {CONFIDENCE_DECIMALS} decimal places, as local's confidence has, "
+                f"got {threshold!r}")
+    return None
+
+
 class LocalRouter:
     """The ``local`` policy (see the module docstring)."""
 
@@ -534,10 +549,10 @@ class LocalRouter:
 
     def decide_scored(self, view: RouterView) -> tuple[Decision, Scored]:
         """The decision for ``view``'s pending unit (``via: local``, with its confidence rounded to
-        4 decimals) and the :class:`Scored` behind it."""
+        :data:`CONFIDENCE_DECIMALS` decimals) and the :class:`Scored` behind it."""
         s = self.score(view)
         text = view.pending_text()
-        conf = round(s.confidence, 4)
+        conf = round(s.confidence, CONFIDENCE_DECIMALS)
         if s.choice == ONEOFF:
             return Decision.new(ONEOFF_TITLE_PREFIX + short_title(text), via=VIA_LOCAL, confidence=conf), s
         if s.choice == NEW:

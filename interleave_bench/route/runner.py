@@ -49,7 +49,7 @@ from .base import (
 )
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
-from .local import VIA_LOCAL, LocalRouter
+from .local import VIA_LOCAL, LocalRouter, threshold_problem
 from .resume import START_OVER, NewOutputs, prepare_resume, require_own_record, rows_file
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
@@ -104,8 +104,9 @@ class RouteOptions:
         if self.threshold is not None:
             if self.policy != "hybrid":
                 raise UsageError(f"--threshold applies to the hybrid policy only, not {self.policy}")
-            if not 0.0 <= self.threshold <= 1.0:
-                raise UsageError(f"--threshold must be a confidence between 0 and 1, got {self.threshold:g}")
+            problem = threshold_problem(self.threshold)
+            if problem:
+                raise UsageError(f"--threshold {problem}")
         if self.decide == "each" and self.merge == "none":
             raise UsageError("--decide each needs bursts: add --merge all or --merge adaptive")
 
@@ -128,7 +129,7 @@ def safe_name(text: str) -> str:
 def output_name(opts: RouteOptions, model: Optional[str] = None) -> str:
     """``<mode>-<policy>[-t<threshold>][-merge<all|adaptive>][-each][-<model>].jsonl``."""
     name = f"{opts.mode}-{opts.policy}"
-    if opts.threshold is not None:
+    if opts.threshold is not None:  # of at most 4 decimals (threshold_problem): one name per threshold
         name += f"-t{opts.threshold:g}"
     if opts.merge != "none":
         name += f"-merge{opts.merge}"
