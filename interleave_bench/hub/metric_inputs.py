@@ -7,39 +7,26 @@ or turns as the JSONL holds them, into plain turns through :func:`~.features.fro
 row-to-record conversion; :func:`check_sessions_form` says in one line when an input is not one
 list per session (as when ``evaluate.combine`` hands a flat list to a per-session module).
 :func:`score_labels` scores per-session gold turns and predicted labels with the CLI's scorer.
+One value's checks (text, a number label, a cluster label) are :mod:`.metric_values`'.
 """
 
 from __future__ import annotations
 
-import functools
-import numbers
 import re
-from typing import Any, Iterable, Mapping, Optional, Sequence
-
-import numpy as np
-from pydantic import TypeAdapter, ValidationError
+from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import InputError, InputErrors
 from ..json_text import find_bad_value
-from ..record_errors import describe_error
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, MidReplyExpect, PredictionRow, Session
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, PredictionRow, Session
 from ..score.labels import ThreadLabels
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
+from .metric_values import got, is_number, number_label, plain, texts
 
 #: the prediction-row fields the cost metrics read, as the evaluate modules take them (one list
 #: per session, one entry per message, None where a row has none)
 COST_FIELDS = ("usage", "elapsed_ms", "via")
-
-
-def plain(value: Any) -> Any:
-    """A ``datasets`` ``Column`` (or any iterable but text and mappings) as a list, else ``value``."""
-    if value is None or isinstance(value, (str, bytes, Mapping, list)):
-        return value
-    if isinstance(value, Iterable):
-        return list(value)
-    return value
 
 
 def is_session_list(value: Any) -> bool:
@@ -176,26 +163,10 @@ def encodable_labels(predictions: Any) -> Any:
 def _label(value: Any, where: str) -> Optional[str]:
     if value is None or isinstance(value, str):
         return value
-    if _is_number(value):
+    if is_number(value):
         return number_label(value, where)
     raise ValueError(f"{where}: a label is text, a number (read as its text) or None (no row), got "
                      f"{type(value).__name__} {value!r}")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (numbers.Integral, float)) and not isinstance(value, (bool, np.bool_))
-
-
-def number_label(value: Any, where: str, what: str = "") -> str:
-    """A number (numpy's too) as the label a prediction row reads it: its text, so ``1`` is ``"1"``,
-    ``1.0`` is ``"1.0"`` and ``1.5`` is ``"1.5"``, as ``score`` reads ``"pred": 1.0`` in a file.
-    ``ValueError`` in one line naming ``where`` for NaN, infinity or an integer outside 64 bits,
-    which no file can hold."""
-    value = int(value) if isinstance(value, numbers.Integral) else float(value)
-    bad = find_bad_value(value)
-    if bad is not None:
-        raise ValueError(f"{where}: {what + ', ' if what else ''}{bad[1]}")
-    return PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value}).pred
 
 
 def encodable_turns(references: Any) -> Any:
@@ -228,7 +199,7 @@ def mid_reply_columns(running: Any, lang: Any, how: Any, tags: Any) -> dict[str,
         how = [MID_REPLY_HOW[h] if is_label_index(h) and 0 <= h < len(MID_REPLY_HOW) else h for h in how]
         for i, h in enumerate(how):
             if h is not None and h not in MID_REPLY_HOW:
-                raise ValueError(f"how[{i}]: one of {', '.join(MID_REPLY_HOW)} (or its index), {_got(h)}")
+                raise ValueError(f"how[{i}]: one of {', '.join(MID_REPLY_HOW)} (or its index), {got(h)}")
     if isinstance(tags, list):
         tags = [plain(t) for t in tags]
         for i, t in enumerate(tags):
@@ -236,89 +207,6 @@ def mid_reply_columns(running: Any, lang: Any, how: Any, tags: Any) -> dict[str,
                 raise ValueError(f"tags[{i}]: a list of tags or None, got {type(t).__name__} {t!r}")
             texts(t, f"tags[{i}]", "a tag")
     return {"running": running, "lang": lang, "how": how, "tags": tags}
-
-
-def texts(values: Any, name: str, what: str, *, nulls: bool = False) -> Any:
-    """``values`` (one per case or message) when each is text (or None, with ``nulls``): raises
-    :func:`text`'s error for one that is not."""
-    values = plain(values)
-    if isinstance(values, list):
-        for i, v in enumerate(values):
-            text(v, f"{name}[{i}]", what, nulls=nulls)
-    return values
-
-
-def text(value: Any, where: str, what: str, *, nulls: bool = False) -> Any:
-    """``value`` when it is text (or None, with ``nulls``); else ``ValueError`` in one line naming
-    ``where`` (``predictions[3]``) and what it got (NaN included)."""
-    if isinstance(value, str) or (nulls and value is None):
-        return value
-    raise ValueError(f"{where}: {what} is text{' or None' if nulls else ''}, {_got(value)}")
-
-
-def expected_destinations(values: Any, name: str, what: str) -> Any:
-    """``values`` (one per case) when each is an expected destination a case file could state
-    (:func:`expected_destination`)."""
-    values = texts(values, name, what)
-    if isinstance(values, list):
-        for i, v in enumerate(values):
-            expected_destination(v, f"{name}[{i}]", what)
-    return values
-
-
-def expected_destination(value: Any, where: str, what: str) -> str:
-    """``value`` when it is an expected destination as a case file's ``expect`` must be
-    (:data:`~interleave_bench.schema.MidReplyExpect`: text, not empty); else ``ValueError`` in one
-    line naming ``where`` (``references[0]``) with the words the case file's check gives."""
-    text(value, where, what)
-    try:
-        return _EXPECT.validate_python(value)
-    except ValidationError as exc:
-        raise ValueError(f"{where}: {describe_error(exc.errors()[0])}") from None
-
-
-#: the check of one expected destination
-_EXPECT = TypeAdapter(MidReplyExpect)
-
-
-def cluster_labels(values: Any, name: str, what: str = "a cluster label") -> Any:
-    """``values`` (one per item) as text labels when each is a cluster label (:func:`cluster_label`)."""
-    values = plain(values)
-    if isinstance(values, list):
-        return [cluster_label(v, f"{name}[{i}]", what) for i, v in enumerate(values)]
-    return values
-
-
-def cluster_label(value: Any, where: str, what: str = "a cluster label") -> str:
-    """``value`` as a text label when it is a cluster label: text, or a number read as its text as a
-    routing label is (:func:`number_label`), so ``1`` and ``"1"`` are one cluster and number
-    predictions go with text references. Else ``ValueError`` in one line naming ``where``: NaN,
-    infinity, ``True``, a list, an integer outside 64 bits, empty text or text with a control
-    character is no label a file can hold (text is checked as a prediction row's ``pred`` is)."""
-    if isinstance(value, str):
-        problem = _text_label_problem(value)
-        if problem is not None:
-            raise ValueError(f"{where}: {problem}")
-        return value
-    if _is_number(value):
-        return number_label(value, where, f"{what} is text or a number")
-    raise ValueError(f"{where}: {what} is text or a number, {_got(value)}")
-
-
-@functools.lru_cache(maxsize=4096)
-def _text_label_problem(value: str) -> Optional[str]:
-    """What :class:`~interleave_bench.schema.PredictionRow` says of ``value`` as its ``pred``, or None."""
-    try:
-        PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value})
-    except ValidationError as exc:
-        return describe_error(exc.errors()[0])
-    return None
-
-
-def _got(value: Any) -> str:
-    """What an input held, for an error: NaN and infinity as the data's check says them."""
-    bad = find_bad_value(value) if isinstance(value, float) else None
-    return bad[1] if bad is not None else f"got {type(value).__name__} {value!r}"
 
 
 def is_empty(value: Any) -> bool:

@@ -19,7 +19,8 @@ from ..errors import InputError
 from ..score.read import read_predictions_fast
 from ..score.routing import DEFAULT_MODE
 from ..score.rows import as_rows
-from .metric_inputs import plain, plain_turn
+from .metric_inputs import plain_turn
+from .metric_values import plain
 
 
 def _rows(predictions: Any) -> list:

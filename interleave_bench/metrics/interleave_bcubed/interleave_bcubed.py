@@ -3,14 +3,14 @@
 import datasets
 import evaluate
 
-from interleave_bench.hub.metric_inputs import cluster_label
-from interleave_bench.hub.metric_inputs import cluster_labels
 from interleave_bench.hub.metric_inputs import encodable_labels
 from interleave_bench.hub.metric_inputs import encodable_turns
 from interleave_bench.hub.metric_inputs import is_empty
 from interleave_bench.hub.metric_inputs import is_session_list
 from interleave_bench.hub.metric_inputs import session_features
 from interleave_bench.hub.metric_inputs import thread_ids
+from interleave_bench.hub.metric_values import cluster_label
+from interleave_bench.hub.metric_values import cluster_labels
 from interleave_bench.score.bcubed import CITATION
 from interleave_bench.score.bcubed import bcubed
 from interleave_bench.hub.metric_inputs import score_labels

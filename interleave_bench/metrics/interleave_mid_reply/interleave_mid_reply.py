@@ -7,12 +7,12 @@ A thin wrapper over :func:`interleave_bench.midreply.metrics.mid_reply_scores`, 
 import datasets
 import evaluate
 
-from interleave_bench.hub.metric_inputs import expected_destination
-from interleave_bench.hub.metric_inputs import expected_destinations
 from interleave_bench.hub.metric_inputs import mid_reply_columns
-from interleave_bench.hub.metric_inputs import plain
-from interleave_bench.hub.metric_inputs import text
-from interleave_bench.hub.metric_inputs import texts
+from interleave_bench.hub.metric_values import expected_destination
+from interleave_bench.hub.metric_values import expected_destinations
+from interleave_bench.hub.metric_values import plain
+from interleave_bench.hub.metric_values import text
+from interleave_bench.hub.metric_values import texts
 from interleave_bench.midreply.metrics import mid_reply_scores
 from interleave_bench.score.table import family
 

@@ -11,8 +11,8 @@ from interleave_bench.errors import InputError
 from interleave_bench.facts.results import parse_lines
 from interleave_bench.facts.results import score_rows
 from interleave_bench.hub.metric_inputs import row_error
-from interleave_bench.hub.metric_inputs import text
-from interleave_bench.hub.metric_inputs import texts
+from interleave_bench.hub.metric_values import text
+from interleave_bench.hub.metric_values import texts
 
 _CITATION = """\
 @misc{interleavebench,
