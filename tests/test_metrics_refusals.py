@@ -19,6 +19,10 @@ GOLD = [{"gold": {"thread": "t1", "action": "new"}}, {"gold": {"thread": "t2", "
         {"gold": {"thread": "t1", "action": "switch"}}, {"gold": {"thread": None, "action": "oneoff"}}]
 LABELS = [["t1", "t2", "t1", "t1"]]
 NOT_JSON = "is not a JSON number (NaN and Infinity are refused)"
+#: a lone surrogate, and what the data's check says of one (an evaluate input once raised the
+#: encoder's UnicodeEncodeError, naming neither the argument nor its index)
+LONE = "\ud800"
+NOT_UNICODE = "a lone surrogate (\\ud800-\\udfff) is not Unicode text"
 
 
 def gold(first: dict) -> list[list[dict]]:
@@ -75,6 +79,12 @@ ROUTING = [
      "predictions[0][1]: the integer 10000000000000000000... (41 characters) is outside 64 bits"),
     ("one session id twice", dict(predictions=LABELS * 2, references=[GOLD, GOLD], session_ids=["a", "a"]),
      "session_ids[1]: 'a' is the id of session 0 too: each session needs its own id"),
+    ("a lone surrogate label", dict(predictions=[["t1", LONE, "t1", "t1"]], references=[GOLD]),
+     f"predictions[0][1]: {NOT_UNICODE}"),
+    ("a lone surrogate label in open mode", dict(predictions=[[LONE + "x", "b", "a", "a"]], references=[GOLD], mode="open"),
+     f"predictions[0][0]: {NOT_UNICODE}"),
+    ("a lone surrogate ref", dict(predictions=LABELS, references=[GOLD], predicted_refs=[[[LONE], None, None, None]]),
+     f"predicted_refs[0][0][0]: {NOT_UNICODE}"),
 ]
 
 PER_ITEM = [
@@ -120,6 +130,19 @@ PER_ITEM = [
      "lang[1]: a language is text or None, got list ['zh']"),
     ("interleave_shared_facts", "a NaN count", dict(predictions=[answer(), answer(probe="p2", context_tokens=NAN)]),
      f"predictions[1].context_tokens: NaN {NOT_JSON}"),
+    ("interleave_bcubed", "a lone surrogate prediction", dict(predictions=[LONE, "y"], references=["a", "b"]),
+     f"predictions[0]: {NOT_UNICODE}"),
+    ("interleave_bcubed", "a lone surrogate cluster", dict(predictions=["x", "y"], references=["a", LONE]),
+     f"references[1]: {NOT_UNICODE}"),
+    ("interleave_bcubed", "a lone surrogate group", dict(predictions=["x", "y"], references=["a", "b"], groups=["g", LONE]),
+     f"groups[1]: {NOT_UNICODE}"),
+    ("interleave_mid_reply", "a lone surrogate destination", dict(predictions=[LONE, "new"], references=["running", "new"]),
+     f"predictions[0]: {NOT_UNICODE}"),
+    ("interleave_mid_reply", "a lone surrogate expected destination", dict(predictions=["new", "new"], references=["running", LONE]),
+     f"references[1]: {NOT_UNICODE}"),
+    ("interleave_mid_reply", "a lone surrogate running topic",
+     dict(predictions=["new", "new"], references=["running", "new"], running=["q", LONE]), f"running[1]: {NOT_UNICODE}"),
+    ("interleave_shared_facts", "a lone surrogate row", dict(predictions=[answer(), LONE]), f"predictions[1]: {NOT_UNICODE}"),
     ("interleave_shared_facts", "an object for a row", dict(predictions=[{"kind": "answer"}]),
      "predictions[0]: a result row (one JSON object, as a line of facts/<model>.jsonl) is text, got dict {'kind': 'answer'}"),
 ]
@@ -157,6 +180,11 @@ def test_add_refuses_as_compute_does(load):
         load("interleave_bcubed").add(prediction=NAN, reference=1)
     with pytest.raises(ValueError, match=r"^reference: String should have at least 1 character \(got ''\)$"):
         load("interleave_mid_reply").add(prediction="new", reference="")
+    for module in ("interleave_routing", "interleave_bcubed"):  # labels as add and add_batch take them
+        with pytest.raises(ValueError, match=r"^predictions\[0\]\[1\]: a lone surrogate "):
+            load(module).add(predictions=["t1", LONE, "t1", "t1"], references=GOLD)
+        with pytest.raises(ValueError, match=r"^predictions\[0\]\[1\]: a lone surrogate "):
+            load(module).add_batch(predictions=[["t1", LONE, "t1", "t1"]], references=[GOLD])
 
 
 def test_the_mid_reply_module_and_a_case_file_refuse_an_empty_expect_in_the_same_words(load, tmp_path, capsys):

@@ -22,7 +22,7 @@ from ..score.labels import ThreadLabels
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, from_row, is_label_index
-from .metric_values import got, is_number, number_label, plain, texts
+from .metric_values import got, is_number, number_label, plain, texts, unicode_text
 
 #: the prediction-row fields the cost metrics read, as the evaluate modules take them (one list
 #: per session, one entry per message, None where a row has none)
@@ -161,7 +161,9 @@ def encodable_labels(predictions: Any) -> Any:
 
 
 def _label(value: Any, where: str) -> Optional[str]:
-    if value is None or isinstance(value, str):
+    if isinstance(value, str):
+        return unicode_text(value, where)
+    if value is None:
         return value
     if is_number(value):
         return number_label(value, where)

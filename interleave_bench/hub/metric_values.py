@@ -58,8 +58,10 @@ def texts(values: Any, name: str, what: str, *, nulls: bool = False) -> Any:
 
 def text(value: Any, where: str, what: str, *, nulls: bool = False) -> Any:
     """``value`` when it is text (or None, with ``nulls``); else ``ValueError`` in one line naming
-    ``where`` (``predictions[3]``) and what it got (NaN included)."""
-    if isinstance(value, str) or (nulls and value is None):
+    ``where`` (``predictions[3]``) and what it got (NaN and a lone surrogate included)."""
+    if isinstance(value, str):
+        return unicode_text(value, where)
+    if nulls and value is None:
         return value
     raise ValueError(f"{where}: {what} is text{' or None' if nulls else ''}, {got(value)}")
 
@@ -104,7 +106,7 @@ def cluster_label(value: Any, where: str, what: str = "a cluster label") -> str:
     infinity, ``True``, a list, an integer outside 64 bits, empty text or text with a control
     character is no label a file can hold (text is checked as a prediction row's ``pred`` is)."""
     if isinstance(value, str):
-        problem = _text_label_problem(value)
+        problem = _text_label_problem(unicode_text(value, where))
         if problem is not None:
             raise ValueError(f"{where}: {problem}")
         return value
@@ -121,6 +123,16 @@ def _text_label_problem(value: str) -> Optional[str]:
     except ValidationError as exc:
         return describe_error(exc.errors()[0])
     return None
+
+
+def unicode_text(value: str, where: str) -> str:
+    """``value`` when it is Unicode text; else ``ValueError`` in one line naming ``where`` with what
+    the data's check (:func:`~interleave_bench.json_text.find_bad_value`) says of a lone surrogate,
+    which no file holds and ``evaluate`` could not encode (a ``UnicodeEncodeError`` naming nothing)."""
+    bad = find_bad_value(value)
+    if bad is not None:
+        raise ValueError(f"{where}: {bad[1]}")
+    return value
 
 
 def got(value: Any) -> str:
