@@ -2,11 +2,12 @@
 
 :func:`fetch_sessions` resolves the revision (a tag, branch or commit) to its commit, downloads
 that config's Parquet files at the commit into a temporary folder and turns every row back into a
-validated :class:`~interleave_bench.schema.Session`. :func:`materialize` writes them once as
+validated :class:`~interleave_bench.schema.Session`. :func:`materialize` writes them as
 ``sessions.jsonl`` under ``hub-data/ORG__NAME/CONFIG@COMMIT/`` (in the current folder, or
 ``INTERLEAVE_HUB_DATA``), so ``route``, ``baselines`` and ``score`` work on it like on any data
-folder; the provenance of a score names the repo, the revision as given and the commit it
-resolved to. The data fingerprint (on the records) equals that of the JSONL it was exported from.
+folder (a copy there is used only while it holds the sessions just read: :func:`write_checked`);
+the provenance of a score names the repo, the revision as given and the commit it resolved to.
+The data fingerprint (on the records) equals that of the JSONL it was exported from.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import InputError, InputErrors, UsageError
+from ..errors import InputError, InputErrors, InterleaveError, UsageError, exc_text
 from ..io import SESSIONS_FILE, parse_record, write_json, write_jsonl
 from ..fingerprints import records_fingerprint
 from ..schema import Session, check_session
@@ -218,30 +219,77 @@ def hub_data_root() -> Path:
 
 
 def materialize(text: str) -> HubData:
-    """:func:`fetch_sessions`, then the sessions written once as a data folder; returns it with ``folder`` set.
+    """:func:`fetch_sessions`, then the sessions written as a data folder; returns it with ``folder`` set.
 
-    The folder is named by the commit, so a revision that moves gets a new folder and a folder's
-    content never changes; an existing folder with the same fingerprint is reused as it is.
+    The folder is named by the commit, so a revision that moves gets a new folder; a copy there is
+    used only while it holds the sessions just read (:func:`write_checked`).
     """
     data = fetch_sessions(text)
     org, name = data.spec.repo_id.split("/")
     data.folder = hub_data_root() / f"{org}__{name}" / f"{data.spec.config}@{data.commit[:12]}"
-    _write_once(data.folder, data.sessions, {**data.provenance(), "fingerprint": data.fingerprint, "files": data.files})
+    write_checked(data.folder, data.sessions, {**data.provenance(), "fingerprint": data.fingerprint,
+                                               "files": data.files}, str(data.spec))
     return data
 
 
-def _write_once(folder: Path, sessions: list[Session], source: dict[str, Any]) -> None:
-    """``sessions`` as the data folder ``folder`` (``sessions.jsonl``, and ``source.json``: where they
-    came from, with their ``fingerprint``), unless it already holds them: then it is left as it is."""
-    src = folder / SOURCE_FILE
-    if (folder / SESSIONS_FILE).is_file() and src.is_file():
-        from ..io import read_json
+def write_checked(folder: Path, sessions: list[Session], source: dict[str, Any], what: str) -> None:
+    """Make ``folder`` a data folder of ``sessions`` (read just now from ``what``, whose data fingerprint is
+    ``source["fingerprint"]``): ``sessions.jsonl``, and ``source.json`` saying where they came from.
 
-        if read_json(src).get("fingerprint") == source["fingerprint"]:
+    A copy already there is checked on every use (:func:`holds_source`) and kept only when it holds
+    these sessions; any other (edited, cut short, left by a run killed while writing it) is written
+    anew from the sessions in hand, holding the copy's lock (a run writing it meanwhile is named).
+    ``source.json`` goes first and comes back last, each file written through a temporary file and a
+    rename, so it marks a complete copy. Raises :class:`UsageError` naming the copy when it cannot be
+    written anew (and how to clear it), or does not read back as these sessions.
+    """
+    from ..errors import require_not_folder
+    from ..locks import exclusive_output
+
+    path, src, fingerprint = folder / SESSIONS_FILE, folder / SOURCE_FILE, source["fingerprint"]
+    if holds_source(folder, fingerprint):
+        return
+
+    def unwritable(exc: BaseException) -> UsageError:
+        return UsageError(f"{path}: the copy of {what} here is not its sessions ({fingerprint}) and cannot be "
+                          f"written anew ({exc_text(exc)}): remove the folder {folder} and run again")
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():  # the link goes, not the file it names
+            path.unlink()
+        require_not_folder(path)
+    except (InterleaveError, OSError) as exc:
+        raise unwritable(exc) from None
+    with exclusive_output(path):
+        if holds_source(folder, fingerprint):  # written by a run that held the lock just before
             return
-    folder.mkdir(parents=True, exist_ok=True)
-    write_jsonl(folder / SESSIONS_FILE, (s.model_dump(mode="json", by_alias=True) for s in sessions))
-    write_json(src, source)
+        try:
+            if src.is_symlink() or src.is_file():
+                src.unlink()
+            write_jsonl(path, (s.model_dump(mode="json", by_alias=True) for s in sessions))
+            write_json(src, source)
+        except (InterleaveError, OSError) as exc:
+            raise unwritable(exc) from None
+        if sessions and not holds_source(folder, fingerprint):
+            raise UsageError(f"{path}: written anew from {what}, it does not read back as its sessions ({fingerprint}), "
+                             "so it is not used (a session holding the value of a secret of this environment is "
+                             "written redacted)")
+
+
+def holds_source(folder: Path, fingerprint: str) -> bool:
+    """Whether the data folder ``folder`` is a complete copy of the sessions of data fingerprint ``fingerprint``:
+    its ``source.json`` records that fingerprint and its ``sessions.jsonl`` has it (on the records, as
+    scoring computes it: :func:`~..score.datafile.data_fingerprint`, which reads every line)."""
+    from ..io import read_json
+    from ..score.datafile import data_fingerprint
+
+    try:
+        recorded = read_json(folder / SOURCE_FILE)
+        return (isinstance(recorded, dict) and recorded.get("fingerprint") == fingerprint
+                and data_fingerprint(folder / SESSIONS_FILE) == fingerprint)
+    except (InterleaveError, OSError):  # missing, unreadable or not sessions: not a copy of these
+        return False
 
 
 #: what marks a folder as ``export``'s output rather than a data folder
@@ -264,14 +312,16 @@ def export_spec(text: str) -> Optional[tuple[Path, str]]:
 
 
 def materialize_export(folder: Path, config: str) -> Path:
-    """The sessions of ``config`` in an exported folder written once as a data folder (under
-    :func:`hub_data_root`, named by the folder and the fingerprint, reused while it holds the same
-    sessions), so every command reads an export as it reads the JSONL it was exported from."""
+    """The sessions of ``config`` in an exported folder written as a data folder (under
+    :func:`hub_data_root`, named by the folder and the fingerprint, reused while it holds these
+    sessions: :func:`write_checked`), so every command reads an export as it reads the JSONL it was
+    exported from."""
     sessions = read_exported(folder, config)
     fingerprint = records_fingerprint(sessions)
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", folder.resolve().name) or "export"
     out = hub_data_root() / "export" / f"{name}__{config}@{fingerprint.split(':')[-1][:12]}"
-    _write_once(out, sessions, {"export": str(folder.resolve()), "config": config, "fingerprint": fingerprint})
+    write_checked(out, sessions, {"export": str(folder.resolve()), "config": config, "fingerprint": fingerprint},
+                  f"{folder}#{config}")
     return out
 
 
