@@ -332,10 +332,7 @@ def check_additions(
                                    f"scored on data {r['data_sha256']}, but the runs on revision {board_rev} were "
                                    "scored on other data: check --data-revision"))
         elif board_rev is not None and r["data_revision"] != board_rev and not new_board:
-            errs.append(InputError(p, None, "data_revision",
-                                   f"scored on data revision {r['data_revision']}, but the board ranks {board_rev}: "
-                                   "runs on different data are never ranked together (use --new-board to start a "
-                                   "new ranking on this revision)"))
+            errs.append(InputError(p, None, "data_revision", _other_revision(r, board_rev, existing)))
         by_key.setdefault(run_key(r), r)
         by_pred.setdefault((*table_key(r), r["predictions_sha256"]), r)
         if r.get("rows_sha256") is not None:
@@ -346,19 +343,42 @@ def check_additions(
         raise InputErrors(errs)
 
 
-def align_revisions(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
-    """Name new rows' data as the board does when they were scored on the very same file.
+def _other_revision(row: dict[str, Any], board_rev: str, existing: list[dict[str, Any]]) -> str:
+    """Why ``row``, on another revision than the board's ``board_rev``, is not ranked: other data, or
+    (a fingerprint of the board's rows) the same sessions under a revision that is not the board's commit."""
+    rev, ranked = row["data_revision"], [o for o in existing if o.get("data_revision") == board_rev]
+    same = next((o for o in ranked if o.get("data_sha256") == row["data_sha256"]), None)
+    if same is None:
+        return (f"scored on data revision {rev}, but the board ranks {board_rev}: runs on different data are never "
+                "ranked together (use --new-board to start a new ranking on this revision)")
 
-    A row whose revision defaulted to its data fingerprint (no ``--data-revision``) and whose
-    fingerprint is that of the rows the board ranks takes the board's revision (and data repo):
-    the same data under its published name. Rows are changed in place.
+    def at(r: dict[str, Any]) -> str:
+        return f" (commit {r['data_commit'][:12]})" if r.get("data_commit") else ""
+
+    return (f"scored on data revision {rev}{at(row)}, not on the board's {board_rev}{at(same)}, though it holds the "
+            f"same sessions: the board ranks the runs of one revision (score the run on {board_rev}, or on the data "
+            f"itself, to join them, or use --new-board to start a new ranking on {rev})")
+
+
+def align_revisions(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+    """Name new rows' data as the board does when they were scored on the very same data.
+
+    A row whose fingerprint is that of the rows the board ranks takes the board's revision (and
+    data repo) when its revision defaulted to that fingerprint (no ``--data-revision``: the same
+    file), or when the revision it names resolved (:func:`check_data_revisions`) to the board's
+    commit of the same repo (its commit id, or another name of that commit): the same data under
+    its published name. Rows are changed in place.
     """
     board_rev = current_revision(existing)
     ranked = [r for r in existing if r.get("data_revision") == board_rev]
     by_sha = {r.get("data_sha256"): r for r in ranked}
     for r in new:
         same = by_sha.get(r["data_sha256"])
-        if same is not None and r["data_revision"] == r["data_sha256"]:
+        if same is None:
+            continue
+        same_commit = (r.get("data_commit") is not None and r.get("data_commit") == same.get("data_commit")
+                       and r.get("data_repo") == same.get("data_repo"))
+        if r["data_revision"] == r["data_sha256"] or same_commit:
             r["data_revision"] = board_rev
             r["data_repo"] = r["data_repo"] or same.get("data_repo")
             r["data_config"] = r.get("data_config") or same.get("data_config")
