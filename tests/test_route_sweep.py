@@ -203,6 +203,16 @@ def test_a_threshold_finer_than_the_confidence_is_refused_before_any_run(data, c
     assert not (data / "predictions-dry").exists()
 
 
+def test_a_python_sweep_refuses_a_fine_threshold_before_its_first_run(data):
+    from interleave_bench.errors import UsageError
+    from interleave_bench.route.runner import RouteOptions
+    from interleave_bench.route.sweep import run_sweep
+
+    with pytest.raises(UsageError, match="--sweep-threshold must have at most 4 decimal places"):
+        run_sweep(data, RouteOptions(mode="closed", policy="hybrid"), [0.5, 0.12345], llm=None, dry_run=True)
+    assert not (data / "predictions-dry").exists() and not (data / "predictions").exists()
+
+
 def test_thresholds_of_4_decimals_have_a_file_each():
     """Every threshold the rule lets through gets a name of its own: no two runs share a file."""
     from interleave_bench.route.local import threshold_problem

@@ -19,9 +19,8 @@ from ..llm.prices import prices_from
 from ..options import whole_number
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
-from ..route.local import threshold_problem
 from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
-from ..route.sweep import DEFAULT_THRESHOLDS, SweepResult, curve_table, parse_thresholds, run_sweep
+from ..route.sweep import DEFAULT_THRESHOLDS, SweepResult, check_thresholds, curve_table, parse_thresholds, run_sweep
 from ..schema import MODES
 
 
@@ -200,10 +199,7 @@ def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
         raise UsageError("--sweep-threshold writes one predictions file per threshold: drop --out")
     thresholds = parse_thresholds(args.sweep_threshold)
     price = prices_from(os.environ)  # the curve's costs priced as score prices a run: read once, before any work
-    for t in thresholds:  # before any run: a sweep routes its thresholds one after another
-        problem = threshold_problem(t)
-        if problem:
-            raise UsageError(f"--sweep-threshold {problem}")
+    check_thresholds(thresholds)  # before the model's session, as before any run
     timer = Timer()
     with model_session_from_args(args) as llm:
         result = run_sweep(args.data, opts, thresholds, llm=llm, fresh=args.fresh, dry_run=args.dry_run, price=price)

@@ -31,7 +31,7 @@ from ..io import atomic_write_text, read_json, read_predictions, read_sessions, 
 from ..llm.prices import Price, PriceArgument, price_of_run
 from ..provenance import provenance
 from ..score.run import score_predictions
-from .local import VIA_LOCAL
+from .local import VIA_LOCAL, threshold_problem
 from .model import local_decides
 from .runner import (FALLBACK_VIA, MODEL_POLICIES, RouteOptions, RouteResult, default_output, output_name, run_route,
                      safe_name)
@@ -228,6 +228,15 @@ def curve_members(folder: Path, opts: RouteOptions, model: Optional[str],
     return dict(sorted(members.items())), left_off
 
 
+def check_thresholds(thresholds: Sequence[float]) -> None:
+    """Refuse (one line naming ``--sweep-threshold``) a sweep with a threshold ``hybrid`` cannot
+    take (:func:`~.local.threshold_problem`), before any run: a sweep routes them one after another."""
+    for t in thresholds:
+        problem = threshold_problem(t)
+        if problem:
+            raise UsageError(f"--sweep-threshold {problem}")
+
+
 def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[float], *, llm: Any,
               fresh: bool = False, dry_run: bool = False, price: PriceArgument = None) -> SweepResult:
     """Run ``hybrid`` at every threshold, score each run, write the curve (JSON and CSV).
@@ -240,6 +249,7 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
     """
     if opts.policy != "hybrid":
         raise UsageError(f"--sweep-threshold applies to the hybrid policy only, not {opts.policy}")
+    check_thresholds(thresholds)
     data_file = sessions_file(data)
     runs = [run_route(data_file, replace(opts, threshold=t), llm=llm, fresh=fresh, dry_run=dry_run) for t in thresholds]
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
