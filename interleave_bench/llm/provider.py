@@ -27,6 +27,10 @@ DEEPSEEK_DEFAULT_MODEL = "deepseek-chat"
 FAKE_MODEL = "fake-model"
 #: the cache identity of the fake model: stable across runs although its loopback port changes
 FAKE_IDENTITY = "fake://interleave-bench"
+#: the ``system_fingerprint`` the fake server puts on every answer (a field of OpenAI's chat
+#: completion, which the openai client exposes): an answer that carries it came from the fake
+#: model, whatever model name the request gave and the answer echoes
+FAKE_FINGERPRINT = "fp_interleave-bench-fake-model"
 
 
 def is_fake_model(name: object) -> bool:

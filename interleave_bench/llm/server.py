@@ -1,7 +1,9 @@
 """A fake OpenAI-compatible HTTP server on loopback that serves the fake model.
 
 ``POST /v1/chat/completions`` (and ``/chat/completions``) answers with the fake model
-(:mod:`interleave_bench.llm.fake`) and a ``usage`` block. It counts requests, tracks how many are in
+(:mod:`interleave_bench.llm.fake`) and a ``usage`` block, echoing the request's ``model`` and
+marking every answer as the fake model's own with ``system_fingerprint``
+(:data:`~.provider.FAKE_FINGERPRINT`), which the project's client counts under another model's name. It counts requests, tracks how many are in
 flight at once, and can inject faults, so tests and benchmarks exercise the real HTTP path of the
 ``openai`` client: 429 with ``Retry-After``, 500, slow answers, malformed JSON bodies, garbage
 answers and dropped connections.
@@ -28,6 +30,7 @@ from urllib.parse import quote, quote_plus
 
 from . import fake
 from .client import KIND_HEADER
+from .provider import FAKE_FINGERPRINT
 
 FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop")
 #: well-formed 200 answers the client cannot use: a usage no provider counts (negative tokens),
@@ -267,6 +270,7 @@ class FakeServer:
             "object": "chat.completion",
             "created": 1_700_000_000,
             "model": body.get("model", "fake-model"),
+            "system_fingerprint": FAKE_FINGERPRINT,  # whatever ``model`` says: this answer is the fake model's
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
             ],
