@@ -227,7 +227,9 @@ class RunCounts(Document):
 class RunUsage(Document):
     """A run record's model usage: calls and paid tokens of every run that wrote its file, their
     cost at ``price`` (the figures and where they came from), ``None`` when calls were paid at a
-    price that is unknown (``llm.client.usage_record``)."""
+    price that is unknown (``llm.client.usage_record``). ``fake_answers``: answers, paid or from
+    the cache, the project's fake model gave under the run's model name (its server marks each one;
+    ``llm.client.RunStats.fake_answers``), 0 in records written before it was counted."""
 
     calls: int = Field(default=0, ge=0)
     cached: int = Field(default=0, ge=0)
@@ -235,6 +237,7 @@ class RunUsage(Document):
     input_tokens: int = Field(default=0, ge=0)
     cached_input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
+    fake_answers: int = Field(default=0, ge=0)
     cost_usd: Optional[float] = Field(default=None, ge=0, allow_inf_nan=False)
     price: Optional[Price] = None  # absent in records written before it existed
 

@@ -188,7 +188,9 @@ def test_a_run_stopped_after_paid_calls_still_prints_its_cost_line(openai_env, c
             run_batch(llm, ["one", "two"])
             raise KeyboardInterrupt  # Ctrl-C after two paid calls
     err = capsys.readouterr().err
-    assert err.startswith("model m1: 2 paid calls, 0 from cache, 0 failed; tokens ") and err.count("\n") == 1, err
+    assert err.startswith("model m1: 2 paid calls, 0 from cache, 0 failed; tokens ") and err.count("\n") == 2, err
+    # then whose answers they were: the fake server's, under the name m1
+    assert err.splitlines()[1].startswith("warning: 2 answers came from the project's fake model"), err
     # stopped before any call: nothing was spent, and nothing is said
     with pytest.raises(KeyboardInterrupt):
         with model_session(model="m1"):
@@ -217,5 +219,6 @@ def test_ctrl_c_during_a_model_route_run_ends_with_the_cost_line_then_the_resume
     import re
 
     # (requests run concurrently: one or two had come back when the third was interrupted)
-    assert re.match(r"model m1: [12] paid calls?, 0 from cache, 0 failed; tokens [1-9]", lines[-2]), lines
+    assert re.match(r"model m1: [12] paid calls?, 0 from cache, 0 failed; tokens [1-9]", lines[-3]), lines
+    assert re.match(r"warning: [12] answers? came from the project's fake model .* not from m1: ", lines[-2]), lines
     assert lines[-1] == "interrupted: finished work is kept; run the same command again to resume"

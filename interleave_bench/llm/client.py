@@ -14,6 +14,13 @@ cache or data file keeps it, and a stored answer that holds one is asked again. 
 with the usage and latency it had when it was paid for, and a cached answer comes back with those
 same figures (flagged ``cached``), so a rerun writes byte-identical files; the run's totals count
 cached answers apart, at no cost.
+
+An answer marked as the project's fake model's (``system_fingerprint``
+:data:`~.provider.FAKE_FINGERPRINT`, which ``interleave-bench fake-model`` puts on every answer)
+under a model name that is not the fake model's is counted (``fake_answers``; kept with the answer
+in the cache, so a rerun from the cache counts it again): the run goes on, as tests and trials point
+the client at the fake server under any name, but its usage record and
+:meth:`RunStats.fake_line` say whose answers they were.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 from ..errors import InterleaveError, redact, redact_secrets
 from .cache import ResponseCache, cache_key
 from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
-from .provider import Provider, is_fake_model
+from .provider import FAKE_FINGERPRINT, FAKE_MODEL, Provider, is_fake_model
 
 if TYPE_CHECKING:
     import openai
@@ -97,10 +104,13 @@ class Reply:
     model: str
     finish_reason: str | None = None
     cache_key: str | None = None  # where the answer is stored, for :meth:`LLM.reject`
+    fake: bool = False  # marked as the project's fake model's answer (:data:`~.provider.FAKE_FINGERPRINT`)
 
 
-#: the counts of a usage record (:func:`usage_record`): they add up across the runs that wrote one file
-USAGE_COUNTS = ("calls", "cached", "failed", "input_tokens", "cached_input_tokens", "output_tokens")
+#: the counts of a usage record (:func:`usage_record`): they add up across the runs that wrote one file.
+#: ``fake_answers``: answers (paid or from the cache) the project's fake model gave under another
+#: model's name (:attr:`RunStats.fake_answers`)
+USAGE_COUNTS = ("calls", "cached", "failed", "input_tokens", "cached_input_tokens", "output_tokens", "fake_answers")
 
 
 def usage_record(counts: Mapping[str, int], price: Price | None, model: str | None) -> dict[str, Any]:
@@ -134,6 +144,9 @@ class RunStats:
     #: the price of the run's model (``None``: unknown, and so is the cost)
     price: Price | None = None
     model: str | None = None
+    #: answers, paid or from the cache, marked as the project's fake model's under a model name
+    #: that is not the fake model's (an ``OPENAI_BASE_URL`` pointing at ``interleave-bench fake-model``)
+    fake_answers: int = 0
 
     @property
     def cost_usd(self) -> float | None:
@@ -143,7 +156,8 @@ class RunStats:
     def counts(self) -> dict[str, int]:
         """The :data:`USAGE_COUNTS` so far."""
         return {"calls": self.calls, "cached": self.cached, "failed": self.failed, "input_tokens": self.paid.input,
-                "cached_input_tokens": self.paid.cached_input, "output_tokens": self.paid.output}
+                "cached_input_tokens": self.paid.cached_input, "output_tokens": self.paid.output,
+                "fake_answers": self.fake_answers}
 
     def as_manifest(self) -> dict[str, Any]:
         """The run's usage as files record it (:func:`usage_record`)."""
@@ -168,6 +182,16 @@ class RunStats:
             f"{self.failed:,} failed; tokens {self.paid.input:,} in ({self.paid.cached_input:,} cached) / "
             f"{self.paid.output:,} out; cost {cost}"
         )
+
+    def fake_line(self, model: str) -> str | None:
+        """The line saying that answers under ``model``'s name came from the project's fake model
+        (``None`` when none did): their figures are its keyword matching, not ``model``'s."""
+        n = self.fake_answers
+        if not n:
+            return None
+        return (f"warning: {n:,} answer{'s' if n != 1 else ''} came from the project's fake model ({FAKE_MODEL}: "
+                f"its server marks each one), not from {model}: the figures are its keyword matching; a route run's "
+                "record counts them (usage.fake_answers), and the leaderboard refuses the run")
 
 
 def limits_problem(concurrency: int, timeout: float, max_retries: int) -> Optional[tuple[str, str]]:
@@ -276,33 +300,39 @@ class LLM:
             cached = _cached_reply(hit, self.model, key) if hit is not None else None
             if cached is not None:
                 self.stats.cached += 1
+                self._count_fake(cached.fake)
                 return cached
             if hit is not None:
                 self.cache.delete(key)  # stored before answers were checked, and fails the check: ask again
         client, sem = self._ensure_client()
         async with sem:
             start = self.clock()
-            choice, text, usage = await self._ask(client, kind, what, messages, extra, params)
+            choice, text, usage, fake = await self._ask(client, kind, what, messages, extra, params)
             elapsed_ms = max(0, int(round((self.clock() - start) * 1000)))
         self.stats.calls += 1
         self.stats.paid.add(usage)
+        self._count_fake(fake)
         if self.cache is not None:
-            self.cache.put(
-                key,
-                self.model,
-                kind,
-                {
-                    "text": text,
-                    "usage": {"input": usage.input, "cached_input": usage.cached_input, "output": usage.output},
-                    "elapsed_ms": elapsed_ms,
-                    "finish_reason": choice.finish_reason,
-                },
-            )
-        return Reply(text, usage, elapsed_ms, False, self.model, choice.finish_reason, key if self.cache else None)
+            stored = {
+                "text": text,
+                "usage": {"input": usage.input, "cached_input": usage.cached_input, "output": usage.output},
+                "elapsed_ms": elapsed_ms,
+                "finish_reason": choice.finish_reason,
+            }
+            if fake:  # kept with the answer: a rerun served from the cache says whose it was too
+                stored["fake"] = True
+            self.cache.put(key, self.model, kind, stored)
+        return Reply(text, usage, elapsed_ms, False, self.model, choice.finish_reason, key if self.cache else None, fake)
+
+    def _count_fake(self, fake: bool) -> None:
+        """Count an answer of the fake model given under another model's name (:attr:`RunStats.fake_answers`)."""
+        if fake and not is_fake_model(self.model):
+            self.stats.fake_answers += 1
 
     async def _ask(self, client: Any, kind: str, what: str, messages: list[dict[str, Any]],
-                   extra: dict[str, Any], params: dict[str, Any]) -> tuple[Any, str, Usage]:
-        """One request with its retries; returns ``(first choice, its text, its usage)``, checked.
+                   extra: dict[str, Any], params: dict[str, Any]) -> tuple[Any, str, Usage, bool]:
+        """One request with its retries; returns ``(first choice, its text, its usage, whether the
+        fake model's mark is on it)``, checked.
 
         429, 408, 409 and 5xx answers, timeouts, dropped connections and unusable 200 answers are
         asked again up to ``max_retries`` times, each after :meth:`_wait`; any other HTTP error
@@ -381,6 +411,10 @@ class LLM:
     def cost_line(self) -> str:
         return self.stats.line(self.model)
 
+    def fake_line(self) -> str | None:
+        """:meth:`RunStats.fake_line` of this run's model."""
+        return self.stats.fake_line(self.model)
+
 
 class Unreadable(ValueError):
     """An answer that came back but cannot be used: it is asked again, never cached."""
@@ -450,10 +484,11 @@ def usage_of(u: Any) -> Usage:
     return Usage(prompt, cached, output)
 
 
-def _checked(resp: Any) -> tuple[Any, str, Usage]:
-    """``(first choice, its text, usage)`` of an answer; raises :class:`Unreadable` when there is
-    no choice, no text (``content: null`` or empty), text cut off at the token limit, or a usage
-    no provider could have counted."""
+def _checked(resp: Any) -> tuple[Any, str, Usage, bool]:
+    """``(first choice, its text, usage, marked)`` of an answer, ``marked`` when its
+    ``system_fingerprint`` is the fake model's (:data:`~.provider.FAKE_FINGERPRINT`); raises
+    :class:`Unreadable` when there is no choice, no text (``content: null`` or empty), text cut off
+    at the token limit, or a usage no provider could have counted."""
     try:
         choice = resp.choices[0]
         text = choice.message.content
@@ -464,7 +499,8 @@ def _checked(resp: Any) -> tuple[Any, str, Usage]:
     if choice.finish_reason == FINISH_CUT:
         raise Unreadable("its text was cut off at the token limit (finish_reason length)")
     # a provider that echoes the key inside an answer: never kept (cache, rows, data); other text is unchanged
-    return choice, redact_secrets(text), usage_of(getattr(resp, "usage", None))
+    marked = getattr(resp, "system_fingerprint", None) == FAKE_FINGERPRINT
+    return choice, redact_secrets(text), usage_of(getattr(resp, "usage", None)), marked
 
 
 def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
@@ -485,7 +521,7 @@ def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
     except (Unreadable, KeyError, TypeError):
         return None
     return Reply(text=text, usage=usage, elapsed_ms=elapsed, cached=True, model=model,
-                 finish_reason=hit.get("finish_reason"), cache_key=key)
+                 finish_reason=hit.get("finish_reason"), cache_key=key, fake=hit.get("fake") is True)
 
 
 def _brief(text: str, limit: int = 200) -> str:

@@ -33,7 +33,9 @@ def model_session(
     """An :class:`LLM` for one run. ``dry_run`` serves the fake model on loopback for the run's length.
 
     A run that stops early (Ctrl-C, or an error that ends it) after paying for calls still prints
-    its cost line on stderr, as a finished run does: what was spent is never left unsaid."""
+    its cost line on stderr, as a finished run does: what was spent is never left unsaid. A run
+    given answers of the project's fake model under another model's name ends, stopped or not, with
+    the line saying so on stderr (:meth:`~.client.RunStats.fake_line`)."""
     problem = limits_problem(concurrency, timeout, max_retries)
     if problem is not None:  # before anything is started that would have to be stopped
         raise ValueError(f"{problem[0]} {problem[1]}")
@@ -58,6 +60,10 @@ def model_session(
             if llm.stats.calls:  # paid for something (a run whose calls all failed spent nothing: its error says it)
                 print(llm.cost_line(), file=sys.stderr)
             raise
+        finally:
+            fake = llm.fake_line()
+            if fake is not None:  # after the cost line: whose answers the figures are
+                print(fake, file=sys.stderr)
     finally:
         if cache is not None:
             cache.close()
