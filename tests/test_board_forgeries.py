@@ -101,6 +101,22 @@ def _harness_dry_run(w) -> Path:
     return out
 
 
+def _served_run(w) -> Path:
+    """A model-router run answered by ``interleave-bench fake-model`` under a model's name
+    (``OPENAI_BASE_URL`` at its server, ``--model gpt-4o-mini``): rows say gpt-4o-mini, and the run
+    record beside them counts the answers the server marked as the fake model's."""
+    from interleave_bench.cli import main
+
+    out = w["root"] / "served" / "closed-llm-gpt-4o-mini.jsonl"
+    with FakeServer() as srv, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INTERLEAVE_CACHE", str(w["root"] / "cache"))
+        mp.setenv("OPENAI_BASE_URL", srv.url)
+        mp.setenv("OPENAI_API_KEY", "sk-test-stand-in")
+        assert main(["route", str(w["data"]), "--mode", "closed", "--policy", "llm", "--model", "gpt-4o-mini",
+                     "--out", str(out)]) == 0
+    return out
+
+
 def _facts_dev_only(w) -> dict[str, Any]:
     """The honest facts run's rows of its dev sessions only, honestly summarised but claimed as a test run."""
     from interleave_bench.commands.score_facts import score_and_write
@@ -418,6 +434,7 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
                                                    for line in ls]), _board_row(w)),
     "a dry run of the fake model": lambda w: _dry_run(w),
     "a harness run of the fake model": lambda w: _harness_dry_run(w),
+    "the fake server's answers under a model's name": lambda w: _served_run(w),
     "a dry-run facts summary": lambda w: b.forged(w["facts"], model="fake-model"),
     "the same rows with a field added under another name": lambda w: (
         _predictions(w, "field-added", lambda ls: [json.dumps({**json.loads(line), "note": "x"}) for line in ls]),

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from types import SimpleNamespace
 
 import openai
 
-from interleave_bench.documents import RunRecord, RunUsage
+import _board_util as b
+from _hub_util import hub  # noqa: F401  (the fixture)
+from interleave_bench.documents import RunRecord, RunUsage, run_record_path
 from interleave_bench.llm.client import RunStats, _checked
 from interleave_bench.llm.provider import FAKE_FINGERPRINT
 
 from _cli_util import run_cli
 from _route_util import standard_sessions, write_data
+
+BOARD = "org/interleavebench-leaderboard"
 
 
 def test_the_fake_server_marks_every_answer_and_echoes_the_model_asked_for(fake_server):
@@ -88,3 +93,39 @@ def test_the_fake_model_under_its_own_name_and_a_real_servers_answers_count_noth
 
 def test_a_record_written_before_fake_answers_were_counted_reads_as_none():
     assert RunUsage.model_validate({"calls": 3}).fake_answers == 0
+
+
+def test_the_board_refuses_a_route_run_its_record_says_the_fake_model_answered(openai_env, hub, tmp_path, capsys):
+    """The user's finding: the run above, added to the board, was ranked 2nd as gpt-4o-mini. It is
+    refused in one line naming its run record and field; nothing is published."""
+    data, _ = b.baselines(tmp_path / "data")
+    assert run_cli(capsys, "route", data, "--mode", "closed", "--policy", "llm", "--model", "gpt-4o-mini")[0] == 0
+    pred = data / "predictions" / "closed-llm-gpt-4o-mini.jsonl"
+    record = run_record_path(pred)
+    n = _record(record)["usage"]["fake_answers"]
+    assert n > 0 and all(json.loads(x)["model"] == "gpt-4o-mini" for x in pred.read_text().splitlines() if '"model"' in x)
+    code, out, err = run_cli(capsys, "leaderboard", "add", pred, "--data", data, "--repo", BOARD)
+    assert code == 2 and out == ""
+    assert err == (f"error: {record}: usage.fake_answers: {n:,} (answered by the project's fake-model, whose server "
+                   "marks each answer, not by gpt-4o-mini): the board ranks real runs\n")
+    # a score file of the run is refused the same way: the board reads the record beside the predictions it names
+    score = tmp_path / "run.score.json"
+    b.score_file(data, pred, out=score)
+    code, _, err = run_cli(capsys, "leaderboard", "add", score, "--repo", BOARD)
+    assert code == 2 and err.startswith(f"error: {record}: usage.fake_answers: {n:,} ") and err.count("\n") == 1, err
+    assert run_cli(capsys, "leaderboard", "show", "--repo", BOARD)[0] == 2  # nothing was published
+
+    # the same rows without their record are judged by the rows alone, as before
+    bare = tmp_path / "bare" / pred.name
+    bare.parent.mkdir()
+    shutil.copy(pred, bare)
+    code, _, err = run_cli(capsys, "leaderboard", "add", bare, "--data", data, "--repo", BOARD)
+    assert code == 0, err
+
+
+def test_a_record_beside_the_predictions_that_is_no_run_record_is_one_line(openai_env, hub, tmp_path, capsys):
+    data, preds = b.baselines(tmp_path / "data")
+    record = run_record_path(preds["closed-bm25"])
+    record.write_text(json.dumps({"format": "interleave-run-v1", "usage": {"fake_answers": -1}}), encoding="utf-8")
+    code, _, err = run_cli(capsys, "leaderboard", "add", preds["closed-bm25"], "--data", data, "--repo", BOARD)
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"error: {record}: "), err

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from ..documents import RunRecord, run_record_path, validate_document
 from ..errors import InputError, InputErrors
 from ..schema import CONFIG_VERSIONS
 from . import client
-from .board_score import name_key
+from .board_score import name_key, read_document
 from .board_rows import (
     COST_FIELDS,
     INTERVAL_COLUMNS,
@@ -85,15 +87,47 @@ def check_real_model(docs: list[Any], paths: list[str]) -> None:
     """Refuse a run answered by the project's fake model (``--dry-run``, or a harness run against
     ``interleave-bench fake-model``): its rows say model ``fake-model``, or a harness's name for it
     such as ``openai-api/fake/fake-model`` (:func:`~..llm.provider.is_fake_model`; a mid-reply
-    summary: ``dry_run``). A dry run checks the pipeline; its figures are the fake model's keyword
-    matching, which the board must not rank beside models."""
+    summary: ``dry_run``); or a routing run whose run record, beside its predictions
+    (:func:`~..documents.run_record_path`), counts answers the fake model gave under the model's
+    name (``usage.fake_answers``: ``OPENAI_BASE_URL`` pointed at its server, which marks each
+    answer). A dry run checks the pipeline; its figures are the fake model's keyword matching,
+    which the board must not rank beside models. A predictions file without a record is judged
+    by its rows alone."""
     from ..llm.provider import FAKE_MODEL, is_fake_model
 
-    errs = [InputError(p, None, "model" if is_fake_model(doc.get("model")) else "dry_run",
-                       f"a dry run (answered by the project's {FAKE_MODEL}, not a model): the board ranks real runs")
-            for p, doc in zip(paths, docs) if is_fake_model(doc.get("model")) or doc.get("dry_run") is True]
+    errs: list[InputError] = []
+    for p, doc in zip(paths, docs):
+        if is_fake_model(doc.get("model")) or doc.get("dry_run") is True:
+            errs.append(InputError(p, None, "model" if is_fake_model(doc.get("model")) else "dry_run",
+                                   f"a dry run (answered by the project's {FAKE_MODEL}, not a model): the board "
+                                   "ranks real runs"))
+            continue
+        try:
+            record, fake = _fake_answers(doc)
+        except InputError as exc:
+            errs.append(exc)
+            continue
+        if fake:
+            errs.append(InputError(record, None, "usage.fake_answers",
+                                   f"{fake:,} (answered by the project's {FAKE_MODEL}, whose server marks each answer, "
+                                   f"not by {doc.get('model') or 'a model'}): the board ranks real runs"))
     if errs:
         raise InputErrors(errs)
+
+
+def _fake_answers(doc: dict[str, Any]) -> tuple[str, int]:
+    """``(run record, its usage.fake_answers)`` of a routing run's predictions file (the file its
+    computed document names); ``("", 0)`` for a summary, or predictions without a record. A record
+    that is not one is refused in one line naming its field."""
+    prov = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else {}
+    pred = prov.get("predictions_file")
+    if doc.get("kind") in SUMMARY_KINDS or not isinstance(pred, str):
+        return "", 0
+    path = run_record_path(Path(pred))
+    if not path.is_file():
+        return "", 0
+    usage = validate_document(RunRecord, read_document(str(path)), str(path), "a run record").usage
+    return str(path), usage.fake_answers if usage is not None else 0
 
 
 def check_oracle(docs: list[Any], paths: list[str]) -> None:
