@@ -30,7 +30,7 @@ from urllib.parse import quote, quote_plus
 
 from . import fake
 from .client import KIND_HEADER
-from .provider import FAKE_FINGERPRINT
+from .provider import FAKE_FINGERPRINT, FAKE_MODEL
 
 FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop")
 #: well-formed 200 answers the client cannot use: a usage no provider counts (negative tokens),
@@ -269,7 +269,7 @@ class FakeServer:
             "id": f"chatcmpl-fake-{rid}",
             "object": "chat.completion",
             "created": 1_700_000_000,
-            "model": body.get("model", "fake-model"),
+            "model": body.get("model", FAKE_MODEL),
             "system_fingerprint": FAKE_FINGERPRINT,  # whatever ``model`` says: this answer is the fake model's
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
@@ -305,7 +305,7 @@ class FakeServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}).encode())
+                    self._send(200, json.dumps({"object": "list", "data": [{"id": FAKE_MODEL, "object": "model"}]}).encode())
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
