@@ -28,7 +28,7 @@ from msgspec import UNSET
 from ..compiled import DecodeErrors
 from ..errors import InputError
 from ..schema import PredictionRow
-from .datafile import Bad, DataColumns, data_pass, whole_line_blocks
+from .datafile import Bad, DataColumns, data_pass, decode_lines, whole_line_blocks
 from .block import Block, score_block
 from .pool import ColumnarRun, PooledRun  # noqa: F401 - read from here too
 from .rowfile import (MODEL_FIELD, RARE_FIELDS, _is_lean, _field_or_none,  # noqa: F401 - read from here too
@@ -394,7 +394,7 @@ def first_mode(path: str | os.PathLike) -> str:
         # the first line that may name one (most files name it in their first row), then the rest
         for part in (block[block.rfind(b"\n", 0, found) + 1:end], block[end:]):
             try:
-                rows = _row_decoder().decode_lines(part) if part else []
+                rows = decode_lines(_row_decoder(), part) if part else []
             except (*DecodeErrors, RecursionError):
                 rows = _strictly(str(path), part, as_rows=True)
             named = first_named(rows)["mode"]

@@ -19,7 +19,7 @@ import numpy as np
 from ..compiled import DecodeErrors, decoder
 from ..errors import InputError, InputErrors
 from ..schema import PredictionRow, RowUsage
-from .datafile import Bad, ids_unprintable, whole_line_blocks
+from .datafile import Bad, decode_lines, ids_unprintable, whole_line_blocks
 from .keys import names_twice, quotes
 
 _SID, _PRED = attrgetter("session_id"), attrgetter("pred")
@@ -68,20 +68,20 @@ def numbered_blocks(path: str | os.PathLike, digest: Any) -> Iterator[tuple[list
     not take, or cannot vouch for, is read by the record type (:func:`_strictly`); raises
     :class:`Bad` at a defect (the strict reader names it)."""
     # blank lines are passed over, as the strict reader does
-    lean: Any = _lean_decoder().decode_lines
-    full = _row_decoder().decode_lines
+    lean: Any = _lean_decoder()
+    full = _row_decoder()
     name = str(path)
     before = 0  # rows before the block
     for block in whole_line_blocks(path, digest=digest):
         rows = None
         if lean is not None:
             try:
-                rows = lean(block)
+                rows = decode_lines(lean, block)
             except (*DecodeErrors, RecursionError):
                 lean = None  # a row names a rare or unknown field: the full reader from here on
         if rows is None:
             try:
-                rows = full(block)
+                rows = decode_lines(full, block)
             except (*DecodeErrors, RecursionError):
                 rows = _strictly(name, block, as_rows=True)
             else:

@@ -145,6 +145,9 @@ def corpus() -> dict[str, str | bytes]:
     files[S + "duplicate-ids.jsonl"] = jsonl([s, s])
     files[S + "threads-string.jsonl"] = jsonl([edit(good_session, setp("threads", "A,B,C"))])
     files[S + "huge-number-i.jsonl"] = jsonl([edit(good_session, setp("turns[0].i", 10**30))])
+    # one JSON value a line: two on one line, or one over two lines, is no line of the file
+    files[S + "two-sessions-a-line.jsonl"] = dump(s) + dump(edit(good_session, setp("session_id", "en-0002"))) + "\n"
+    files[S + "session-over-two-lines.jsonl"] = dump(s).replace(', "turns": ', ',\n"turns": ', 1) + "\n"
 
     # --- predictions ---
     P = "predictions/"
@@ -165,6 +168,8 @@ def corpus() -> dict[str, str | bytes]:
     files[P + "refs-string.jsonl"] = jsonl([{**rows[0], "refs": "A"}])
     files[P + "truncated.jsonl"] = jsonl(rows[:4]) + dump(rows[4])[:20] + "\n"
     files[P + "session-id-list.jsonl"] = jsonl([{**rows[0], "session_id": ["en-0001"]}])
+    files[P + "two-rows-a-line.jsonl"] = jsonl(rows[:2]) + dump(rows[2]) + " " + dump(rows[3]) + "\n" + jsonl(rows[4:])
+    files[P + "row-over-two-lines.jsonl"] = jsonl(rows[:2]) + dump(rows[2]).replace(', "pred": ', ',\n"pred": ') + "\n"
     V = "strict/"
     files[V + "pred-integer.jsonl"] = jsonl(rows[:2] + [{**rows[2], "pred": 3}])
     files[V + "unknown-session.jsonl"] = jsonl(rows + [{**rows[0], "session_id": "en-9999"}])
