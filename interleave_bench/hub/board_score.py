@@ -146,24 +146,21 @@ def referenced_file(named: Any, doc_path: str, field: str, what: str) -> Path:
 
 
 def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """``(line, row)`` for every row of a predictions file (JSONL or Parquet: its row number), read
-    after its scorer has read and checked the file."""
-    import json
+    """``(line, row)`` for every row of a JSONL results file, each line read as its reader reads it
+    (:func:`~interleave_bench.io.parse_json`: one JSON value, strictly), after that reader has
+    checked the file."""
+    from ..io import iter_json_lines, parse_json
 
-    from ..io import iter_json_lines
-
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
-    return [(line, row) for line, text in iter_json_lines(path) if isinstance(row := json.loads(text), dict)]
+    return [(line, row) for line, text in iter_json_lines(path)
+            if isinstance(row := parse_json(str(path), line, text), dict)]
 
 
-def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]], model: Optional[Callable[[dict[str, Any]], Any]] = None) -> str:
-    """The run's rows (:func:`read_rows`) as a set: SHA-256 (``sha256:<hex>``) over each row's
-    canonical JSON, the lines sorted. With ``model`` (a predictions file's
-    :class:`~interleave_bench.schema.PredictionRow`, or a function giving a row's record, as a facts
-    result row is typed by its kind) a row is first taken as its reader takes it (a label written as
+def rows_fingerprint(rows: list[tuple[int, Any]], model: Optional[Callable[[Any], Any]] = None) -> str:
+    """The run's rows (:func:`read_rows`, or a predictions file's records as its reader read them) as
+    a set: SHA-256 (``sha256:<hex>``) over each row's canonical JSON, the lines sorted. With
+    ``model`` (a predictions file's :class:`~interleave_bench.schema.PredictionRow`, which takes its
+    own records as they are, or a function giving a row's record, as a facts result row is typed by
+    its kind) a row is first taken as its reader takes it (a label written as
     a number is its text, a whole number of milliseconds is one) and only the fields the reader
     knows are kept (an unknown field is ignored by the scorer, so it makes no other run); then it
     is written with its keys sorted and null fields left out. So the same rows reordered,
@@ -173,7 +170,7 @@ def rows_fingerprint(rows: list[tuple[int, dict[str, Any]]], model: Optional[Cal
 
     from ..fingerprints import sorted_lines_fingerprint
 
-    def canonical(r: dict[str, Any]) -> str:
+    def canonical(r: Any) -> str:
         if model is None:
             read = r
         else:
@@ -337,7 +334,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     from ..schema import PredictionRow
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
     from ..score.routing import decisions_fingerprint
-    from ..score.read import other_kind
+    from ..score.read import other_kind, read_predictions_fast
     from ..score.run import score_files
 
     where = stated_path or str(pred)
@@ -370,8 +367,8 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         raise unreadable(str(pred), exc) from None
     doc = run.result
     check_rows_in_data(pred, doc, data)
-    rows = read_rows(pred)
-    records = [(line, PredictionRow.model_validate(r)) for line, r in rows]
+    rows, lines = read_predictions_fast(pred)  # as compare reads it: JSONL or Parquet, as the scorer took it
+    records = list(zip(lines, rows))
     scored = {s["session_id"] for s in doc["per_session"]}
     sessions = {s.session_id: s for s in read_sessions(sessions_file(local), where=lambda s: s.session_id in scored)}
     check_rows_mode(pred, records, doc["mode"], where, sessions)
@@ -389,7 +386,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
     decisions = decisions_fingerprint((r for _, r in records), doc["mode"], sessions)
-    return Scored(where, {}, doc, rows_fingerprint(rows, PredictionRow), decisions)
+    return Scored(where, {}, doc, rows_fingerprint(records, PredictionRow), decisions)
 
 
 # --- one entry point ----------------------------------------------------------------------------------
