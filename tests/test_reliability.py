@@ -108,7 +108,7 @@ def test_parse_json_keeps_surrogate_pairs_and_refuses_deep_nesting():
         parse_json("f", 1, "[" * 100_000 + "]" * 100_000)
 
 
-def test_validate_checks_predictions_for_repeats_types_and_against_the_data(tmp_path, capsys):
+def test_validate_checks_predictions_for_repeats_and_against_the_data(tmp_path, capsys):
     data = write_data(tmp_path / "data", standard_sessions()[:1])  # en-0001: turns 0-13
     row = {"session_id": "en-0001", "i": 0, "pred": "A", "mode": "closed", "policy": "oracle"}
     pred = tmp_path / "p.jsonl"
@@ -122,10 +122,9 @@ def test_validate_checks_predictions_for_repeats_types_and_against_the_data(tmp_
     err = capsys.readouterr().err
     assert f"{pred}:4: i: session 'en-0001' of {data / 'sessions.jsonl'} has no turn 999 (turns 0-13)" in err
     assert f"{pred}:5: session_id: 'xx-1' is not a session of" in err
-    # the format writes a label as text; score reads a number as its text, and validate says so
+    # a number as a label is read as its text (README), by validate as by score
     pred.write_text("".join(json.dumps(r) + "\n" for r in lines[:2]), encoding="utf-8")
-    assert main(["validate", str(data), str(pred)]) == 2
-    assert f"{pred}:2: pred: must be a string, got int 7" in capsys.readouterr().err
+    assert main(["validate", str(data), str(pred)]) == 0
     assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 0
     assert json.loads((tmp_path / "p.score.json").read_text())["counts"]["rows_scored"] == 2
 

@@ -1,6 +1,6 @@
 """Files wrong as a whole are refused in one line: a predictions file none of whose rows is for a
-session of the split, a Parquet column of a type its field never takes (or no such column), a
-Parquet label column that is not text (validate). A file wrong in a few rows still names each."""
+session of the split, a Parquet column of a type its field never takes (or no such column). A label
+column of numbers is read as their text, by every reader. A file wrong in a few rows still names each."""
 
 from __future__ import annotations
 
@@ -81,24 +81,48 @@ def test_a_parquet_column_with_a_few_bad_rows_names_each(run, tmp_path, capsys):
     assert len(errors) == 2 and errors[0].startswith(f"error: {path}:3: i: ") and errors[1].startswith(f"error: {path}:6: i: ")
 
 
-def test_validate_holds_a_parquet_label_column_to_text_as_it_holds_jsonl_labels(run, tmp_path, capsys):
+def test_a_number_label_is_read_as_its_text_by_every_reader(run, tmp_path, capsys):
+    # README: a number is read as its text; validate reads a file as score does (docs/score.md)
     data, rows = run
-    path = parquet_with(tmp_path, rows, "numbered", lambda t: t.set_column(
-        t.column_names.index("pred"), "pred", pa.array(list(range(t.num_rows)))))
-    assert main(["validate", str(path)]) == 2
-    assert errors_of(capsys.readouterr().err) == [f"error: {path}: pred: must be a string, got a column of int64"]
-    jsonl = score_util.write_jsonl(tmp_path / "numbered.jsonl", [{**r, "pred": k} for k, r in enumerate(rows)])
-    assert main(["validate", str(jsonl)]) == 2
-    assert errors_of(capsys.readouterr().err)[0] == f"error: {jsonl}:1: pred: must be a string, got int 0"
-    # score reads a number as its text, in either file, to the same numbers (in open mode: no
-    # number names a thread, so closed mode refuses both files alike)
+    number = {label: k for k, label in enumerate(sorted({r["pred"] for r in rows}), start=1)}
+    texts = [str(number[r["pred"]]) for r in rows]
+    numbered = [{**r, "mode": "open", "pred": number[r["pred"]]} for r in rows]
+    jsonl = score_util.write_jsonl(tmp_path / "jsonl.jsonl", numbered)
+    text = score_util.write_jsonl(tmp_path / "text.jsonl", [{**r, "pred": t} for r, t in zip(numbered, texts)])
+
+    def column(name, values):
+        return parquet_with(tmp_path, numbered, name, lambda t: t.set_column(t.column_names.index("pred"), "pred", values))
+
+    files = [jsonl, column("int64", pa.array([number[r["pred"]] for r in rows])),
+             column("binary", pa.array([t.encode() for t in texts], pa.binary())),
+             column("dictionary", pa.array(texts).dictionary_encode())]
+    assert pq.read_schema(files[3]).field("pred").type == pa.dictionary(pa.int32(), pa.string())
     metrics = []
-    for f in (path, jsonl):
-        assert main(["score", str(data), str(f), "--bootstrap", "0"]) == 2
-        assert "none of the" in capsys.readouterr().err
-        assert main(["score", str(data), str(f), "--bootstrap", "0", "--mode", "open"]) == 0
-        metrics.append(json.loads((tmp_path / "numbered.score.json").read_text())["metrics"])
-    assert metrics[0] == metrics[1] and metrics[0]["accuracy"] < 1
+    for f in (text, *files):
+        assert main(["validate", str(data), str(f)]) == 0, capsys.readouterr().err
+        assert main(["score", str(data), str(f), "--bootstrap", "0"]) == 0, capsys.readouterr().err
+        metrics.append(json.loads(f.with_suffix(".score.json").read_text(encoding="utf-8"))["metrics"])
+    assert all(m == metrics[0] for m in metrics) and metrics[0]["accuracy"] == 1  # the oracle, its labels numbered
+    # closed mode: no number names a thread, so every reader refuses the run alike, at its first row
+    closed = score_util.write_jsonl(tmp_path / "closed.jsonl", [{**r, "mode": "closed"} for r in numbered])
+    said = []
+    for argv in (["validate", str(data), str(closed)], ["score", str(data), str(closed), "--bootstrap", "0"]):
+        assert main(argv) == 2
+        said.append(errors_of(capsys.readouterr().err))
+    assert said[0] == said[1] and said[0][0].startswith(f"error: {closed}:1: pred: ")
+
+
+def test_a_binary_label_column_not_utf8_is_refused_alike_by_every_reader(run, tmp_path, capsys):
+    data, rows = run
+    labels = [r["pred"].encode() for r in rows]
+    labels[2] = b"t\xff"
+    path = parquet_with(tmp_path, rows, "latin", lambda t: t.set_column(
+        t.column_names.index("pred"), "pred", pa.array(labels, pa.binary())))
+    said = []
+    for argv in (["validate", str(data), str(path)], ["score", str(data), str(path), "--bootstrap", "0"]):
+        assert main(argv) == 2
+        said.append(errors_of(capsys.readouterr().err))
+    assert said[0] == said[1] and said[0][0].startswith(f"error: {path}:3: pred: "), said
 
 
 def test_nan_and_infinity_in_a_parquet_label_column_are_refused_by_every_reader(run, tmp_path, capsys):

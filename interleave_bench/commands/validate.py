@@ -3,8 +3,8 @@
 Prints a one-line summary per good file, or every error found (file, line, field), exit 0 or 2.
 The kind of a file is told from its content: JSONL rows with ``turns`` are sessions, with ``pred``
 predictions; a JSON document with ``cases`` is a mid-reply case file, with ``writer`` a manifest.
-Prediction rows must be unique per (session, turn) with a string ``pred`` (``score`` reads a number
-as its text, as other scorers do; the format writes a string). ``validate DATA PRED...`` also
+Prediction rows must be unique per (session, turn), each read as ``score`` reads it (a number as a
+label is read as its text, as the README says, in JSONL and Parquet alike). ``validate DATA PRED...`` also
 checks each predictions file against the data given before it (unknown sessions and turns). A
 folder stands for what ``score`` reads in it: a data folder's ``sessions.jsonl`` and
 ``manifest.json``, a predictions folder's ``*.jsonl`` and ``*.parquet`` files.
@@ -142,8 +142,6 @@ def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> t
         errors = sorted(exc.errors + errors, key=lambda e: e.line or 0)
     except InputError as exc:
         errors = [exc]
-    if not errors:
-        errors = _parquet_label_type(path) if parquet else _label_types(path)
     if not errors and (run_mode or DEFAULT_MODE) == "closed" and labels.refused:
         errors = [labels.error(path, labels.first[0])]  # type: ignore[index]
     kinds = ", ".join(sorted(policies)) or "none"
@@ -161,28 +159,6 @@ def _rows_of(path: str, parquet: bool) -> Iterator[tuple[int, PredictionRow]]:
 
     rows, lines = read_parquet_rows(path)
     yield from zip(lines, rows)
-
-
-def _label_types(path: str) -> list[InputError]:
-    """An error for every row whose ``pred`` is not a JSON string: the format writes a string (the
-    scorer reads a number as its text, as other scorers do, so the file still scores)."""
-    errors = []
-    for line, text in iter_json_lines(path):
-        pred = parse_json(path, line, text).get("pred")
-        if not isinstance(pred, str):
-            errors.append(InputError(path, line, "pred", f"must be a string, got {type(pred).__name__} {pred!r}"))
-    return errors
-
-
-def _parquet_label_type(path: str) -> list[InputError]:
-    """:func:`_label_types` for a Parquet file: one error when its ``pred`` column is not text."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    kind = pq.read_schema(path).field("pred").type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return []
-    return [InputError(path, None, "pred", f"must be a string, got a column of {kind}")]
 
 
 def summarise_cases(path: str) -> tuple[str, list[InputError]]:

@@ -3,9 +3,8 @@
 Each file is a good file of its kind with one defect a hostile or careless user could bring: broken
 or truncated JSON, the wrong shapes and types, lone surrogates, NaN and Infinity, nesting too deep
 for Python, bytes that are not UTF-8, duplicates. ``tests/test_malformed.py`` runs every reading
-command over every file. ``strict/`` holds prediction files the scorer reads on purpose (an integer
-label, as the reference reads it; rows outside the data, which it counts and reports) and which
-``validate DATA PRED`` must refuse.
+command over every file. ``strict/`` holds prediction files the scorer reads on purpose (rows
+outside the data, which it counts and reports) and which ``validate DATA PRED`` must refuse.
 """
 
 from __future__ import annotations
@@ -171,7 +170,6 @@ def corpus() -> dict[str, str | bytes]:
     files[P + "two-rows-a-line.jsonl"] = jsonl(rows[:2]) + dump(rows[2]) + " " + dump(rows[3]) + "\n" + jsonl(rows[4:])
     files[P + "row-over-two-lines.jsonl"] = jsonl(rows[:2]) + dump(rows[2]).replace(', "pred": ', ',\n"pred": ') + "\n"
     V = "strict/"
-    files[V + "pred-integer.jsonl"] = jsonl(rows[:2] + [{**rows[2], "pred": 3}])
     files[V + "unknown-session.jsonl"] = jsonl(rows + [{**rows[0], "session_id": "en-9999"}])
     files[V + "unknown-turn.jsonl"] = jsonl(rows + [{**rows[0], "i": 999}])
 
