@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file
 from .heap import paused_gc
 from .locks import exclusive_output, real_output
-from .json_text import json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
+from .json_text import is_blank, json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
 from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
                      validation_problems)
 
@@ -59,7 +59,7 @@ def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
         n = 0
         try:
             for n, text in enumerate(fh, start=1):
-                if text.strip():
+                if not is_blank(text):
                     yield n, text
         except UnicodeDecodeError as exc:
             # text is decoded a block at a time, ahead of the lines handed out: find the line itself

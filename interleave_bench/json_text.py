@@ -21,6 +21,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _NON_FINITE = ("NaN", "Infinity")
 
 
+def is_blank(line: str | bytes) -> bool:
+    """Whether a line of a JSON Lines file holds no record: nothing but white space, as
+    ``str.strip`` has it (a no-break space, ``\\x1e`` and the like too, not only JSON's blanks).
+    Every reader of these files passes such a line over, and numbers the lines after it as lines."""
+    return not (line.decode("utf-8", "replace") if isinstance(line, bytes) else line).strip()
+
+
 def _json_path(parent: str, key: Any) -> str:
     return f"{parent}[{key}]" if isinstance(key, int) else (f"{parent}.{key}" if parent else str(key))
 

@@ -1,7 +1,8 @@
 """One JSON value a line, read alike by every command: the array readers of ``score`` and ``report``
 (score/datafile.py, score/rowfile.py) take a file exactly when the strict readers of ``validate``,
-``compare``, ``stats`` and ``baselines`` do, and refuse a line holding two records, or a record
-written over two lines, with the strict reader's one line naming the file and line."""
+``compare``, ``stats`` and ``baselines`` do, refuse a line holding two records, or a record written
+over two lines, with the strict reader's one line naming the file and line, and pass over the same
+blank lines (json_text.is_blank)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from interleave_bench.score import datafile
 from interleave_bench.score.columnar import score_run_blocks
 from interleave_bench.score.datafile import data_fingerprint
 from interleave_bench.score.read import read_predictions_fast, read_sessions_fast
+from interleave_bench.score.run import score_files
 
 from _score_util import many_sessions, rows, write_jsonl
 
@@ -104,6 +106,21 @@ def test_a_row_and_its_copy_on_one_line_are_named_on_that_line(data, tmp_path, c
     assert error.startswith(f"error: {pred}:1: invalid JSON: Extra data"), error  # not a duplicate on "line 2"
 
 
+@pytest.mark.parametrize("blank", ["\u00a0", "\x1e \u3000", "\x0c"])
+def test_a_line_of_any_white_space_is_passed_over_by_every_reader(data, tmp_path, capsys, blank):
+    folder, ss = data
+    pred = write_jsonl(tmp_path / "run.jsonl", run_rows(ss))
+    want = json.loads(json.dumps(score_files(folder, [pred], bootstrap=20, write=False)[0].result["metrics"]))
+    for path, items in ((pred, run_rows(ss)), (folder / "sessions.jsonl", ss)):
+        ls = lines_of(items)
+        path.write_text("\n".join([ls[0], blank, *ls[1:], blank]) + "\n", encoding="utf-8")
+    for argv in (["validate", str(folder), str(pred)], ["stats", str(folder)],
+                 ["compare", str(folder), str(pred), str(pred), "--bootstrap", "0"],
+                 ["score", str(folder), str(pred), "--bootstrap", "20"]):
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+    assert json.loads((tmp_path / "run.score.json").read_text(encoding="utf-8"))["metrics"] == want
+
+
 # --- any layout of lines: the array readers take what the strict readers take ------------------------
 
 
@@ -112,10 +129,11 @@ def layouts(draw, n: int):
     """How ``n`` records are written as lines: each line's blanks and break, blank lines between,
     and now and then two records on one line or one over two."""
     parts = []
+    odd = draw(st.booleans())  # half the files hold no line but of one record: both readers take them
     for k in range(n):
-        how = draw(st.sampled_from(["line"] * 6 + ["joined", "split"])) if k else "line"
+        how = draw(st.sampled_from(["line"] * 6 + ["joined", "split"])) if k and odd else "line"
         parts.append((how, draw(st.sampled_from(["", " ", "\t"])), draw(st.sampled_from(["", " ", "\r"])),
-                      draw(st.sampled_from(["\n", "\r\n", "\r"])), draw(st.sampled_from([""] * 4 + ["\n", " \n", "\r\n"]))))
+                      draw(st.sampled_from(["\n", "\r\n", "\r"])), draw(st.sampled_from([""] * 4 + ["\n", " \n", "\r\n", "\u00a0\n", "\x1e\n"]))))
     return parts, draw(st.booleans()), draw(st.sampled_from([64, 200, 4096]))
 
 

@@ -38,6 +38,7 @@ from pydantic import ValidationError
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError
 from ..io import parse_json
+from ..json_text import is_blank
 from ..fingerprints import LinesHash
 from ..record_errors import CONTROL
 from ..schema import Session, check_session, check_v1
@@ -471,7 +472,7 @@ class DataPass:
         sessions, printed = [], []
         texts, compiled_lines = [], []  # the lines the compiled reader took, and their fingerprint lines
         for line in block.split(b"\n"):
-            if not line.strip():
+            if is_blank(line):
                 continue
             try:
                 s = decode(line)

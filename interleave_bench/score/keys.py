@@ -31,6 +31,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError
+from ..json_text import is_blank
 from ..strictjson import parse_strict
 
 _ENCODE_LINES = msgspec.json.Encoder().encode_lines
@@ -105,7 +106,7 @@ def names_twice_strictly(block: bytes, model: type[BaseModel]) -> bool:
     reading refuses it (so the strict reader, which reads so too, names a defect of the file)."""
     if not names_twice(block, None, model):
         return False
-    return any(_strictly_twice(line) for line in block.split(b"\n") if line.strip() and names_twice(line, None, model))
+    return any(_strictly_twice(line) for line in block.split(b"\n") if not is_blank(line) and names_twice(line, None, model))
 
 
 def _strictly_twice(line: bytes) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..compiled import DecodeErrors, decoder
 from ..errors import InputError, InputErrors
+from ..json_text import is_blank
 from ..schema import PredictionRow, RowUsage
 from .datafile import Bad, decode_lines, ids_unprintable, whole_line_blocks
 from .keys import names_twice, quotes
@@ -112,7 +113,7 @@ def _strictly(source: str, block: bytes, as_rows: bool = False) -> list[Any]:
 
     out = []
     for line in block.split(b"\n"):
-        if not line.strip():
+        if is_blank(line):
             continue
         try:
             record = parse_record(source, None, line.decode("utf-8"), PredictionRow)
