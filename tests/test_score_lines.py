@@ -121,6 +121,23 @@ def test_a_line_of_any_white_space_is_passed_over_by_every_reader(data, tmp_path
     assert json.loads((tmp_path / "run.score.json").read_text(encoding="utf-8"))["metrics"] == want
 
 
+def test_rows_left_out_of_a_file_of_lone_carriage_returns_are_named_at_the_strict_readers_lines(data, tmp_path, capsys):
+    folder, ss = data
+    ls = lines_of(run_rows(ss))
+    ls.insert(3, ls[2])  # a second row for a turn, on line 4
+    ls.append(json.dumps({"session_id": "elsewhere", "i": 0, "pred": "t1"}))
+    pred = tmp_path / "cr.jsonl"
+    pred.write_bytes("\r".join(ls).encode("utf-8") + b"\r")  # lines as old Macs broke them
+    assert main(["validate", str(folder), str(pred)]) == 2
+    assert errors_of(capsys.readouterr().err)[0].startswith(f"error: {pred}:4: i: duplicate row ")
+    assert main(["score", str(folder), str(pred), "--bootstrap", "0"]) == 2
+    (error,) = errors_of(capsys.readouterr().err)
+    assert error.startswith(f"error: {pred}:4: i: second row for session ") and "(first on line 3)" in error
+    assert main(["score", str(folder), str(pred), "--bootstrap", "0", "--allow-duplicates"]) == 0
+    left_out = json.loads((tmp_path / "cr.score.json").read_text(encoding="utf-8"))["not_scored"]
+    assert sorted((x["line"], x["reason"]) for x in left_out) == [(3, "duplicate"), (len(ls), "unknown session")]
+
+
 # --- any layout of lines: the array readers take what the strict readers take ------------------------
 
 

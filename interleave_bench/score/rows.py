@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from ..errors import InputError, InputErrors
-from ..io import parse_record
+from ..io import iter_json_lines, parse_record
 from ..json_text import find_bad_value
 from ..schema import PredictionRow, Session, check_session
 from .routing import DEFAULT_MODE, MODES
@@ -171,17 +171,10 @@ def index_rows(
 
 
 def row_lines(path: str | os.PathLike[str], numbers: set[int]) -> dict[int, int]:
-    """The line (1-based) of each of the given rows of a JSONL file, by number (from 0): blank
-    lines hold no row."""
-    out: dict[int, int] = {}
-    number = 0
-    with open(path, "rb") as fh:
-        for line, text in enumerate(fh, start=1):
-            if text.strip():
-                if number in numbers:
-                    out[number] = line
-                number += 1
-    return out
+    """The line (1-based) of each of the given rows of a JSONL file, by number (from 0), as the
+    strict reader numbers its lines (:func:`~interleave_bench.io.iter_json_lines`: a lone ``\\r``
+    ends a line too, and blank lines hold no row)."""
+    return {number: line for number, (line, _) in enumerate(iter_json_lines(path)) if number in numbers}
 
 
 class LeftOutRows:
