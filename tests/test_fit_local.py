@@ -341,10 +341,11 @@ def test_a_corpus_with_replies_is_learnt_from_shown_and_hidden(tmp_path):
     shown = Corpus("r", _dev(tmp_path, "r", "v1", 3), {})
     plain = Corpus("p", _dev(tmp_path, "p", "v0", 2), {})
     data = FitData()
+    background = data.background_of([shown, plain], "open")  # the fit's, as its examples are built with
     for fold in range(3):
         got = data.examples([shown, plain], "open", shown, fold)
-        alone = gold_examples(_folds(shown.sessions)[fold], "open")
-        hidden = gold_examples(_folds(shown.plain)[fold], "open")
+        alone = gold_examples(_folds(shown.sessions)[fold], "open", background)
+        hidden = gold_examples(_folds(shown.plain)[fold], "open", background)
         assert len(got.target) == len(alone.target) + len(hidden.target) > 0
         assert got.rows.tolist() == alone.rows.tolist() + hidden.rows.tolist()
         assert got.rows.tolist() != alone.rows.tolist() + alone.rows.tolist()  # the replies hidden move the rows

@@ -17,7 +17,7 @@ corpora are English only has no Chinese, every token of that kind weighs what th
 tokens weigh on average where they occur (``absent``): nothing is known of them, and weighing
 them 1 would make their overlaps count far more than the words the weights were fitted on.
 
-In closed mode (:data:`~.local.BACKGROUND_IN`) the router multiplies each shared term's BM25
+In both modes (:data:`~.local.BACKGROUND_IN`) the router multiplies each shared term's BM25
 contribution by its weight, and weighs each word of the first sentence by it in the share of
 them a card has. The weights live in the weights file (``background``); a fit
 builds its background from the sessions it fits on (:mod:`.local_corpora`), so a corpus left out
