@@ -2,8 +2,10 @@
 
 Prices are USD per million tokens as ``(input, cached_input, output)``. ``EVAL_PRICES="in,cached,out"``
 overrides the table for every model of a run but the project's fake model, which is free whatever
-the override (a dry run spends nothing, and no file says it did). A model missing from the table has no price: its cost
-is unknown (``None`` in every file, "cost unknown" in every line), never a made-up number.
+the override (a dry run spends nothing, and no file says it did). A model missing from the table
+has no price: its cost is unknown (``None`` in every file, "cost unknown" in every line), never a
+made-up number. A scored run is costed at the price its run record says it was paid at
+(:func:`price_of_run`) unless ``EVAL_PRICES`` is set.
 """
 
 from __future__ import annotations
