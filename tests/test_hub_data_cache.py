@@ -172,12 +172,14 @@ def test_sessions_that_a_written_copy_cannot_hold_are_refused_not_scored_as_some
     assert err.startswith("error: hub-data/org__ib/v0@") and "does not read back as its sessions" in err, err
 
 
+#: holds the copy's lock from its "held" line until its stdin closes (a barrier both ways, not a
+#: sleep that a slow machine could outlast)
 HOLD_LOCK = """
-import sys, time
+import sys
 from interleave_bench.locks import exclusive_output
 with exclusive_output(sys.argv[1], "interleave-bench route (holding the copy)"):
     print("held", flush=True)
-    time.sleep(120)
+    sys.stdin.read()
 """
 
 
@@ -188,13 +190,17 @@ def test_a_copy_another_run_is_writing_is_refused_naming_that_run(published, cap
     _cut(cache)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(cache)], env=env, cwd=tmp_path,
-                              stdout=subprocess.PIPE, text=True)
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         code, out, err = u.cli(["score", HUB_DATA, str(preds["closed-stay"])], capsys)
         assert code == 2 and err.count("\n") == 1, err
         assert err.startswith(f"error: {cache}: another run is writing it (pid {holder.pid}: "), err
     finally:
-        holder.kill()
-        holder.wait()
+        holder.stdin.close()  # the holder lets go of the lock and ends
+        try:
+            holder.wait(timeout=60)  # (a safety net for a hung holder, not a timing the test rests on)
+        except subprocess.TimeoutExpired:
+            holder.kill()
+            holder.wait()
     assert _score(capsys, HUB_DATA, preds["closed-stay"])["counts"] == honest["counts"]
