@@ -251,6 +251,14 @@ def read_json(path: str | os.PathLike) -> Any:
     return parse_json(str(path), None, read_text(path))
 
 
+def read_run_record(path: str | os.PathLike) -> Any:
+    """The :class:`~interleave_bench.documents.RunRecord` at ``path``; one line naming the file and
+    field for one that is not a run record."""
+    from .documents import RunRecord, validate_document
+
+    return validate_document(RunRecord, read_json(path), str(path), "a run record")
+
+
 def require_own_data_folder(folder: str | os.PathLike, writer: str, command: str,
                             source: str | os.PathLike) -> None:
     """Raise :class:`UsageError` when the data folder ``folder`` is a file, is the corpus folder

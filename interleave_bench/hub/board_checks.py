@@ -12,11 +12,12 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from ..documents import RunRecord, run_record_path, validate_document
+from ..documents import run_record_path
+from ..io import read_run_record
 from ..errors import InputError, InputErrors
 from ..schema import CONFIG_VERSIONS
 from . import client
-from .board_score import name_key, read_document
+from .board_score import name_key
 from .board_rows import (
     COST_FIELDS,
     INTERVAL_COLUMNS,
@@ -126,7 +127,7 @@ def _fake_answers(doc: dict[str, Any]) -> tuple[str, int]:
     path = run_record_path(Path(pred))
     if not path.is_file():
         return "", 0
-    usage = validate_document(RunRecord, read_document(str(path)), str(path), "a run record").usage
+    usage = read_run_record(path).usage
     return str(path), usage.fake_answers if usage is not None else 0
 
 

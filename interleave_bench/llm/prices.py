@@ -118,13 +118,13 @@ def recorded_price(predictions: Path, model: str | None) -> Price | None:
     (:func:`~interleave_bench.documents.run_record_path`) says the run's calls were paid at, when it
     priced ``model``; ``None`` with no record, no price in it (unknown when the run was made) or
     another model's. A record that is not a run record is refused in one line naming its field."""
-    from ..documents import RunRecord, run_record_path, validate_document
-    from ..io import read_json
+    from ..documents import run_record_path
+    from ..io import read_run_record
 
     path = run_record_path(predictions)
     if not path.is_file():
         return None
-    usage = validate_document(RunRecord, read_json(path), str(path), "a run record").usage
+    usage = read_run_record(path).usage
     paid = usage.price if usage is not None else None
     if paid is None or paid.model != model:
         return None

@@ -25,14 +25,14 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
-from ..io import JsonlAppender, read_json, read_sessions, sessions_file, write_json
+from ..io import JsonlAppender, read_run_record, read_sessions, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
 from ..llm.prices import Price
 from ..locks import exclusive_output, real_output
 from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
-from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, run_record_path, validate_document
+from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, run_record_path
 from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, PredictionRow, Session, is_open_only
 from .base import (
     BurstFailure,
@@ -454,7 +454,7 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
     rows_path = rows_file(out_path, fresh)
     previous: Optional[RunRecord] = None
     if not fresh and out_path.exists() and record_path.exists():
-        previous = validate_document(RunRecord, read_json(record_path), str(record_path), "a run record")
+        previous = read_run_record(record_path)
         what = record.same_run(previous)
         if what is not None:
             raise UsageError(

@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..documents import RunRecord, run_record_path, validate_document
+from ..documents import RunRecord, run_record_path
 from ..errors import InputError, UsageError
 from ..fingerprints import sha256_file
 from ..score.table import RATE, metric
-from ..io import atomic_write_text, read_json, read_predictions, read_sessions, sessions_file, write_json
+from ..io import atomic_write_text, read_predictions, read_run_record, read_sessions, sessions_file, write_json
 from ..llm.prices import Price, PriceArgument, price_of_run
 from ..provenance import provenance
 from ..score.run import score_predictions
@@ -181,7 +181,7 @@ def _left_off_why(path: Path, opts: RouteOptions, model: Optional[str],
     if not record_path.is_file():
         return None, f"no run record {record_path.name}"
     try:
-        record = validate_document(RunRecord, read_json(record_path), str(record_path), "a run record")
+        record = read_run_record(record_path)
     except InputError as exc:
         return None, f"its run record cannot be read: {exc}"
     t = record.options.get("threshold")
@@ -253,8 +253,7 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
     data_file = sessions_file(data)
     runs = [run_route(data_file, replace(opts, threshold=t), llm=llm, fresh=fresh, dry_run=dry_run) for t in thresholds]
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
-    reference = validate_document(RunRecord, read_json(run_record_path(runs[0].path)), str(run_record_path(runs[0].path)),
-                                  "a run record")
+    reference = read_run_record(run_record_path(runs[0].path))
     members, left_off = curve_members(runs[0].path.parent, opts, model, reference)
     missing = [r.path for r in runs if r.path.name not in {p.name for p in members.values()}]
     if missing:
