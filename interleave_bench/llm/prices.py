@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Union
+from typing import Any, Callable, Mapping, Union
 
 from ..errors import UsageError
 from .provider import FAKE_MODEL, is_fake_model
@@ -41,6 +41,11 @@ class Price:
         the ``model`` priced and where the figures came from."""
         return {"model": model, "input": self.input, "cached_input": self.cached_input, "output": self.output,
                 "source": self.source}
+
+    @classmethod
+    def of_record(cls, recorded: Any) -> "Price":
+        """The price a file recorded (a ``documents.Price``, what :meth:`record` wrote)."""
+        return cls(recorded.input, recorded.cached_input, recorded.output, source=recorded.source)
 
 
 #: how the default table names itself as a price's source
@@ -128,7 +133,7 @@ def recorded_price(predictions: Path, model: str | None) -> Price | None:
     paid = usage.price if usage is not None else None
     if paid is None or paid.model != model:
         return None
-    return Price(paid.input, paid.cached_input, paid.output, source=f"run record ({paid.source})")
+    return replace(Price.of_record(paid), source=f"run record ({paid.source})")
 
 
 def price_of_run(price: PriceArgument, model: str | None, predictions: Path | None = None) -> Price | None:

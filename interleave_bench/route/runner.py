@@ -503,7 +503,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
             # made a priced record's cost unknown)
             paid = previous.usage.price
             if not spent["calls"] and paid is not None:
-                price = Price(paid.input, paid.cached_input, paid.output, source=paid.source)
+                price = Price.of_record(paid)
             spent = {k: spent[k] + getattr(previous.usage, k) for k in USAGE_COUNTS}
         return RunUsage.model_validate(usage_record(spent, price, llm.model))
 
