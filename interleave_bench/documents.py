@@ -244,7 +244,9 @@ class RunUsage(Document):
 
 def run_record_path(predictions: Path) -> Path:
     """``x.jsonl`` -> ``x.run.json``: the :class:`RunRecord` beside a predictions file."""
-    return predictions.with_suffix(".run.json") if predictions.suffix == ".jsonl" else predictions.with_name(predictions.name + ".run.json")
+    if predictions.suffix == ".jsonl":
+        return predictions.with_suffix(".run.json")
+    return predictions.with_name(predictions.name + ".run.json")
 
 
 class RunRecord(Document):
