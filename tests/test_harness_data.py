@@ -75,3 +75,34 @@ def test_lm_eval_tasks_prints_the_shipped_folder(capsys):
     code, out, _ = u.cli(["lm-eval-tasks"], capsys)
     assert code == 0 and out == f"{TASKS_DIR}\n"
     assert (TASKS_DIR / "interleavebench" / "interleavebench_closed.yaml").is_file()
+
+
+def test_closed_mode_on_open_only_data_names_each_harness_s_own_open_mode(tmp_path, capsys):
+    """IRC data is open-only: the refusal tells inspect's user ``-T mode=open`` and lm-eval's (a
+    closed-only task) the inspect task's, never ``route``'s ``--mode open``, which neither takes."""
+    from pathlib import Path
+
+    from interleave_bench.harness.lmeval import load_docs
+    from interleave_bench.irc import import_irc
+
+    irc = tmp_path / "irc"
+    import_irc(Path(__file__).parent / "data" / "irc", irc)
+    head = f"error: {irc}: session 'irc-2000-01-01_00' is open-only (its conversations are not known up front): " \
+           "closed mode does not apply, use "
+    with pytest.raises(UsageError) as refused:
+        load(irc, "all", "closed")
+    assert f"error: {refused.value}" == head + "-T mode=open"
+    assert [s.session_id for s in load(irc, "all", "open").sessions] == ["irc-2000-01-01_00"]
+
+    with pytest.raises(SystemExit) as stopped:
+        load_docs(str(irc), split="all")
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == head + "the inspect task's -T mode=open (the lm-eval task is closed mode only)\n"
+
+    inspect_ai = pytest.importorskip("inspect_ai")
+    from interleave_bench.harness.inspect_registry import routing
+
+    with pytest.raises(inspect_ai._util.error.PrerequisiteError) as task_refused:
+        routing(data=str(irc), mode="closed", split="all")
+    assert str(task_refused.value) == head + "-T mode=open"
+    assert "--mode" not in str(task_refused.value)

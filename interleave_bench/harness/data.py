@@ -18,6 +18,7 @@ from ..fingerprints import records_fingerprint
 from ..route.runner import check_mode_applies, select_sessions
 from ..errors import InputErrors, InterleaveError, UsageError
 from ..schema import SCORE_SPLITS, Session
+from .names import INSPECT_OPEN_MODE
 
 def problem_lines(exc: InterleaveError) -> list[str]:
     """The project's one line per problem of bad data or options (``error: FILE:LINE: field: ...``),
@@ -50,8 +51,10 @@ def read_all(data: str | os.PathLike) -> list[Session]:
     return read_sessions(sessions_file(Path(text)))
 
 
-def load(data: str | os.PathLike, split: str, mode: Optional[str] = None) -> HarnessData:
-    """The sessions of ``split`` in ``data``; with ``mode``, refuses closed mode on open-only data.
+def load(data: str | os.PathLike, split: str, mode: Optional[str] = None, *,
+         open_option: str = INSPECT_OPEN_MODE) -> HarnessData:
+    """The sessions of ``split`` in ``data``; with ``mode``, refuses closed mode on open-only data,
+    telling to use ``open_option`` (the harness's own way to ask for open mode).
 
     Raises the project's :class:`~interleave_bench.errors.UsageError` / ``InputError`` on bad input.
     """
@@ -61,5 +64,5 @@ def load(data: str | os.PathLike, split: str, mode: Optional[str] = None) -> Har
     where = Path(str(data))
     sessions = select_sessions(where, split, every)
     if mode is not None:
-        check_mode_applies(where, sessions, mode)
+        check_mode_applies(where, sessions, mode, open_option)
     return HarnessData(str(data), split, sessions, records_fingerprint(sessions))

@@ -42,7 +42,7 @@ from ..score.bcubed import prf, sequential_sum
 from ..score.defaults import DEFAULT_SPLIT
 from ..score.routing import COL, POOLED, point_metrics, score_session
 from .data import load
-from .names import POSITION_KEY, PREDICTIONS_KEY, SESSION_KEY, TASK
+from .names import INSPECT_OPEN_MODE, POSITION_KEY, PREDICTIONS_KEY, SESSION_KEY, TASK
 
 #: the policy the solver runs: every message goes to the model
 POLICY = "llm"
@@ -174,7 +174,7 @@ def routing_task(data: str, mode: str = "closed", split: str = DEFAULT_SPLIT) ->
     """The task on ``data``'s ``split`` (any data argument of the project) in ``mode``."""
     if mode not in MODES:
         raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    got = load(data, split, mode)
+    got = load(data, split, mode, open_option=INSPECT_OPEN_MODE)
     dataset = MemoryDataset([_sample(s, k) for k, s in enumerate(got.sessions)], name=f"interleavebench-{split}")
     meta: dict[str, Any] = {"data": got.source, "split": split, "mode": mode, "policy": POLICY,
                             "data_fingerprint": got.fingerprint, "prompt": prompt_fingerprint()}

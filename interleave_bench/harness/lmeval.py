@@ -16,7 +16,7 @@ from ..score.defaults import DEFAULT_SPLIT
 from . import closed
 from ..errors import InterleaveError
 from .data import load, problem_lines
-from .names import DEFAULT_DATA
+from .names import DEFAULT_DATA, LMEVAL_OPEN_MODE
 
 #: the split name lm-eval reads the documents from (the task's ``test_split``)
 DOC_SPLIT = "test"
@@ -31,7 +31,7 @@ def load_docs(data: str | None = None, split: str = DEFAULT_SPLIT, **_: Any) -> 
     import datasets
 
     try:
-        got = load(data or DEFAULT_DATA, split, closed.MODE)
+        got = load(data or DEFAULT_DATA, split, closed.MODE, open_option=LMEVAL_OPEN_MODE)
     except InterleaveError as exc:
         # bad data or options: the project's one line per problem and exit 2, not lm-eval's traceback
         print("\n".join(problem_lines(exc)), file=sys.stderr)

@@ -19,3 +19,8 @@ TASKS_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
 #: where a task reads its data without a data argument (inspect's ``-T data=``, lm-eval's
 #: ``--metadata data=``): the generator's output folder, the default of ``interleave_bench.load`` too
 DEFAULT_DATA = Path("data") / "interleave-v0"
+#: how a harness asks for open mode, for the message refusing closed mode on open-only data (the
+#: CLI's ``--mode open`` is no option there): inspect's task option, and for the closed-only lm-eval
+#: task the inspect task that has one
+INSPECT_OPEN_MODE = "-T mode=open"
+LMEVAL_OPEN_MODE = "the inspect task's -T mode=open (the lm-eval task is closed mode only)"

@@ -323,13 +323,14 @@ def select_sessions(data_file: Path, split: str, read: Optional[Sequence[Session
     return sessions
 
 
-def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str) -> None:
-    """Raise :class:`UsageError` when ``mode`` is closed and a session is open-only (``open_only``)."""
+def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str, open_option: str = "--mode open") -> None:
+    """Raise :class:`UsageError` when ``mode`` is closed and a session is open-only (``open_only``);
+    the message tells to use ``open_option``, open mode as the caller spells it (a harness's own)."""
     if mode == "closed":
         for s in sessions:
             if is_open_only(s):
                 raise UsageError(f"{data_file}: session {s.session_id!r} is open-only (its conversations are not "
-                                 f"known up front): closed mode does not apply, use --mode open")
+                                 f"known up front): closed mode does not apply, use {open_option}")
 
 
 def local_weights_of(router: Any) -> Optional[str]:
