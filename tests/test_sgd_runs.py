@@ -16,6 +16,29 @@ DATA_REPO = "org/interleavebench"
 
 
 
+def test_the_next_step_an_import_prints_runs_as_printed(tmp_path, capsys):
+    """``import sgd`` suggests ``baselines OUT`` with no ``--mode`` (both modes apply, and that
+    writes both, as docs/sgd.md runs it); ``import irc`` suggests ``--mode open``, all its data takes."""
+    from pathlib import Path
+
+    from _sgd_util import FIXTURE
+
+    wanted = {"sgd": ["closed-bm25", "closed-oracle", "closed-stay", "open-always_new", "open-bm25", "open-oracle",
+                      "open-single"],
+              "irc": ["open-always_new", "open-bm25", "open-oracle", "open-single"]}
+    corpora = {"sgd": FIXTURE, "irc": Path(__file__).parent / "data" / "irc"}
+    for kind, corpus in corpora.items():
+        out = tmp_path / kind
+        code, printed, err = run_cli(capsys, "import", kind, corpus, "--out", out)
+        assert code == 0, err
+        [step] = [line for line in printed.splitlines() if line.startswith("next: ")]
+        expected = f"next: interleave-bench baselines {out}" + (" --mode open" if kind == "irc" else "")
+        assert step == expected
+        code, _, err = run_cli(capsys, *step.split()[2:])
+        assert code == 0, err
+        assert sorted(p.stem for p in (out / "predictions").glob("*.jsonl")) == wanted[kind]
+
+
 def test_baselines_score_and_compare_run_in_both_modes(tmp_path, capsys, imported):
     code, out, err = run_cli(capsys, "baselines", imported)
     assert code == 0, err

@@ -66,15 +66,17 @@ def run_sgd(args: argparse.Namespace) -> int:
 
     timer = Timer()
     result = import_sgd(args.corpus, args.out)
-    return _report("sgd", result, "--mode closed (or --mode open)", {
+    # both modes apply, and baselines without --mode writes both
+    return _report("sgd", result, "", {
         "sessions": result.sessions, "messages": result.messages, "threads": result.threads,
         "dialogues of one service skipped": result.skipped}, timer)
 
 
 def _report(kind: str, result: Any, modes: str, counts: dict[str, int], timer: Timer) -> int:
-    """The lines every import ends with: the file written per split, the next command, the summary."""
+    """The lines every import ends with: the file written per split, the next command (``modes``:
+    the ``--mode`` it needs, empty when both apply), the summary."""
     print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
-    print(f"next: interleave-bench baselines {result.out} {modes}")
+    print(" ".join(["next: interleave-bench baselines", str(result.out), *filter(None, [modes])]))
     print(summary_line(f"import {kind}", counts, timer.seconds))
     return 0
 
