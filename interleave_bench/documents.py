@@ -240,6 +240,10 @@ class RunUsage(Document):
     fake_answers: int = Field(default=0, ge=0)
     cost_usd: Optional[float] = Field(default=None, ge=0, allow_inf_nan=False)
     price: Optional[Price] = None  # absent in records written before it existed
+    #: the counts leave out calls paid for the file that no record kept (a run stopped by ``kill -9``
+    #: after its first row, or one resumed from a record holding no usage): they are a floor, and
+    #: ``cost_usd`` is unknown (``None``), never what the counted calls alone cost
+    uncounted: bool = False
 
 
 def run_record_path(predictions: Path) -> Path:

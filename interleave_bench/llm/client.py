@@ -113,14 +113,19 @@ class Reply:
 USAGE_COUNTS = ("calls", "cached", "failed", "input_tokens", "cached_input_tokens", "output_tokens", "fake_answers")
 
 
-def usage_record(counts: Mapping[str, int], price: Price | None, model: str | None) -> dict[str, Any]:
+def usage_record(counts: Mapping[str, int], price: Price | None, model: str | None, *,
+                 uncounted: bool = False) -> dict[str, Any]:
     """Model usage as every file records it (run record, manifest, summaries): the
     :data:`USAGE_COUNTS`, ``cost_usd`` (:func:`spent_usd`: paid calls at an unknown price cost
-    ``None``, never 0.0) and ``price``, the figures used and where they came from (``None`` when unknown)."""
+    ``None``, never 0.0) and ``price``, the figures used and where they came from (``None`` when unknown).
+    ``uncounted`` (a run record's ``usage.uncounted``; given only when true): calls were paid that
+    the counts leave out, so the cost is unknown."""
     out: dict[str, Any] = {k: int(counts.get(k, 0)) for k in USAGE_COUNTS}
     cost = spent_usd(price, out["calls"], out["input_tokens"], out["cached_input_tokens"], out["output_tokens"])
-    out["cost_usd"] = None if cost is None else round(cost, 6)
+    out["cost_usd"] = None if cost is None or uncounted else round(cost, 6)
     out["price"] = None if price is None else price.record(model)
+    if uncounted:
+        out["uncounted"] = True
     return out
 
 

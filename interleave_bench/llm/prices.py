@@ -17,11 +17,28 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from .provider import FAKE_MODEL, is_fake_model
 
 #: the day the default table was copied from the providers' published price pages
 PRICES_AS_OF = "2025-09-29"
+#: the highest price (USD per million tokens, of each of the three figures) any reader of a price
+#: takes: well above every published price (the dearest models ask hundreds), far below any
+#: that could make a cost overflow (a run of a billion calls of the most tokens a call may report,
+#: ``client.USAGE_MAX_TOKENS``, costs about 1e21 USD at it)
+MAX_PRICE_PER_MILLION = 10_000.0
+
+
+def price_problem(values: "tuple[Any, ...] | list[Any]") -> str | None:
+    """Why three figures ``(input, cached_input, output)`` are no price (``None`` when they are
+    one): each a finite number, not a boolean, from 0 to :data:`MAX_PRICE_PER_MILLION` USD per
+    million tokens."""
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{value!r} is not a finite number"
+        if not 0 <= value <= MAX_PRICE_PER_MILLION:
+            return f"{value:g} is outside 0..{MAX_PRICE_PER_MILLION:g} USD per million tokens"
+    return None
 
 
 @dataclass(frozen=True)
@@ -32,9 +49,15 @@ class Price:
     #: where the figures came from (recorded beside every cost computed with them)
     source: str = field(default="", compare=False)
 
-    def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
+    def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float | None:
+        """USD these tokens cost; ``None`` (unknown, never ``inf``) for counts beyond any a float
+        can price, which only a hand-made file holds (a price is at most :data:`MAX_PRICE_PER_MILLION`)."""
         fresh = max(0, input_tokens - cached_input_tokens)
-        return (fresh * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output) / 1e6
+        try:
+            usd = (fresh * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output) / 1e6
+        except OverflowError:  # a count beyond a float's range
+            return None
+        return usd if math.isfinite(usd) else None
 
     def record(self, model: str | None) -> dict[str, object]:
         """The price as a file records it beside a cost (``documents.Price``): the three figures,
@@ -43,9 +66,17 @@ class Price:
                 "source": self.source}
 
     @classmethod
-    def of_record(cls, recorded: Any) -> "Price":
-        """The price a file recorded (a ``documents.Price``, what :meth:`record` wrote)."""
-        return cls(recorded.input, recorded.cached_input, recorded.output, source=recorded.source)
+    def of_record(cls, recorded: Any, path: "Path | str", field_name: str = "usage.price") -> "Price":
+        """The price a file recorded (a ``documents.Price``, what :meth:`record` wrote) at
+        ``field_name`` of ``path``; one that is no price (:func:`price_problem`) is refused in one
+        line naming the file and field."""
+        figures = (recorded.input, recorded.cached_input, recorded.output)
+        problem = price_problem(figures)
+        if problem is not None:
+            names = ("input", "cached_input", "output")
+            bad = next(n for n, v in zip(names, figures) if price_problem((v,)) is not None)
+            raise InputError(str(path), None, f"{field_name}.{bad}", problem)
+        return cls(*figures, source=recorded.source)
 
 
 #: how the default table names itself as a price's source
@@ -88,11 +119,12 @@ def _override(raw: str) -> Price | None:
             if len(parts) != 3:
                 raise ValueError
             values = [float(p) for p in parts]
-            if any(not math.isfinite(v) or v < 0 for v in values):  # NaN would print a cost of $nan
+            if price_problem(values) is not None:  # NaN would print a cost of $nan, 1e308 one of $inf
                 raise ValueError
         except ValueError:
             raise UsageError(
-                f"EVAL_PRICES: expected three finite non-negative numbers 'in,cached,out' (USD per million tokens), got {raw!r}"
+                f"EVAL_PRICES: expected three numbers 'in,cached,out' from 0 to {MAX_PRICE_PER_MILLION:g} "
+                f"(USD per million tokens), got {raw!r}"
             ) from None
         return Price(*values, source=ENV_SOURCE)
     return None
@@ -133,7 +165,7 @@ def recorded_price(predictions: Path, model: str | None) -> Price | None:
     paid = usage.price if usage is not None else None
     if paid is None or paid.model != model:
         return None
-    return replace(Price.of_record(paid), source=f"run record ({paid.source})")
+    return replace(Price.of_record(paid, path), source=f"run record ({paid.source})")
 
 
 def price_of_run(price: PriceArgument, model: str | None, predictions: Path | None = None) -> Price | None:

@@ -464,8 +464,6 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
     done = set() if fresh else prepare_resume(out_path, sessions, opts, start_over, getattr(router, "model", None))
     todo = [s for s in sessions if s.session_id not in done]
     start_record = record.model_copy(update={"complete": False})
-    if done and previous is not None and previous.usage is not None:
-        start_record.usage = previous.usage  # so a second interruption still keeps the first run's cost
     try:
         return _route_todo(out_path, rows_path, record, start_record, sessions, todo, done, previous, opts, router,
                            llm, timer)
@@ -491,22 +489,29 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
     begun = False  # whether a row of this run is in the output
+    earlier = previous.usage if done and previous is not None else None  # what the rows kept cost
+    # the price the kept rows were paid at, checked before any call (refused in one line naming the record)
+    paid = Price.of_record(earlier.price, record_path) if earlier is not None and earlier.price is not None else None
 
-    def usage_now() -> Optional[RunUsage]:
-        """What the file's model calls took so far: this run's, and a resumed run's record's before it."""
+    def usage_now(running: bool = False) -> Optional[RunUsage]:
+        """What the file's model calls took so far: this run's, and a resumed run's record's before
+        it. ``running``: the run goes on, and a ``kill -9`` would keep it from counting what it pays
+        next (``uncounted``: the cost is unknown, not the floor's)."""
         if llm is None:
             return None
         spent = {k: v - spent_before[k] for k, v in llm.stats.counts().items()}
         price = llm.stats.price
-        if done and previous is not None and previous.usage is not None:
+        # kept rows of a record holding no usage (a run killed, or one that failed to write it): unknown, not 0
+        uncounted = running or (bool(done) and previous is not None and earlier is None)
+        if earlier is not None:
             # a resumed run: the record counts what the whole file took, costed at this run's price;
             # one that paid no call keeps the price the file was paid at (a rerun without EVAL_PRICES
             # made a priced record's cost unknown)
-            paid = previous.usage.price
             if not spent["calls"] and paid is not None:
-                price = Price.of_record(paid)
-            spent = {k: spent[k] + getattr(previous.usage, k) for k in USAGE_COUNTS}
-        return RunUsage.model_validate(usage_record(spent, price, llm.model))
+                price = paid
+            spent = {k: spent[k] + getattr(earlier, k) for k in USAGE_COUNTS}
+            uncounted = uncounted or earlier.uncounted
+        return RunUsage.model_validate(usage_record(spent, price, llm.model, uncounted=uncounted))
 
     async def main() -> None:
         with JsonlAppender(rows_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
@@ -515,8 +520,9 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
             def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
                 nonlocal begun
                 if not begun:
-                    # the record just before the first row: a run stopped before one leaves the record it found
-                    write_json(record_path, start_record.dump())
+                    # the record just before the first row: a run stopped before one leaves the record it
+                    # found; its usage says until the run ends that calls are being paid it does not count
+                    write_json(record_path, start_record.model_copy(update={"usage": usage_now(running=True)}).dump())
                 sink.append_many(rows)
                 if not begun and rows_path != out_path:
                     # --fresh: its first row written, it takes the place of the run it starts over from. Its
@@ -538,19 +544,21 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
                 llm.run(main())
             else:
                 asyncio.run(main())
+        in_file = file_counts(out_path)
+        write_json(record_path, record.model_copy(update={
+            "complete": True,
+            "counts": RunCounts(sessions=len(sessions), resumed_sessions=len(done), **in_file),
+            "usage": usage_now(),
+            "provenance": provenance(data=record.data_sha256, predictions=sha256_file(out_path)),
+        }).dump())
     except BaseException:
-        if begun and llm is not None:  # stopped (Ctrl-C, an error): the calls it paid stay on the record
-            write_json(record_path, start_record.model_copy(update={"usage": usage_now()}).dump())
+        # stopped (Ctrl-C, an error, at the end too): the calls it paid stay on the record, the
+        # rows' own (written) or, when it wrote none, the one it resumed
+        if llm is not None and (begun or previous is not None and bool(done)):
+            kept = start_record if begun else previous
+            assert kept is not None
+            write_json(record_path, kept.model_copy(update={"usage": usage_now()}).dump())
         raise
-
-    usage = usage_now()
-    in_file = file_counts(out_path)
-    write_json(record_path, record.model_copy(update={
-        "complete": True,
-        "counts": RunCounts(sessions=len(sessions), resumed_sessions=len(done), **in_file),
-        "usage": usage,
-        "provenance": provenance(data=record.data_sha256, predictions=sha256_file(out_path)),
-    }).dump())
     return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds,
                        in_file["errors"])
 

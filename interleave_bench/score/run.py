@@ -124,7 +124,7 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
     if price is None:
         return None
     usd = price.cost(int(totals[COL["input_tokens"]]), int(totals[COL["cached_tokens"]]), int(totals[COL["output_tokens"]]))
-    return rounded("cost_usd_per_message", usd / messages)
+    return None if usd is None else rounded("cost_usd_per_message", usd / messages)
 
 
 #: per-session rows built from the matrix, and checked against their record type, at a time
