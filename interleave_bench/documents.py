@@ -244,6 +244,9 @@ class RunUsage(Document):
     #: after its first row, or one resumed from a record holding no usage): they are a floor, and
     #: ``cost_usd`` is unknown (``None``), never what the counted calls alone cost
     uncounted: bool = False
+    #: paid calls whose answer reported no token counts (``llm.client.Usage.unreported``): their
+    #: tokens are not in the counts, and ``cost_usd`` is unknown (``None``)
+    unreported: int = Field(default=0, ge=0)
 
 
 def run_record_path(predictions: Path) -> Path:

@@ -411,6 +411,9 @@ class RowUsage(Record):
     input: int = Field(default=0, **COUNT)
     output: int = Field(default=0, **COUNT)
     cache_hit: int = Field(default=0, **COUNT)
+    #: calls of the row's request whose answer reported no token counts: their tokens are not in
+    #: the counts above, and the run's cost is unknown
+    unreported: int = Field(default=0, **COUNT)
 
 
 class PredictionRow(Record):

@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fake-model", help="serve the fake OpenAI-compatible model on loopback (no key, nothing spent)",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("--port", type=whole_number(), default=0, help="the port to listen on (default: a free one)")
+    p.add_argument("--no-usage", action="store_true",
+                   help="answer without a usage block, as some servers do (the client's cost is then unknown)")
     p.set_defaults(func=run)
 
 
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be 0..65535, got {args.port}")
     timer = Timer()
     try:
-        server = FakeServer(port=args.port)
+        server = FakeServer(port=args.port, report_usage=not args.no_usage)
     except OSError as exc:
         raise UsageError(f"--port {args.port}: cannot listen there ({exc.strerror or exc})") from None
     stopped = threading.Event()

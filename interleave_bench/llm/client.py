@@ -84,15 +84,23 @@ class Usage:
     input: int = 0  # prompt tokens, cached ones included
     cached_input: int = 0  # prompt tokens the provider served from its prompt cache
     output: int = 0
+    #: calls whose answer reported no token counts (no ``usage``, or one without ``prompt_tokens``
+    #: or ``completion_tokens``): their tokens are unknown, not in the counts above, and so is the cost
+    unreported: int = 0
 
     def add(self, other: "Usage") -> None:
         self.input += other.input
         self.cached_input += other.cached_input
         self.output += other.output
+        self.unreported += other.unreported
 
     def as_row(self) -> dict[str, int]:
-        """The prediction-row form (README.md#file-formats): ``{input, output, cache_hit}``."""
-        return {"input": self.input, "output": self.output, "cache_hit": self.cached_input}
+        """The prediction-row form (README.md#file-formats): ``{input, output, cache_hit}``, and
+        ``unreported`` when a call's tokens are unknown."""
+        row = {"input": self.input, "output": self.output, "cache_hit": self.cached_input}
+        if self.unreported:
+            row["unreported"] = self.unreported
+        return row
 
 
 @dataclass
@@ -110,7 +118,9 @@ class Reply:
 #: the counts of a usage record (:func:`usage_record`): they add up across the runs that wrote one file.
 #: ``fake_answers``: answers (paid or from the cache) the project's fake model gave under another
 #: model's name (:attr:`RunStats.fake_answers`)
-USAGE_COUNTS = ("calls", "cached", "failed", "input_tokens", "cached_input_tokens", "output_tokens", "fake_answers")
+#: ``unreported``: paid calls whose answer reported no token counts (:attr:`Usage.unreported`)
+USAGE_COUNTS = ("calls", "cached", "failed", "input_tokens", "cached_input_tokens", "output_tokens", "fake_answers",
+                "unreported")
 
 
 def usage_record(counts: Mapping[str, int], price: Price | None, model: str | None, *,
@@ -122,7 +132,7 @@ def usage_record(counts: Mapping[str, int], price: Price | None, model: str | No
     the counts leave out, so the cost is unknown."""
     out: dict[str, Any] = {k: int(counts.get(k, 0)) for k in USAGE_COUNTS}
     cost = spent_usd(price, out["calls"], out["input_tokens"], out["cached_input_tokens"], out["output_tokens"])
-    out["cost_usd"] = None if cost is None or uncounted else round(cost, 6)
+    out["cost_usd"] = None if cost is None or uncounted or out["unreported"] else round(cost, 6)
     out["price"] = None if price is None else price.record(model)
     if uncounted:
         out["uncounted"] = True
@@ -155,14 +165,17 @@ class RunStats:
 
     @property
     def cost_usd(self) -> float | None:
-        """USD the paid calls cost at the run's price (:func:`spent_usd`)."""
+        """USD the paid calls cost at the run's price (:func:`spent_usd`); ``None`` too when a paid
+        call's tokens are unknown (:attr:`Usage.unreported`)."""
+        if self.paid.unreported:
+            return None
         return spent_usd(self.price, self.calls, self.paid.input, self.paid.cached_input, self.paid.output)
 
     def counts(self) -> dict[str, int]:
         """The :data:`USAGE_COUNTS` so far."""
         return {"calls": self.calls, "cached": self.cached, "failed": self.failed, "input_tokens": self.paid.input,
                 "cached_input_tokens": self.paid.cached_input, "output_tokens": self.paid.output,
-                "fake_answers": self.fake_answers}
+                "fake_answers": self.fake_answers, "unreported": self.paid.unreported}
 
     def as_manifest(self) -> dict[str, Any]:
         """The run's usage as files record it (:func:`usage_record`)."""
@@ -172,7 +185,10 @@ class RunStats:
         """The cost line printed at the end of every command that calls a model: one statement of
         what was spent and at which prices (``EVAL_PRICES``, or the dated table), or that the price
         of ``model`` is unknown."""
-        if self.cost_usd is None:
+        n = self.paid.unreported
+        if n:
+            cost = f"unknown (the provider reported no token counts for {n:,} call{'s' if n != 1 else ''})"
+        elif self.cost_usd is None:
             cost = f"unknown ({model} is not in the price table of {PRICES_AS_OF}: set {ENV_SOURCE})"
         elif self.price is None:
             cost = f"${self.cost_usd:.4f} (no paid call)"
@@ -320,7 +336,8 @@ class LLM:
         if self.cache is not None:
             stored = {
                 "text": text,
-                "usage": {"input": usage.input, "cached_input": usage.cached_input, "output": usage.output},
+                "usage": {"input": usage.input, "cached_input": usage.cached_input, "output": usage.output,
+                          **({"unreported": usage.unreported} if usage.unreported else {})},
                 "elapsed_ms": elapsed_ms,
                 "finish_reason": choice.finish_reason,
             }
@@ -349,13 +366,16 @@ class LLM:
         for attempt in range(tries):
             headers: Mapping[str, str] = {}
             try:
-                resp = await client.chat.completions.create(
+                raw = await client.chat.completions.with_raw_response.create(
                     model=self.model,
                     messages=messages,
                     extra_body=extra or None,
                     extra_headers={KIND_HEADER: kind},
                     **params,
                 )
+                resp = raw.parse()
+                # the usage as sent: the parsed one reads ``true`` as 1 token, ``2.0`` as 2
+                body = raw.http_response.json()
             except openai.APIStatusError as exc:
                 headers = exc.response.headers
                 problem = f"HTTP {exc.status_code}: {_brief(exc.message)}"
@@ -370,7 +390,7 @@ class LLM:
                 problem = f"unreadable answer: {_brief(str(exc))}"
             else:
                 try:
-                    return _checked(resp)
+                    return _checked(resp, body.get("usage") if isinstance(body, dict) else None)
                 except Unreadable as exc:
                     problem = f"unreadable answer: {exc}"
             if attempt < self.max_retries:
@@ -456,8 +476,8 @@ def retry_after(headers: Mapping[str, str], now: float) -> Optional[float]:
 
 
 def _count(value: Any, name: str) -> int:
-    """A token count of an answer's usage, checked: absent is 0; else a whole number in
-    0..:data:`USAGE_MAX_TOKENS`."""
+    """A token count of an answer's usage, checked: absent is 0; else a whole number (not a
+    boolean, not a float) in 0..:data:`USAGE_MAX_TOKENS`."""
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
@@ -469,10 +489,16 @@ def _count(value: Any, name: str) -> int:
 
 def usage_of(u: Any) -> Usage:
     """The usage block of an answer (an object or a dict), checked: raises :class:`Unreadable` for
-    a count no provider could have made (negative, absurd, not a number, more cached than sent)."""
+    a count no provider could have made (negative, absurd, not a number, more cached than sent).
+    An answer with no usage, or one without ``prompt_tokens`` or ``completion_tokens``, reported
+    none: its tokens are unknown (``Usage(unreported=1)``), never 0."""
     if u is None:
-        return Usage()
+        return Usage(unreported=1)
+    if not isinstance(u, dict) and callable(getattr(u, "model_dump", None)):
+        u = u.model_dump()
     get = u.get if isinstance(u, dict) else (lambda k: getattr(u, k, None))
+    if get("prompt_tokens") is None or get("completion_tokens") is None:
+        return Usage(unreported=1)
     prompt = _count(get("prompt_tokens"), "prompt_tokens")
     output = _count(get("completion_tokens"), "completion_tokens")
     cached = 0
@@ -489,11 +515,12 @@ def usage_of(u: Any) -> Usage:
     return Usage(prompt, cached, output)
 
 
-def _checked(resp: Any) -> tuple[Any, str, Usage, bool]:
+def _checked(resp: Any, usage: Any = None) -> tuple[Any, str, Usage, bool]:
     """``(first choice, its text, usage, marked)`` of an answer, ``marked`` when its
     ``system_fingerprint`` is the fake model's (:data:`~.provider.FAKE_FINGERPRINT`); raises
     :class:`Unreadable` when there is no choice, no text (``content: null`` or empty), text cut off
-    at the token limit, or a usage no provider could have counted."""
+    at the token limit, or a usage no provider could have counted. ``usage``: the answer's usage as
+    sent (the JSON body's), checked instead of the parsed one's."""
     try:
         choice = resp.choices[0]
         text = choice.message.content
@@ -505,7 +532,7 @@ def _checked(resp: Any) -> tuple[Any, str, Usage, bool]:
         raise Unreadable("its text was cut off at the token limit (finish_reason length)")
     # a provider that echoes the key inside an answer: never kept (cache, rows, data); other text is unchanged
     marked = getattr(resp, "system_fingerprint", None) == FAKE_FINGERPRINT
-    return choice, redact_secrets(text), usage_of(getattr(resp, "usage", None)), marked
+    return choice, redact_secrets(text), usage_of(usage if usage is not None else getattr(resp, "usage", None)), marked
 
 
 def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
@@ -520,7 +547,7 @@ def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
         if redact_secrets(text) != text:  # stored before answers were redacted: ask again, never replay a key
             return None
         usage = Usage(_count(stored["input"], "input"), _count(stored["cached_input"], "cached_input"),
-                      _count(stored["output"], "output"))
+                      _count(stored["output"], "output"), _count(stored.get("unreported"), "unreported"))
         if usage.cached_input > usage.input or isinstance(elapsed, bool) or not isinstance(elapsed, int) or elapsed < 0:
             return None
     except (Unreadable, KeyError, TypeError):

@@ -33,9 +33,10 @@ from .client import KIND_HEADER
 from .provider import FAKE_FINGERPRINT, FAKE_MODEL
 
 FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop")
-#: well-formed 200 answers the client cannot use: a usage no provider counts (negative tokens),
+#: well-formed 200 answers the client cannot use: a usage no provider counts (negative tokens, or
+#: ``prompt_tokens: true``),
 #: ``content: null``, and text cut off at the token limit (``finish_reason: length``)
-UNUSABLE_KINDS = ("usage", "null", "length")
+UNUSABLE_KINDS = ("usage", "usage_bool", "null", "length")
 #: an error whose text echoes the request's ``Authorization`` header, a key query parameter and the
 #: key URL-encoded (``%2B``, and lower-cased), as some providers' error pages do (HTTP 401, not retried)
 ECHO_KIND = "echo"
@@ -110,9 +111,12 @@ def _error(message: str) -> bytes:
 class FakeServer:
     """The fake OpenAI-compatible server, on ``127.0.0.1`` and a free port, in a daemon thread."""
 
-    def __init__(self, *, delay: float = 0.0, cached_share: float = 0.0, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, *, delay: float = 0.0, cached_share: float = 0.0, host: str = "127.0.0.1", port: int = 0,
+                 report_usage: bool = True):
         self.delay = delay  # seconds every answer waits (to test concurrency)
         self.cached_share = cached_share  # share of prompt tokens reported as provider-cached
+        #: whether answers carry a ``usage`` block (some OpenAI-compatible servers send none)
+        self.report_usage = report_usage
         self.faults: list[Fault] = []
         self._chaos: tuple[float, random.Random, tuple[str, ...], float, frozenset[str]] | None = None
         self.log: list[RequestLog] = []
@@ -265,7 +269,7 @@ class FakeServer:
             content, finish = text[: max(1, len(text) // 2)], "length"
         elif fault == "usage":
             prompt_tokens = -prompt_tokens
-        return {
+        answer: dict[str, Any] = {
             "id": f"chatcmpl-fake-{rid}",
             "object": "chat.completion",
             "created": 1_700_000_000,
@@ -281,6 +285,11 @@ class FakeServer:
                 "prompt_tokens_details": {"cached_tokens": cached},
             },
         }
+        if fault == "usage_bool":  # a count JSON writes as a boolean: the openai client reads ``true`` as 1
+            answer["usage"]["prompt_tokens"] = True
+        if not self.report_usage:
+            del answer["usage"]
+        return answer
 
     def _make_handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

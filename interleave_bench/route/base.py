@@ -266,12 +266,15 @@ class GoldRouter(Protocol):
 
 
 def add_usage(a: Optional[dict[str, int]], b: Optional[dict[str, int]]) -> Optional[dict[str, int]]:
-    """The sum of two ``{input, output, cache_hit}`` blocks (None when both are None)."""
+    """The sum of two ``{input, output, cache_hit[, unreported]}`` blocks (None when both are None)."""
     if a is None:
         return None if b is None else dict(b)
     if b is None:
         return dict(a)
-    return {k: a.get(k, 0) + b.get(k, 0) for k in ("input", "output", "cache_hit")}
+    total = {k: a.get(k, 0) + b.get(k, 0) for k in ("input", "output", "cache_hit")}
+    if a.get("unreported") or b.get("unreported"):
+        total["unreported"] = a.get("unreported", 0) + b.get("unreported", 0)
+    return total
 
 
 def add_ms(a: Optional[int], b: Optional[int]) -> Optional[int]:

@@ -236,6 +236,8 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
         if usage is not None:
             row["usage"] = {"input": usage.get("input", 0), "output": usage.get("output", 0),
                             "cache_hit": usage.get("cache_hit", 0)}
+            if usage.get("unreported"):  # calls whose tokens the provider did not report: cost unknown
+                row["usage"]["unreported"] = usage["unreported"]
         if elapsed is not None:
             row["elapsed_ms"] = elapsed
         if d.confidence is not None:

@@ -409,7 +409,9 @@ def cost_counts(m: Messages) -> dict[str, np.ndarray]:
     return {"input_tokens": by_session(rs, n, preds.input_tokens.astype(np.float64)),
             "output_tokens": by_session(rs, n, preds.output_tokens.astype(np.float64)),
             "cached_tokens": by_session(rs, n, preds.cached_tokens.astype(np.float64)),
-            "calls": by_session(rs, n, preds.call)}
+            "calls": by_session(rs, n, preds.call),
+            # calls whose tokens were not reported (cost unknown); a Parquet block holds none
+            "unreported": np.zeros(n) if preds.unreported is None else by_session(rs, n, preds.unreported.astype(np.float64))}
 
 
 def burst_counts(m: Messages) -> dict[str, np.ndarray]:

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from itertools import chain, compress
 from operator import attrgetter, is_not
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 from msgspec import UNSET
@@ -66,13 +66,15 @@ class PredictionColumns:
     waited: np.ndarray
     ref_row: np.ndarray
     ref_code: np.ndarray
+    #: calls of each row whose tokens the provider did not report (``usage.unreported``; None: none)
+    unreported: Optional[np.ndarray] = None
 
 
 
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
 _BURST, _MIXED, _WAITED, _MODE = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited"), attrgetter("mode")
-_TOKENS = attrgetter("input", "output", "cache_hit")
-_TOKEN_FIELDS = tuple(attrgetter(a) for a in ("input", "output", "cache_hit"))
+_TOKENS = attrgetter("input", "output", "cache_hit", "unreported")
+_TOKEN_FIELDS = tuple(attrgetter(a) for a in ("input", "output", "cache_hit", "unreported"))
 _NAMED = functools.partial(is_not, None)
 
 
@@ -91,10 +93,10 @@ def _flags(values: list[bool | None]) -> np.ndarray:
 
 
 def _usage_columns(usages: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Whether each row is a model call, and its (input, output, cached) token counts."""
+    """Whether each row is a model call, and its (input, output, cached, unreported) counts."""
     n = len(usages)
     call = np.zeros(n, dtype=bool)
-    tokens = np.zeros((n, 3), dtype=np.int64)
+    tokens = np.zeros((n, 4), dtype=np.int64)
     left_out = usages.count(None)
     if left_out == n:
         return call, tokens
@@ -102,17 +104,20 @@ def _usage_columns(usages: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     given = slice(None) if every else np.array(list(compress(range(n), usages)), dtype=np.int64)  # rows with a usage
     used = usages if every else list(compress(usages, usages))
     try:  # a field at a time; a field left out (``UNSET``) is no integer, and takes the path below
-        for k, field in enumerate(_TOKEN_FIELDS):
+        for k, field in enumerate(_TOKEN_FIELDS[:3]):
             tokens[given, k] = np.fromiter(map(field, used), dtype=np.int64, count=len(used))
         call[given] = True
+        unreported = list(map(_TOKEN_FIELDS[3], used))  # left out of nearly every row: 0
+        if unreported.count(UNSET) != len(unreported):
+            tokens[given, 3] = np.array([0 if v is UNSET else v for v in unreported], dtype=np.int64)
         return call, tokens
     except TypeError:
         pass
     values = list(chain.from_iterable(map(_TOKENS, used)))
     # read with presence: a field left out counts 0, a usage naming none is no call
-    named = np.array([v is not UNSET for v in values], dtype=bool).reshape(len(used), 3)
+    named = np.array([v is not UNSET for v in values], dtype=bool).reshape(len(used), 4)
     call[given] = named.any(axis=1)
-    tokens[given] = np.array([0 if v is UNSET else v for v in values], dtype=np.int64).reshape(len(used), 3)
+    tokens[given] = np.array([0 if v is UNSET else v for v in values], dtype=np.int64).reshape(len(used), 4)
     return call, tokens
 
 
@@ -155,6 +160,7 @@ def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> Predi
         rows=n, session=np.array(session, dtype=np.int64), i=np.fromiter(map(_I, rows), dtype=np.int64, count=n),
         label=label, call=call, input_tokens=tokens[:, 0], output_tokens=tokens[:, 1], cached_tokens=tokens[:, 2],
         latency=_latencies(rows), burst=burst, mixed=mixed, waited=waited, ref_row=ref_row, ref_code=ref_code,
+        unreported=tokens[:, 3],
     )
 
 

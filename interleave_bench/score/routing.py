@@ -74,6 +74,7 @@ COLUMNS = (
     "output_tokens",
     "cached_tokens",
     "calls",  # rows with a usage
+    "unreported",  # calls whose tokens the provider did not report (usage.unreported): cost unknown
     *(f"outcome_{o}" for o in OUTCOMES),
     "burst_rows",
     "burst_waited",

@@ -121,7 +121,7 @@ def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
         return None
     if not int(totals[COL["calls"]]):
         return 0.0
-    if price is None:
+    if price is None or int(totals[COL["unreported"]]):  # a call's tokens unknown: so is the cost
         return None
     usd = price.cost(int(totals[COL["input_tokens"]]), int(totals[COL["cached_tokens"]]), int(totals[COL["output_tokens"]]))
     return None if usd is None else rounded("cost_usd_per_message", usd / messages)
