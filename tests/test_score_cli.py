@@ -416,9 +416,10 @@ def test_closed_labels_of_which_none_names_a_thread_are_refused_by_every_reader(
         assert code == 2 and [x for x in err.splitlines() if x.startswith("error:")] == [f"error: {pred}:1: pred: {said}"]
     assert not (tmp_path / "upper.score.json").exists()
     # open mode matches them to threads; special labels are no topic's; one label naming a thread
-    # makes the rest closed-mode labels, scored as wrong ones
+    # makes the rest closed-mode labels, scored as wrong ones (rows that say closed, scored in open
+    # mode, go to a score file of that mode)
     code, _, _ = run_cli(capsys, "score", path, upper, "--bootstrap", 0, "--mode", "open")
-    assert code == 0 and json.loads((tmp_path / "upper.score.json").read_text())["metrics"]["accuracy"] == 1.0
+    assert code == 0 and json.loads((tmp_path / "upper.open.score.json").read_text())["metrics"]["accuracy"] == 1.0
     special = write_jsonl(tmp_path / "special.jsonl", [{**r, "pred": ("CLARIFY", "ERROR")[k % 2]} for k, r in enumerate(good)])
     one = write_jsonl(tmp_path / "one.jsonl", [{**r, "pred": r["pred"].upper() if k else r["pred"]} for k, r in enumerate(good)])
     for pred in (special, one):

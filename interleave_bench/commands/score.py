@@ -2,9 +2,10 @@
 
 Prints one markdown table comparing the runs (a second one for burst runs) and a ``not scored:``
 line per run, and writes ``<pred>.score.json`` beside each predictions file (``<pred>.<split>.score.json``
-for a split other than dev). ``--json`` prints the score document(s) instead of the tables and
-writes no file; ``--out PATH`` writes the one run's document there instead. Re-scoring never calls
-a model.
+for a split other than dev, ``<pred>[.<split>].<mode>.score.json`` for a ``--mode`` other than the one
+the rows were routed in: :func:`~interleave_bench.score.paths.score_path`). ``--json`` prints the
+score document(s) instead of the tables and writes no file; ``--out PATH`` writes the one run's
+document there instead. Re-scoring never calls a model.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..documents import is_score_head
 from ..errors import InterleaveError, UsageError, require_output
@@ -118,12 +119,14 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(notes))
     if args.bootstrap == 0 and args.json:
         print(NO_INTERVALS, file=sys.stderr)
+    written = {p: r.score_file for p, r in zip(prediction_files(args.predictions), runs) if r.score_file is not None}
+    sys.stdout.flush()  # the tables, then the warnings, then the files they speak of
+    for line in routing_warnings(sessions_file(data), args.predictions, args.mode, split=args.split, written=written):
+        print(line, file=sys.stderr)
     for run_ in runs:
         if run_.score_file is not None:
             print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
     warn_partial(results, sys.stderr)
-    for line in routing_warnings(sessions_file(data), args.predictions, args.mode):
-        print(line, file=sys.stderr)
     messages = sum(r["counts"]["messages"] for r in results)
     scored = sum(r["counts"]["sessions"] for r in results)
     print(summary_line("score", {"runs": len(results), "split": args.split, "sessions scored": scored, "messages": messages},
@@ -165,15 +168,18 @@ def _same_sessions(routed: object, routed_sha: str, data_file: str | os.PathLike
         return False
 
 
-def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode: str | None) -> list[str]:
+def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode: str | None,
+                     split: str = DEFAULT_SPLIT, written: Mapping[Path, Path] | None = None) -> list[str]:
     """Warnings for predictions files whose run record (``<name>.run.json``, written by ``route``)
     says they were routed on other data than ``data_file`` (another SHA-256 of its bytes), or in
-    another mode than ``mode`` (``--mode``, None: the rows' own) scores them in. A file without a
-    readable run record gets none: its rows are all there is to go by."""
+    another mode than ``mode`` (``--mode``, None: the rows' own) scores them in; the latter names
+    the score file ``written`` holds for the file (scored on ``split``), and the score file of the
+    run's own mode, which it leaves as it is (:func:`~interleave_bench.score.paths.score_path`). A
+    file without a readable run record gets none: its rows are all there is to go by."""
     from ..io import read_json
     from ..fingerprints import sha256_file
     from ..documents import run_record_path
-    from ..score.run import prediction_files
+    from ..score.paths import prediction_files, score_path
 
     out: list[str] = []
     data_sha = None
@@ -197,8 +203,13 @@ def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode:
         options = doc.get("options")
         routed = options.get("mode") if isinstance(options, dict) else None
         if mode is not None and routed in MODES and routed != mode:
-            out.append(f"warning: {p} was routed in {routed} mode ({record.name}) and is scored in {mode} mode, "
-                       "as --mode asks")
+            line = f"warning: {p} was routed in {routed} mode ({record.name}) and is scored in {mode} mode, as --mode asks"
+            to = (written or {}).get(p)
+            own = score_path(p, split)
+            if to is not None:
+                line += f": written to {to}" + (f" ({own.name}, its {routed}-mode score file, is left as it is)"
+                                                  if to != own else "")
+            out.append(line)
     return out
 
 
@@ -215,7 +226,8 @@ def _score_files_held(args: argparse.Namespace) -> Any:
             paths = prediction_files(args.predictions)
         except InterleaveError:
             paths = []  # said where the predictions are read
-        outputs = [] if args.json else [Path(args.out)] if args.out is not None else [score_path(p, args.split) for p in paths]
+        outputs = ([] if args.json else [Path(args.out)] if args.out is not None
+                   else [score_path(p, args.split, args.mode) for p in paths])
         for path in outputs:
             held.enter_context(exclusive_output(path, "score"))
         yield

@@ -380,8 +380,15 @@ def pa_range(start: int, n: int) -> Any:
 
 def first_mode(path: str | os.PathLike) -> str:
     """The mode a run is scored in when none is asked for: the first its rows name, else
-    ``DEFAULT_MODE`` (docs/score.md#interleave-bench-score-data-predjsonl). Only the blocks that
-    could name one are decoded. Raises :class:`Bad` at a defect in those (the strict reader names it)."""
+    ``DEFAULT_MODE`` (docs/score.md#interleave-bench-score-data-predjsonl). Raises :class:`Bad`
+    at a defect in the blocks read (the strict reader names it)."""
+    return named_mode(path) or DEFAULT_MODE
+
+
+def named_mode(path: str | os.PathLike) -> str | None:
+    """The first mode a predictions file's rows name (the mode they were routed in), ``None``
+    when none names one. Only the blocks that could name one are decoded. Raises :class:`Bad` at
+    a defect in those (the strict reader names it)."""
     if str(path).endswith(".parquet"):
         from . import parquet
 
@@ -391,7 +398,7 @@ def first_mode(path: str | os.PathLike) -> str:
             if named is not None:
                 return named
             before += len(table)
-        return DEFAULT_MODE
+        return None
     for block in whole_line_blocks(path):
         if b'"mode"' not in block and b"\\u" not in block:  # (a key may be written with escapes)
             continue
@@ -406,7 +413,7 @@ def first_mode(path: str | os.PathLike) -> str:
             named = first_named(rows)["mode"]
             if named is not None:
                 return named
-    return DEFAULT_MODE
+    return None
 
 
 def score_run_blocks(data_path: str | os.PathLike, pred_paths: Sequence[str | os.PathLike], split: str,

@@ -30,6 +30,7 @@ from .routing import COL, OUTCOMES, derive, exact_metrics, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
                    index_rows, mode_errors, not_scored_line)
 from .datafile import data_fingerprint
+from .paths import PREDICTION_SUFFIXES, prediction_files, score_path, system_name  # noqa: F401 - read from here too
 from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, check_bootstrap
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
@@ -394,40 +395,6 @@ def score_runs(
 
 # --- the file edge ---------------------------------------------------------------------------------
 
-#: what a predictions file may be: JSONL lines, or Parquet (what DuckDB, Spark and Ray write)
-PREDICTION_SUFFIXES = (".jsonl", ".parquet")
-
-
-def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Prediction files in the order given; a folder stands for its ``*.jsonl`` and ``*.parquet`` files, sorted."""
-    out: list[Path] = []
-    for path in paths:
-        p = Path(path)
-        if p.is_dir():
-            found = sorted(x for x in p.iterdir() if x.suffix in PREDICTION_SUFFIXES and x.is_file())
-            if not found:
-                raise InputError(str(p), None, None, "no .jsonl or .parquet prediction files in this folder")
-            out.extend(found)
-        else:
-            out.append(p)
-    return out
-
-
-def system_name(pred_path: Path) -> str:
-    """A run's name: its predictions file name without ``.jsonl`` or ``.parquet`` (``closed-bm25``)."""
-    name = pred_path.name
-    for suffix in PREDICTION_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return pred_path.stem
-
-
-def score_path(pred_path: Path, split: str = DEFAULT_SPLIT) -> Path:
-    """Where a run's score document goes: beside the predictions, ``<name>.score.json`` for the
-    default split and ``<name>.<split>.score.json`` for another, so scoring one never overwrites another."""
-    return pred_path.with_name(system_name(pred_path) + ("" if split == DEFAULT_SPLIT else f".{split}") + ".score.json")
-
-
 @dataclass
 class ScoredFile:
     """One predictions file scored: the run's name, its score document and where it was written."""
@@ -474,7 +441,7 @@ def _document_of(
                           provenance=facts, price=price_of_run(price, run.model, pred_path if recorded_prices else None))
     out = ScoredFile(system_name(pred_path), result)
     if write:
-        out.score_file = score_path(pred_path, split)
+        out.score_file = score_path(pred_path, split, mode)
         write_json(out.score_file, result)
         if not keep_per_session:  # written whole; what is kept of many large runs stays small
             out.result = {key: value for key, value in result.items() if key != "per_session"}
@@ -514,7 +481,8 @@ def score_files(
     keep_per_session: bool = True,
     recorded_prices: bool = False,
 ) -> list[ScoredFile]:
-    """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when ``write``.
+    """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when
+    ``write`` (the name :func:`~.paths.score_path` gives for ``split`` and ``mode``).
 
     ``data`` is a sessions file or a folder holding ``sessions.jsonl``; a predictions entry may be
     a folder of ``*.jsonl`` and ``*.parquet`` files. The data file is read and checked once for
@@ -542,7 +510,7 @@ def score_files(
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
         require_file(path)
     if write:
-        require_score_outputs(data_path, pred_paths, split)
+        require_score_outputs(data_path, pred_paths, split, mode)
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
                    price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write,
                    recorded_prices=recorded_prices)
@@ -559,7 +527,7 @@ def score_files(
     return [by_path[p] for p in pred_paths]
 
 
-def require_score_outputs(data_path: Path, pred_paths: Sequence[Path], split: str) -> None:
+def require_score_outputs(data_path: Path, pred_paths: Sequence[Path], split: str, mode: str | None = None) -> None:
     """Refuse (one line, before any work) to score ``pred_paths`` into files beside them
     (:func:`score_path`) when two of them would write one score file (``x.jsonl`` and
     ``x.parquet``), or when one of those files is an input or a file of another kind
@@ -569,10 +537,10 @@ def require_score_outputs(data_path: Path, pred_paths: Sequence[Path], split: st
     from .read import data_inputs
 
     inputs = [*data_inputs(data_path), *((p, "a predictions file") for p in pred_paths)]
-    require_one_each([(pred, score_path(pred, split)) for pred in pred_paths], "score:", "predictions file", "score",
-                     "score them one at a time with --out, or rename one")
-    for pred in pred_paths:
-        require_output(score_path(pred, split), inputs, is_score_head, "a score file",
+    outputs = [(pred, score_path(pred, split, mode)) for pred in pred_paths]
+    require_one_each(outputs, "score:", "predictions file", "score", "score them one at a time with --out, or rename one")
+    for pred, output in outputs:
+        require_output(output, inputs, is_score_head, "a score file",
                        f"score: {pred} has its score file beside it, and")
 
 

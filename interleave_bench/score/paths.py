@@ -1,0 +1,72 @@
+"""Where scoring's files are: the prediction files a list of paths names, a run's name, and the
+one rule for the name of its score file (:func:`score_path`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import InputError, InterleaveError
+from .defaults import DEFAULT_SPLIT
+
+#: what a predictions file may be: JSONL lines, or Parquet (what DuckDB, Spark and Ray write)
+PREDICTION_SUFFIXES = (".jsonl", ".parquet")
+
+
+def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Prediction files in the order given; a folder stands for its ``*.jsonl`` and ``*.parquet`` files, sorted."""
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir():
+            found = sorted(x for x in p.iterdir() if x.suffix in PREDICTION_SUFFIXES and x.is_file())
+            if not found:
+                raise InputError(str(p), None, None, "no .jsonl or .parquet prediction files in this folder")
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def system_name(pred_path: Path) -> str:
+    """A run's name: its predictions file name without ``.jsonl`` or ``.parquet`` (``closed-bm25``)."""
+    name = pred_path.name
+    for suffix in PREDICTION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return pred_path.stem
+
+
+def routed_mode(pred_path: str | os.PathLike) -> str | None:
+    """The mode a predictions file's rows say they were routed in (the first mode a row names);
+    ``None`` when none names one, or when the file cannot be read for it (the scorer then names
+    what is wrong with it)."""
+    from .columnar import named_mode
+    from .datafile import Bad
+
+    try:
+        return named_mode(pred_path)
+    except (Bad, OSError, ValueError, InterleaveError):
+        return None
+
+
+def other_mode(pred_path: str | os.PathLike, mode: str | None) -> str | None:
+    """``mode`` (``--mode``) when it is not the mode the file's rows were routed in
+    (:func:`routed_mode`), else ``None``: a run whose rows name no mode is its own in any mode."""
+    if mode is None:
+        return None
+    routed = routed_mode(pred_path)
+    return mode if routed is not None and routed != mode else None
+
+
+def score_path(pred_path: Path, split: str = DEFAULT_SPLIT, mode: str | None = None) -> Path:
+    """Where a run's score document goes: beside the predictions, ``<name>.score.json`` for the
+    default split in the mode its rows were routed in, with ``.<split>`` before ``.score.json`` for
+    another split and then ``.<mode>`` when ``mode`` (``--mode``) asks for another mode
+    (:func:`other_mode`): ``closed-bm25.test.open.score.json``. So scoring one split, or a run in
+    a mode it was not routed in, never overwrites another's figures."""
+    parts = [system_name(pred_path)]
+    parts += [split] if split != DEFAULT_SPLIT else []
+    parts += [m for m in [other_mode(pred_path, mode)] if m is not None]
+    return pred_path.with_name(".".join(parts) + ".score.json")
