@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +140,7 @@ def sessions_of_rows(where: str, files: list[tuple[str, list[dict[str, Any]]]], 
 
     Raises :class:`InputErrors` naming the file, the row and the field of every bad row.
     """
-    from .features import SPECS, from_row
+    from .features import row_to_session
 
     sessions: list[Session] = []
     errors: list[InputError] = []
@@ -147,7 +148,7 @@ def sessions_of_rows(where: str, files: list[tuple[str, list[dict[str, Any]]]], 
         label = f"{where}/{name}"
         for k, row in enumerate(rows, start=1):
             try:
-                s = parse_record(label, k, from_row(row, SPECS[config]), Session)
+                s = parse_record(label, k, row_to_session(row, config), Session)
             except InputError as exc:
                 errors.extend(exc.errors if isinstance(exc, InputErrors) else [exc])
                 continue
@@ -325,13 +326,80 @@ def materialize_export(folder: Path, config: str) -> Path:
     return out
 
 
-def local_data(data: str) -> tuple[str, Optional[dict[str, Any]]]:
-    """A data argument as a local path: ``hub:`` revisions are materialized first, and so is a
-    folder ``export`` wrote (``DIR`` or ``DIR#CONFIG``: :func:`materialize_export`).
+#: where load_dataset rows handed in from Python are written as a data folder, under :func:`hub_data_root`
+ROWS_DIR = "rows"
+#: what a data argument may be, for the one line that refuses anything else
+DATA_KINDS = ("a data folder or sessions file (a path), hub:ORG/NAME@REV, an exported folder, or load_dataset "
+              "rows of a session config (a datasets.Dataset such as ds[\"dev\"], or a list of its rows as dicts)")
 
-    Returns ``(path, provenance keys)``; the keys are ``None`` for a local path (an export too:
-    its sessions' fingerprint is the JSONL's it was exported from).
+
+def _dataset_kind(data: Any) -> Optional[str]:
+    """``"Dataset"`` or ``"DatasetDict"`` when ``data`` is one of ``datasets``' (never importing
+    it: an object of it exists only once it is imported), else ``None``."""
+    mod = sys.modules.get("datasets")
+    if mod is None:
+        return None
+    return next((kind for kind in ("Dataset", "DatasetDict") if isinstance(data, getattr(mod, kind, ()))), None)
+
+
+def session_config_of(columns: Any, where: str) -> str:
+    """The session config whose rows have ``columns`` (``v0`` for ``irc_ubuntu``'s, which read alike).
+    Raises :class:`UsageError` naming the columns when no session config has them."""
+    from .features import CONFIG_VERSIONS, features_for
+
+    have = sorted(columns)
+    for config in CONFIG_VERSIONS:
+        if sorted(features_for(config)) == have:
+            return config
+    hint = " (mid_reply cases are no sessions to route)" if "running" in have else ""
+    raise UsageError(f"{where}: rows with the columns {', '.join(have) or 'none'} are no rows of a session config "
+                     f"({', '.join(CONFIG_VERSIONS)}: load_dataset(FOLDER, \"v0\")){hint}")
+
+
+def materialize_rows(data: Any, what: str = "data") -> Path:
+    """load_dataset rows of a session config (a ``datasets.Dataset``, or a list of its rows as
+    dicts) turned back into sessions by :func:`~.features.row_to_session`, validated as an
+    export's rows are (:func:`sessions_of_rows`), and written as a data folder under
+    :func:`hub_data_root` (``rows/CONFIG@<fingerprint>``, reused while it holds these sessions:
+    :func:`write_checked`), so they route and score as the JSONL they were exported from.
+    Raises :class:`UsageError` (one line, naming ``what``) for anything else, and
+    :class:`InputErrors` naming the row and field of every bad row."""
+    kind = _dataset_kind(data)
+    if kind == "DatasetDict":
+        raise UsageError(f"{what}: a DatasetDict holds several splits: pass the rows to route, one split (ds[\"dev\"]) "
+                         "or datasets.concatenate_datasets of several")
+    if kind == "Dataset":
+        columns, rows, where = data.column_names, data.to_list(), f"<datasets.Dataset {data.split or 'rows'}>"
+    elif isinstance(data, (list, tuple)) and data and all(isinstance(r, dict) for r in data):
+        columns, rows, where = data[0].keys(), list(data), "<rows>"
+    elif isinstance(data, (list, tuple)) and not data:
+        raise UsageError(f"{what}: no rows: nothing to route")
+    else:
+        items = [type(r).__name__ for r in data if not isinstance(r, dict)][:1] if isinstance(data, (list, tuple)) else []
+        raise UsageError(f"{what}: expected {DATA_KINDS}; got {type(data).__name__}" + "".join(f" of {t}" for t in items))
+    if not rows:
+        raise UsageError(f"{what}: {where} holds no rows: nothing to route")
+    other = next((k for k, row in enumerate(rows, start=1) if row.keys() != rows[0].keys()), None)
+    if other is not None:  # a column the first row lacks would be dropped unread
+        raise UsageError(f"{what}: row {other} has other columns than row 1 ({', '.join(sorted(rows[other - 1]))})")
+    config = session_config_of(columns, what)
+    sessions = sessions_of_rows(where, [(config, rows)], config)
+    fingerprint = records_fingerprint(sessions)
+    out = hub_data_root() / ROWS_DIR / f"{config}@{fingerprint.split(':')[-1][:12]}"
+    write_checked(out, sessions, {"rows": config, "fingerprint": fingerprint}, f"{where} ({config})")
+    return out
+
+
+def local_data(data: Any) -> tuple[str, Optional[dict[str, Any]]]:
+    """A data argument as a local path: ``hub:`` revisions are materialized first, and so is a
+    folder ``export`` wrote (``DIR`` or ``DIR#CONFIG``: :func:`materialize_export`) and, from
+    Python, load_dataset rows (:func:`materialize_rows`, which refuses any other object).
+
+    Returns ``(path, provenance keys)``; the keys are ``None`` for a local path (an export and
+    rows too: their sessions' fingerprint is the JSONL's they were exported from).
     """
+    if not isinstance(data, (str, os.PathLike)):
+        return str(materialize_rows(data)), None
     if not is_hub(data):
         spec = export_spec(str(data))
         return (str(materialize_export(*spec)), None) if spec is not None else (data, None)

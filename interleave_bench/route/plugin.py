@@ -395,7 +395,7 @@ def spec_of(router: Any) -> str:
 
 def evaluate_router(
     router: Any,
-    data: str | os.PathLike,
+    data: Any,
     *,
     mode: str = "closed",
     split: str = "dev",
@@ -407,18 +407,23 @@ def evaluate_router(
     """Route ``data`` with ``router`` (an object with ``policy`` and ``route(view)``, sync or async),
     write the predictions and their score document, and return the score document.
 
+    ``data`` is what ``route`` takes (:func:`~interleave_bench.hub.source.local_data`), or load_dataset
+    rows of a session config (``ds["dev"]``, or a list of its rows as dicts), routed and scored as the
+    data folder they were exported from (:func:`~interleave_bench.hub.source.materialize_rows`).
     The predictions go to ``DATA/predictions/<mode>-<policy>.jsonl`` (or ``out``), every split
     routed and ``split`` scored, exactly as ``route --router`` then ``score --split`` would; a
     second call resumes the file (``fresh`` starts over), and a file another run wrote (other
     options, or the router's settings: :func:`router_state`) is refused. Raises :class:`UsageError` /
     :class:`~interleave_bench.errors.InputError` on bad input, as the commands exit 2 on it.
     """
+    from ..hub.source import local_data
     from ..llm.prices import prices_from
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED
     from ..score.run import score_files
     from .resume import START_OVER_FROM_PYTHON
     from .runner import RouteOptions, run_route
 
+    data, source = local_data(data)
     if out is not None:
         from .resume import require_route_outputs
 
@@ -429,5 +434,5 @@ def evaluate_router(
     result = run_route(data, opts, out=out, fresh=fresh, router=wrapped, start_over=START_OVER_FROM_PYTHON)
     scored = score_files(data, [result.path], mode=mode, split=split,
                          bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
-                         seed=DEFAULT_SEED if seed is None else seed, price=prices_from(os.environ))
+                         seed=DEFAULT_SEED if seed is None else seed, price=prices_from(os.environ), data_source=source)
     return scored[0].result
