@@ -89,13 +89,14 @@ def mapping_for(session: Session, rows: Mapping[int, PredictionRow], mode: str) 
     return match_labels(session.thread_ids(), labels, agreement)
 
 
-def _usage_counts(rows_in_order: Sequence[PredictionRow | None]) -> tuple[int, int, int, int, int, list[float]]:
-    """Cost accumulator (7.10): ``(rows, input, output, cached, calls, latencies)`` over a session's rows.
+def _usage_counts(rows_in_order: Sequence[PredictionRow | None]) -> tuple[int, int, int, int, int, int, list[float]]:
+    """Cost accumulator (7.10): ``(rows, input, output, cached, calls, unreported, latencies)`` over a
+    session's rows (``unreported``: the calls whose tokens the provider did not report).
 
     A row made a model call when it carries a non-empty usage (``{}`` is none, as in the
     reference); latencies are those of rows routed by the model (no ``via`` counts as ``llm``).
     """
-    n_rows = in_tok = out_tok = cached_tok = calls = 0
+    n_rows = in_tok = out_tok = cached_tok = calls = unreported = 0
     latencies: list[float] = []
     for row in rows_in_order:
         if row is None:
@@ -106,10 +107,11 @@ def _usage_counts(rows_in_order: Sequence[PredictionRow | None]) -> tuple[int, i
             in_tok += u.input
             out_tok += u.output
             cached_tok += u.cache_hit
+            unreported += u.unreported
             calls += 1
         if row.elapsed_ms is not None and (row.via is None or row.via == "llm"):
             latencies.append(row.elapsed_ms)
-    return n_rows, in_tok, out_tok, cached_tok, calls, latencies
+    return n_rows, in_tok, out_tok, cached_tok, calls, unreported, latencies
 
 
 def _burst_counts(rows_in_order: Sequence[PredictionRow | None], strict: Sequence[bool],
@@ -336,14 +338,14 @@ def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str
                         refs_hit += 1
                         break
 
-    n_rows, in_tok, out_tok, cached_tok, calls, latencies = _usage_counts(rows_in_order)
+    n_rows, in_tok, out_tok, cached_tok, calls, unreported, latencies = _usage_counts(rows_in_order)
     tp, fp, fn = _switch_counts(switch_golds, switch_labels)
     lt_sum, lt_n, tl_sum, tl_n, p_terms, r_terms = _cluster_counts(cluster_pairs)
     bursts = _burst_counts(rows_in_order, strict_list, correct_list)
     stats = [
         len(session.turns), thread_n, strict_n, thread_n - strict_n, oneoff_n, n_rows, strict_ok, lenient_ok,
         strict_cost, tp, fp, fn, lt_sum, lt_n, tl_sum, tl_n, sequential_sum(p_terms), sequential_sum(r_terms),
-        len(cluster_pairs), refs_n, refs_hit, in_tok, out_tok, cached_tok, calls,
+        len(cluster_pairs), refs_n, refs_hit, in_tok, out_tok, cached_tok, calls, unreported,
         *(kinds[o] for o in OUTCOMES), *bursts,
     ]
     return SessionScore(

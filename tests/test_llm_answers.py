@@ -115,7 +115,9 @@ def test_usage_no_provider_counts_is_unreadable(usage, words):
 def test_usage_a_provider_counts_is_read():
     got = usage_of({"prompt_tokens": 30, "completion_tokens": 4, "prompt_cache_hit_tokens": 10})
     assert (got.input, got.cached_input, got.output) == (30, 10, 4)
-    assert usage_of(None).as_row() == {"input": 0, "output": 0, "cache_hit": 0}
+    assert got.as_row() == {"input": 30, "output": 4, "cache_hit": 10}
+    # no usage reported: its tokens are unknown, counted as one unreported call, never as 0 tokens
+    assert usage_of(None).as_row() == {"input": 0, "output": 0, "cache_hit": 0, "unreported": 1}
 
 
 def test_an_error_text_echoing_the_key_is_redacted_and_not_retried(openai_env):
