@@ -11,7 +11,7 @@ import os as _os
 import re as _re
 import stat as _stat
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
 
 class InterleaveError(Exception):
@@ -338,18 +338,27 @@ def shown_url(url: str) -> str:
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 
 
-#: the last word of a secret's name (an environment variable's, a ``--router-arg``'s, a URL query
-#: parameter's; words split at ``_``, ``-``, ``.`` and a camelCase word's start, in any case):
-#: ``OPENAI_API_KEY``, ``HF_TOKEN``, ``openai_key``, ``db_pwd``, ``userCredential``, ``X-Amz-Signature``.
-#: A word of the name that is not the last says nothing (``key_file``, ``token_limit``, ``auth_url``
-#: name a path, a number, an address), and ``tokens`` (``max_tokens``) or ``keyword`` is another word
-SECRET_LAST_WORDS = ("key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase", "credential",
-                     "credentials", "auth", "signature", "sig")
-#: words that, before a last word ``key``, make it a key of the data, no secret: ``sort_key=session_id``,
+#: the words that make a name a secret's (an environment variable's, a ``--router-arg``'s, a URL
+#: query parameter's): a name is a secret's when one of its words (:func:`name_words`), or two
+#: neighbours joined (``pass_word``), is one of these, a plural ``s`` aside: ``OPENAI_API_KEY``,
+#: ``HF_TOKEN``, ``api_key_2``, ``token_v2``, ``keys``, ``db_pwd``, ``userCredentials``,
+#: ``client_secret``, ``private_key``, ``X-Amz-Signature``. A whole word only: ``monkey``,
+#: ``keyword(s)``, ``tokenizer``, ``author`` or ``XAUTHORITY`` holds none
+SECRET_WORDS = ("key", "apikey", "token", "secret", "password", "passwd", "pwd", "pw", "pass", "passphrase",
+                "credential", "cred", "auth", "bearer", "signature", "sig", "cookie")
+#: a last word that makes the name one of something about a secret, not of the secret itself: a
+#: path (``key_file``, ``secrets_dir``), an address (``auth_url``, ``SSH_AUTH_SOCK``), a number
+#: (``token_limit``), a label (``AWS_ACCESS_KEY_ID``, ``secret_name``, ``token_type``)
+ABOUT_A_SECRET_WORDS = ("file", "path", "dir", "url", "uri", "host", "endpoint", "sock", "socket", "limit", "count",
+                        "size", "len", "length", "id", "name", "type", "env", "var", "header", "format")
+#: words that, just before a word ``key``, make it a key of the data, no secret: ``sort_key=session_id``,
 #: ``ROUTER_SORT_KEY``, ``primary_key``. A secret's value is taken out of every text written, the data's
 #: own words too (when it :func:`looks_like_key`)
 DATA_KEY_WORDS = ("sort", "group", "join", "primary", "foreign", "partition", "hash", "range", "cache", "lookup",
                   "index", "order", "field", "column", "row", "dict", "map", "label", "id")
+#: words that, anywhere before a word ``token``, make it a number of a model's tokens, no secret:
+#: ``max_tokens``, ``max_new_tokens``, ``prompt_tokens``
+TOKEN_COUNT_WORDS = ("max", "min", "num", "n", "total", "prompt", "completion", "input", "output", "reasoning")
 #: environment variables whose name reads as a secret's and whose value is none: the shell's
 #: working folder (``PWD``), which would otherwise be taken out of every path written
 NOT_SECRET_VARIABLES = ("PWD",)
@@ -368,16 +377,17 @@ KEY_VARIABLES = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "HF_TOKEN", "HUGGING_FACE
 SECRET_WORDLESS_CHARS = 20
 #: what stands in a text where a secret was
 REDACTED = "[redacted]"
-#: secrets carried in text: a bearer token, an ``Authorization`` header's value, a key or token
-#: passed as a URL query parameter, a provider key pasted whole (group 1, where there is one, is
-#: what stays)
+#: secrets carried in text: a bearer token, an ``Authorization`` header's value, a provider key
+#: pasted whole (group 1, where there is one, is what stays); a URL query parameter's is
+#: :data:`_QUERY_PARAM`
 _SECRET_SHAPES = (
     (_re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+|token\s+)?[^\s\"',;}]+"), r"\1" + REDACTED),
     (_re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
-    (_re.compile(r"(?i)([?&](?:api[_-]?key|key|access[_-]?token|token|auth|signature|sig|password|secret)=)[^\s&#\"'<>]+"),
-     r"\1" + REDACTED),
     (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
 )
+#: a URL query parameter (``?api_key_2=...``, ``&token=...``), as text holds it: its value is a
+#: secret when its name is a secret's (:func:`is_secret_name`); group 1 is what stays
+_QUERY_PARAM = _re.compile(r"([?&]([^\s=&#\"'<>?]+)=)([^\s&#\"'<>]+)")
 #: a URL's user name and password (``http://user:pass@host``), what :func:`shown_url` hides: taken
 #: out of every message by :func:`redact` (:func:`add_url_secrets` takes them for secrets apart)
 _URL_USERINFO = _re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^\s/?#@\"'<>]+@")
@@ -421,15 +431,41 @@ def api_key_patterns(text: str) -> "list[_re.Pattern[str]]":
 _GIVEN: "set[str]" = set()
 
 
+def name_words(name: str) -> "list[str]":
+    """The words of a name, case-folded: split at ``_``, ``-``, ``.``, a digit, any other character
+    that is no letter, and a camelCase word's start (``accessToken``: access, token; ``OpenAIKey``:
+    open, ai, key; ``api_key_2``: api, key; ``token_v2``: token, v). Words run together in one case
+    (``MYAPIKEY``) are one word."""
+    spaced = _re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    return [w for w in _re.split(r"[^a-z]+", spaced.casefold()) if w]
+
+
+def _word_of(word: str, words: "tuple[str, ...]") -> Optional[str]:
+    """The word of ``words`` that ``word`` is, a plural ``s`` aside (``keys``, ``secrets``), else None."""
+    if word in words:
+        return word
+    return word[:-1] if word.endswith("s") and word[:-1] in words else None
+
+
 @lru_cache(maxsize=4096)  # every write asks of every variable of the environment: names repeat
 def is_secret_name(name: str) -> bool:
-    """Whether a value named ``name`` is a secret: the last word of the name is one of
-    :data:`SECRET_LAST_WORDS`, and not a ``key`` after one of :data:`DATA_KEY_WORDS`."""
-    words = _re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower().replace("-", "_").replace(".", "_").split("_")
-    words = [w for w in words if w]  # accessToken: access, token; OpenAIKey: open, ai, key
-    if not words or words[-1] not in SECRET_LAST_WORDS:
+    """Whether a value named ``name`` is a secret: one of its words (:func:`name_words`), or two
+    neighbours joined, is one of :data:`SECRET_WORDS` (a plural ``s`` aside), and the name is
+    not of something about a secret (its last word one of :data:`ABOUT_A_SECRET_WORDS`), a key of
+    the data (``key`` just after one of :data:`DATA_KEY_WORDS`) or a number of tokens (``token``
+    after one of :data:`TOKEN_COUNT_WORDS`)."""
+    words = name_words(name)
+    if not words or _word_of(words[-1], ABOUT_A_SECRET_WORDS):
         return False
-    return not (words[-1] == "key" and len(words) > 1 and words[-2] in DATA_KEY_WORDS)
+    for i, word in enumerate(words):
+        found = _word_of(word, SECRET_WORDS) or (_word_of(words[i - 1] + word, SECRET_WORDS) if i else None)
+        if found == "key" and i and words[i - 1] in DATA_KEY_WORDS:
+            continue
+        if found == "token" and any(w in TOKEN_COUNT_WORDS for w in words[:i]):
+            continue
+        if found is not None:
+            return True
+    return False
 
 
 def looks_like_key(value: str) -> bool:
@@ -496,6 +532,9 @@ def add_shaped_secrets(text: str) -> None:
         shown = m.group(0)[m.end(1) - m.start():] if m.re.groups else m.group(0)
         if shown.split():
             add_secret(shown.split()[-1])  # past a scheme word ("Bearer ")
+    for m in _QUERY_PARAM.finditer(text):
+        if is_secret_name(m.group(2)):
+            add_secret(m.group(3))
     for url in _re.findall(r"(?i)[a-z][a-z0-9+.-]*://[^\s\"'<>]+", text):
         add_url_secrets(url)
 
@@ -552,6 +591,7 @@ def redact(text: str, env: "dict[str, str] | None" = None) -> str:
     text = redact_secrets(str(text), env)
     for pattern, repl in _SECRET_SHAPES:
         text = pattern.sub(repl, text)
+    text = _QUERY_PARAM.sub(lambda m: m.group(1) + REDACTED if is_secret_name(m.group(2)) else m.group(0), text)
     text = _URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
     for pattern in api_key_patterns(text):
         text = pattern.sub(REDACTED, text)

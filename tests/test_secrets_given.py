@@ -82,7 +82,7 @@ def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, docs_server
 @pytest.mark.parametrize("name, secret", [
     ("api_key", True), ("OPENAI_API_KEY", True), ("HF_TOKEN", True), ("token", True), ("key", True),
     ("client-secret", True), ("db_password", True), ("access_key", True), ("auth", True), ("monkey", False),
-    ("depth", False), ("tokens", False), ("keyword", False), ("sort_key", False), ("ROUTER_SORT_KEY", False),
+    ("depth", False), ("tokens", True), ("keyword", False), ("sort_key", False), ("ROUTER_SORT_KEY", False),
     ("basic_auth", True), ("accessToken", True), ("apiKey", True), ("X-Amz-Signature", True), ("sig", True),
     ("openai_key", True), ("OpenAIKey", True), ("credential", True), ("userCredentials", True), ("pwd", True),
     ("DB_PWD", True), ("db.passwd", True), ("ssh_passphrase", True), ("primary_key", False), ("key_file", False),
