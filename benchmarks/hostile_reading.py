@@ -153,7 +153,7 @@ SESSION_COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
 def _release(folder: Path, data: list[str]) -> list[str]:
     """``release --dry-run`` of ``data``: every step but the push (no allowlist of the machine's applies)."""
     allow = _write(folder / "allow.txt", "", line=False)
-    return ["release", *data, "--revision", "v0.1", "--repo", "org/data", "--dry-run", "--bootstrap", "20",
+    return ["release", *data, "--revision", "v0.1", "--repo", "org/data", "--dry-run", "--bootstrap", "40",
             "--allow", str(allow), "--work", str(folder / "work")]
 
 

@@ -9,8 +9,10 @@ command never writes a file that it, or a rerun resuming it, would then refuse.
 from __future__ import annotations
 
 import argparse
-from typing import Callable, Optional
+import numbers
+from typing import Any, Callable, Optional
 
+from .errors import UsageError
 from .json_text import INT64_MAX, INT64_MIN
 from .strictjson import shown_digits
 
@@ -45,14 +47,50 @@ def read_whole_number(text: str, least: Optional[int] = None, most: Optional[int
     return n
 
 
-def whole_number(least: Optional[int] = None, most: Optional[int] = None) -> Callable[[str], int]:
-    """The ``type`` of a whole-number option: :func:`read_whole_number` with these bounds, a bad
-    value being argparse's one line naming the option (exit 2)."""
+def whole_number_problem(value: Any, least: Optional[int] = None, most: Optional[int] = None) -> Optional[str]:
+    """What is wrong with ``value``, given from Python, as a whole number in ``least``..``most``
+    and within 64 bits, else None: the check :func:`read_whole_number` makes of the command line's
+    text, made of a value (``True``, ``1.5`` or NaN is no whole number)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return f"must be a whole number, got {value!r}"
+    n = int(value)
+    if not INT64_MIN <= n <= INT64_MAX:
+        return f"must be within 64 bits, got {shown_digits(str(n))}"
+    return range_problem(n, least, most)
+
+
+def check_whole_number(value: Any, name: str, least: Optional[int] = None, most: Optional[int] = None) -> int:
+    """``value`` as an ``int`` when :func:`whole_number_problem` finds nothing wrong with it; else
+    :class:`~.errors.UsageError` in one line naming ``name`` (``--seed``, ``seed``)."""
+    problem = whole_number_problem(value, least, most)
+    if problem is not None:
+        raise UsageError(f"{name} {problem}")
+    return int(value)
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """``value`` when it is ``True`` or ``False`` (a flag given from Python, as ``--fresh`` is on
+    the command line); else :class:`~.errors.UsageError` naming ``name``."""
+    if not isinstance(value, bool):
+        raise UsageError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def whole_number(least: Optional[int] = None, most: Optional[int] = None,
+                 problem: Optional[Callable[[int], Optional[str]]] = None) -> Callable[[str], int]:
+    """The ``type`` of a whole-number option: :func:`read_whole_number` with these bounds, then
+    ``problem`` (what else is wrong with the number, else None) when given; a bad value is
+    argparse's one line naming the option (exit 2)."""
 
     def whole_number(text: str) -> int:
         try:
-            return read_whole_number(text, least, most)
+            n = read_whole_number(text, least, most)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+        wrong = problem(n) if problem is not None else None
+        if wrong is not None:
+            raise argparse.ArgumentTypeError(wrong)
+        return n
 
     return whole_number
+

@@ -375,6 +375,7 @@ FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "interval shifted": lambda w: _score(w, intervals__weighted_error=[x + 0.01 for x in w["score"]["intervals"]["weighted_error"]]),
     "no intervals at all (bootstrap 0)": lambda w: _score(w, provenance__bootstrap=0, intervals={}),
     "bootstrap negative": lambda w: _score(w, provenance__bootstrap=-1),
+    "bootstrap too few for a 95% interval": lambda w: _score(w, provenance__bootstrap=2),
     "bootstrap of a billion (the board would redraw them)": lambda w: _score(w, provenance__bootstrap=10 ** 9),
     "seed not a number": lambda w: _score(w, provenance__seed="x"),
     # counts: contradicting, negative, zero, too long to read

@@ -35,7 +35,7 @@ def test_the_score_file_is_a_score_document_and_records_the_price(tmp_path, caps
     data = write_jsonl(tmp_path / "sessions.jsonl", ss)
     pred = write_jsonl(tmp_path / "predictions" / "closed-llm.jsonl", _usage_rows(ss))
     monkeypatch.setenv("EVAL_PRICES", "2,0.5,8")
-    code, _, err = run_cli(capsys, "score", data, pred, "--bootstrap", 10)
+    code, _, err = run_cli(capsys, "score", data, pred, "--bootstrap", 40)
     assert code == 0, err
     raw = json.loads((tmp_path / "predictions" / "closed-llm.score.json").read_text())
     doc = TracedScore.model_validate(raw)

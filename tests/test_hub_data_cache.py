@@ -36,7 +36,7 @@ def published(hub, tmp_path, capsys, monkeypatch):
 
 
 def _score(capsys, data: str, pred: Path) -> dict:
-    code, out, err = u.cli(["score", data, str(pred), "--json", "--bootstrap", "20", "--split", "all"], capsys)
+    code, out, err = u.cli(["score", data, str(pred), "--json", "--bootstrap", "40", "--split", "all"], capsys)
     assert code == 0, err
     return json.loads(out)
 

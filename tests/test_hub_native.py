@@ -97,7 +97,7 @@ def test_score_from_a_hub_revision_equals_the_local_jsonl_and_fingerprints_match
         assert out.startswith(f"data: {DATA_REPO}@v0.1 (commit {hub.tags(DATA_REPO)['v0.1']}) in "), out
     docs = {}
     for data in (str(src), f"hub:{DATA_REPO}@v0.1"):
-        code, out, err = u.cli(["score", data, str(preds[0]), "--json", "--bootstrap", "20", "--split", "all"], capsys)
+        code, out, err = u.cli(["score", data, str(preds[0]), "--json", "--bootstrap", "40", "--split", "all"], capsys)
         assert code == 0, err
         docs[data] = json.loads(out)
     local, remote = docs[str(src)], docs[f"hub:{DATA_REPO}@v0.1"]

@@ -113,7 +113,7 @@ def test_open_only_data_refuses_closed_mode_and_runs_open(tmp_path, capsys, impo
     assert code == 0, err
     preds = sorted((imported / "predictions").glob("open-*.jsonl"))
     assert [p.stem for p in preds] == ["open-always_new", "open-bm25", "open-oracle", "open-single"]
-    code, out, err = run_cli(capsys, "score", imported, *preds, "--bootstrap", 20)
+    code, out, err = run_cli(capsys, "score", imported, *preds, "--bootstrap", 40)
     assert code == 0, err
     assert "| 1-1 |" in out and "Shen F1" in out
     oracle = json.loads((imported / "predictions" / "open-oracle.score.json").read_text())

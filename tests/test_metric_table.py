@@ -114,7 +114,7 @@ def test_formulas_by_hand():
 @given(st.sampled_from(["closed", "open"]).flatmap(lambda mode: st.tuples(st.just(mode), predicted(mode))))
 def test_every_defined_metric_lies_in_its_range(case):
     mode, (ss, all_rows) = case
-    doc = score_predictions(ss, all_rows, mode=mode, split="all", bootstrap=20).result
+    doc = score_predictions(ss, all_rows, mode=mode, split="all", bootstrap=40).result
     for key, value in doc["metrics"].items():
         m = metric(key)
         if value is not None:

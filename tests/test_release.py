@@ -14,7 +14,7 @@ from _hub_util import TOKEN, hub  # noqa: F401  (the fixture)
 
 REPO = "org/interleavebench"
 #: small and quick: the release's steps are the subject here, not the intervals
-FAST = ["--bootstrap", "20"]
+FAST = ["--bootstrap", "40"]
 
 LOAD = """
 import json, datasets

@@ -90,7 +90,7 @@ def test_json_prints_the_document_and_rewrites_no_file(tmp_path, capsys, data):
     code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 50, "--seed", 7)
     assert code == 0
     written = (tmp_path / "p" / "open-oracle.score.json").read_bytes()
-    code, out, err = run_cli(capsys, "score", path.parent, pred, "--json", "--bootstrap", 20, "--seed", 7)
+    code, out, err = run_cli(capsys, "score", path.parent, pred, "--json", "--bootstrap", 40, "--seed", 7)
     assert code == 0 and "wrote" not in err
     printed = json.loads(out)
     assert (tmp_path / "p" / "open-oracle.score.json").read_bytes() == written  # --json left it alone
@@ -161,7 +161,7 @@ def test_bootstrap_0_says_there_are_no_intervals(tmp_path, capsys, data):
     assert code == 0 and "no bootstrap intervals: --bootstrap 0" in out and "1.0000 [" not in out
     code, out, err = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 0, "--json")
     assert "no bootstrap intervals" in err and json.loads(out)["intervals"]["accuracy"] is None
-    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 20)
+    code, out, _ = run_cli(capsys, "score", path.parent, pred, "--bootstrap", 40)
     assert "no bootstrap intervals" not in out and "1.0000 [1.0000, 1.0000]" in out
 
 
@@ -249,7 +249,7 @@ def test_a_negative_seed_is_one_line_exit_2(tmp_path, capsys, runs):
     for argv in (("score", path, oracle), ("compare", path, oracle, single),
                  ("report", path, oracle, "--html", tmp_path / "r.html")):
         with pytest.raises(SystemExit) as stop:
-            main([str(a) for a in (*argv, "--bootstrap", 10, "--seed", -5)])
+            main([str(a) for a in (*argv, "--bootstrap", 40, "--seed", -5)])
         err = capsys.readouterr().err
         assert stop.value.code == 2, err  # was an internal error (exit 1): the resamples' generator takes no negative seed
         assert err.strip() == f"error: interleave-bench {argv[0]}: argument --seed: must be 0 or more, got -5 " \
@@ -548,7 +548,8 @@ def test_a_bootstrap_out_of_range_is_one_line(command, value, capsys):
         main([command, "no-such-data", *runs, f"--bootstrap={value}"])
     assert stopped.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith(f"argument --bootstrap: must be 0 to 100,000, got {value} (see interleave-bench {command} --help)")
+    assert err.endswith(f"argument --bootstrap: must be 0 (no intervals) or 40 to 100,000 (fewer resamples give no "
+                        f"95% interval), got {value} (see interleave-bench {command} --help)")
     assert "\n" not in err
 
 
@@ -556,7 +557,7 @@ def test_score_files_refuses_a_bootstrap_out_of_range_before_reading():
     from interleave_bench.errors import UsageError
     from interleave_bench.score.run import score_files
 
-    with pytest.raises(UsageError, match="^--bootstrap must be 0 to 100,000, got 100001$"):
+    with pytest.raises(UsageError, match=r"^--bootstrap must be 0 \(no intervals\) or 40 to 100,000 .*, got 100001$"):
         score_files("no-such-data", ["a.jsonl"], bootstrap=100_001)
 
 

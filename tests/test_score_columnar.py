@@ -81,16 +81,16 @@ def test_columnar_documents_equal_the_replay(run, split):
         pred = write_jsonl(Path(tmp) / "closed-x.jsonl", all_rows)
         if not all_rows:  # both paths refuse a file without rows
             with pytest.raises(InputError, match="nothing to score"):
-                score_files(data, [pred], split=split, bootstrap=30, write=False)
+                score_files(data, [pred], split=split, bootstrap=40, write=False)
             return
         assert score_run_blocks(data, [pred], split, None)[0][0] is not None  # the columnar path scored it
         in_split = {s["session_id"] for s in ss if split == "all" or s["split"] == split}
         if not in_split & {r["session_id"] for r in all_rows}:  # a file scores no session: refused
             assert replay(data, pred, split, 30)["counts"]["sessions"] == 0
             with pytest.raises(InputError, match=f"no row is for a session of the {split} split .*: nothing to score"):
-                score_files(data, [pred], split=split, bootstrap=30, write=False)
+                score_files(data, [pred], split=split, bootstrap=40, write=False)
             return
-        (fast,) = score_files(data, [pred], split=split, bootstrap=30, write=False)
+        (fast,) = score_files(data, [pred], split=split, bootstrap=40, write=False)
         assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 30))
 
 
@@ -117,10 +117,10 @@ def test_any_mode_and_any_label_on_arrays_equal_the_replay(run, split, mode, rel
         except InputError as exc:
             assert mode == "closed" and "labels names a thread of its session" in str(exc)
             with pytest.raises(InputError) as refused:
-                score_files(data, [pred], split=split, bootstrap=30, write=False)
+                score_files(data, [pred], split=split, bootstrap=40, write=False)
             assert str(refused.value) == str(exc)
             return
-        (fast,) = score_files(data, [pred], split=split, bootstrap=30, write=False)
+        (fast,) = score_files(data, [pred], split=split, bootstrap=40, write=False)
         assert without_provenance(fast.result) == without_provenance(expected)
 
 
@@ -203,9 +203,9 @@ def test_what_the_replay_decides_scores_the_same(tmp_path, case):
     # all are scored on the arrays, rows left out listed as the index lists them, a number as a
     # label read by the record type (as text) and put in the arrays as the compiled reader holds it
     assert score_run_blocks(data, [pred], "dev", None, allow_duplicates=allow)[0][0] is not None
-    (fast,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=allow)
+    (fast,) = score_files(data, [pred], split="dev", bootstrap=40, write=False, allow_duplicates=allow)
     rows_, lines = read_predictions_fast(pred)
-    old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=20,
+    old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=40,
                             source=str(pred), lines=lines, allow_duplicates=allow).result
     assert without_provenance(fast.result) == without_provenance(old)
 
@@ -232,16 +232,16 @@ def test_rows_left_out_are_listed_on_the_arrays_with_their_lines_past_blank_line
     assert run is not None  # scored on the arrays
     rows_, numbers = read_predictions_fast(pred)
     try:
-        old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=20,
+        old = score_predictions(read_sessions_fast(data), rows_, system="run", split="dev", bootstrap=40,
                                 source=str(pred), lines=numbers, allow_duplicates=allow).result
     except InputErrors as exc:
         assert not allow
         with pytest.raises(InputErrors) as got:
-            score_files(data, [pred], split="dev", bootstrap=20, write=False)
+            score_files(data, [pred], split="dev", bootstrap=40, write=False)
         assert [str(e) for e in got.value.errors] == [str(e) for e in exc.errors]
         return
     assert allow
-    (fast,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=True)
+    (fast,) = score_files(data, [pred], split="dev", bootstrap=40, write=False, allow_duplicates=True)
     assert len(old["not_scored"]) >= 5, old["not_scored"]
     assert without_provenance(fast.result) == without_provenance(old)
 
@@ -310,7 +310,7 @@ def test_parquet_predictions_score_as_their_jsonl(tmp_path):
         pq.write_table(pj.read_json(write_jsonl(tmp_path / "rows.jsonl", items)), parquet)
 
     as_parquet(all_rows)
-    a, b = score_files(data, [jsonl, tmp_path / "b"], split="dev", bootstrap=20)
+    a, b = score_files(data, [jsonl, tmp_path / "b"], split="dev", bootstrap=40)
     assert b.system == "closed-p" and b.score_file == tmp_path / "b" / "closed-p.score.json"
     assert without_provenance(a.result) == without_provenance(b.result)
     # an unknown label is scored as any label; a bad row is named as the strict reader names it
@@ -355,9 +355,9 @@ def test_parquet_the_column_checks_cannot_vouch_for_scores_on_the_arrays_as_the_
     pq.write_table(table, pred)
     (run,), _ = score_run_blocks(data, [pred], "dev", None, allow_duplicates=allow)
     assert run is not None  # scored on the arrays
-    (got,) = score_files(data, [pred], split="dev", bootstrap=20, write=False, allow_duplicates=allow)
+    (got,) = score_files(data, [pred], split="dev", bootstrap=40, write=False, allow_duplicates=allow)
     rows_, lines = read_parquet_rows(pred)
-    old = score_predictions(read_sessions_fast(data), rows_, system="closed-p", split="dev", bootstrap=20,
+    old = score_predictions(read_sessions_fast(data), rows_, system="closed-p", split="dev", bootstrap=40,
                             source=str(pred), lines=lines, allow_duplicates=allow).result
     assert without_provenance(got.result) == without_provenance(old)
 
@@ -367,7 +367,7 @@ def test_a_data_file_breaking_lines_with_lone_carriage_returns_scores_as_the_str
     data = tmp_path / "sessions.jsonl"
     data.write_bytes(b"\r".join(json.dumps(s).encode("utf-8") for s in ss) + b"\r")
     pred = write_jsonl(tmp_path / "run.jsonl", [r for s in ss for r in rows(s["session_id"], ["t1"] * 4)])
-    (got,) = score_files(data, [pred], split="dev", bootstrap=20, write=False)
+    (got,) = score_files(data, [pred], split="dev", bootstrap=40, write=False)
     assert got.result["counts"]["sessions"] == 3
     assert without_provenance(got.result) == without_provenance(replay(data, pred, "dev", 20))
 
@@ -462,7 +462,7 @@ def test_a_score_document_is_what_its_record_type_dumps(tmp_path):
     pred = write_jsonl(tmp_path / "run.jsonl", [r for s in ss for r in rows(
         s["session_id"], [t["gold"]["thread"] or "CLARIFY" for t in s["turns"]], "closed",
         elapsed_ms={i: 10 * i + 0.5 for i in range(9)})])
-    (doc,) = score_files(data, [pred], bootstrap=20, write=False)
+    (doc,) = score_files(data, [pred], bootstrap=40, write=False)
     assert len(doc.result["per_session"]) == 5
     assert json.dumps(ScoreDocument.model_validate(doc.result).dump()) == json.dumps(doc.result)
 

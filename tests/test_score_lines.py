@@ -110,13 +110,13 @@ def test_a_row_and_its_copy_on_one_line_are_named_on_that_line(data, tmp_path, c
 def test_a_line_of_any_white_space_is_passed_over_by_every_reader(data, tmp_path, capsys, blank):
     folder, ss = data
     pred = write_jsonl(tmp_path / "run.jsonl", run_rows(ss))
-    want = json.loads(json.dumps(score_files(folder, [pred], bootstrap=20, write=False)[0].result["metrics"]))
+    want = json.loads(json.dumps(score_files(folder, [pred], bootstrap=40, write=False)[0].result["metrics"]))
     for path, items in ((pred, run_rows(ss)), (folder / "sessions.jsonl", ss)):
         ls = lines_of(items)
         path.write_text("\n".join([ls[0], blank, *ls[1:], blank]) + "\n", encoding="utf-8")
     for argv in (["validate", str(folder), str(pred)], ["stats", str(folder)],
                  ["compare", str(folder), str(pred), str(pred), "--bootstrap", "0"],
-                 ["score", str(folder), str(pred), "--bootstrap", "20"]):
+                 ["score", str(folder), str(pred), "--bootstrap", "40"]):
         assert main(argv) == 0, (argv, capsys.readouterr().err)
     assert json.loads((tmp_path / "run.score.json").read_text(encoding="utf-8"))["metrics"] == want
 

@@ -120,7 +120,7 @@ def test_a_release_carries_the_sgd_config_and_it_loads_back(hub, tmp_path, capsy
     allow.write_text(CORPUS_PHONES + "\n", encoding="utf-8")
     code, out, err = u.cli(["release", "--repo", "org/interleavebench", "--revision", "v0.1", "--sgd", str(imported),
                             "--no-mid-reply", "--allow", str(allow), "--work", str(tmp_path / "rel"),
-                            "--bootstrap", "20"], capsys)
+                            "--bootstrap", "40"], capsys)
     assert code == 0, err
     assert "[4/7] baselines: sgd 7 runs scored on 5 dev sessions" in out
     assert "[6/7] load: sgd dev 5: every record equals its source" in out
@@ -132,6 +132,6 @@ def test_a_release_carries_the_sgd_config_and_it_loads_back(hub, tmp_path, capsy
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     code, out, err = u.cli(["release", "--repo", "org/interleavebench", "--revision", "v0.2", "--sgd", str(imported),
                             "--no-mid-reply", "--allow", str(tmp_path / "empty.txt"), "--work", str(tmp_path / "rel2"),
-                            "--bootstrap", "20"], capsys)
+                            "--bootstrap", "40"], capsys)
     assert code == 1 and "step 3/7 (vet)" in err and "phone" in out
     assert "v0.2" not in hub.tags("org/interleavebench")

@@ -48,7 +48,7 @@ def test_baselines_score_and_compare_run_in_both_modes(tmp_path, capsys, importe
     for mode in ("closed", "open"):
         code, _, err = run_cli(capsys, "route", imported, "--mode", mode, "--policy", "local")
         assert code == 0, err
-    code, out, err = run_cli(capsys, "score", imported, preds, "--bootstrap", 20)
+    code, out, err = run_cli(capsys, "score", imported, preds, "--bootstrap", 40)
     assert code == 0, err
     scores = {p.name.removesuffix(".score.json"): json.loads(p.read_text()) for p in preds.glob("*.score.json")}
     assert len(scores) == 9
@@ -77,7 +77,7 @@ def test_baselines_score_and_compare_run_in_both_modes(tmp_path, capsys, importe
 
     for mode, a, b in (("closed", "closed-stay", "closed-bm25"), ("open", "open-single", "open-local")):
         code, out, err = run_cli(capsys, "compare", imported, preds / f"{a}.jsonl", preds / f"{b}.jsonl",
-                                 "--bootstrap", 20, "--json")
+                                 "--bootstrap", 40, "--json")
         assert code == 0, err
         doc = json.loads(out)
         assert doc["strict_messages"] == len(turns) and doc["a"]["system"] == a and doc["b"]["system"] == b

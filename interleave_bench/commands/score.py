@@ -23,11 +23,7 @@ from ..heap import paused_gc
 from ..options import whole_number
 from ..progress import Timer, summary_line
 from ..schema import MODES
-from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, bootstrap_option
-
-
-#: ``--seed``: 0 or more (the resamples' generator takes no negative seed)
-resample_seed = whole_number(0)
+from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, bootstrap_option, seed_option
 
 
 def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,7 +31,7 @@ def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to score (default {DEFAULT_SPLIT})")
     p.add_argument("--bootstrap", type=bootstrap_option, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"bootstrap resamples over sessions for the intervals, 0 for none (default {DEFAULT_BOOTSTRAP})")
-    p.add_argument("--seed", type=resample_seed, default=DEFAULT_SEED,
+    p.add_argument("--seed", type=seed_option, default=DEFAULT_SEED,
                    help=f"seed of the resamples, 0 or more (default {DEFAULT_SEED})")
     p.add_argument("--mode", choices=MODES,
                    help="score in this mode (default: the first row that names one, else closed)")

@@ -332,7 +332,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     from ..io import read_sessions, sessions_file
     from ..llm.prices import prices_from
     from ..schema import PredictionRow
-    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT
+    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, bootstrap_problem
     from ..score.routing import decisions_fingerprint
     from ..score.read import other_kind, read_predictions_fast
     from ..score.run import score_files
@@ -350,6 +350,8 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     if n_boot > MAX_BOOTSTRAP:
         raise InputError(where, None, "provenance.bootstrap", f"{n_boot}: the board redraws at most {MAX_BOOTSTRAP:,} "
                                                               "resamples to check the intervals")
+    if bootstrap_problem(n_boot) is not None:
+        raise InputError(where, None, "provenance.bootstrap", f"{n_boot}: {bootstrap_problem(n_boot)}")
     run_split = (stated or {}).get("split") or split or DEFAULT_SPLIT
     try:
         local, source = _data_of(data)

@@ -418,11 +418,16 @@ def evaluate_router(
     """
     from ..hub.source import local_data
     from ..llm.prices import prices_from
-    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+    from ..options import check_flag
+    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, check_bootstrap, check_seed
     from ..score.run import score_files
     from .resume import START_OVER_FROM_PYTHON
     from .runner import RouteOptions, run_route
 
+    # the checks the command line makes of --fresh, --bootstrap and --seed, before any routing
+    check_flag(fresh, "evaluate_router: fresh")
+    check_bootstrap(DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap, "evaluate_router: bootstrap")
+    check_seed(DEFAULT_SEED if seed is None else seed, "evaluate_router: seed")
     data, source = local_data(data)
     if out is not None:
         from .resume import require_route_outputs

@@ -31,7 +31,7 @@ from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, Lef
                    index_rows, mode_errors, not_scored_line)
 from .datafile import data_fingerprint
 from .paths import PREDICTION_SUFFIXES, prediction_files, score_path, system_name  # noqa: F401 - read from here too
-from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, check_bootstrap
+from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, check_bootstrap, check_seed
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
 
@@ -285,6 +285,7 @@ def score_predictions(
     closed-mode run none of whose labels names a thread, as ``score`` refuses its file (:mod:`.labels`).
     """
     check_bootstrap(bootstrap)
+    check_seed(seed)
     all_sessions = as_sessions(sessions)
     rows = as_rows(rows, source)
     by_id = {s.session_id: s for s in all_sessions}
@@ -353,6 +354,7 @@ def run_document(run: ColumnarRun, left_out: Sequence[LeftOut], *, system: str, 
                  price: Price | None, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
     """The score document of a run from its pooled counts (:class:`~.columnar.ColumnarRun`)."""
     check_bootstrap(bootstrap)
+    check_seed(seed)
     return score_document(
         system=system, mode=run.scored_mode, split=split, policy=run.policy, model=run.model, matrix=run.matrix,
         latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown, rows=run.rows,
@@ -503,6 +505,7 @@ def score_files(
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}")
     check_bootstrap(bootstrap)  # before the long read, not after it
+    check_seed(seed)
     if split not in SPLITS:
         raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
     data_path = sessions_file(data)
