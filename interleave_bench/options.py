@@ -1,4 +1,5 @@
-"""Whole numbers given on the command line, read once for every command: ``type=whole_number()``.
+"""Numbers given on the command line, read once for every command: ``type=whole_number()`` and
+``type=number()``.
 
 A number a command takes ends up in a file the project writes (a run's options, a manifest's
 plan, a score document's seed), and every reader holds integers to 64 bits
@@ -9,7 +10,9 @@ command never writes a file that it, or a rerun resuming it, would then refuse.
 from __future__ import annotations
 
 import argparse
+import math
 import numbers
+import re
 from typing import Any, Callable, Optional
 
 from .errors import UsageError
@@ -94,3 +97,39 @@ def whole_number(least: Optional[int] = None, most: Optional[int] = None,
 
     return whole_number
 
+
+#: a number as an option takes it: digits with a sign, a decimal point and an exponent, each if
+#: any; not Python's other forms (``0_5``, which ``float`` reads as 5; ``nan``, ``inf``, blanks)
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def read_number(text: str) -> float:
+    """``text`` as a finite number, ``-0`` read as 0 (one file name and one curve point for a
+    threshold of 0, however written); raises :class:`ValueError` echoing ``text`` when it is
+    no plain number (:data:`_NUMBER`)."""
+    if not _NUMBER.fullmatch(text):
+        raise ValueError(f"must be a number, got {text!r}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {text!r}")
+    return unsigned_zero(value)
+
+
+def unsigned_zero(value: float) -> float:
+    """``value`` as a float, ``-0.0`` read as 0.0: how a number option, or one a file holds that an
+    option gave (a run record's threshold), is read, so ``-0`` and ``0`` are one value everywhere
+    (``f"{-0.0:g}"`` is ``-0``: another file name, another point of a curve)."""
+    return float(value) + 0.0  # (-0.0 + 0.0 is 0.0)
+
+
+def number() -> Callable[[str], float]:
+    """The ``type`` of a number option (``--threshold``, ``--same``): :func:`read_number`, a bad
+    value being argparse's one line naming the option (exit 2); its range is the option's own check."""
+
+    def number(text: str) -> float:
+        try:
+            return read_number(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return number

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import UsageError
 from ..llm import add_model_arguments, model_options_given, model_session_from_args
 from ..llm.prices import prices_from
-from ..options import whole_number
+from ..options import number, whole_number
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
 from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "endpoint (docs/route.md#your-own-router); the run carries its policy name")
     p.add_argument("--router-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="a keyword argument of the --router class (a JSON value or text); repeatable")
-    p.add_argument("--threshold", type=float, default=None, metavar="T",
+    p.add_argument("--threshold", type=number(), default=None, metavar="T",
                    help="hybrid only: route with local when its confidence is at least T (0..1), else ask the "
                         "model (default: the rule fast path)")
     p.add_argument("--sweep-threshold", nargs="?", const=",".join(f"{t:g}" for t in DEFAULT_THRESHOLDS),
@@ -50,9 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bursts: wait after every message (all), after one that seems to go on (adaptive), or never (default none)")
     p.add_argument("--decide", choices=DECIDES, default="one",
                    help="a merged burst gets one decision (one, default) or one per message in a single call (each)")
-    p.add_argument("--same", type=float, default=None, metavar="P",
+    p.add_argument("--same", type=number(), default=None, metavar="P",
                    help=f"chance a same-thread message follows within the window (default {DEFAULT_SAME})")
-    p.add_argument("--cross", type=float, default=None, metavar="P",
+    p.add_argument("--cross", type=number(), default=None, metavar="P",
                    help=f"chance a message on another thread follows within the window (default {DEFAULT_CROSS})")
     p.add_argument("--seed", type=whole_number(), default=None, help=f"seed of the arrival simulation (default {DEFAULT_SEED})")
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator
 from .cache import DEFAULT_CACHE_DIR, ResponseCache
 from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, limits_problem
 from .provider import dry_run_model, extra_body_from_env, fake_provider, resolve_provider
-from ..options import whole_number
+from ..options import read_number, whole_number
 
 
 def cache_dir_from(value: str | None) -> str:
@@ -96,7 +96,7 @@ def _limit(setting: str, read: Callable[[str], Any]) -> Callable[[str], Any]:
     def limit(text: str) -> Any:
         try:
             value = read(text)
-        except ValueError:  # (float's: the whole-number type says its own)
+        except ValueError:  # (read_number's: the whole-number type says its own)
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
         problem = limits_problem(**{**defaults, setting: value})
         if problem is not None:
@@ -117,7 +117,7 @@ def add_model_arguments(p: argparse.ArgumentParser, *, dry_run: bool = True) -> 
     g.add_argument("--concurrency", action=_Given, type=_limit("concurrency", whole_number()), default=DEFAULT_CONCURRENCY, help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})")
     g.add_argument("--cache", action=_Given, metavar="DIR", help="response cache folder (default: $INTERLEAVE_CACHE or .cache/)")
     g.add_argument("--no-cache", **flag, help="neither read nor write the response cache")
-    g.add_argument("--timeout", action=_Given, type=_limit("timeout", float), default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
+    g.add_argument("--timeout", action=_Given, type=_limit("timeout", read_number), default=DEFAULT_TIMEOUT_S, help=f"seconds per request (default {DEFAULT_TIMEOUT_S:g})")
     g.add_argument("--max-retries", action=_Given, type=_limit("max_retries", whole_number()), default=DEFAULT_MAX_RETRIES, help=f"retries per request on 429/5xx/timeouts (default {DEFAULT_MAX_RETRIES})")
 
 

@@ -26,6 +26,7 @@ from typing import Any, Optional, Sequence
 from ..documents import RunRecord, run_record_path
 from ..errors import InputError, UsageError
 from ..fingerprints import sha256_file
+from ..options import read_number, unsigned_zero
 from ..score.table import RATE, metric
 from ..io import atomic_write_text, read_predictions, read_run_record, read_sessions, sessions_file, write_json
 from ..llm.prices import Price, PriceArgument, price_of_run
@@ -88,11 +89,11 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
         if not part:
             continue
         try:
-            value = float(part)
+            value = read_number(part)  # -0 is 0; 0_5 is no number (float() reads 5)
         except ValueError:
             raise UsageError(f"--sweep-threshold: {part!r} is not a number") from None
         if not 0.0 <= value <= 1.0:
-            raise UsageError(f"--sweep-threshold: {value:g} is not a confidence between 0 and 1")
+            raise UsageError(f"--sweep-threshold: {part} is not a confidence between 0 and 1")
         out.add(value)
     if not out:
         raise UsageError("--sweep-threshold: give at least one threshold")
@@ -185,17 +186,19 @@ def _left_off_why(path: Path, opts: RouteOptions, model: Optional[str],
     except InputError as exc:
         return None, f"its run record cannot be read: {exc}"
     t = record.options.get("threshold")
-    if (not isinstance(t, (int, float)) or isinstance(t, bool) or _but_threshold(record) != _but_threshold(reference)
-            or output_name(replace(opts, threshold=float(t)), model) != path.name):
+    if not isinstance(t, (int, float)) or isinstance(t, bool):
+        return None, "routed from other data or options than this sweep"
+    t = unsigned_zero(t)  # -0 is 0, as --threshold reads it: a run of -0 (named t-0) is no file of the sweep
+    if _but_threshold(record) != _but_threshold(reference) or output_name(replace(opts, threshold=t), model) != path.name:
         return None, "routed from other data or options than this sweep"
     if not record.complete:
         return None, f"unfinished: give the sweep {t:g} to finish it"
     if (record.provenance or {}).get("predictions") != sha256_file(path):
         return None, f"changed since {record_path.name} was written"
-    why = _off_threshold(path, float(t))
+    why = _off_threshold(path, t)
     if why:
         return None, why
-    return float(t), ""
+    return t, ""
 
 
 def curve_members(folder: Path, opts: RouteOptions, model: Optional[str],
@@ -217,7 +220,7 @@ def curve_members(folder: Path, opts: RouteOptions, model: Optional[str],
         if len(path.name) <= len(head) + len(tail):
             continue
         try:
-            float(path.name[len(head):len(path.name) - len(tail)])
+            read_number(path.name[len(head):len(path.name) - len(tail)])
         except ValueError:  # another run's file that the pattern happens to match (-t0.5-mergeall-...)
             continue
         t, why = _left_off_why(path, opts, model, reference)
