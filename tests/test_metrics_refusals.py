@@ -88,14 +88,14 @@ ROUTING = [
 ]
 
 PER_ITEM = [
-    ("interleave_bcubed", "a NaN label", dict(predictions=[NAN, 1.0], references=[1, 2]),
-     f"predictions[0]: a cluster label is text or a number, nan {NOT_JSON}"),
+    ("interleave_bcubed", "a NaN label", dict(predictions=[NAN, 1], references=[1, 2]),
+     f"predictions[0]: a cluster label is text or an integer, nan {NOT_JSON}"),
     ("interleave_bcubed", "an infinite label", dict(predictions=[1, 2], references=[float("inf"), 2]),
-     f"references[0]: a cluster label is text or a number, inf {NOT_JSON}"),
+     f"references[0]: a cluster label is text or an integer, inf {NOT_JSON}"),
     ("interleave_bcubed", "a list for a label", dict(predictions=[["x"], "y"], references=["a", "b"]),
-     "predictions[0]: a cluster label is text or a number, got list ['x']"),
+     "predictions[0]: a cluster label is text or an integer, got list ['x']"),
     ("interleave_bcubed", "a label outside 64 bits", dict(predictions=[10**40, "b"], references=["a", "b"]),
-     "predictions[0]: a cluster label is text or a number, the integer 10000000000000000000... (41 characters) "
+     "predictions[0]: a cluster label is text or an integer, the integer 10000000000000000000... (41 characters) "
      "is outside 64 bits"),
     ("interleave_bcubed", "an empty reference label", dict(predictions=["x", "y"], references=["", "b"]),
      "references[0]: String should have at least 1 character (got '')"),
@@ -104,9 +104,9 @@ PER_ITEM = [
     ("interleave_bcubed", "a reference of two lines", dict(predictions=["x", "y"], references=["a", "b\nc"]),
      "references[1]: 'b\\nc' holds a control character (an id is printed on one line)"),
     ("interleave_bcubed", "a NaN group", dict(predictions=["x", "y"], references=["a", "b"], groups=["g", NAN]),
-     f"groups[1]: a group id is text or a number, nan {NOT_JSON}"),
+     f"groups[1]: a group id is text or an integer, nan {NOT_JSON}"),
     ("interleave_bcubed", "a list for a group", dict(predictions=["x", "y"], references=["a", "b"], groups=[["g"], "g"]),
-     "groups[0]: a group id is text or a number, got list ['g']"),
+     "groups[0]: a group id is text or an integer, got list ['g']"),
     ("interleave_bcubed", "per session, action True",
      dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": True}})),
      "references[0][0].gold.action: True is not one of new, continue, switch, return, oneoff"),
@@ -176,7 +176,7 @@ def test_add_refuses_as_compute_does(load):
     routing = load("interleave_routing")
     with pytest.raises(ValueError, match=r"^references\[0\]\[0\]\.gold\.action: True is not one of "):
         routing.add(predictions=LABELS[0], references=gold({"gold": {"thread": "t1", "action": True}})[0])
-    with pytest.raises(ValueError, match=r"^prediction: a cluster label is text or a number, nan "):
+    with pytest.raises(ValueError, match=r"^prediction: a cluster label is text or an integer, nan "):
         load("interleave_bcubed").add(prediction=NAN, reference=1)
     with pytest.raises(ValueError, match=r"^reference: String should have at least 1 character \(got ''\)$"):
         load("interleave_mid_reply").add(prediction="new", reference="")
@@ -217,30 +217,56 @@ def test_bcubed_of_no_items_is_undefined_as_routing_of_no_messages_is(load):
 
 
 def test_a_number_label_and_a_load_dataset_index_still_score(load):
-    # 1.0 is the label "1.0", as a predictions file's "pred": 1.0 is; a ClassLabel index (not a bool)
-    # is the action it names
-    assert load("interleave_bcubed").compute(predictions=[1.0, 1.0], references=[7, 7]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    # an integer label is its text; a ClassLabel index (not a bool) is the action it names
+    assert load("interleave_bcubed").compute(predictions=[1, 1], references=[7, 7]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
     indexed = gold({"gold": {"thread": "t1", "action": 0}})  # 0: "new"
     assert load("interleave_routing").compute(predictions=LABELS, references=indexed)["accuracy"] == 1.0
 
 
-def test_bcubed_reads_a_number_as_its_text_so_numbers_and_texts_mix(load):
-    """As a routing label is read: 1 and "1" are one cluster, 1.0 another; number predictions go
-    with text references."""
+def test_bcubed_reads_an_integer_as_its_text_so_integers_and_texts_mix(load):
+    """As a routing label is read: 1 and "1" are one cluster; integer predictions go with text references."""
     b3 = load("interleave_bcubed")
     # by hand: predictions {0,1} one cluster, references x, y apart: precision 1/2 each, recall 1 each
     assert b3.compute(predictions=[1, "1"], references=["x", "y"]) == {"precision": 0.5, "recall": 1.0, "f1": 0.6667}
     assert b3.compute(predictions=[0, 0, 1], references=["a", "a", "b"]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
-    # by hand: clusters {1, "1"} and {1.0}, all one reference: precision 1; recall 2/3, 2/3, 1/3 (mean 5/9)
-    assert b3.compute(predictions=[1, "1", 1.0], references=["a", "a", "a"]) == {"precision": 1.0, "recall": 0.5556, "f1": 0.7143}
-    assert b3.compute(predictions=[1.5, "1.5"], references=["a", "a"]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    # by hand: clusters {1, "1"}, {2}; references one each: precision 1; recall 1, 1, 1
+    assert b3.compute(predictions=[1, "1", 2], references=["a", "a", "b"]) == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+
+
+@pytest.mark.parametrize("argument, inputs, line", [
+    # 1.0 == 1, but it would be read as "1.0", another cluster (recall 0.6667 for [1.0, 1, 2] against [1, 1, 2])
+    ("predictions", dict(predictions=[1.0, 1, 2], references=[1, 1, 2]),
+     "predictions[0]: a cluster label is text or an integer, got float 1.0"),
+    ("references", dict(predictions=["x", "y"], references=["a", 2.5]),
+     "references[1]: a cluster label is text or an integer, got float 2.5"),
+    ("predictions", dict(predictions=[True, 1], references=[1, 1]),
+     "predictions[0]: a cluster label is text or an integer, got bool True"),
+    ("groups", dict(predictions=[1, 2], references=[1, 2], groups=["g", 1.0]),
+     "groups[1]: a group id is text or an integer, got float 1.0"),
+])
+def test_bcubed_refuses_a_float_or_bool_label_naming_the_argument(load, argument, inputs, line):
+    with pytest.raises(ValueError) as refused:
+        load("interleave_bcubed").compute(**inputs)
+    assert str(refused.value) == line and str(refused.value).startswith(argument)
+    with pytest.raises(ValueError, match=r"^prediction: a cluster label is text or an integer, got float 1\.0$"):
+        load("interleave_bcubed").add(prediction=1.0, reference=1)
+
+
+def test_bcubed_of_no_items_is_none_each_as_its_card_says(load):
+    from pathlib import Path
+
+    import interleave_bench
+
+    assert load("interleave_bcubed").compute(predictions=[], references=[]) == {"precision": None, "recall": None, "f1": None}
+    card = (Path(interleave_bench.metric_path("interleave_bcubed")) / "README.md").read_text(encoding="utf-8")
+    assert "`None` each for no items" in card and "0.0 for no items" not in card
 
 
 def test_bcubed_reads_a_label_alike_per_item_and_per_session(load):
     """The same labels give the same clusters whether given one per item or one list per session."""
     b3 = load("interleave_bcubed")
     gold3 = [{"gold": {"thread": "t1", "action": a}} for a in ("new", "continue", "continue")]
-    labels = [1, 1.0, "1"]
+    labels = [1, 2, "1"]
     assert b3.compute(predictions=labels, references=["t1"] * 3) == b3.compute(predictions=[labels], references=[gold3])
 
 

@@ -100,19 +100,20 @@ def cluster_labels(values: Any, name: str, what: str = "a cluster label") -> Any
 
 
 def cluster_label(value: Any, where: str, what: str = "a cluster label") -> str:
-    """``value`` as a text label when it is a cluster label: text, or a number read as its text as a
-    routing label is (:func:`number_label`), so ``1`` and ``"1"`` are one cluster and number
-    predictions go with text references. Else ``ValueError`` in one line naming ``where``: NaN,
-    infinity, ``True``, a list, an integer outside 64 bits, empty text or text with a control
-    character is no label a file can hold (text is checked as a prediction row's ``pred`` is)."""
+    """``value`` as a text label when it is a cluster label: text, or an integer read as its text
+    as a routing label is (:func:`number_label`), so ``1`` and ``"1"`` are one cluster and integer
+    predictions go with text references. Else ``ValueError`` in one line naming ``where``: a float
+    (``1.0`` would be read as ``"1.0"``, another cluster than ``1``, though ``1.0 == 1``; NaN),
+    ``True``, a list, an integer outside 64 bits, empty text or text with a control character is
+    no cluster label (text is checked as a prediction row's ``pred`` is)."""
     if isinstance(value, str):
         problem = _text_label_problem(unicode_text(value, where))
         if problem is not None:
             raise ValueError(f"{where}: {problem}")
         return value
-    if is_number(value):
-        return number_label(value, where, f"{what} is text or a number")
-    raise ValueError(f"{where}: {what} is text or a number, {got(value)}")
+    if is_number(value) and isinstance(value, numbers.Integral):
+        return number_label(value, where, f"{what} is text or an integer")
+    raise ValueError(f"{where}: {what} is text or an integer, {got(value)}")
 
 
 @functools.lru_cache(maxsize=4096)

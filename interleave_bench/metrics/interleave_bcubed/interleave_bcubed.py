@@ -30,9 +30,9 @@ each session's topics over sessions.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions: the predicted cluster label of each item (text, not empty, or a number read as
-        its text as `interleave-bench score` reads it: 1 is "1", 1.0 is "1.0"); or, as
-        `interleave_routing` takes them, one list of labels per session.
+    predictions: the predicted cluster label of each item (text, not empty, or an integer read as
+        its text as `interleave-bench score` reads it: 1 is "1"; a float such as 1.0, or a bool,
+        is refused); or, as `interleave_routing` takes them, one list of labels per session.
     references: the reference cluster label of each item (same type as predictions); or one list
         of gold turns per session (`load_dataset(...)["dev"]["turns"]` or JSONL turns): the items
         are then the thread messages routed to a topic, clustered by gold thread within their
@@ -45,8 +45,8 @@ Args:
         not change B-cubed.
 Returns:
     precision, recall, f1: floats in [0, 1], rounded to 4 decimals as `interleave-bench score`
-    rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1` (per item: null for no items, undefined;
-    per session: None with no thread message routed to a topic, as in the score file).
+    rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1`; None each for no items, undefined
+    (per session: with no thread message routed to a topic), as the score file's null.
 Examples:
     >>> import evaluate
     >>> import interleave_bench
