@@ -22,7 +22,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from ..errors import (InputError, InterleaveError, UsageError, add_secret, add_shaped_secrets, add_url_secrets,
                       require_base_url,
@@ -31,6 +31,9 @@ from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
+
+if TYPE_CHECKING:
+    from .runner import RouteOptions
 
 #: what :func:`evaluate_router` routes: every split, as ``route`` does, so one file serves scoring on any
 ROUTE_SPLIT = "all"
@@ -148,11 +151,12 @@ def message_of(view: RouterView) -> str:
 # --- the wrapper the runner drives -----------------------------------------------------------------
 
 
-def policy_name(router: Any, fallback: str) -> str:
-    """The router's ``policy`` (else ``fallback``), checked: a file-name-safe name no built-in policy has."""
+def policy_name(router: Any, fallback: str, given: Optional[str] = None) -> str:
+    """``given`` (a run's ``RouteOptions.policy``), else the router's ``policy``, else ``fallback``,
+    checked: a file-name-safe name no built-in policy has."""
     from .runner import POLICIES
 
-    name = getattr(router, "policy", None) or fallback
+    name = given or getattr(router, "policy", None) or fallback
     if not isinstance(name, str) or not _POLICY_NAME.match(name):
         raise UsageError(f"router policy name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
     if name in POLICIES:
@@ -182,7 +186,8 @@ class PluginRouter:
     """Drives a router from outside the package with the contract of the module docstring.
 
     ``inner`` has ``route(view)`` returning a :class:`Decision` (or its JSON form), sync or async.
-    ``spec`` says where it came from (``module:Class`` or the URL), for the run record.
+    ``spec`` says where it came from (``module:Class`` or the URL), for the run record; ``policy``
+    names its run instead of the router's own name.
     """
 
     def __init__(self, inner: Any, spec: str, *, policy: Optional[str] = None):
@@ -190,7 +195,7 @@ class PluginRouter:
             route = getattr(inner, "route", None)
             if not callable(route):
                 raise UsageError(f"router {spec}: {type(inner).__name__} has no route(view) (see docs/route.md#your-own-router)")
-            self.policy = policy or policy_name(inner, type(inner).__name__)
+            self.policy = policy_name(inner, type(inner).__name__, policy)
         self.inner = inner
         self.spec = spec
         self.uses_model = False  # driven one session at a time: a plug-in's own concurrency is its own
@@ -390,6 +395,19 @@ def spec_of(router: Any) -> str:
     return f"{type(router).__module__}:{type(router).__qualname__}"
 
 
+def own_router(router: Any, opts: "RouteOptions") -> tuple[PluginRouter, "RouteOptions"]:
+    """A run of your own router, as ``run_route`` takes it: ``router`` (an object with ``route(view)``,
+    or None for the one ``opts.router`` names, loaded) wrapped in a :class:`PluginRouter`, and
+    ``opts`` naming it as ``--router`` does: the policy ``opts.policy`` when given, else the
+    router's own name, and ``opts.router`` where it came from (``module:Class``), so that the run
+    record holds its code and settings."""
+    if router is None:
+        router = load_router(opts.router, opts.router_args)
+    elif not isinstance(router, PluginRouter):
+        router = PluginRouter(router, opts.router or spec_of(router), policy=opts.policy or None)
+    return router, dataclasses.replace(opts, policy=opts.policy or router.policy, router=router.spec)
+
+
 # --- the Python API --------------------------------------------------------------------------------
 
 
@@ -433,10 +451,9 @@ def evaluate_router(
         from .resume import require_route_outputs
 
         require_route_outputs(data, out, router_source(router), "evaluate_router: out=")
-    wrapped = router if isinstance(router, PluginRouter) else PluginRouter(router, spec_of(router))
-    opts = RouteOptions(mode=mode, policy=wrapped.policy, split=ROUTE_SPLIT, router=wrapped.spec)
     # a refusal to resume another run's file advises in this function's terms, not the command's options
-    result = run_route(data, opts, out=out, fresh=fresh, router=wrapped, start_over=START_OVER_FROM_PYTHON)
+    result = run_route(data, RouteOptions(mode=mode, split=ROUTE_SPLIT), out=out, fresh=fresh, router=router,
+                       start_over=START_OVER_FROM_PYTHON)
     scored = score_files(data, [result.path], mode=mode, split=split,
                          bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
                          seed=DEFAULT_SEED if seed is None else seed, price=prices_from(os.environ), data_source=source)

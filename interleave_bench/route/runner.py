@@ -73,7 +73,7 @@ class RouteOptions:
     """Everything that decides a run's predictions (besides the data, the model and the prompt)."""
 
     mode: str
-    policy: str
+    policy: str = ""  # your own router's run: its own name when not given (:func:`.plugin.own_router`)
     merge: str = "none"
     decide: str = "one"
     same: float = DEFAULT_SAME
@@ -375,21 +375,23 @@ def run_route(
 
     ``llm`` is required for model policies (its model name goes into the file name). ``fresh``
     starts over instead of resuming. ``dry_run`` (``llm`` is the fake model) sends the default
-    output to ``predictions-dry/``; an explicit ``out`` is used as given. ``router`` overrides the policy's router (tests, extensions).
+    output to ``predictions-dry/``; an explicit ``out`` is used as given. ``router`` overrides a
+    built-in ``opts.policy``'s router (tests); under any other policy name, or none, it is your own
+    router (docs/route.md#your-own-router), run as ``--router`` runs it.
     ``sessions`` are the data file's sessions already read and validated (several runs on one
     file read it once); the split is selected from them. ``start_over`` is what a refusal to resume
     another run's file advises, in the caller's own terms (the command's options by default).
     Returns the :class:`RouteResult`; raises :class:`UsageError` / :class:`InputError` on bad input.
     """
     timer = Timer()
+    if opts.router is not None or (router is not None and opts.policy not in POLICIES):
+        from .plugin import own_router  # named by --router, or an object of yours under a name of its own
+
+        router, opts = own_router(router, opts)
     opts.check()
     data_file = sessions_file(data)
     sessions = select_sessions(data_file, opts.split, sessions)
     check_mode_applies(data_file, sessions, opts.mode)
-    if router is None and opts.router is not None:
-        from .plugin import load_router
-
-        router = load_router(opts.router, opts.router_args)
     router = router if router is not None else make_router(opts.policy, llm, threshold=opts.threshold)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
     prompt = None
