@@ -28,7 +28,8 @@ def evaluate_router(router: Any, data: Any, *, mode: str = "closed", **kwargs: A
     predictions and their ``.score.json``, and return the score document (docs/route.md#your-own-router).
     ``data`` is a data folder (what ``route`` takes) or ``load_dataset`` rows: ``ds["dev"]``.
 
-    Keyword arguments: ``split`` (default ``dev``), ``out``, ``fresh``, ``bootstrap``, ``seed``; see
+    Keyword arguments: ``split`` (default ``dev``), ``out``, ``fresh``, ``bootstrap``, ``seed``,
+    ``concurrency`` (sessions routed side by side, default 1); see
     :func:`interleave_bench.route.plugin.evaluate_router`.
     """
     from .route.plugin import evaluate_router as _evaluate_router

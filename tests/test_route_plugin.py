@@ -252,9 +252,9 @@ def test_a_router_that_always_fails_stops_the_run_with_one_line(data, routers, c
     ("my_routers:Keyword", ["--router-arg", "colour=red"], "could not start: TypeError"),
     ("my_routers:Keyword", ["--policy", "bm25"], "one of them"),
     ("my_routers:Keyword", ["--dry-run"], "not --router"),
-    # a plug-in router is driven one session at a time and calls no model of ours: these would be
-    # ignored, so they are refused, even at their default value
-    ("my_routers:Keyword", ["--concurrency", "8"], "--concurrency: the model options"),
+    # a plug-in router calls no model of ours: the model options but --concurrency (sessions side by
+    # side) would be ignored, so they are refused, even at their default value
+    ("my_routers:Keyword", ["--concurrency", "8", "--max-retries", "5"], "--max-retries: the model options"),
     ("my_routers:Keyword", ["--timeout", "5", "--no-cache"], "--timeout, --no-cache: the model options"),
 ])
 def test_a_router_that_cannot_be_made_is_one_line_exit_2(data, routers, spec, extra, said, capsys):

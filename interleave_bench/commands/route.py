@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the others are model-free baselines")
     p.add_argument("--router", metavar="module:Class|URL",
                    help="instead of --policy: your own router, a Python class with route(view) or an HTTP "
-                        "endpoint (docs/route.md#your-own-router); the run carries its policy name")
+                        "endpoint (docs/route.md#your-own-router); the run carries its policy name; "
+                        "--concurrency N routes N sessions side by side (default 1)")
     p.add_argument("--router-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="a keyword argument of the --router class (a JSON value or text); repeatable")
     p.add_argument("--threshold", type=number(), default=None, metavar="T",
@@ -109,16 +110,19 @@ def describe(result: RouteResult) -> dict[str, object]:
 def run(args: argparse.Namespace) -> int:
     from ..hub.source import local_data
 
-    router = None
+    router = concurrency = None
     if args.router is not None:
         from ..route.plugin import load_router
 
         if args.policy is not None:
             raise UsageError("give --policy P or --router module:Class|URL (one of them)")
-        ignored = model_options_given(args) + (["--sweep-threshold"] if args.sweep_threshold is not None else [])
-        if ignored:  # a plug-in router calls no model of ours and is driven one session at a time
+        given = model_options_given(args)
+        ignored = [o for o in given if o != "--concurrency"]
+        ignored += ["--sweep-threshold"] if args.sweep_threshold is not None else []
+        if ignored:  # a plug-in router calls no model of ours: of the model options only --concurrency applies
             raise UsageError(f"{', '.join(ignored)}: the model options and --sweep-threshold apply to the built-in "
-                             f"model policies, not --router")
+                             f"model policies, not --router (which takes --concurrency only)")
+        concurrency = args.concurrency if "--concurrency" in given else None
         router = load_router(args.router, args.router_arg)
     elif args.router_arg:
         raise UsageError("--router-arg needs --router module:Class")
@@ -133,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"data: {source['data_repo']}@{source['data_revision']} (commit {source['data_commit']}) in {args.data}")
     if router is not None:
         try:
-            return run_route_command(args, opts, router)
+            return run_route_command(args, opts, router, concurrency)
         finally:
             router.close()
     if args.dry_run:  # every dry run that asks the fake model (one run or a sweep) needs its routing answers
@@ -163,9 +167,11 @@ def errors_left_line(result: RouteResult, what: str) -> str:
             "run the same command again to ask for them again")
 
 
-def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any = None) -> int:
-    """A run without a model of ours: a model-free policy, or a plug-in ``router``."""
-    result = run_route(args.data, opts, out=args.out, fresh=args.fresh, router=router)
+def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any = None,
+                      concurrency: int | None = None) -> int:
+    """A run without a model of ours: a model-free policy, or a plug-in ``router`` (routing
+    ``concurrency`` sessions side by side)."""
+    result = run_route(args.data, opts, out=args.out, fresh=args.fresh, router=router, concurrency=concurrency)
     print(f"wrote {result.path} ({result.rows:,} rows)")
     print(summary_line(f"route {result.path.stem}", describe(result), result.seconds,
                        rate=("messages", result.counts.messages)))

@@ -3,15 +3,18 @@
 ``GET URL`` answers ``{"policy": NAME}`` once, before the run; then each routing step is
 ``POST URL`` with the view as JSON, answered by one decision object. Anything else (a refused
 connection, a status other than 200, a body that is not JSON) is that step's failure, which
-:class:`~.plugin.PluginRouter` turns into an ``ERROR`` row.
+:class:`~.plugin.PluginRouter` turns into an ``ERROR`` row. Each request waits in a thread of its
+own, so the sessions ``--concurrency`` routes side by side wait on the server together.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import urllib.error
 import urllib.request
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import UsageError
 from .base import RouterView
@@ -48,10 +51,10 @@ class HttpRouter:
         except urllib.error.HTTPError as exc:  # an answer, with a status other than 2xx
             return exc.code, exc.read().decode("utf-8", errors="replace")
 
-    def route(self, view: RouterView) -> Any:
+    async def route(self, view: RouterView) -> Any:
         body = json.dumps(view_json(view), ensure_ascii=False).encode("utf-8")
         try:
-            status, text = self._ask(body)
+            status, text = await in_thread(self._ask, body)
         except OSError as exc:
             raise RouterFailure(f"request failed: {_short(exc)}") from None
         if status != 200:
@@ -66,3 +69,28 @@ class HttpRouter:
 def _short(value: Any) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+
+
+async def in_thread(work: Callable[..., Any], *args: Any) -> Any:
+    """``work(*args)``, run in a daemon thread of its own and awaited. Not ``asyncio.to_thread``: the
+    end of a run waits for its pool, so Ctrl-C would wait for a request in flight (up to
+    :data:`~.plugin.HTTP_TIMEOUT`); a daemon thread is left to end on its own."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def settle(how: Callable[[Any], None], value: Any) -> None:
+        if not done.done():  # (cancelled: the run stopped, no one waits for the answer)
+            how(value)
+
+    def run() -> None:
+        try:
+            answer = (done.set_result, work(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task, which decides
+            answer = (done.set_exception, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *answer)
+        except RuntimeError:  # the loop is closed: the run has ended
+            pass
+
+    threading.Thread(target=run, name="http-router", daemon=True).start()
+    return await done

@@ -198,7 +198,9 @@ class PluginRouter:
             self.policy = policy_name(inner, type(inner).__name__, policy)
         self.inner = inner
         self.spec = spec
-        self.uses_model = False  # driven one session at a time: a plug-in's own concurrency is its own
+        self.uses_model = False  # calls no model of ours: the client's concurrency is not its own
+        #: sessions routed side by side (``--concurrency``; :func:`own_router` sets it)
+        self.sessions_at_once = 1
         self.answered = 0
         self.failed = 0
 
@@ -395,16 +397,23 @@ def spec_of(router: Any) -> str:
     return f"{type(router).__module__}:{type(router).__qualname__}"
 
 
-def own_router(router: Any, opts: "RouteOptions") -> tuple[PluginRouter, "RouteOptions"]:
+def own_router(router: Any, opts: "RouteOptions",
+               concurrency: Optional[int] = None) -> tuple[PluginRouter, "RouteOptions"]:
     """A run of your own router, as ``run_route`` takes it: ``router`` (an object with ``route(view)``,
-    or None for the one ``opts.router`` names, loaded) wrapped in a :class:`PluginRouter`, and
-    ``opts`` naming it as ``--router`` does: the policy ``opts.policy`` when given, else the
-    router's own name, and ``opts.router`` where it came from (``module:Class``), so that the run
-    record holds its code and settings."""
+    or None for the one ``opts.router`` names, loaded) wrapped in a :class:`PluginRouter` that
+    routes ``concurrency`` sessions side by side (default 1), and ``opts`` naming it as
+    ``--router`` does: the policy ``opts.policy`` when given, else the router's own name, and
+    ``opts.router`` where it came from (``module:Class``), so that the run record holds its code
+    and settings. Neither changes the rows: the runner writes sessions in their order whatever
+    the number routed at once."""
+    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
+                                    or concurrency < 1):
+        raise UsageError(f"concurrency must be a whole number of at least 1, got {concurrency!r}")
     if router is None:
         router = load_router(opts.router, opts.router_args)
     elif not isinstance(router, PluginRouter):
         router = PluginRouter(router, opts.router or spec_of(router), policy=opts.policy or None)
+    router.sessions_at_once = 1 if concurrency is None else concurrency
     return router, dataclasses.replace(opts, policy=opts.policy or router.policy, router=router.spec)
 
 
@@ -421,6 +430,7 @@ def evaluate_router(
     fresh: bool = False,
     bootstrap: Optional[int] = None,
     seed: Optional[int] = None,
+    concurrency: Optional[int] = None,
 ) -> dict[str, Any]:
     """Route ``data`` with ``router`` (an object with ``policy`` and ``route(view)``, sync or async),
     write the predictions and their score document, and return the score document.
@@ -431,7 +441,8 @@ def evaluate_router(
     The predictions go to ``DATA/predictions/<mode>-<policy>.jsonl`` (or ``out``), every split
     routed and ``split`` scored, exactly as ``route --router`` then ``score --split`` would; a
     second call resumes the file (``fresh`` starts over), and a file another run wrote (other
-    options, or the router's settings: :func:`router_state`) is refused. Raises :class:`UsageError` /
+    options, or the router's settings: :func:`router_state`) is refused. ``concurrency`` routes that
+    many sessions side by side, as ``--concurrency`` does (the rows are the same). Raises :class:`UsageError` /
     :class:`~interleave_bench.errors.InputError` on bad input, as the commands exit 2 on it.
     """
     from ..hub.source import local_data
@@ -453,7 +464,7 @@ def evaluate_router(
         require_route_outputs(data, out, router_source(router), "evaluate_router: out=")
     # a refusal to resume another run's file advises in this function's terms, not the command's options
     result = run_route(data, RouteOptions(mode=mode, split=ROUTE_SPLIT), out=out, fresh=fresh, router=router,
-                       start_over=START_OVER_FROM_PYTHON)
+                       start_over=START_OVER_FROM_PYTHON, concurrency=concurrency)
     scored = score_files(data, [result.path], mode=mode, split=split,
                          bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
                          seed=DEFAULT_SEED if seed is None else seed, price=prices_from(os.environ), data_source=source)

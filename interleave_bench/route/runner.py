@@ -370,6 +370,7 @@ def run_route(
     dry_run: bool = False,
     sessions: Optional[Sequence[Session]] = None,
     start_over: str = START_OVER,
+    concurrency: Optional[int] = None,
 ) -> RouteResult:
     """Route every session of ``opts.split`` in ``data`` and write the predictions file.
 
@@ -381,13 +382,17 @@ def run_route(
     ``sessions`` are the data file's sessions already read and validated (several runs on one
     file read it once); the split is selected from them. ``start_over`` is what a refusal to resume
     another run's file advises, in the caller's own terms (the command's options by default).
+    ``concurrency`` routes that many sessions of your own router side by side (default 1).
     Returns the :class:`RouteResult`; raises :class:`UsageError` / :class:`InputError` on bad input.
     """
     timer = Timer()
     if opts.router is not None or (router is not None and opts.policy not in POLICIES):
         from .plugin import own_router  # named by --router, or an object of yours under a name of its own
 
-        router, opts = own_router(router, opts)
+        router, opts = own_router(router, opts, concurrency)
+    elif concurrency is not None:
+        raise UsageError("concurrency applies to your own router: a model policy's is its model client's, "
+                         "the other policies route one session at a time")
     opts.check()
     data_file = sessions_file(data)
     sessions = select_sessions(data_file, opts.split, sessions)
@@ -488,7 +493,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
     counts = SessionCounts()
     # this run's share of the client's totals (a sweep routes several runs with one client)
     spent_before = llm.stats.counts() if llm is not None else None
-    slots = 1
+    slots = getattr(router, "sessions_at_once", 1)  # your own router's (--concurrency)
     if getattr(router, "uses_model", False) and llm is not None:
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
