@@ -268,3 +268,42 @@ def test_the_docs_http_server_routes_sessions_side_by_side_to_the_same_file(data
         server.server_close()
         thread.join()
     assert files[0] == files[1] and files[0][1]["options"]["policy"] == "sticky"
+
+
+# --- a module that is not found --------------------------------------------------------------------
+
+
+LOOKUP = "a module is looked up in the current folder ({cwd}) and on PYTHONPATH"
+
+
+@pytest.mark.parametrize("spec, beside, hint", [
+    ("my_router:KeywordRouter", False, LOOKUP + ": run from the folder that holds my_router.py, or add that "
+                                                "folder to PYTHONPATH"),
+    # a file's name, whether or not the file is in the current folder: its module's name is what is given
+    ("my_router.py:KeywordRouter", False, "name the module, not its file: --router my_router:KeywordRouter (" + LOOKUP + ")"),
+    ("my_router.py:KeywordRouter", True, "name the module, not its file: --router my_router:KeywordRouter (" + LOOKUP + ")"),
+    ("here/my_router.py:KeywordRouter", False, "name the module, not its file: --router my_router:KeywordRouter (run "
+                                               "from here or add it to PYTHONPATH)"),
+    ("here/my_router.py:KeywordRouter", True, "name the module, not its file: --router my_router:KeywordRouter (run "
+                                              "from here or add it to PYTHONPATH)"),
+])
+def test_a_module_not_found_says_where_it_was_looked_for(data, tmp_path, monkeypatch, capsys, spec, beside, hint):
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "here").mkdir(parents=True)
+    if beside:  # the file is where the spec says: still not a module's name
+        (elsewhere / spec.partition(":")[0]).write_text(docs_block("class KeywordRouter"), encoding="utf-8")
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delitem(sys.modules, "my_router", raising=False)  # (put back as it was after the test)
+    assert main(["route", str(data), "--mode", "closed", "--router", spec]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: --router {spec!r}: cannot import ")
+    assert err.rstrip("\n").endswith("; " + hint.format(cwd=elsewhere)), err
+
+
+def test_a_module_that_fails_to_import_another_gives_no_hint_of_where_it_was(data, tmp_path, monkeypatch, capsys):
+    (tmp_path / "needs_more.py").write_text("import no_such_dependency_here\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "needs_more", raising=False)
+    assert main(["route", str(data), "--mode", "closed", "--router", "needs_more:X"]) == 2
+    assert capsys.readouterr().err == ("error: --router 'needs_more:X': cannot import 'needs_more': "
+                                       "ModuleNotFoundError: No module named 'no_such_dependency_here'\n")

@@ -282,7 +282,10 @@ def import_class(spec: str, option: str) -> type:
     try:
         module = importlib.import_module(mod)
     except Exception as exc:  # a missing module, or one that fails as it loads
-        raise UsageError(f"{option} {spec!r}: cannot import {mod!r}: {exc_said(exc)}") from None
+        missing = isinstance(exc, ModuleNotFoundError) and exc.name is not None and \
+            (mod == exc.name or mod.startswith(exc.name + "."))  # the module itself, not one it imports
+        hint = f"; {_where_modules_are(mod, cls, option, here)}" if missing else ""
+        raise UsageError(f"{option} {spec!r}: cannot import {mod!r}: {exc_said(exc)}{hint}") from None
     finally:
         if added:
             sys.path.remove(here)
@@ -292,6 +295,19 @@ def import_class(spec: str, option: str) -> type:
     if not isinstance(found, type):
         raise UsageError(f"{option} {spec!r}: {mod!r} has no class {cls!r}")
     return found
+
+
+def _where_modules_are(mod: str, cls: str, option: str, here: str) -> str:
+    """What to do about a module ``mod`` that is not found: a file's name or path (``my_router.py``,
+    ``routers/my_router.py``) is named as its module; a module is looked up in the current folder
+    ``here`` and on PYTHONPATH."""
+    folder, _, file = mod.replace("\\", "/").rpartition("/")
+    lookup = f"a module is looked up in the current folder ({here}) and on PYTHONPATH"
+    if folder or file.endswith(".py"):
+        name = file[:-3] if file.endswith(".py") else file
+        where = f"run from {folder} or add it to PYTHONPATH" if folder else lookup
+        return f"name the module, not its file: {option} {name}:{cls} ({where})"
+    return f"{lookup}: run from the folder that holds {mod.replace('.', '/')}.py, or add that folder to PYTHONPATH"
 
 
 def is_url(spec: str) -> bool:
