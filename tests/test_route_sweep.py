@@ -56,6 +56,8 @@ def test_a_second_sweep_adds_its_thresholds_to_the_curve(data, capsys):
     # a rerun routes nothing and says so as route does of a resumed run: what is done, what was routed now
     out, _ = sweep(capsys, data, "0.5,0.9")
     assert ": 0 thresholds, 2 already done, 5 on the curve, 0 messages, 0 errors;" in summary(out)
+    kept = f"kept {data / 'predictions-dry' / 'closed-hybrid-t0.5-fake-model.jsonl'} ({rows:,} rows, already complete)"
+    assert kept in out.splitlines() and not [line for line in out.splitlines() if line.endswith(" rows)")]
     assert curve(data) == points
     # the curve is the same whatever order the thresholds were run in
     other = data.parent / "other"

@@ -19,7 +19,8 @@ from ..llm.prices import prices_from
 from ..options import number, whole_number
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
-from ..route.runner import DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_route
+from ..route.runner import (DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, output_name,
+                            run_route)
 from ..route.sweep import DEFAULT_THRESHOLDS, SweepResult, check_thresholds, curve_table, parse_thresholds, run_sweep
 from ..schema import MODES
 
@@ -89,6 +90,20 @@ def options_from_args(args: argparse.Namespace, policy: str | None = None) -> Ro
     return opts
 
 
+def file_line(result: RouteResult) -> str:
+    """What a run left in its file: ``wrote FILE (N rows)``, or ``kept FILE (N rows, already
+    complete)`` when every session was done already and nothing new was written."""
+    if result.sessions:
+        return f"wrote {result.path} ({result.rows:,} rows)"
+    return f"kept {result.path} ({result.rows:,} rows, already complete)"
+
+
+def run_title(opts: RouteOptions, model: str | None = None) -> str:
+    """``route <mode>-<policy>[...]``, the summary line's name of a run: its default file name's
+    stem (:func:`~interleave_bench.route.runner.output_name`), whatever ``--out`` names."""
+    return f"route {output_name(opts, model).removesuffix('.jsonl')}"
+
+
 def describe(result: RouteResult) -> dict[str, object]:
     """The counts of the summary line."""
     c = result.counts
@@ -151,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
         return run_route_command(args, opts)
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
-        print(f"wrote {result.path} ({result.rows:,} rows)")
-        print(summary_line(f"route {result.path.stem}", describe(result), result.seconds, llm,
+        print(file_line(result))
+        print(summary_line(run_title(opts, llm.model), describe(result), result.seconds, llm,
                            rate=("messages", result.counts.messages)))
         print(llm.cost_line())
     if result.errors_left:
@@ -172,8 +187,8 @@ def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any 
     """A run without a model of ours: a model-free policy, or a plug-in ``router`` (routing
     ``concurrency`` sessions side by side)."""
     result = run_route(args.data, opts, out=args.out, fresh=args.fresh, router=router, concurrency=concurrency)
-    print(f"wrote {result.path} ({result.rows:,} rows)")
-    print(summary_line(f"route {result.path.stem}", describe(result), result.seconds,
+    print(file_line(result))
+    print(summary_line(run_title(opts), describe(result), result.seconds,
                        rate=("messages", result.counts.messages)))
     if result.errors_left:
         print(errors_left_line(result, "decisions the router could not give"), file=sys.stderr)
@@ -210,7 +225,7 @@ def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
     with model_session_from_args(args) as llm:
         result = run_sweep(args.data, opts, thresholds, llm=llm, fresh=args.fresh, dry_run=args.dry_run, price=price)
         for r in result.runs:
-            print(f"wrote {r.path} ({r.rows:,} rows)")
+            print(file_line(r))
         for path, why in result.left_off:
             print(f"not on the curve: {path} ({why})", file=sys.stderr)
         print(curve_table(result.points))
