@@ -79,13 +79,13 @@ def test_another_mode_is_scored_into_its_own_file_and_the_routed_modes_file_is_k
 
     data, closed, _ = routed(tmp_path)
     own, other = closed.with_name("closed-bm25.score.json"), closed.with_name("closed-bm25.open.score.json")
-    assert cli("score", data, closed, "--bootstrap", 20) == 0
+    assert cli("score", data, closed, "--bootstrap", 40) == 0
     before = own.read_bytes()
     assert json.loads(before)["mode"] == "closed"
     capsys.readouterr()
     both = io.StringIO()  # stdout and stderr in the order they were written
     with contextlib.redirect_stdout(both), contextlib.redirect_stderr(both):
-        assert cli("score", data, closed, "--mode", "open", "--bootstrap", 20) == 0
+        assert cli("score", data, closed, "--mode", "open", "--bootstrap", 40) == 0
     lines = both.getvalue().splitlines()
     assert own.read_bytes() == before
     assert json.loads(other.read_text(encoding="utf-8"))["mode"] == "open"
@@ -110,10 +110,10 @@ def test_the_routed_mode_asked_for_writes_the_same_file_as_no_mode(tmp_path, cap
 
     data, closed, _ = routed(tmp_path)
     own = closed.with_name("closed-bm25.score.json")
-    assert cli("score", data, closed, "--bootstrap", 20) == 0
+    assert cli("score", data, closed, "--bootstrap", 40) == 0
     plain = json.loads(own.read_text(encoding="utf-8"))
     own.unlink()
-    assert cli("score", data, closed, "--mode", "closed", "--bootstrap", 20) == 0
+    assert cli("score", data, closed, "--mode", "closed", "--bootstrap", 40) == 0
     assert f"wrote {own}\n" in capsys.readouterr().out
     asked = json.loads(own.read_text(encoding="utf-8"))
     for doc in (plain, asked):
