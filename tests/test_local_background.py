@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from interleave_bench.route.base import Message, RoutedMessage, RouterView, ThreadCard, TopicView
 from interleave_bench.route.local import FEATURES, LocalWeights, ProfileCache, candidates, shipped_weights
-from interleave_bench.route.local_background import EMPTY, MIN_MESSAGES, Background, build_background, session_texts
+from interleave_bench.route.local_background import EMPTY, MIN_MESSAGES, POWER, Background, build_background, session_texts
 from interleave_bench.route.local_corpora import Corpus, FitData, _folds
 from interleave_bench.route.text import tokens
 from interleave_bench.schema import Session
@@ -21,17 +21,17 @@ def test_weights_by_hand():
     b = build_background([["thanks a lot", "thanks for the map"], ["thanks", "trip to rome", "rome trip"]])
     e = 0.5 / 5
     unseen = math.log((1 + 2 * e) / e)  # ln 12
-    thanks = math.log((1 + 2 * e) / ((2 / 2 + 1 / 3) / 2 + e)) / unseen  # share 2/3
-    trip = math.log((1 + 2 * e) / ((0 + 2 / 3) / 2 + e)) / unseen  # share 1/3
+    thanks = (math.log((1 + 2 * e) / ((2 / 2 + 1 / 3) / 2 + e)) / unseen) ** 2  # share 2/3; IDF share 0.1803, squared
+    trip = (math.log((1 + 2 * e) / ((0 + 2 / 3) / 2 + e)) / unseen) ** 2  # share 1/3; IDF share 0.4099, squared
     assert b.messages == 5
     # tokens in fewer than MIN_MESSAGES messages ("a", "lot", "map", ...) are not kept: they weigh as unseen
-    assert MIN_MESSAGES == 2 and b.weights == {"rome": round(trip, 4), "thanks": round(thanks, 4), "trip": round(trip, 4)}
-    assert (b.weights["thanks"], b.weights["trip"]) == (0.1803, 0.4099)
+    assert MIN_MESSAGES == 2 and POWER == 2 and b.weights == {"rome": round(trip, 4), "thanks": round(thanks, 4), "trip": round(trip, 4)}
+    assert (b.weights["thanks"], b.weights["trip"]) == (0.0325, 0.168)
     # no Chinese in the background: a Chinese token weighs what a kept token weighs where it occurs,
-    # each corpus alike: A (0.1803 x 2) / 2, B (0.1803 + 0.4099 x 4) / 5
-    typical = round((0.1803 + (0.1803 + 4 * 0.4099) / 5) / 2, 4)
-    assert b.absent == {"chinese": typical} and typical == 0.2721
-    assert [b.weight(q) for q in ("thanks", "lot", "旅行")] == [0.1803, 1.0, 0.2721]
+    # each corpus alike: A (0.0325 x 2) / 2, B (0.0325 + 0.168 x 4) / 5
+    typical = round((0.0325 + (0.0325 + 4 * 0.168) / 5) / 2, 4)
+    assert b.absent == {"chinese": typical} and typical == 0.0867
+    assert [b.weight(q) for q in ("thanks", "lot", "旅行")] == [0.0325, 1.0, 0.0867]
     assert [EMPTY.weight(q) for q in ("thanks", "旅行")] == [1.0, 1.0]
 
 
