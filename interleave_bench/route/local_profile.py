@@ -264,6 +264,8 @@ def idf_table(n: int) -> tuple[float, ...]:
 #: per topic, what :func:`part_bm25` finds: the three parts' BM25, the three parts' terms only that
 #: topic has seen, the first sentence's terms it has seen
 PartSums = tuple[float, float, float, int, int, int, int]
+#: the sums of a topic that shares no term with the message
+_NO_SUMS: PartSums = (0.0, 0.0, 0.0, 0, 0, 0, 0)
 
 
 def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
@@ -288,6 +290,9 @@ def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
     one_part = not (refs or rest)
     out = []
     for p, terms in zip(profs, have):
+        if not terms:  # a topic that shares no term with the message: no loop for its zero sums
+            out.append(_NO_SUMS)
+            continue
         norm = K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1
         tf = p.tf
         hb = rb = tb = 0.0
@@ -324,17 +329,21 @@ def plain_bm25(query: Sequence[str], profs: Sequence[TopicProfile]) -> list[floa
     if not avgdl:
         return [0.0] * n
     distinct = tuple(dict.fromkeys(query))
-    have = [[q for q in distinct if q in p.plain_tf] for p in profs]  # in query order, as bm25 sums
+    have = [list(filter(p.plain_tf.__contains__, distinct)) for p in profs]  # in query order, as bm25 sums
     df = counts(chain.from_iterable(have))
     weights = idf_table(n)
+    k1 = K1 + 1.0  # (the same float, not worked out again a term)
     out = []
     for p, terms in zip(profs, have):
+        if not terms:
+            out.append(0.0)
+            continue
         norm = K1 * (1.0 - B + B * p.plain_length / avgdl)
         tf = p.plain_tf
         score = 0.0
         for q in terms:
             f = tf[q]
-            score += weights[df[q]] * f * (K1 + 1.0) / (f + norm)
+            score += weights[df[q]] * f * k1 / (f + norm)
         out.append(score)
     return out
 
