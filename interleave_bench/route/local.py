@@ -215,7 +215,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     else:
         topics, allowed = index.open_topics(), everyone
     labels = [t.label for t in topics]
-    profs = [cache.get(view, t) for t in topics]
+    profs = cache.profiles(view, topics)
     n = len(topics)
     head_q, ref_q, rest_q = set(tokens(parts.head)), set(tokens(parts.refs)), set(tokens(parts.rest))
     all_q = head_q | ref_q | rest_q

@@ -206,12 +206,31 @@ class ProfileCache:
 
     def get(self, view: RouterView, topic: TopicView) -> TopicProfile:
         """The profile of ``topic`` as the view shows it (card text, then its messages and replies)."""
-        card = topic.card
-        key = (view.session_id, view.mode, topic.label, card.title if card is not None else "")
-        prof = self._store.get(key)
-        msgs = topic.messages
-        if prof is not None and prof.count == len(msgs) and prof.count and msgs[-1] is prof.tail and card is prof.card:
-            return prof  # nothing new: the very message it took in last is the topic's latest
+        return self.profiles(view, (topic,))[0]
+
+    def profiles(self, view: RouterView, topics: Sequence[TopicView]) -> list[TopicProfile]:
+        """The profile of each of ``topics`` (:meth:`get`), in order: one loop over the topics, a
+        method call only for a topic with something new (most have nothing new; IRC dev shows 8
+        topics a message, each a call of :meth:`get` before)."""
+        store, session, mode = self._store, view.session_id, view.mode
+        out = []
+        for topic in topics:
+            card = topic.card
+            key = (session, mode, topic.label, card.title if card is not None else "")
+            prof = store.get(key)
+            msgs = topic.messages
+            # nothing new: the very message it took in last is the topic's latest
+            if prof is None or prof.count != len(msgs) or not prof.count or msgs[-1] is not prof.tail \
+                    or card is not prof.card:
+                prof = self._grow(view, topic, key, prof)
+                store = self._store  # (growing may have dropped other sessions' profiles)
+            out.append(prof)
+        return out
+
+    def _grow(self, view: RouterView, topic: TopicView, key: tuple[str, str, str, str],
+              prof: Optional[TopicProfile]) -> TopicProfile:
+        """``prof`` (the stored profile of ``topic``, at ``key``, or None) brought up to the view."""
+        card, msgs = topic.card, topic.messages
         # a session's topics only grow, so a profile whose latest message is still in place is a
         # prefix; a reply arrives after its message, so the latest one is taken in when it shows
         if prof is None or prof.count > len(msgs) or (prof.count and msgs[prof.count - 1].i != prof.last) \
