@@ -275,57 +275,69 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         # the first sentence's words as the card's share counts them: each weighing as common as it is
         head_weight = weighed_count(head_q, common)
         head_seen = view.mode in HEAD_SEEN_IN and head_n > 0
+        head, refs, rest = parts.head, parts.refs, parts.rest
+        mine, spoke, addressed, named_in, named_me = who.mine, who.spoke, who.addressed, who.named_in, who.named_me
+        # below, ``1.0 if c else 0.0`` for float(c), and ``log1p(x) if x else 0.0`` for a count or
+        # sum that is mostly 0 (log1p(0) is 0.0): no call where the value is known (a float() call
+        # took 0.42 us to the test's 0.10 us, a log1p(0) call 0.46 us to 0.13 us; the same values)
         for k, (t, prof, (hb, rb, tb, ho, ro, to, hs)) in enumerate(zip(topics, profs, sums)):
-            if t.card is not None:  # its title's words and grams from the profile, worked out once per card
-                title, need, title_grams = t.card.title, prof.title_terms, prof.title_grams
+            card = t.card
+            if card is not None:  # its title's words and grams from the profile, worked out once per card
+                title, need, title_grams = card.title, prof.title_terms, prof.title_grams
                 # a title is mentioned only where every one of its words is (the cheap test first)
-                head_title = float(bool(need) and need <= head_q and title_mentioned(title, parts.head))
-                ref_title = float(bool(need) and need <= ref_q and title_mentioned(title, parts.refs))
-                rest_title = float(bool(need) and need <= rest_q and title_mentioned(title, parts.rest))
+                head_title = 1.0 if need and need <= head_q and title_mentioned(title, head) else 0.0
+                ref_title = 1.0 if need and need <= ref_q and title_mentioned(title, refs) else 0.0
+                rest_title = 1.0 if need and need <= rest_q and title_mentioned(title, rest) else 0.0
                 title_share = len(grams.intersection(title_grams)) / len(title_grams) if title and title_grams else 0.0
-                card_share = weighed_count(prof.card_terms.intersection(head_q), common) / head_weight if head_n else 0.0
+                shared = prof.card_terms.intersection(head_q)  # (none: a share of 0.0, not worked out)
+                card_share = weighed_count(shared, common) / head_weight if shared else 0.0
             else:
                 head_title = ref_title = rest_title = title_share = card_share = 0.0
-            if t.messages:
-                gap = log1p(at - t.messages[-1].i)
-                rank = log1p(bisect_left(later, -t.messages[-1].i))
+            msgs = t.messages
+            if msgs:
+                last_i = msgs[-1].i
+                gap = log1p(at - last_i)
+                rank = log1p(bisect_left(later, -last_i))
+                unheard = 0.0
             else:
                 gap = rank = 0.0  # unseen: its own feature
+                unheard = 1.0
             lab = t.label
             cur = lab == current
-            prev = float(lab == previous)
-            lhb = log1p(hb)
-            picked = float(k == pick)
+            prev = 1.0 if lab == previous else 0.0
+            lhb = log1p(hb) if hb else 0.0
+            picked = 1.0 if k == pick else 0.0
             row = [  # in TOPIC_FEATURES order
-                lhb, float(k == best and hb > 0), head_title, log1p(ho),
-                log1p(rb), ref_title, log1p(ro),
-                log1p(tb), rest_title, log1p(to),
+                lhb, 1.0 if k == best and hb > 0 else 0.0, head_title, log1p(ho) if ho else 0.0,
+                log1p(rb) if rb else 0.0, ref_title, log1p(ro) if ro else 0.0,
+                log1p(tb) if tb else 0.0, rest_title, log1p(to) if to else 0.0,
             ]
             if cur:
                 row += cur_on
-                row.append(float(not (head_title or ho > 0)))  # unnamed: neither its title nor a word only it has
+                row.append(0.0 if head_title or ho > 0 else 1.0)  # unnamed: neither its title nor a word only it has
                 row += cur_tail
             else:
                 row += _ZERO_CURRENT
             row += (
                 title_share, card_share, hs / head_n if head_seen else 0.0,
-                prev, prev * other, gap, gap * other, rank, float(not t.messages),
+                prev, prev * other, gap, gap * other, rank, unheard,
             )
             if multi:
+                said, named = spoke.get(lab, 0), named_in.get(lab, 0)
                 row += (
-                    float(lab == who.mine), log1p(who.spoke.get(lab, 0)), float(lab in who.addressed),
-                    log1p(who.named_in.get(lab, 0)), float(lab == who.named_me), gap, rank, lhb,
+                    1.0 if lab == mine else 0.0, log1p(said) if said else 0.0, 1.0 if lab in addressed else 0.0,
+                    log1p(named) if named else 0.0, 1.0 if lab == named_me else 0.0, gap, rank, lhb,
                 )
             else:
                 row += _ZERO_PEOPLE
             row += (
-                picked, float(k == plain_best and plain_top >= MOVE_THRESHOLD),
+                picked, 1.0 if k == plain_best and plain_top >= MOVE_THRESHOLD else 0.0,
                 plain[k] / plain_top if plain_top else 0.0, hb / head_top if head_top else 0.0,
             )
             if replies:
-                row += (float(cur), prev, float(not t.messages), lhb, picked, 0.0, 0.0)
+                row += (1.0 if cur else 0.0, prev, unheard, lhb, picked, 0.0, 0.0)
             elif in_multi:
-                row += (0.0, 0.0, 0.0, 0.0, 0.0, float(cur), picked)
+                row += (0.0, 0.0, 0.0, 0.0, 0.0, 1.0 if cur else 0.0, picked)
             else:
                 row += _ZERO_KIND
             rows.append(row)
@@ -553,12 +565,11 @@ class LocalRouter:
         """The decision for ``view``'s pending unit (``via: local``, with its confidence rounded to
         :data:`CONFIDENCE_DECIMALS` decimals) and the :class:`Scored` behind it."""
         s = self.score(view)
-        text = view.pending_text()
         conf = round(s.confidence, CONFIDENCE_DECIMALS)
-        if s.choice == ONEOFF:
-            return Decision.new(ONEOFF_TITLE_PREFIX + short_title(text), via=VIA_LOCAL, confidence=conf), s
-        if s.choice == NEW:
-            return Decision.new(short_title(text), via=VIA_LOCAL, confidence=conf), s
+        if s.choice in (ONEOFF, NEW):  # (the text only for a new topic's title: most decisions name a topic)
+            title = short_title(view.pending_text())
+            return Decision.new(ONEOFF_TITLE_PREFIX + title if s.choice == ONEOFF else title, via=VIA_LOCAL,
+                                confidence=conf), s
         return Decision.to_topic(s.choice, via=VIA_LOCAL, confidence=conf), s
 
     def decide(self, view: RouterView) -> Decision:
