@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file
 from .heap import paused_gc
-from .locks import exclusive_output, real_output
+from .locks import exclusive_output, hold_file, real_output
 from .json_text import is_blank, json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
 from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
                      validation_problems)
@@ -372,6 +372,7 @@ def atomic_write_parts(path: str | os.PathLike, parts: Iterable[str]) -> None:
     with exclusive_output(real):
         fd, tmp = _new_temp(real.parent, real.name)
         try:
+            hold_file(real, fd)  # the file put in its place stays locked under every name it gets
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 for part in parts:
                     fh.write(redact_secrets(part))
@@ -502,10 +503,14 @@ class JsonlAppender:
         # the output's lock for the appender's life (taken again at no cost by a process that holds it)
         self._lock = ExitStack()
         self._lock.enter_context(exclusive_output(self.path, command))
+        fh = None
         try:
             truncate_partial_line(self.path)
-            self._fh = open(self.path, "a", encoding="utf-8", newline="\n")  # a new file: the umask's mode
+            self._fh = fh = open(self.path, "a", encoding="utf-8", newline="\n")  # a new file: the umask's mode
+            hold_file(self.path, fh.fileno())  # a file it made: locked under every name from now on
         except BaseException:
+            if fh is not None:
+                fh.close()
             self._lock.close()
             raise
 

@@ -11,20 +11,33 @@ from interleave_bench.locks import exclusive_output
 BARRIER_TIMEOUT_S = 120
 
 
-def _hold(path: str, held, release) -> None:
-    """A second process: holds the output's lock until the test lets it go."""
+def _hold(path: str, held, release, how: str = "lock") -> None:
+    """A second process: holds the output's lock until the test lets it go; with ``how``
+    ``append`` it holds an appender to it (which makes the file), with ``replace`` it has put a
+    new file in its place (an atomic write) meanwhile."""
+    from interleave_bench.io import JsonlAppender, atomic_write_text
+
     with exclusive_output(path, "holder"):
+        if how == "append":
+            with JsonlAppender(path) as app:
+                app.append({"by": "holder"})
+                held.set()
+                release.wait(BARRIER_TIMEOUT_S)
+            return
+        if how == "replace":
+            atomic_write_text(path, '{"by":"holder"}\n')
         held.set()
         release.wait(BARRIER_TIMEOUT_S)
 
 
 class Holder:
-    """A process holding ``path``'s lock between ``with`` and its end (a barrier on each side)."""
+    """A process holding ``path``'s lock between ``with`` and its end (a barrier on each side);
+    ``how``: what it does while it holds it (:func:`_hold`)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, how: str = "lock"):
         ctx = multiprocessing.get_context("spawn")
         self.held, self.release = ctx.Event(), ctx.Event()
-        self.proc = ctx.Process(target=_hold, args=(str(path), self.held, self.release))
+        self.proc = ctx.Process(target=_hold, args=(str(path), self.held, self.release, how))
 
     def __enter__(self) -> "Holder":
         self.proc.start()
