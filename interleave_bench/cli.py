@@ -12,10 +12,11 @@ import importlib
 import os
 import sys
 import traceback
-from typing import NoReturn, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, NoReturn, Sequence
 
 from . import __version__
-from .errors import InputErrors, InterleaveError, one_line, redact
+from .errors import InputErrors, InterleaveError, cannot_write, one_line, redact
 
 #: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
 COMMAND_MODULES = (
@@ -80,14 +81,61 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 SHOWN_ERRORS = 20
 
 
+@contextmanager
+def _writing_stdout(stream: Any) -> Iterator[None]:
+    """A block writing standard output: a write the system refuses (a full disk: ``> /dev/full``)
+    is the one line of :func:`~.errors.cannot_write` naming standard output (exit 2), and what is
+    left unwritten is dropped, so the interpreter's last flush does not fail again on the way out.
+    A closed pipe stays a :class:`BrokenPipeError` (exit 0: the reader had what it wanted)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stream.fileno())
+            os.close(null)
+        except (AttributeError, OSError, ValueError):
+            pass  # no descriptor of its own (a test's stand-in): nothing is flushed on the way out
+        raise cannot_write("standard output", exc) from exc
+
+
+class _Stdout:
+    """Standard output while a command runs: the stream it was, its writes through :func:`_writing_stdout`."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def write(self, text: str) -> int:
+        with _writing_stdout(self._stream):
+            return self._stream.write(text)
+
+    def writelines(self, lines: Any) -> None:
+        with _writing_stdout(self._stream):
+            self._stream.writelines(lines)
+
+    def flush(self) -> None:
+        with _writing_stdout(self._stream):
+            self._stream.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    stdout, sys.stdout = sys.stdout, _Stdout(sys.stdout)
     try:
-        code = args.func(args)
+        try:
+            code = args.func(args)
+            sys.stdout.flush()  # what is left of its output: a write refused is the command's error
+        finally:
+            sys.stdout = stdout
         return int(code or 0)
     except InputErrors as exc:
         for err in exc.errors[:SHOWN_ERRORS]:

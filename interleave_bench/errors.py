@@ -10,8 +10,9 @@ from __future__ import annotations
 import os as _os
 import re as _re
 import stat as _stat
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 
 class InterleaveError(Exception):
@@ -101,6 +102,25 @@ class InputErrors(InputError):
 
 class UsageError(InterleaveError):
     """A run cannot go on for a reason the user can fix (missing key, bad option, failed model)."""
+
+
+@contextmanager
+def writing(path: "str | _os.PathLike") -> "Iterator[None]":
+    """Run a block writing the file ``path``: a write the system refuses in it (a full disk, a file
+    past its size limit, an I/O error) is the one line of :func:`cannot_write` naming ``path`` (a
+    temporary file's name, or none at all, would be what the error says)."""
+    try:
+        yield
+    except OSError as exc:
+        raise cannot_write(path, exc) from exc
+
+
+def cannot_write(what: "str | _os.PathLike", exc: OSError) -> UsageError:
+    """The one line of a write the system refused (a full disk, a file grown past its limit, an I/O
+    error): ``{what}: cannot write: {reason}``, ``what`` naming the file or ``standard output``.
+    A full disk is the user's to fix, as bad input is: exit 2, whatever was written before kept."""
+    reason = exc.strerror or exc_text(exc)
+    return UsageError(f"{_os.fspath(what)}: cannot write: {reason[:1].lower()}{reason[1:]}")
 
 
 def require_not_folder(path: "str | _os.PathLike") -> None:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file
+from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file, writing
 from .heap import paused_gc
 from .locks import exclusive_output, hold_file, real_output
 from .json_text import is_blank, json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
@@ -369,7 +369,7 @@ def atomic_write_parts(path: str | os.PathLike, parts: Iterable[str]) -> None:
     real = real_output(path)
     require_output_file(real)
     real.parent.mkdir(parents=True, exist_ok=True)
-    with exclusive_output(real):
+    with exclusive_output(real), writing(path):
         fd, tmp = _new_temp(real.parent, real.name)
         try:
             hold_file(real, fd)  # the file put in its place stays locked under every name it gets
@@ -505,8 +505,9 @@ class JsonlAppender:
         self._lock.enter_context(exclusive_output(self.path, command))
         fh = None
         try:
-            truncate_partial_line(self.path)
-            self._fh = fh = open(self.path, "a", encoding="utf-8", newline="\n")  # a new file: the umask's mode
+            with writing(self.path):
+                truncate_partial_line(self.path)
+                self._fh = fh = open(self.path, "a", encoding="utf-8", newline="\n")  # a new file: the umask's mode
             hold_file(self.path, fh.fileno())  # a file it made: locked under every name from now on
         except BaseException:
             if fh is not None:
@@ -524,7 +525,7 @@ class JsonlAppender:
             return
         if self._pid != os.getpid():  # in a forked child: its own timer, its own lock
             self._pid, self._due, self._guard = os.getpid(), None, threading.Lock()
-        with self._guard:
+        with self._guard, writing(self.path):
             self._fh.write(text)
             self._fh.flush()
             self._unsynced = True
@@ -551,7 +552,7 @@ class JsonlAppender:
                     pass
 
     def close(self) -> None:
-        with self._guard:
+        with self._guard, writing(self.path):
             due, self._due = self._due, None
             if due is not None:
                 due.cancel()
