@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 
 #: default folder of the cache, relative to where a command runs (override with --cache or INTERLEAVE_CACHE)
 DEFAULT_CACHE_DIR = ".cache"
@@ -51,15 +52,29 @@ def cache_key(identity: str, model: str, messages: list[dict[str, Any]], params:
 class ResponseCache:
     """A SQLite file of answers by key. Thread-safe; one connection per thread."""
 
-    def __init__(self, folder: str | Path = DEFAULT_CACHE_DIR):
+    def __init__(self, folder: str | Path = DEFAULT_CACHE_DIR, named: str | None = None):
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self._need_folder(named or str(self.folder))
         self.path = self.folder / CACHE_FILE
         self._local = threading.local()
         self._use(lambda conn: conn.execute(
             "CREATE TABLE IF NOT EXISTS answers ("
             " key TEXT PRIMARY KEY, model TEXT NOT NULL, kind TEXT, answer TEXT NOT NULL, created REAL NOT NULL)"
         ))
+
+    def _need_folder(self, named: str) -> None:
+        """Make the cache folder, or say in one line why it cannot hold the cache: ``named`` is how
+        it was given (``--cache DIR``, ``INTERLEAVE_CACHE=DIR``, the default folder)."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            problem = None if os.access(self.folder, os.W_OK | os.X_OK) else "is a folder that cannot be written"
+        except (FileExistsError, NotADirectoryError):
+            problem = "is not a folder (a file or device is there, or on its path)"
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            problem = f"cannot be made a folder ({why[:1].lower()}{why[1:]})"
+        if problem is not None:
+            raise UsageError(f"{named}: {problem}, so it cannot hold the response cache: {WITHOUT_IT}")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -16,7 +16,16 @@ from ..options import read_number, whole_number
 
 def cache_dir_from(value: str | None) -> str:
     """The cache folder: ``--cache``, else ``INTERLEAVE_CACHE``, else ``.cache/``."""
-    return value or os.environ.get("INTERLEAVE_CACHE") or DEFAULT_CACHE_DIR
+    return cache_dir_named(value)[0]
+
+
+def cache_dir_named(value: str | None) -> tuple[str, str]:
+    """The cache folder (:func:`cache_dir_from`) and how a message names it: ``--cache DIR``,
+    ``INTERLEAVE_CACHE=DIR``, or the default folder's name."""
+    if value:
+        return value, f"--cache {value}"
+    env = os.environ.get("INTERLEAVE_CACHE")
+    return (env, f"INTERLEAVE_CACHE={env}") if env else (DEFAULT_CACHE_DIR, DEFAULT_CACHE_DIR)
 
 
 @contextmanager
@@ -45,7 +54,7 @@ def model_session(
     else:
         provider = resolve_provider(model)
     # a cache file it cannot use is refused here, before the server starts
-    cache = ResponseCache(cache_dir_from(cache_dir)) if use_cache else None
+    cache = ResponseCache(*cache_dir_named(cache_dir)) if use_cache else None
     server = None
     try:
         if dry_run:
