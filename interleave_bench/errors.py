@@ -305,56 +305,6 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
     require_replaceable(out, is_kind, what, option)
 
 
-def require_base_url(variable: str, url: str) -> str:
-    """``url``, the value of the environment variable ``variable`` that names a server's base URL
-    (``OPENAI_BASE_URL``, ``HF_ENDPOINT``), when an HTTP client can send to it: ``http://`` or
-    ``https://``, a host, a port (if given) of 1 to 65535, no blank or control character. Else a
-    :class:`UsageError` naming ``variable``, raised where the variable is read, before any work (a
-    run never starts on an address no call can reach, nor stops half-way on the client's own
-    error). The message shows the URL without a user name or password (:func:`shown_url`) and
-    echoes no part of it besides, so a password however malformed is in no message."""
-    from urllib.parse import urlsplit
-
-    def refuse(why: str) -> UsageError:
-        return UsageError(f"{variable}: {shown_url(url)!r} is not a base URL an HTTP client can use: {why} "
-                          "(expected http(s)://HOST[:PORT][/PATH])")
-
-    if any(c.isspace() or not c.isprintable() for c in url):
-        raise refuse("it holds a blank or control character")
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        raise refuse("it does not start with http:// or https://")
-    if scheme.lower() not in ("http", "https"):
-        raise refuse(f"the scheme is {scheme!r}, not http or https")
-    host_port = _re.split(r"[/?#]", rest, maxsplit=1)[0].rpartition("@")[2]
-    if host_port.startswith("["):  # an IPv6 address: [::1]:8080
-        host, closed, after = host_port[1:].partition("]")
-        if not closed:
-            raise refuse("its IPv6 host has no closing ']'")
-        if after and not after.startswith(":"):
-            raise refuse("text follows its IPv6 host")
-        port = after[1:]
-    else:
-        host, _, port = host_port.partition(":")
-    if not host:
-        raise refuse("it names no host")
-    if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
-        raise refuse("its port is not a number from 1 to 65535")
-    try:  # what the standard library's parser (and so the clients') refuses besides: [zz] for a host
-        urlsplit(url).port
-    except ValueError:
-        raise refuse("its host is not a valid name or address") from None
-    return url
-
-
-def shown_url(url: str) -> str:
-    """``url`` as a message may show it: a user name and password (``user:pass@``, however
-    malformed the rest) replaced by :data:`REDACTED`."""
-    start = url.find("://") + 3 if "://" in url else 0
-    at = url.rfind("@")
-    return url if at < start else url[:start] + REDACTED + url[at:]
-
-
 # --- secrets: redacted from every text the project writes or prints ---------------------------------
 
 
@@ -408,7 +358,7 @@ _SECRET_SHAPES = (
 #: a URL query parameter (``?api_key_2=...``, ``&token=...``), as text holds it: its value is a
 #: secret when its name is a secret's (:func:`is_secret_name`); group 1 is what stays
 _QUERY_PARAM = _re.compile(r"([?&]([^\s=&#\"'<>?]+)=)([^\s&#\"'<>]+)")
-#: a URL's user name and password (``http://user:pass@host``), what :func:`shown_url` hides: taken
+#: a URL's user name and password (``http://user:pass@host``), what :func:`~.urls.shown_url` hides: taken
 #: out of every message by :func:`redact` (:func:`add_url_secrets` takes them for secrets apart)
 _URL_USERINFO = _re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^\s/?#@\"'<>]+@")
 #: the key and token formats of common providers and of the Hugging Face Hub: what ``vet`` reports

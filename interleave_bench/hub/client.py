@@ -18,7 +18,8 @@ import sys
 from typing import Any, Iterator
 
 from .. import __version__
-from ..errors import REDACTED, UsageError, add_key_in_use, redact, require_base_url
+from ..errors import REDACTED, UsageError, add_key_in_use, redact
+from ..urls import require_base_url
 
 #: the Hub's repo type for everything this package publishes
 REPO_TYPE = "dataset"
@@ -28,7 +29,7 @@ ENDPOINT_VARIABLE = "HF_ENDPOINT"
 
 def endpoint_setting() -> str:
     """``HF_ENDPOINT`` as set (empty when it is not), refused in one line naming it when no HTTP
-    client can use it (:func:`~interleave_bench.errors.require_base_url`)."""
+    client can use it (:func:`~interleave_bench.urls.require_base_url`)."""
     value = os.environ.get(ENDPOINT_VARIABLE, "")
     return require_base_url(ENDPOINT_VARIABLE, value) if value else ""
 

@@ -17,7 +17,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError, UsageError, is_key_in_use, require_base_url
+from ..errors import InputError, UsageError, is_key_in_use
+from ..urls import require_base_url
 from ..strictjson import parse_strict
 
 DEEPSEEK_BASE_URL = "https://api.deepseek.com"

@@ -25,10 +25,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from ..errors import (InputError, InterleaveError, UsageError, add_secret, add_shaped_secrets, add_url_secrets,
-                      require_base_url,
                       exc_said, is_secret_name, redact)
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
+from ..urls import require_base_url
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
 
