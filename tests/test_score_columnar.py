@@ -86,12 +86,12 @@ def test_columnar_documents_equal_the_replay(run, split):
         assert score_run_blocks(data, [pred], split, None)[0][0] is not None  # the columnar path scored it
         in_split = {s["session_id"] for s in ss if split == "all" or s["split"] == split}
         if not in_split & {r["session_id"] for r in all_rows}:  # a file scores no session: refused
-            assert replay(data, pred, split, 30)["counts"]["sessions"] == 0
+            assert replay(data, pred, split, 40)["counts"]["sessions"] == 0
             with pytest.raises(InputError, match=f"no row is for a session of the {split} split .*: nothing to score"):
                 score_files(data, [pred], split=split, bootstrap=40, write=False)
             return
         (fast,) = score_files(data, [pred], split=split, bootstrap=40, write=False)
-        assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 30))
+        assert without_provenance(fast.result) == without_provenance(replay(data, pred, split, 40))
 
 
 @SETTINGS
@@ -113,7 +113,7 @@ def test_any_mode_and_any_label_on_arrays_equal_the_replay(run, split, mode, rel
         if not {s["session_id"] for s in ss if split == "all" or s["split"] == split} & {r["session_id"] for r in all_rows}:
             return  # a file that scores no session is refused (the test above)
         try:
-            expected = replay(data, pred, split, 30, thread_labels=True)
+            expected = replay(data, pred, split, 40, thread_labels=True)
         except InputError as exc:
             assert mode == "closed" and "labels names a thread of its session" in str(exc)
             with pytest.raises(InputError) as refused:
@@ -369,7 +369,7 @@ def test_a_data_file_breaking_lines_with_lone_carriage_returns_scores_as_the_str
     pred = write_jsonl(tmp_path / "run.jsonl", [r for s in ss for r in rows(s["session_id"], ["t1"] * 4)])
     (got,) = score_files(data, [pred], split="dev", bootstrap=40, write=False)
     assert got.result["counts"]["sessions"] == 3
-    assert without_provenance(got.result) == without_provenance(replay(data, pred, "dev", 20))
+    assert without_provenance(got.result) == without_provenance(replay(data, pred, "dev", 40))
 
 
 def test_jobs_two_writes_the_same_files_as_one(tmp_path, capsys):
