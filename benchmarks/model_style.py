@@ -8,9 +8,10 @@ in English and 9 in Chinese) whose user messages were written by hand, row by ro
 writer's own prompt (``generate/prompts.py``: ``WRITE``) from the project's plans and thread cards
 (plan seed 9173): the plan gives each message's thread, action, style, fact and cue, and the
 gold labels are the plan's; the rule reader marked the ambiguous messages (17.7%, where model data
-has about 8%). ``scripts/fit_local.py`` never reads it. It was used to choose one thing: that open
-mode weighs a term's overlap by how common it is, as closed mode does (docs/local.md), so its open
-mode figure is not out of sample for that choice.
+has about 8%). ``scripts/fit_local.py`` never reads it. It was used to choose two things: that open
+mode weighs a term's overlap by how common it is, as closed mode does, and that those weights are
+squared (``local_background.POWER``; docs/local.md), so its figures are not out of sample for
+those choices.
 
 Prints strict accuracy of ``local`` and ``bm25`` in both modes, the difference, and ``local``'s
 expected calibration error (10 equal-width bins over strict messages). Nothing is timed.

@@ -20,7 +20,7 @@ corpus), then the reliability table of the shipped calibration (each kind of cha
 as ``local_corpora.CALIBRATE_BY`` says: by corpus, each corpus routed by weights fitted without
 it, or by session fold). Writes ``interleave_bench/data/local/weights.json`` (or ``--out``); the same
 corpora give a byte-identical file whatever the thread setting (the fit runs on one thread:
-``local_corpora.FIT_THREADS``). It takes about 40 minutes on two cores; on a terminal a bar on stderr
+``local_corpora.FIT_THREADS``). It takes about 45 minutes on two cores; on a terminal a bar on stderr
 counts the weights fitted and names the stage. Exit codes: 0 written, 2 bad input (one line on stderr). docs/local.md
 explains the fit and gives its tables.
 """
