@@ -25,7 +25,7 @@ def load(config: str = "v0", data_dir: str | None = None, **kwargs: Any):
 
 def evaluate_router(router: Any, data: Any, *, mode: str = "closed", **kwargs: Any) -> dict[str, Any]:
     """Route ``data`` with your ``router`` (``policy`` and ``route(view)``, sync or async), write the
-    predictions and their ``.score.json``, and return the score document (docs/route.md#your-own-router).
+    predictions and their ``.score.json``, and return the score document (docs/own_router.md).
     ``data`` is a data folder (what ``route`` takes) or ``load_dataset`` rows: ``ds["dev"]``.
 
     Keyword arguments: ``split`` (default ``dev``), ``out``, ``fresh``, ``bootstrap``, ``seed``,

@@ -18,7 +18,7 @@ from _route_util import write_data
 
 
 class KeywordRouter:
-    """docs/route.md's example router: a topic whose title the message names, else stay."""
+    """docs/own_router.md's example router: a topic whose title the message names, else stay."""
 
     policy = "keyword"
 

@@ -1,4 +1,4 @@
-"""Your own router from Python (``run_route``, docs/route.md#extending)."""
+"""Your own router from Python (``run_route``, docs/own_router.md#extending)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from interleave_bench.io import read_json
 
 from _route_util import read_rows, write_data
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "route.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "own_router.md"
 
 
 def record_of(out: Path) -> dict:
@@ -27,7 +27,7 @@ def record_of(out: Path) -> dict:
 
 
 def docs_block(marker: str, after: str = "") -> str:
-    """The first ```python block of docs/route.md holding ``marker`` (after the heading ``after``)."""
+    """The first ```python block of docs/own_router.md holding ``marker`` (after the heading ``after``)."""
     text = DOCS.read_text(encoding="utf-8")
     text = text[text.index(after):] if after else text
     return next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if marker in b)

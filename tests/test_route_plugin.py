@@ -20,7 +20,7 @@ from interleave_bench.schema import ERROR
 
 from _route_util import read_rows, standard_sessions, write_data
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "route.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "own_router.md"
 
 ROUTERS = '''
 import asyncio
@@ -328,7 +328,7 @@ def test_router_state_reads_public_plain_data_only():
 
 
 def docs_server_source() -> str:
-    """The example server of docs/route.md#the-http-protocol, as published."""
+    """The example server of docs/own_router.md#the-http-protocol, as published."""
     text = DOCS.read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     return next(b for b in blocks if "sticky_server.py" in b)
@@ -502,7 +502,7 @@ def test_a_router_interrupted_by_ctrl_c_keeps_the_resume_advice(data, routers, c
 
 
 def test_the_docs_keyword_router_routes_closed_mode_to_the_cards(tmp_path, monkeypatch, data):
-    """The example class of docs/route.md, as written there: in closed mode every message goes to a
+    """The example class of docs/own_router.md, as written there: in closed mode every message goes to a
     card (the chat's first one to the first card when it names none), never to a side topic."""
     block = next(b for b in re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), flags=re.S)
                  if "class KeywordRouter" in b)

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the others are model-free baselines")
     p.add_argument("--router", metavar="module:Class|URL",
                    help="instead of --policy: your own router, a Python class with route(view) or an HTTP "
-                        "endpoint (docs/route.md#your-own-router); the run carries its policy name; "
+                        "endpoint (docs/own_router.md); the run carries its policy name; "
                         "--concurrency N routes N sessions side by side (default 1)")
     p.add_argument("--router-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="a keyword argument of the --router class (a JSON value or text); repeatable")

@@ -1,4 +1,4 @@
-"""A router behind an HTTP endpoint, in any language (docs/route.md#the-http-protocol).
+"""A router behind an HTTP endpoint, in any language (docs/own_router.md#the-http-protocol).
 
 ``GET URL`` answers ``{"policy": NAME}`` once, before the run; then each routing step is
 ``POST URL`` with the view as JSON, answered by one decision object. Anything else (a refused

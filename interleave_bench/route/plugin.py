@@ -2,12 +2,12 @@
 
 Both are wrapped in :class:`PluginRouter`, which the runner drives like any built-in policy: the
 run, its file name and every row carry the router's own ``policy`` name. The wrapper holds the
-contract of docs/route.md#your-own-router: a router that raises, answers something that is not a
+contract of docs/own_router.md: a router that raises, answers something that is not a
 decision, or names a topic the view does not hold gives an ``ERROR`` row saying why (a rerun asks
 again for exactly those messages, as for the model router); when the first
 :data:`ABORT_AFTER_FAILURES` decisions of a run all fail, the run stops with one line (exit 2).
 
-The JSON protocol (docs/route.md#the-http-protocol): ``GET URL`` answers ``{"policy": NAME}``;
+The JSON protocol (docs/own_router.md#the-http-protocol): ``GET URL`` answers ``{"policy": NAME}``;
 ``POST URL`` with the view (:func:`view_json`) answers one decision (:func:`decision_from_json`).
 """
 
@@ -194,7 +194,7 @@ class PluginRouter:
         with starting(spec):
             route = getattr(inner, "route", None)
             if not callable(route):
-                raise UsageError(f"router {spec}: {type(inner).__name__} has no route(view) (see docs/route.md#your-own-router)")
+                raise UsageError(f"router {spec}: {type(inner).__name__} has no route(view) (see docs/own_router.md)")
             self.policy = policy_name(inner, type(inner).__name__, policy)
         self.inner = inner
         self.spec = spec

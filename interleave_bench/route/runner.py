@@ -378,7 +378,7 @@ def run_route(
     starts over instead of resuming. ``dry_run`` (``llm`` is the fake model) sends the default
     output to ``predictions-dry/``; an explicit ``out`` is used as given. ``router`` overrides a
     built-in ``opts.policy``'s router (tests); under any other policy name, or none, it is your own
-    router (docs/route.md#your-own-router), run as ``--router`` runs it.
+    router (docs/own_router.md), run as ``--router`` runs it.
     ``sessions`` are the data file's sessions already read and validated (several runs on one
     file read it once); the split is selected from them. ``start_over`` is what a refusal to resume
     another run's file advises, in the caller's own terms (the command's options by default).
