@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -143,3 +146,18 @@ def write_data(folder: Path, sessions: Sequence[dict[str, Any]] | None = None) -
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@contextmanager
+def module_at(folder: Path, name: str, source: str, monkeypatch):
+    """Module ``name`` written from ``source`` into ``folder`` and imported from there (a fresh
+    import, dropped again after the block)."""
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    sys.modules.pop(name, None)
+    importlib.invalidate_caches()
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.modules.pop(name, None)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
-from contextlib import contextmanager, redirect_stdout
+from contextlib import redirect_stdout
 from io import StringIO
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from interleave_bench.cli import main
 from interleave_bench.io import read_json
 
-from _route_util import read_rows, write_data
+from _route_util import module_at, read_rows, write_data
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "own_router.md"
 
@@ -31,20 +30,6 @@ def docs_block(marker: str, after: str = "") -> str:
     text = DOCS.read_text(encoding="utf-8")
     text = text[text.index(after):] if after else text
     return next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if marker in b)
-
-
-@contextmanager
-def module_at(folder: Path, name: str, source: str, monkeypatch):
-    """Module ``name`` written from ``source`` into ``folder`` and importable from there (dropped after)."""
-    folder.mkdir(exist_ok=True)
-    (folder / f"{name}.py").write_text(source, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(folder))
-    sys.modules.pop(name, None)
-    importlib.invalidate_caches()
-    try:
-        yield importlib.import_module(name)
-    finally:
-        sys.modules.pop(name, None)
 
 
 @pytest.fixture

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
-import sys
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,7 +15,7 @@ from interleave_bench.io import read_json
 from interleave_bench.route.model import ABORT_AFTER_FAILURES
 from interleave_bench.schema import ERROR
 
-from _route_util import read_rows, standard_sessions, write_data
+from _route_util import module_at, read_rows, standard_sessions, write_data
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "own_router.md"
 
@@ -134,21 +131,6 @@ def cli(*args) -> int:
 @pytest.fixture
 def data(tmp_path) -> Path:
     return write_data(tmp_path / "data")
-
-
-@contextmanager
-def module_at(folder: Path, name: str, source: str, monkeypatch):
-    """Module ``name`` written from ``source`` into ``folder`` and imported from there (a fresh
-    import, dropped again after the block)."""
-    folder.mkdir(exist_ok=True)
-    (folder / f"{name}.py").write_text(source, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(folder))
-    sys.modules.pop(name, None)
-    importlib.invalidate_caches()
-    try:
-        yield importlib.import_module(name)
-    finally:
-        sys.modules.pop(name, None)
 
 
 @pytest.fixture
