@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -16,11 +15,13 @@ from interleave_bench.llm.server import FakeServer
 
 from _cli_util import run_cli
 from _route_util import standard_sessions, write_data
+from test_llm import no_waits
 
 
 def llm_at(server: FakeServer, model: str = "m1") -> LLM:
+    """A client of ``server`` that retries once (a test that makes it retry records the wait: no_waits)."""
     return LLM(Provider("openai-compatible", server.url, model, api_key="sk-test-unreported-0123456789"),
-               max_retries=1, sleep=lambda s: asyncio.sleep(0))
+               max_retries=1)
 
 
 def ask(llm: LLM):
@@ -51,9 +52,11 @@ def test_a_usage_without_one_of_its_counts_reported_none():
 def test_a_count_sent_as_a_boolean_is_refused_like_a_float():
     with FakeServer() as srv:
         srv.add_fault("usage_bool", times=2)
+        llm = llm_at(srv)
+        waits = no_waits(llm)
         with pytest.raises(ModelCallError, match="usage prompt_tokens is True, not a whole number"):
-            ask(llm_at(srv))
-        assert srv.completions == 2  # asked again once, then given up: never counted as 1 token
+            ask(llm)
+        assert len(waits) == 1 and srv.completions == 2  # asked again once, then given up: never counted as 1 token
 
 
 def test_a_route_run_on_a_server_without_usage_records_an_unknown_cost(tmp_path, capsys, monkeypatch):
