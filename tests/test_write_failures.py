@@ -90,3 +90,18 @@ def test_a_whole_file_refused_midway_leaves_the_old_one_and_no_temporary_file(tm
     assert proc.stderr.splitlines() == [f"error: {score}: cannot write: file too large"]
     assert score.read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "score.json"]
+
+
+def test_a_full_temporary_folder_while_scoring_unsorted_sessions_is_one_line(tmp_path):
+    # sessions out of id order: the scorer spools their fingerprint lines to a temporary file, which
+    # the size limit refuses (as a full temporary folder would)
+    sessions = sorted(standard_sessions(), key=lambda s: s["session_id"], reverse=True)
+    data = write_data(tmp_path / "data", sessions)
+    assert main(["route", str(data), "--mode", "closed", "--policy", "stay", "--split", "all"]) == 0
+    args = ["score", str(data), str(data / "predictions"), "--split", "all", "--bootstrap", "0"]
+    assert _cli(*args).returncode == 0
+    proc = _cli(*args, file_limit=64)
+    assert proc.returncode == 2, proc.stderr
+    folder = subprocess.run([sys.executable, "-c", "import tempfile; print(tempfile.gettempdir())"],
+                            capture_output=True, text=True, env=ENV).stdout.strip()
+    assert proc.stderr.splitlines() == [f"error: {folder} (the temporary folder): cannot write: file too large"]

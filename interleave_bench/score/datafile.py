@@ -36,7 +36,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
-from ..errors import InputError
+from ..errors import InputError, writing
 from ..io import parse_json
 from ..json_text import is_blank
 from ..fingerprints import LinesHash
@@ -333,6 +333,11 @@ class Printed:
     lines: bytes
 
 
+def spool_folder() -> str:
+    """The temporary folder spooled lines go to, as a refused write there names it."""
+    return f"{tempfile.gettempdir()} (the temporary folder)"
+
+
 class _Fingerprint:
     """The data fingerprint, fed each block's :class:`Printed` lines in file order.
 
@@ -365,7 +370,8 @@ class _Fingerprint:
                 self._last = keys[-1] if keys else last
                 return
             self.prefix = printed.at
-            self._spool = tempfile.TemporaryFile()
+            with writing(spool_folder()):
+                self._spool = tempfile.TemporaryFile()
         self.spool(printed)
 
     def spool(self, printed: Printed) -> None:
@@ -375,7 +381,8 @@ class _Fingerprint:
             self._places.append(self._offset)
             self._lengths.append(len(line) + 1)
             self._offset += len(line) + 1
-        self._spool.write(printed.lines)
+        with writing(spool_folder()):  # a full temporary folder is the user's to clear, as a full disk is
+            self._spool.write(printed.lines)
 
     def result(self) -> str:
         """The fingerprint; raises :class:`Bad` when two lines have one id."""
@@ -386,7 +393,8 @@ class _Fingerprint:
         if any(keys[a] == keys[b] for a, b in zip(order, order[1:])):
             raise Bad("duplicate session id")
         digest = LinesHash()
-        self._spool.flush()
+        with writing(spool_folder()):
+            self._spool.flush()
         for k in order:
             self._spool.seek(self._places[k])
             digest.update_lines(self._spool.read(self._lengths[k]))
