@@ -222,17 +222,21 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
     counts = SessionCounts()
     merging = opts.merge != "none"
     model = getattr(router, "model", None)
+    model_plain = model is None or type(model) is str
+    check_row = PredictionRow.__pydantic_validator__.validate_python
     can_each = isinstance(router, EachRouter)
 
     def emit(msg: Message, label: str, d: Decision, unit: Any, k: int, mixed: bool, *,
              usage: Optional[dict[str, int]], elapsed: Optional[int], via: Optional[str] = None,
              fallback: Optional[str] = None) -> None:
+        # in PredictionRow's dumped order (its fields, then extra ones): a row of plain values is
+        # written as it is once checked, any other (an int confidence, ...) as the schema dumps it
+        plain = model_plain
         row: dict[str, Any] = {"session_id": session.session_id, "i": msg.i, "pred": label,
                                "mode": opts.mode, "policy": opts.policy}
-        if model is not None:
-            row["model"] = model
         if d.refs is not None:
-            row["refs"] = list(d.refs)
+            row["refs"] = refs = list(d.refs)
+            plain = plain and all(type(r) is str for r in refs)
         if usage is not None:
             row["usage"] = {"input": usage.get("input", 0), "output": usage.get("output", 0),
                             "cache_hit": usage.get("cache_hit", 0)}
@@ -240,24 +244,31 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
                 row["usage"]["unreported"] = usage["unreported"]
         if elapsed is not None:
             row["elapsed_ms"] = elapsed
+            plain = plain and type(elapsed) is int
+        row["via"] = via = via or d.via
         if d.confidence is not None:
             row["confidence"] = d.confidence
-        row["via"] = via or d.via
+            plain = plain and type(d.confidence) is float
         if merging:
             row["burst"] = len(unit.positions)
             row["mixed"] = mixed
             row["waited"] = unit.waited[k]
+        if model is not None:
+            row["model"] = model
         if d.error:
             row["error"] = d.error
+            plain = plain and type(d.error) is str
         if fallback:
             row["fallback"] = fallback
-        rows.append(PredictionRow(**row).dump())
+            plain = plain and type(fallback) is str
+        checked = check_row(row)  # raises for a row the schema refuses
+        rows.append(row if plain else checked.dump())
         counts.messages += 1
         counts.errors += label == ERROR
         counts.clarify += label == CLARIFY
         counts.fallback += fallback is not None
-        counts.rules += "rule-" in row["via"]
-        counts.local += row["via"] == VIA_LOCAL and opts.policy != "local"
+        counts.rules += "rule-" in via
+        counts.local += via == VIA_LOCAL and opts.policy != "local"
 
     for unit in units:
         pending = [conv.messages[k] for k in unit.positions]
