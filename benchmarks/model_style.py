@@ -29,9 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from interleave_bench.io import read_sessions  # noqa: E402
 from interleave_bench.route.local import LocalRouter  # noqa: E402
-from interleave_bench.route.local_fit import calibration_error, judge_run  # noqa: E402
+from interleave_bench.route.local_fit import judge_run  # noqa: E402
 from interleave_bench.route.runner import RouteOptions, make_router, route_session  # noqa: E402
 from interleave_bench.schema import PredictionRow  # noqa: E402
+from interleave_bench.score.calibration import calibration_error  # noqa: E402
 from interleave_bench.score.routing import score_session  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "model-style" / "sessions.jsonl"

@@ -18,12 +18,11 @@ from interleave_bench.io import iter_sessions
 from interleave_bench.route.local import FEATURES, Calibration, LocalWeights, shipped_weights
 from interleave_bench.route.local_corpora import fit_local
 from interleave_bench.route.local_fit import (
-    calibration_error,
     fit_calibration,
     pav,
     reliability_holds,
-    reliability_table,
 )
+from interleave_bench.score.calibration import calibration_error, reliability_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +70,7 @@ def test_a_refit_is_byte_for_byte_whatever_the_thread_setting(tmp_path):
 def test_a_fold_is_judged_by_maps_fitted_without_it_hand_computed():
     import numpy as np
 
-    from interleave_bench.route.local_fit import (MIN_STEP_MESSAGES, Judged, calibration_error, confidence_by_fold,
+    from interleave_bench.route.local_fit import (MIN_STEP_MESSAGES, Judged, confidence_by_fold,
                                                   fit_calibrations)
 
     # fold a: every decision at p 0.9 right; fold b: every one wrong. One map over both says 0.5, and

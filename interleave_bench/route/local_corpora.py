@@ -45,13 +45,14 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from ..progress import progress
 from ..schema import SPECIAL_LABELS, PredictionRow, Session, is_open_only
+from ..score.calibration import calibration_error, reliability_table
 from ..score.cluster import one_to_one
 from ..score.routing import score_session
 from .local import BACKGROUND_IN, Calibration, LocalRouter, LocalWeights, ModeWeights
 from .local_background import EMPTY, MIN_MESSAGES, Background, build_background, session_texts
 from .local_fit import (
-    FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, OWN_HISTORY_IN, Examples, Judged, calibration_error, concat, fit_calibrations,
-    confidence_by_fold, fit_weights, gold_examples, judge_run, held_features, own_examples, pooled, reliability_table,
+    FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, OWN_HISTORY_IN, Examples, Judged, concat, fit_calibrations,
+    confidence_by_fold, fit_weights, gold_examples, judge_run, held_features, own_examples, pooled,
 )
 from .runner import RouteOptions, route_session
 

@@ -18,7 +18,8 @@ the same sessions give the same file.
    exactly as the scorer marks it (:func:`~interleave_bench.score.routing.score_session`, which in
    open mode maps labels to threads first). An isotonic fit (pool adjacent violators) of
    right-or-wrong on the winning probability gives the monotone map from probability to confidence.
-3. **Reliability table.** Confidence bins against the observed accuracy in each.
+3. **Reliability table.** Confidence bins against the observed accuracy in each, and the expected
+   calibration error, as every run's score document gives them (:mod:`interleave_bench.score.calibration`).
 """
 
 from __future__ import annotations
@@ -82,8 +83,6 @@ MAX_KNOTS = 24
 KNOT_GAP = 1e-9
 #: messages a calibration step needs: fewer, and its accuracy is too noisy to hold on other data
 MIN_STEP_MESSAGES = 300
-#: bins of the reliability table (equal width over 0..1)
-RELIABILITY_BINS = 10
 #: a bin needs this many messages before its gap between confidence and accuracy means something
 RELIABILITY_MIN_N = 100
 #: largest gap between confidence and observed accuracy allowed in such a bin
@@ -450,42 +449,7 @@ def judge_run(sessions: Sequence[Session], mode: str, router: LocalRouter,
     return out
 
 
-def reliability_table(confidence: Sequence[float], correct: Sequence[bool], bins: int = RELIABILITY_BINS) -> list[dict[str, Any]]:
-    """Rows ``{lo, hi, n, confidence, accuracy, gap}`` for each non-empty equal-width bin of
-    ``confidence`` (a confidence of exactly 1 falls in the top bin); means rounded to 4 decimals."""
-    c = np.asarray(confidence, dtype=float)
-    ok = np.asarray(correct, dtype=float)
-    idx = np.minimum((c * bins).astype(int), bins - 1)
-    out = []
-    for b in range(bins):
-        sel = idx == b
-        n = int(sel.sum())
-        if not n:
-            continue
-        mc, acc = float(c[sel].mean()), float(ok[sel].mean())
-        out.append({"lo": round(b / bins, 4), "hi": round((b + 1) / bins, 4), "n": n,
-                    "confidence": round(mc, 4), "accuracy": round(acc, 4), "gap": round(abs(mc - acc), 4)})
-    return out
-
-
 def reliability_holds(table: Sequence[dict[str, Any]], *, min_n: int = RELIABILITY_MIN_N,
                       tolerance: float = RELIABILITY_TOLERANCE) -> bool:
     """True when every bin of at least ``min_n`` messages has a gap of at most ``tolerance``."""
     return all(row["gap"] <= tolerance for row in table if row["n"] >= min_n)
-
-
-def calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = RELIABILITY_BINS) -> Optional[float]:
-    """Expected calibration error: over ``bins`` equal-width bins of ``confidence`` (a confidence of
-    exactly 1 in the top bin), the gap between mean confidence and accuracy, weighted by the
-    bin's share of the messages (None for no messages)."""
-    c = np.asarray(confidence, dtype=float)
-    if not len(c):
-        return None
-    ok = np.asarray(correct, dtype=float)
-    idx = np.minimum((c * bins).astype(int), bins - 1)
-    gap = 0.0
-    for b in range(bins):
-        sel = idx == b
-        if sel.any():
-            gap += sel.sum() * abs(float(c[sel].mean()) - float(ok[sel].mean()))
-    return gap / len(c)
