@@ -1,6 +1,6 @@
 """How ``local`` does against ``bm25`` on chat written in the model writer's style.
 
-    python benchmarks/model_style.py [--data FILE]
+    python benchmarks/model_style.py [--data DATA]
 
 The offline writer's text is another, easier kind than a model's (docs/local.md), and no model is
 reachable here. ``benchmarks/data/model-style/sessions.jsonl`` holds 18 sessions (902 messages, 9
@@ -14,7 +14,11 @@ squared (``local_background.POWER``; docs/local.md), so its figures are not out 
 those choices.
 
 Prints strict accuracy of ``local`` and ``bm25`` in both modes, the difference, and ``local``'s
-expected calibration error (10 equal-width bins over strict messages). Nothing is timed.
+expected calibration error (10 equal-width bins over strict messages, as a score document's
+``calibration`` gives it: ``interleave_bench/score/calibration.py``). Nothing is timed. ``--data``
+takes a sessions file or the data folder that holds it, as every command does; to check
+``local``'s confidence on data of your own, route it with ``--policy local`` and score it
+(docs/route.md). Exit codes: 0 printed, 2 bad input (one line on stderr).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from interleave_bench.io import read_sessions  # noqa: E402
+from interleave_bench.errors import InterleaveError  # noqa: E402
+from interleave_bench.io import read_sessions, sessions_file  # noqa: E402
 from interleave_bench.route.local import LocalRouter  # noqa: E402
 from interleave_bench.route.local_fit import judge_run  # noqa: E402
 from interleave_bench.route.runner import RouteOptions, make_router, route_session  # noqa: E402
@@ -52,21 +57,30 @@ def bm25_correct(sessions, mode: str) -> list[bool]:
     return out
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(DATA), help="a sessions file (default: the model-style sample)")
+    parser.add_argument("--data", default=str(DATA), help="a sessions file, or the data folder that holds it "
+                                                          "(default: the model-style sample)")
     args = parser.parse_args()
-    sessions = read_sessions(Path(args.data))
+    try:
+        sessions = read_sessions(sessions_file(args.data))
+    except InterleaveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print("| mode | strict messages | local | bm25 | local - bm25 | local ECE |")
     print("|---|---|---|---|---|---|")
     for mode in ("closed", "open"):
         judged = judge_run(sessions, mode, LocalRouter())
+        if not judged:
+            print(f"| {mode} | 0 | – | – | – | – |")
+            continue
         local = sum(j.correct for j in judged) / len(judged)
         base = bm25_correct(sessions, mode)
         bm25 = sum(base) / len(base)
         ece = calibration_error([j.confidence for j in judged], [j.correct for j in judged])
         print(f"| {mode} | {len(judged):,} | {local:.3f} | {bm25:.3f} | {local - bm25:+.3f} | {ece:.3f} |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
