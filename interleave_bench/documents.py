@@ -130,6 +130,40 @@ class BurstSummary(Document):
     model_calls_per_message: Number
 
 
+class ReliabilityBin(Document):
+    """One equal-width bin of confidence: its range, messages, mean confidence and accuracy (None when empty)."""
+
+    lo: float = Field(ge=0, le=1)
+    hi: float = Field(ge=0, le=1)
+    n: int = Field(ge=0)
+    confidence: Number = Field(ge=0, le=1)
+    accuracy: Number = Field(ge=0, le=1)
+    gap: Number = Field(ge=0, le=1)
+
+
+class CalibrationSummary(Document):
+    """How well the rows' ``confidence`` says how often they are right (docs/score.md#calibration):
+    over the ``messages`` strict messages whose row carries one, of ``strict``."""
+
+    ece: float = Field(ge=0, le=1)
+    bins: int = Field(ge=1)
+    messages: int = Field(ge=1)
+    strict: int = Field(ge=0)
+    confidence: float = Field(ge=0, le=1)
+    accuracy: float = Field(ge=0, le=1)
+    reliability: list[ReliabilityBin]
+
+    @model_validator(mode="after")
+    def _bins_add_up(self) -> "CalibrationSummary":
+        if len(self.reliability) != self.bins:
+            raise ValueError(f"reliability has {len(self.reliability)} bins, not the {self.bins} bins says")
+        if sum(b.n for b in self.reliability) != self.messages:
+            raise ValueError("the reliability bins' messages do not add up to messages")
+        if self.messages > self.strict:
+            raise ValueError("more messages with a confidence than strict messages")
+        return self
+
+
 class SessionLine(Document):
     session_id: str
     lang: str
@@ -180,6 +214,9 @@ class ScoreDocument(Document):
     cost_usd_per_message: Number
     #: open mode: the conversation-disentanglement metrics (:mod:`interleave_bench.score.cluster`)
     cluster: Optional[dict[str, Any]] = None
+    #: the calibration of the rows' ``confidence`` (null: no strict message has one; absent in
+    #: files written before it existed)
+    calibration: Optional[CalibrationSummary] = None
     not_scored: list[dict[str, Any]]
     #: the ``not scored:`` line printed after the table, naming every session and row left out
     not_scored_line: Optional[str] = None  # absent in files written before it existed

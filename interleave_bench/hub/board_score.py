@@ -300,6 +300,8 @@ def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, A
 #: the parts of a routing score document the recomputation must reproduce
 ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst", "breakdowns",
                  "cluster")
+#: parts a score file written before they existed leaves out: reproduced when the file states them
+LATER_PARTS = ("calibration",)
 
 
 def _data_of(data: str) -> tuple[str, Optional[dict[str, Any]]]:
@@ -384,7 +386,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, {"provenance": {k: prov.get(k) for k in ("data_sha256", "predictions_sha256")}},
                             {"provenance": {k: doc["provenance"][k] for k in ("data_sha256", "predictions_sha256")}},
                             ("provenance",), what)
-        refuse_disagreement(where, stated, doc, ROUTING_PARTS, what)
+        refuse_disagreement(where, stated, doc, ROUTING_PARTS + tuple(p for p in LATER_PARTS if p in stated), what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
     decisions = decisions_fingerprint((r for _, r in records), doc["mode"], sessions)

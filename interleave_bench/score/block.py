@@ -58,6 +58,9 @@ class Block:
     unscored: list[str]
     outside: int
     clusters: tuple[np.ndarray, np.ndarray] | None = None
+    #: the confidence of each strict message of the scored sessions whose row carries one, and
+    #: whether it reached its gold thread (:func:`calibration_pairs`; None: no row has one)
+    calibration: tuple[np.ndarray, np.ndarray] | None = None
     #: with ``detail``, every turn of the block: its outcome (a position in ``OUTCOMES``), whether
     #: it reached its gold thread, its label's vocab code (-1: no row), whether a ref of it scores
     #: (:func:`refs_turns`), and open mode's mapping
@@ -431,6 +434,19 @@ def burst_counts(m: Messages) -> dict[str, np.ndarray]:
     return cols
 
 
+def calibration_pairs(m: Messages, scored: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``confidence`` of each strict message of the ``scored`` turns whose row carries one,
+    and whether it reached its gold thread, exactly as ``accuracy`` counts it (``strict & ok``),
+    in message order (docs/score.md#calibration); ``None`` when no row of the block has one."""
+    conf = m.preds.confidence
+    if conf is None:
+        return None
+    at = np.full(len(m.sess), np.nan)
+    at[m.row_turn] = conf
+    chosen = m.strict & scored & ~np.isnan(at)
+    return at[chosen], m.ok[chosen]
+
+
 def score_block(data: DataColumns, preds: Any, split: str, mode: str, detail: bool = False) -> Block:
     """Score a block of sessions of a run in ``mode`` (docs/score.md#the-metrics-exactly).
 
@@ -521,6 +537,7 @@ def score_block(data: DataColumns, preds: Any, split: str, mode: str, detail: bo
         unscored=[data.session_ids[k] for k in np.flatnonzero(in_split & ~scored_mask)],
         outside=int((~in_split[row_sess]).sum()),
         clusters=clusters,
+        calibration=calibration_pairs(m, scored_turns),
         detail={"kind": kind, "ok": ok, "label": lab, "refs_hit": refs_hit, "mapping": (map_keys, map_threads, v)}
         if detail else None,
     )

@@ -68,11 +68,14 @@ class PredictionColumns:
     ref_code: np.ndarray
     #: calls of each row whose tokens the provider did not report (``usage.unreported``; None: none)
     unreported: Optional[np.ndarray] = None
+    #: each row's ``confidence``, NaN where it has none (None: no row of the block has one)
+    confidence: Optional[np.ndarray] = None
 
 
 
 _I, _SID, _PRED, _USAGE_OF, _ELAPSED, _VIA, _REFS = (attrgetter(a) for a in ("i", "session_id", "pred", "usage", "elapsed_ms", "via", "refs"))
 _BURST, _MIXED, _WAITED, _MODE = attrgetter("burst"), attrgetter("mixed"), attrgetter("waited"), attrgetter("mode")
+_CONFIDENCE = attrgetter("confidence")
 _TOKENS = attrgetter("input", "output", "cache_hit", "unreported")
 _TOKEN_FIELDS = tuple(attrgetter(a) for a in ("input", "output", "cache_hit", "unreported"))
 _NAMED = functools.partial(is_not, None)
@@ -134,6 +137,15 @@ def _latencies(rows: list[Any]) -> np.ndarray:
     return latency
 
 
+def confidences(rows: list[Any]) -> Optional[np.ndarray]:
+    """Each row's ``confidence`` (NaN where it has none), ``None`` when no row has one: a run
+    without confidences pays one pass over its rows for them."""
+    values = list(map(_CONFIDENCE, rows))
+    if values.count(None) == len(values):
+        return None
+    return np.array(values, dtype=np.float64)  # None -> NaN
+
+
 def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> PredictionColumns:
     """Decoded prediction rows (:func:`numbered_blocks`) as arrays against a block of sessions;
     ``session`` is each row's session position in the block."""
@@ -160,7 +172,7 @@ def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> Predi
         rows=n, session=np.array(session, dtype=np.int64), i=np.fromiter(map(_I, rows), dtype=np.int64, count=n),
         label=label, call=call, input_tokens=tokens[:, 0], output_tokens=tokens[:, 1], cached_tokens=tokens[:, 2],
         latency=_latencies(rows), burst=burst, mixed=mixed, waited=waited, ref_row=ref_row, ref_code=ref_code,
-        unreported=tokens[:, 3],
+        unreported=tokens[:, 3], confidence=confidences(rows),
     )
 
 

@@ -287,6 +287,10 @@ def prediction_columns(table, data: DataColumns) -> PredictionColumns:
         ref_row = _list_parents(refs)
         ref_code = data.vocab.encode(refs.flatten())
     burst, mixed, waited = col.get("burst"), col.get("mixed"), col.get("waited")
+    conf = col.get("confidence")  # a column of nulls is a null column (no row has one)
+    confidence = None
+    if conf is not None and not pa.types.is_null(conf.type) and conf.null_count < len(conf):
+        confidence = _np(pc.cast(conf, pa.float64()).fill_null(np.nan), np.float64)
     return PredictionColumns(
         rows=n, session=session, i=_np(col["i"], np.int64), label=label, call=call,
         input_tokens=tokens["input"], output_tokens=tokens["output"], cached_tokens=tokens["cache_hit"],
@@ -294,7 +298,7 @@ def prediction_columns(table, data: DataColumns) -> PredictionColumns:
         burst=_np(burst.fill_null(0), np.int64) if burst is not None else zeros,
         mixed=_np(mixed.fill_null(False), bool) if mixed is not None else np.zeros(n, dtype=bool),
         waited=_np(waited.fill_null(False), bool) if waited is not None else np.zeros(n, dtype=bool),
-        ref_row=ref_row, ref_code=ref_code,
+        ref_row=ref_row, ref_code=ref_code, confidence=confidence,
     )
 
 

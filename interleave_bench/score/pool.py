@@ -1,6 +1,8 @@
 """A run pooled block by block: per-session counts and the pooled extras a score document is
 built from (docs/score.md#how-it-reads-and-scores-at-scale), never per-message data beyond the
-latencies (whose exact percentiles need them all)."""
+latencies (whose exact percentiles need them all) and, for a run whose rows carry a
+``confidence``, each strict message's confidence and correctness (the calibration error is
+taken over them all, :mod:`.calibration`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import numpy as np
 
 from .bcubed import prf
 from .block import Block
-from .routing import COLUMNS, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns
+from .calibration import calibration_section
+from .routing import COL, COLUMNS, chunked_latency_percentiles, grouped_breakdowns, pool_breakdowns
 
 #: values per chunk of the pooled latencies (8 MB of floats)
 CHUNK_VALUES = 1 << 20
@@ -54,6 +57,8 @@ class ColumnarRun:
     #: the error of a closed-mode run none of whose labels names a thread (raised once the run has
     #: sessions scored)
     wrong_labels: list[Any] = field(default_factory=list)
+    #: the score document's ``calibration`` (:func:`~.calibration.calibration_section`; None: no confidence)
+    calibration: dict[str, Any] | None = None
 
 
 #: what joins the strings of a block (a string that holds it is kept as it is)
@@ -92,6 +97,9 @@ class PooledRun:
         self.unscored: list[str] = []
         self.outside = 0
         self.clusters = _Clusters()
+        # the confidence of each strict message whose row has one, and whether it is right
+        self.confidence = _Chunks()
+        self.confident_ok = _Chunks()
 
     def add(self, block: Block) -> None:
         if block.session_ids:
@@ -110,6 +118,9 @@ class PooledRun:
         self.outside += block.outside
         if block.clusters is not None:
             self.clusters.add(*block.clusters)
+        if block.calibration is not None and len(block.calibration[0]):
+            self.confidence.append(block.calibration[0])
+            self.confident_ok.append(block.calibration[1])
 
     def finish(self, *, rows: int, mode: str | None, policy: str | None, model: str | None,
                predictions_sha256: str | None, scored_mode: str = "closed", listing: Any = None,
@@ -121,6 +132,9 @@ class PooledRun:
         latency_rows = len(self.latencies)
         self.latencies = _Chunks()  # let go before the matrix is joined
         matrix, self.matrix = self.matrix.joined(), _Chunks(len(COLUMNS))
+        calibration = calibration_section(self.confidence.joined(), self.confident_ok.joined(),
+                                          int(matrix[:, COL["strict"]].sum()) if len(matrix) else 0)
+        self.confidence, self.confident_ok = _Chunks(), _Chunks()
         ids, langs = _joined(self._ids), _joined(self._langs)
         self._ids, self._langs = [], []
         return ColumnarRun(
@@ -129,7 +143,7 @@ class PooledRun:
             rows=rows, outside=self.outside, mode=mode, policy=policy, model=model,
             predictions_sha256=predictions_sha256, scored_mode=scored_mode,
             cluster=self.clusters.section() if scored_mode == "open" else None, listing=listing,
-            other_mode=other_mode or [], wrong_labels=wrong_labels or [],
+            other_mode=other_mode or [], wrong_labels=wrong_labels or [], calibration=calibration,
         )
 
 

@@ -186,6 +186,7 @@ def score_document(
     price: Price | None,
     provenance: Mapping[str, Any] | None,
     cluster: Mapping[str, Any] | None = None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The score document (as JSON data) of a run, from its per-session counts and pooled extras.
 
@@ -241,6 +242,7 @@ def score_document(
         "burst": burst_summary(totals),
         "cost_usd_per_message": cost_per_message(totals, price),
         "cluster": cluster,
+        "calibration": calibration,
         "not_scored": not_scored,
         "not_scored_line": not_scored_line({"system": system, "not_scored": not_scored,
                                             "counts": {"missing_rows": t("messages") - t("rows")}}),
@@ -359,7 +361,7 @@ def run_document(run: ColumnarRun, left_out: Sequence[LeftOut], *, system: str, 
         system=system, mode=run.scored_mode, split=split, policy=run.policy, model=run.model, matrix=run.matrix,
         latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown, rows=run.rows,
         outside=run.outside, left_out=left_out, session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
-        seed=seed, price=price, provenance=provenance, cluster=run.cluster,
+        seed=seed, price=price, provenance=provenance, cluster=run.cluster, calibration=run.calibration,
     )
 
 

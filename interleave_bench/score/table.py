@@ -23,7 +23,7 @@ import numpy as np
 
 Interval = Literal["bootstrap", "wilson", "none"]
 #: every family of metrics, in display order
-FAMILIES = ("routing", "cost", "burst", "mid_reply", "facts", "cluster")
+FAMILIES = ("routing", "cost", "burst", "mid_reply", "facts", "cluster", "calibration")
 #: what a formula reads: count name -> count (a float or an array of resampled counts)
 Counts = Mapping[str, "float | np.ndarray"]
 
@@ -302,9 +302,15 @@ CLUSTER_METRICS = (
            "cluster", RATE, "none", True, "docs/score.md#exact-f1", counts="contingency_sums"),
 )
 
+#: the calibration of the rows' ``confidence`` (the score file's ``calibration`` object, score/calibration.py)
+CALIBRATION_METRICS = (
+    _m("ece", "ECE", "expected calibration error of the rows' confidence over 10 equal-width bins (strict messages)",
+       "calibration", RATE, "none", False, counts="calibration_pairs"),
+)
+
 #: every metric of the project, in display order
 METRICS: dict[str, Metric] = {m.key: m for m in (*ROUTING_METRICS, *COST_METRICS, *BURST_METRICS, *MID_REPLY_METRICS,
-                                                 *FACTS_METRICS, *CLUSTER_METRICS)}
+                                                 *FACTS_METRICS, *CLUSTER_METRICS, *CALIBRATION_METRICS)}
 
 
 #: the headline routing metrics: the columns of the comparison table and of a leaderboard row
