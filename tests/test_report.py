@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -70,10 +71,12 @@ def test_report_of_the_demo_runs_is_one_self_contained_page_with_plots(tmp_path,
     assert page.stack == [] and page.mismatched == []
     assert page.outside == []  # no outside reference: the page works offline, alone
     # the demo's runs are all free: the cost section says so instead of stacking every label at x = 0
-    assert len(page.images) == 3 and all(src.startswith("data:image/png;base64,") for src in page.images)
+    # the demo's local runs carry a confidence: their reliability diagram is the fourth plot
+    assert len(page.images) == 4 and all(src.startswith("data:image/png;base64,") for src in page.images)
     assert "Every system here costs the same, 0.00000000 USD per message" in text
     assert page.headings == ["Results", "Accuracy with its 95% interval", "Accuracy against cost per message",
-                             "Outcomes", "Flipped messages"]
+                             "Outcomes", "Calibration of the confidence", "Flipped messages"]
+    assert re.search(r'<td>closed-local</td><td class="num">0\.\d{4}</td><td class="num">all</td>', text)  # its ECE
     assert "closed-oracle" in text and "open-bm25" in text and "closed-bm25 against closed-stay" in text
     assert "matplotlib is not installed" not in text
 

@@ -1,5 +1,5 @@
 """The calibration of a run's ``confidence`` (docs/score.md#calibration): by hand, its properties,
-through the CLI (JSONL and Parquet) and on the board."""
+through the CLI (JSONL and Parquet), in ``compare`` and on the board."""
 
 from __future__ import annotations
 
@@ -154,6 +154,13 @@ def test_route_local_then_score_gives_the_calibration(routed, capsys):
     assert c["bins"] == 10 and len(c["reliability"]) == 10 and 0 <= c["ece"] <= 1
     assert sum(b["n"] for b in c["reliability"]) == c["messages"] == c["strict"] == local["counts"]["strict"]
     assert bm25["calibration"] is None  # bm25 gives no confidence
+    # the table: a line over all and one per non-empty bin, for the local run only
+    code, out, err = _cli(capsys, "score", data, pred["local"], pred["bm25"], "--split", "all", "--bootstrap", 0,
+                          "--per-session")
+    assert code == 0, err
+    table = out[out.index("| system | ECE |"):].split("\n\n")[0].splitlines()
+    assert table[2].startswith(f"| closed-local | {c['ece']:.4f} | all | {c['messages']:,} of {c['strict']:,} |")
+    assert len(table) == 3 + sum(1 for b in c["reliability"] if b["n"]) and "closed-bm25" not in "".join(table)
 
 
 def test_a_parquet_run_gives_the_same_calibration(routed, capsys, tmp_path):
@@ -169,6 +176,18 @@ def test_a_parquet_run_gives_the_same_calibration(routed, capsys, tmp_path):
         assert code == 0, err
         docs.append(json.loads(out)["calibration"])
     assert docs[0] == docs[1] and docs[0] is not None
+
+
+def test_compare_gives_both_runs_calibration(routed, capsys):
+    data, pred = routed
+    code, out, err = _cli(capsys, "compare", data, pred["bm25"], pred["local"], "--split", "all", "--json",
+                          "--bootstrap", 0)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["calibration"]["a"] is None and doc["calibration"]["b"]["bins"] == 10
+    code, out, err = _cli(capsys, "compare", data, pred["bm25"], pred["local"], "--split", "all", "--bootstrap", 0)
+    ece = doc["calibration"]["b"]["ece"]
+    assert f"calibration (ECE of the rows' confidence): A – (no confidence), B {ece:.4f} (" in out
 
 
 # --- on the board -------------------------------------------------------------------------------------

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
             write=not args.json and args.out is None, recorded_prices=True,
         )
     from ..io import print_json, sessions_file, write_json
-    from ..reports.tables import burst_table, cluster_table, main_table, per_session_table, warn_partial
+    from ..reports.tables import (burst_table, calibration_table, cluster_table, main_table, per_session_table,
+                                  warn_partial)
     from ..score.rows import not_scored_notice
 
     results = [r.result for r in runs]
@@ -105,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
         if clusters:
             print()
             print(clusters)
+        calibrated = calibration_table(results)
+        if calibrated:
+            print()
+            print(calibrated)
         if args.per_session:
             print()
             print(per_session_table(results))

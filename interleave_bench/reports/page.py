@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from ..score.table import HEADLINE, metric
-from .tables import PARTIAL_MARK, WITH_INTERVAL, fmt, fmt_interval, mcnemar_text, partial_note, system_cell
+from .tables import (CALIBRATION_HEADER, PARTIAL_MARK, WITH_INTERVAL, calibration_rows, fmt, fmt_interval, mcnemar_text,
+                     partial_note, system_cell)
 
 #: how many flipped messages the comparison section lists (most telling first)
 FLIPS_SHOWN = 25
@@ -156,6 +157,39 @@ def breakdown_plot(dimension: str, keys: Sequence[str], series: Mapping[str, Seq
     return _png(fig, f"accuracy by {dimension}")
 
 
+def reliability_plot(results: Sequence[Mapping[str, Any]]) -> str:
+    """Each run's reliability diagram: accuracy against mean confidence per bin of its
+    ``calibration`` (a calibrated run lies on the diagonal); an ``<img>`` (or the no-plots note)."""
+    if not have_matplotlib():
+        return f'<p class="note">{NO_PLOTS}</p>'
+    fig = _figure(6)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], "--", color="#999", linewidth=1, label="calibrated")
+    for r in results:
+        bins = [b for b in r["calibration"]["reliability"] if b["n"]]
+        ax.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], "o-",
+                label=f"{r['system']} (ECE {fmt(r['calibration']['ece'], metric('ece').shown)})")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("mean confidence of the bin")
+    ax.set_ylabel("accuracy (strict messages)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    return _png(fig, "accuracy against confidence per bin of each run with a confidence")
+
+
+def _calibration(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The calibration section: for runs whose rows carry a ``confidence``, the reliability
+    diagram and the table of docs/score.md#calibration (nothing when no run has one)."""
+    shown = [r for r in results if r.get("calibration")]
+    if not shown:
+        return []
+    return ["<h2>Calibration of the confidence</h2>",
+            "<p>Over the strict messages whose row carries a confidence, in 10 equal-width bins: a bin's "
+            "accuracy against its mean confidence. ECE is the gap weighted by each bin's messages.</p>",
+            reliability_plot(shown), table_html(CALIBRATION_HEADER, calibration_rows(shown), numeric_from=1)]
+
+
 #: how every page this module writes begins
 PAGE_HEAD = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 
@@ -248,6 +282,7 @@ def report_page(results: Sequence[Mapping[str, Any]], comparison: Optional[Mappi
         "<h2>Accuracy against cost per message</h2>", cost_plot(points, "accuracy"),
         "<h2>Outcomes</h2>", _outcomes(results),
         *(_breakdown(results, dim, heading) for dim, heading in BREAKDOWNS),
+        *_calibration(results),
     ]
     if comparison is not None:
         sections += ["<h2>Flipped messages</h2>", _flips(comparison)]

@@ -124,6 +124,48 @@ def cluster_table(results: Sequence[Mapping[str, Any]]) -> str | None:
     return table(rows, ["system", *(m.display for m in metrics), "messages"]) if rows else None
 
 
+def calibration_rows(results: Iterable[Mapping[str, Any]]) -> list[list[str]]:
+    """The rows of the calibration table: per run whose rows carry a ``confidence``, one row over
+    all its strict messages with one (ECE, how many of the strict messages, mean confidence,
+    accuracy), then one per non-empty bin of its reliability table (docs/score.md#calibration)."""
+    ece = metric("ece")
+    rows = []
+    for r in results:
+        c = r.get("calibration")
+        if not c:
+            continue
+        rows.append([system_cell(r), fmt(c["ece"], ece.shown), "all", f"{c['messages']:,} of {c['strict']:,}",
+                     fmt(c["confidence"]), fmt(c["accuracy"])])
+        rows += [["", "", f"{b['lo']:.1f}–{b['hi']:.1f}", f"{b['n']:,}", fmt(b["confidence"]), fmt(b["accuracy"])]
+                 for b in c["reliability"] if b["n"]]
+    return rows
+
+
+#: the header of the calibration table
+CALIBRATION_HEADER = ("system", "ECE", "confidence", "messages", "mean confidence", "accuracy")
+
+
+def calibration_table(results: Iterable[Mapping[str, Any]]) -> str | None:
+    """The calibration of each run whose rows carry a ``confidence`` (:func:`calibration_rows`),
+    ``None`` if none does."""
+    rows = calibration_rows(results)
+    return table(rows, CALIBRATION_HEADER) if rows else None
+
+
+def calibration_line(doc: Mapping[str, Any]) -> str:
+    """A comparison's line on the two runs' confidence: each one's ECE over its strict messages
+    with a confidence (``–`` for a run without one)."""
+    cal = doc.get("calibration") or {}
+
+    def one(key: str) -> str:
+        c = cal.get(key)
+        if not c:
+            return f"{key.upper()} – (no confidence)"
+        return f"{key.upper()} {fmt(c['ece'], metric('ece').shown)} ({c['messages']:,} of {c['strict']:,} strict messages)"
+
+    return f"calibration (ECE of the rows' confidence): {one('a')}, {one('b')}"
+
+
 def per_session_table(results: Iterable[Mapping[str, Any]]) -> str:
     """One row per scored session of each run."""
     header = ["system", "session", "lang", "messages", "strict", "accuracy", "weighted error", "polluting",
@@ -180,6 +222,8 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
     shown = metric("accuracy").shown  # as compare's document holds the difference
     text = _signed(diff, shown) + (f" [{iv[0]:+.{shown}f}, {iv[1]:+.{shown}f}]" if iv else "")
     out.append(f"accuracy difference B − A: {text} (95% paired bootstrap over sessions)")
+    if any((doc.get("calibration") or {}).values()):
+        out.append(calibration_line(doc))
     level = f"{doc['alpha']:.0%}"
     if doc["regression"]:
         verdict = f"B is significantly worse than A at the {level} level"

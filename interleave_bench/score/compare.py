@@ -136,6 +136,8 @@ def compare(a: RunScore, b: RunScore, *, bootstrap: int, seed: int, not_compared
         "metrics": {name: {"a": ma.get(name), "b": mb.get(name), "delta": _delta(name, a, b)}
                     for name in METRICS},
         "intervals": {"a": a.result["intervals"], "b": b.result["intervals"]},
+        # each run's calibration (docs/score.md#calibration), null for a run without confidences
+        "calibration": {"a": a.result.get("calibration"), "b": b.result.get("calibration")},
         "flips": [f for _, f in flips],
         "not_compared": list(not_compared),
         "provenance": {"bootstrap": bootstrap, "seed": seed},
