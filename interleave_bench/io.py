@@ -26,6 +26,7 @@ import msgspec
 from pydantic import ValidationError
 
 from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file, writing
+from .file_kinds import other_kind
 from .heap import paused_gc
 from .locks import exclusive_output, hold_file, real_output
 from .json_text import is_blank, json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
@@ -39,9 +40,6 @@ SESSIONS_FILE = "sessions.jsonl"
 MANIFEST_FILE = "manifest.json"
 #: the longest a record appended to a JSONL file waits to be synced to disk (:class:`JsonlAppender`)
 SYNC_SECONDS = 1.0
-
-
-# --- JSON helpers ----------------------------------------------------------------------------------
 
 
 def dumps_line(obj: Any) -> str:
@@ -158,12 +156,13 @@ def read_records(path: str | os.PathLike, model: type[R], **kw: Any) -> Iterator
 
 
 def iter_sessions(path: str | os.PathLike, *, collect: bool = False) -> Iterator[Session]:
-    """Stream validated sessions; session ids must be unique within the file.
+    """Stream validated sessions; session ids must be unique within the file, and a file of
+    another kind is refused in one line (:func:`~interleave_bench.file_kinds.other_kind`).
 
     With ``collect=True`` duplicates are found from every line's id, valid or not, so a repeated id
-    is reported even when its first line has other defects.
-    """
+    is reported even when its first line has other defects."""
     name = str(path)
+    other_kind(path, "sessions")
     if collect:
         dup_errors = _duplicate_ids(path)
         dup_lines = {e.line for e in dup_errors}

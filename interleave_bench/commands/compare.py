@@ -17,7 +17,7 @@ from ..progress import Timer, summary_line
 from ..score.compare import compare_predictions
 from ..heap import paused_gc
 from ..options import whole_number
-from ..score.read import read_predictions_fast, read_sessions_fast
+from ..score.read import DATA_FIRST, read_predictions_fast, read_sessions_fast
 from ..reports.tables import compare_report, mcnemar_text
 from ..score.run import system_name
 from .score import add_scoring_arguments, routing_warnings
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         require_file(path)  # as score does: a FIFO would be waited on for ever
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with paused_gc():
-        sessions = read_sessions_fast(data_path)
+        sessions = read_sessions_fast(data_path, DATA_FIRST)
         (rows_a, lines_a), (rows_b, lines_b) = (read_predictions_fast(p) for p in paths)
         doc = compare_predictions(
             sessions, rows_a, rows_b,

@@ -15,18 +15,18 @@ import re
 import sys
 from pathlib import Path
 
-from ..errors import InputError, UsageError, require_output
+from ..errors import UsageError, require_output
 from ..facts.protocol import load_system, system_name
 from ..facts.records import RESULTS_HEAD
 from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
-from ..io import read_records_with_lines, sessions_file
+from ..io import read_sessions, sessions_file
 from ..locks import exclusive_output
 from ..options import whole_number
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import run_model
 from ..progress import Timer, summary_line
-from ..schema import Session, check_session
+from ..schema import Session
 from ..facts.metrics import STRATEGIES
 from .score_facts import require_summary_outputs, score_and_write, summary_path
 
@@ -67,14 +67,7 @@ def parse_strategies(text: str) -> tuple[str, ...]:
 
 def read_v1_sessions(path: Path) -> list[Session]:
     """The sessions of a v1 file, with their timeline and probes checked (file, line, field on error)."""
-    sessions: list[Session] = []
-    first: dict[str, int] = {}
-    for line, s in read_records_with_lines(path, Session, check=check_session):
-        if s.session_id in first:
-            raise InputError(str(path), line, "session_id",
-                             f"duplicate session id {s.session_id!r} (first on line {first[s.session_id]})")
-        first[s.session_id] = line
-        sessions.append(s)
+    sessions = read_sessions(path)  # one line for a file of another kind, as every command says it
     if sessions and not any(s.probes for s in sessions):
         raise UsageError(f"{path}: no session has probes: facts needs v1 data (timeline and probes), "
                          "(v0 sessions route only)")

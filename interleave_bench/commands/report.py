@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ..score.compare import compare_predictions
     from ..reports.page import have_matplotlib, is_page_head, report_page
     from ..reports.tables import warn_partial
-    from ..score.read import read_predictions_fast, read_sessions_fast
+    from ..score.read import DATA_FIRST, read_predictions_fast, read_sessions_fast
     from ..score.run import prediction_files, score_files, system_name
 
     timer = Timer()
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     price = prices_from(os.environ)
     data, source = local_data(args.data)
     require_output(args.html, run_inputs(data, args.predictions), is_page_head, "a page report wrote", "report: --html")
-    sessions = read_sessions_fast(sessions_file(data))
+    sessions = read_sessions_fast(sessions_file(data), DATA_FIRST)
     runs = score_files(data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
                        seed=args.seed, allow_duplicates=args.allow_duplicates, write=False, sessions=sessions,
                        data_source=source, price=price, recorded_prices=True)

@@ -5,13 +5,13 @@ pyarrow, and the error for a file with nothing to score."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import NoReturn, Optional
 
 import numpy as np
 
 from ..errors import InputError, InputErrors, exc_text
+from ..file_kinds import DATA_FIRST, KIND_FIELDS, other_kind  # noqa: F401 - read from here too
 from ..io import parse_record, read_records_with_lines, read_sessions, sessions_file
 from ..json_text import find_bad_value
 from ..progress import progress
@@ -28,89 +28,18 @@ def refused(path: str | os.PathLike, what: str) -> NoReturn:
     rows): ``what`` is ``sessions`` or ``predictions``. The strict reader names every bad line,
     field and value, as ``interleave-bench validate`` does; nothing is scored from it."""
     if what == "sessions":
-        read_sessions_fast(path)
+        read_sessions_fast(path, DATA_FIRST)
     else:
         read_predictions_fast(path)
     raise AssertionError(f"{path}: the array reader refused what the strict reader takes")
 
 
-#: the fields that tell the two kinds of line apart: a line holding all of one kind's and not all
-#: of the other's is that kind's
-KIND_FIELDS = {"sessions": ("session_id", "turns", "threads"), "predictions": ("session_id", "i", "pred")}
-#: what a file of the other kind is told, by where it stood: what it is, then where it goes (for a
-#: sessions file, where ``score`` takes its data; a command that takes it elsewhere says so)
-_WRONG_PLACE = {"sessions": ("a predictions file (rows with session_id, i and pred), given as the data",
-                             "the sessions file (or its folder) goes first, then the predictions"),
-                "predictions": ("a sessions file (lines with turns and threads), given as predictions",
-                                "it goes first, as the data, then the predictions")}
-
-
-#: fields only a record of the kind has (its fields the other kind lacks): a first line holding none
-#: of them is another kind's (mid-reply or facts results, say), not a defective record of this kind
-_OTHER = {"sessions": "predictions", "predictions": "sessions"}
-_OWN_FIELDS = {kind: tuple(f for f in fields if f not in KIND_FIELDS[_OTHER[kind]]) for kind, fields in KIND_FIELDS.items()}
-
-
-def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = None) -> None:
-    """Raise :class:`InputError` (one line) when the JSONL file ``path``, given as ``what``
-    (``sessions`` or ``predictions``), is plainly another kind of file, whose every line would
-    otherwise be an error of its own: its first line a record of the other kind (the two files
-    given the other way round) or a record with none of this kind's own fields (results of another
-    command), or the file a JSON document written over several lines (a score file, a run record,
-    a manifest: named by its ``format``). ``data_goes`` says where a file of the other kind goes, for
-    a command that takes its data elsewhere than first, as ``score`` does."""
-    other = _OTHER[what]
-    if str(path).endswith(".parquet"):
-        return
-    try:
-        with open(path, encoding="utf-8") as fh:
-            first = next((line for line in fh if line.strip()), "")
-    except (OSError, UnicodeDecodeError):
-        return  # the strict reader says what is wrong with it
-    if first.strip() == "{":
-        _document_given(path, what)
-        return
-    try:
-        obj = json.loads(first)
-    except (ValueError, RecursionError):
-        return
-    if not isinstance(obj, dict):
-        return
-    if all(f in obj for f in KIND_FIELDS[other]) and not all(f in obj for f in KIND_FIELDS[what]):
-        given, goes = _WRONG_PLACE[what]
-        raise InputError(str(path), None, None, f"{given}: {data_goes or goes}")
-    if not any(f in obj for f in _OWN_FIELDS[what]):
-        fields = " and ".join(_OWN_FIELDS[what])
-        raise InputError(str(path), 1, None, f"not a {what} file: its first record has no {fields} "
-                                             f"(another command's output?)")
-
-
-#: the largest JSON document :func:`_document_given` reads whole to name its kind
-_DOCUMENT_BYTES = 64 << 20
-
-
-def _document_given(path: str | os.PathLike, what: str) -> None:
-    """Raise the one line for a JSON document (not JSON Lines) given as ``what``; nothing when it is
-    not one, or too large to read for its name (the strict reader then says what is wrong)."""
-    try:
-        if os.path.getsize(path) > _DOCUMENT_BYTES:
-            return
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return
-    if isinstance(doc, dict):
-        kind = doc.get("format")
-        named = f" ({kind})" if isinstance(kind, str) and len(kind) <= 60 else ""
-        raise InputError(str(path), None, None, f"a JSON document{named}, given as {what}: {what} are JSON Lines, "
-                                                "one record a line")
-
-
-def read_sessions_fast(path: str | os.PathLike) -> list[Session]:
+def read_sessions_fast(path: str | os.PathLike, data_goes: Optional[str] = None) -> list[Session]:
     """All sessions of a file, validated and checked as :func:`interleave_bench.io.read_sessions` does;
     raises :class:`InputError` for a file without sessions (there is nothing to score), and in one
-    line for a predictions file (:func:`other_kind`)."""
-    other_kind(path, "sessions")
+    line for a predictions file (:func:`~interleave_bench.file_kinds.other_kind`, saying
+    ``data_goes``: :data:`~interleave_bench.file_kinds.DATA_FIRST` for a command taking both)."""
+    other_kind(path, "sessions", data_goes)
     sessions = read_sessions(path)  # raises, naming every defect
     if not sessions:
         raise nothing_to_score(path, "sessions")

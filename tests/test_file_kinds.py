@@ -1,0 +1,82 @@
+"""A file of another kind given where sessions go is refused in one line by every command that
+reads sessions, through the one check (``interleave_bench.file_kinds.other_kind``): a predictions
+file, a JSON document (a manifest, a score file), another command's results."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from interleave_bench.cli import main
+
+import _score_util as score_util
+from _score_util import many_sessions, oracle_rows
+
+PREDICTIONS = ("a predictions file (rows with session_id, i and pred), given as the data: the data is a sessions "
+               "file (lines with turns and threads) or its folder")
+DATA_FIRST = ("a predictions file (rows with session_id, i and pred), given as the data: the sessions file (or its "
+              "folder) goes first, then the predictions")
+
+
+def commands(data, tmp_path):
+    """Every command reading sessions, given ``data`` where they go."""
+    return {
+        "route": ["route", data, "--mode", "closed", "--policy", "local", "--out", tmp_path / "out.jsonl"],
+        "route --sweep-threshold": ["route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run",
+                                    "--sweep-threshold", "0.5"],
+        "baselines": ["baselines", data, "--mode", "closed"],
+        "stats": ["stats", data],
+        "facts": ["facts", data, "--dry-run"],
+        "export": ["export", "--v0", data, "--out", tmp_path / "export"],
+    }
+
+
+@pytest.fixture
+def files(tmp_path):
+    ss = many_sessions(2)
+    pred = score_util.write_jsonl(tmp_path / "run" / "closed-x.jsonl", oracle_rows(ss, "closed"))
+    score = tmp_path / "run" / "x.score.json"
+    score.write_text(json.dumps({"format": "interleave-score-v1", "system": "x"}, indent=2) + "\n", encoding="utf-8")
+    return pred, score
+
+
+def one_error(capsys, argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("command", ["route", "route --sweep-threshold", "baselines", "stats", "facts", "export"])
+def test_a_predictions_file_given_as_the_data_is_one_line(files, tmp_path, capsys, command):
+    pred, _ = files
+    given = tmp_path / "given"  # a data folder: what export takes, and every other command too
+    given.mkdir()
+    (given / "sessions.jsonl").write_bytes(pred.read_bytes())
+    data = given if command == "export" else pred
+    where = given / "sessions.jsonl" if command == "export" else pred
+    code, out, err = one_error(capsys, commands(data, tmp_path)[command])
+    assert (code, out, err) == (2, "", f"error: {where}: {PREDICTIONS}\n")
+
+
+@pytest.mark.parametrize("command", ["route", "baselines", "stats", "facts"])
+def test_a_json_document_given_as_the_data_is_one_line(files, tmp_path, capsys, command):
+    _, score = files
+    code, out, err = one_error(capsys, commands(score, tmp_path)[command])
+    assert (code, out, err) == (2, "", f"error: {score}: a JSON document (interleave-score-v1), given as sessions: "
+                                       "sessions are JSON Lines, one record a line\n")
+
+
+def test_another_command_s_results_given_to_route_are_one_line(tmp_path, capsys):
+    data = tmp_path / "results.jsonl"
+    data.write_text('{"case_id": "c1", "label": "x"}\n' * 3, encoding="utf-8")
+    code, out, err = one_error(capsys, commands(data, tmp_path)["route"])
+    assert (code, err) == (2, f"error: {data}:1: not a sessions file: its first record has no turns and threads "
+                              "(another command's output?)\n")
+
+
+def test_commands_taking_predictions_after_the_data_say_which_goes_first(files, tmp_path, capsys):
+    pred, _ = files
+    for argv in (["score", pred, pred], ["report", pred, pred, "--html", tmp_path / "r.html"]):
+        code, out, err = one_error(capsys, argv)
+        assert (code, err) == (2, f"error: {pred}: {DATA_FIRST}\n"), argv
