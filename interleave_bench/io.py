@@ -29,7 +29,7 @@ from .errors import InputError, InputErrors, UsageError, redact_secrets, require
 from .file_kinds import other_kind
 from .heap import paused_gc
 from .locks import exclusive_output, hold_file, real_output
-from .json_text import is_blank, json_error as _json_error, needs_strict_parse, parse_json  # noqa: F401 - read from here too
+from .json_text import is_blank, needs_strict_parse, parse_json  # noqa: F401 - read from here too
 from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
                      validation_problems)
 

@@ -4,7 +4,6 @@ readers (``interleave_bench.io``) parse every line with."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -66,11 +65,6 @@ def needs_strict_parse(text: str) -> bool:
     """Whether JSON text may hold a lone surrogate or NaN/Infinity, which fast parsers (pydantic's)
     accept where :func:`parse_json` refuses them: such text must go through :func:`parse_json`."""
     return bool(_SURROGATE_ESCAPE.search(text)) or any(w in text for w in _NON_FINITE)
-
-
-def json_error(path: str, line: int | None, exc: json.JSONDecodeError) -> InputError:
-    """The one-line error of text ``json`` cannot read."""
-    return InputError(path, line, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
 
 
 def parse_json(path: str, line: int | None, text: str) -> Any:

@@ -117,6 +117,30 @@ def _first_bad(obj: Any, only: Optional[list[tuple[Any, ...]]] = None) -> Option
     return None
 
 
+def broken_json(path: str, line: Optional[int], exc: json.JSONDecodeError) -> InputError:
+    """The one line for JSON text ``json`` cannot read: the line (``line``, one line of a JSON
+    Lines file; else the document's line the fault is on) and the column on that line. Text that
+    ends early is said to end there: a line cut short inside a string or before its value is
+    complete, which ``json`` reports at the newline (as a control character), at the next line's
+    column 1, or where the string starts."""
+    doc, pos, msg = exc.doc, exc.pos, exc.msg
+    cut = msg.startswith("Unterminated string") or (msg.startswith("Invalid control character") and doc[pos:pos + 1] in "\r\n")
+    if cut:  # the end of the line the string is on (where it was cut)
+        ends = [i for i in (doc.find("\n", pos), doc.find("\r", pos)) if i >= 0]
+        pos = min(ends) if ends else len(doc)
+        problem = "the line ends inside a string, unterminated"
+    elif not doc[pos:].strip():  # nothing but white space (a newline) after the fault
+        pos = len(doc.rstrip())
+        problem = "the line ends before the JSON value does" if line is not None else "the file ends before the JSON value does"
+    elif msg.startswith("Invalid control character"):
+        problem = f"a control character (U+{ord(doc[pos]):04X}) inside a string, unescaped"
+    else:
+        problem = msg.removesuffix(" at")
+    start = doc.rfind("\n", 0, pos) + 1
+    where = line if line is not None else doc.count("\n", 0, pos) + 1
+    return InputError(path, where, None, f"invalid JSON: {problem} (column {pos - start + 1})")
+
+
 def parse_strict(path: str, line: Optional[int], text: str, only: Optional[list[tuple[Any, ...]]] = None) -> Any:
     """``json.loads(text)``, refusing with :class:`InputError` (``path``, ``line`` or the document's
     line, the field): broken JSON, nesting too deep to read, integers outside 64 bits, numbers
@@ -132,8 +156,7 @@ def parse_strict(path: str, line: Optional[int], text: str, only: Optional[list[
     try:
         obj = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant, object_pairs_hook=_pairs)
     except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno if line is None else line, None,
-                         f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+        raise broken_json(path, line, exc) from None
     except RecursionError:
         raise InputError(path, line, None, "JSON nested too deeply to read") from None
     except ValueError as exc:  # a number ``int``/``float`` cannot take at all
