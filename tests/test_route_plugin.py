@@ -402,7 +402,7 @@ def test_evaluate_router_resumes_the_cli_run_and_refuses_another_runs_file(data,
     from interleave_bench.documents import run_record_path
 
     run_record_path(out).unlink(missing_ok=True)
-    with pytest.raises(UsageError, match=r"line 1 is a open/keyword row; .*\(pass fresh=True to start over, or out=PATH to write elsewhere\)$"):
+    with pytest.raises(UsageError, match=r"line 1 is an open/keyword row; .*\(pass fresh=True to start over, or out=PATH to write elsewhere\)$"):
         interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed")
     doc = interleave_bench.evaluate_router(routers.Keyword(), data, mode="closed", fresh=True, bootstrap=0)
     assert doc["counts"]["sessions"] > 0

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from _cli_util import run_cli
 from _lock_util import StoppedRoute
 from _route_util import EN_THREADS, EN_TURNS, session_dict, write_data
@@ -129,3 +131,17 @@ def test_a_fresh_run_keeps_the_run_it_starts_over_from_until_its_first_row(opena
     assert {json.loads(line)["policy"] for line in out.read_text().splitlines()} == {"single"}
     record = json.loads(out.with_suffix(".run.json").read_text())
     assert record["complete"] and record["options"]["policy"] == "single"
+
+
+@pytest.mark.parametrize("written, article", [("open", "an"), ("closed", "a")])
+def test_a_file_of_another_run_s_rows_is_named_with_the_right_article(tmp_path, capsys, written, article):
+    from _route_util import standard_sessions
+
+    data = write_data(tmp_path / "d", standard_sessions()[:2])
+    out = tmp_path / "x.jsonl"
+    policy = "single" if written == "open" else "stay"
+    assert run_cli(capsys, "route", data, "--mode", written, "--policy", policy, "--split", "all", "--out", out)[0] == 0
+    (tmp_path / "x.run.json").unlink()  # rows alone: the resume check reads them
+    code, _, err = run_cli(capsys, "route", data, "--mode", "closed", "--policy", "local", "--split", "all", "--out", out)
+    assert (code, err) == (2, f"error: {out}: line 1 is {article} {written}/{policy} row; it was written by a different "
+                              "run (pass --fresh to start over, or --out FILE to write elsewhere)\n")

@@ -253,7 +253,7 @@ def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: rand
     else:
         frames, fid = T.implicit, "implicit"
     if thread is None and style in ("explicit", "cue"):
-        raise KeyError(f"render_row: thread {row.thread!r} is needed for a {style} message")
+        raise KeyError(f"render_row: thread {row.thread!r} is needed for a message of style {style!r}")
     k = rng.randrange(len(frames))
     frame = frames[k]
     slots = {"title": thread.title if thread is not None else ""}

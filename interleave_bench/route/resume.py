@@ -170,7 +170,8 @@ def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions",
             except (ValueError, KeyError, TypeError, RecursionError):
                 raise mismatch(f"line {line_no} is not a prediction row") from None
             if row.get("mode") != opts.mode or row.get("policy") != opts.policy:
-                raise mismatch(f"line {line_no} is a {row.get('mode')}/{row.get('policy')} row")
+                held = f"{row.get('mode') or '?'}/{row.get('policy') or '?'}"  # an open/..., a closed/...
+                raise mismatch(f"line {line_no} is {'an' if held[:1].lower() in 'aeiou' else 'a'} {held} row")
             if row.get("model") != model:
                 raise mismatch(f"line {line_no} is a row of model {row.get('model')!r}, not {model!r}")
             # a row this run kept is read as strictly as any predictions file (1e400, a repeated key)
