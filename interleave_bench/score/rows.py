@@ -279,3 +279,17 @@ def _not_scored_parts(result: Mapping[str, Any]) -> list[str]:
         parts.append(f"{missing:,} turn{'' if missing == 1 else 's'} of scored sessions without a row, "
                      "each scored as ERROR")
     return parts
+
+
+def scored_counts(results: Sequence[Mapping[str, Any]], split: str) -> dict[str, Any]:
+    """The counts of ``score``'s summary line: the runs, the split, and what one run scored
+    (sessions and messages: the same in every run over the whole split, else their range), never a
+    sum over runs, which would read as the data's size."""
+    def span(key: str) -> str:
+        low, high = (f(r["counts"][key] for r in results) for f in (min, max))
+        return f"{low:,}" if low == high else f"{low:,} to {high:,}"
+
+    if len(results) == 1:
+        counts = results[0]["counts"]
+        return {"runs": 1, "split": split, "sessions scored": counts["sessions"], "messages": counts["messages"]}
+    return {"runs": len(results), "split": split, "a run": f"{span('sessions')} sessions and {span('messages')} messages scored"}
