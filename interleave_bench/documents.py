@@ -103,6 +103,8 @@ class ScoreCounts(Document):
     rows: int
     rows_scored: int
     missing_rows: int
+    #: rows labelled ``ERROR`` (the router's failed decisions); None in a file written before it was counted
+    error_rows: Optional[int] = None
     model_calls: int
     latency_rows: int
     rows_outside_split: int

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io import print_json, sessions_file, write_json
     from ..reports.tables import (burst_table, calibration_table, cluster_table, main_table, per_session_table,
                                   warn_partial)
-    from ..score.rows import not_scored_notice, scored_counts
+    from ..score.rows import error_rows_notice, not_scored_notice, scored_counts
 
     results = [r.result for r in runs]
     if args.out is not None:
@@ -128,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         if run_.score_file is not None:
             print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
     warn_partial(results, sys.stderr)
+    for line in filter(None, map(error_rows_notice, results)):
+        print(line, file=sys.stderr)
     print(summary_line("score", scored_counts(results, args.split), timer.seconds), file=sys.stderr)
     incomplete = [r["system"] for r in results if r["counts"]["sessions_without_rows"] or r["counts"]["missing_rows"]]
     if args.require_complete and incomplete:

@@ -315,8 +315,8 @@ class Messages:
 
 
 def message_counts(m: Messages) -> dict[str, np.ndarray]:
-    """Per session: messages, thread messages, strict and ambiguous ones, one-offs, rows, strict
-    and lenient correct, the strict messages' summed cost, each outcome's count
+    """Per session: messages, thread messages, strict and ambiguous ones, one-offs, rows (and those
+    labelled ERROR), strict and lenient correct, the strict messages' summed cost, each outcome's count
     (docs/score.md#accuracy, #weighted-error, #oneoff-into-topic)."""
     sess, n, thread = m.sess, m.n, m.g >= 0
     cols = {
@@ -325,6 +325,7 @@ def message_counts(m: Messages) -> dict[str, np.ndarray]:
         "strict": by_session(sess, n, m.strict),
         "oneoffs": by_session(sess, n, ~thread),
         "rows": by_session(m.row_sess, n),
+        "error_rows": by_session(m.row_sess, n, m.preds.label == m.data.vocab.code.get(ERROR, -9)),
         "strict_correct": by_session(sess, n, m.strict & m.ok),
         "lenient_correct": by_session(sess, n, m.lenient),
         "strict_cost": by_session(sess, n, np.where(m.strict, _COST[m.kind], 0.0)),

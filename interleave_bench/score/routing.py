@@ -55,6 +55,7 @@ COLUMNS = (
     "ambiguous",  # thread messages that are ambiguous
     "oneoffs",  # gold.thread null
     "rows",  # turns that have a prediction row
+    "error_rows",  # rows labelled ERROR: decisions the router failed to make
     "strict_correct",
     "lenient_correct",
     "strict_cost",  # summed OUTCOME_COST over strict messages

@@ -281,6 +281,18 @@ def _not_scored_parts(result: Mapping[str, Any]) -> list[str]:
     return parts
 
 
+def error_rows_notice(result: Mapping[str, Any]) -> Optional[str]:
+    """``ERROR rows: <system>: ...`` when the run holds rows labelled ``ERROR`` (decisions its
+    router failed to make, scored as the routing metrics score them), else None."""
+    counts = result.get("counts") or {}
+    n = counts.get("error_rows") or 0
+    if not n:
+        return None
+    return (f"ERROR rows: {result['system']}: {n:,} of {counts.get('rows_scored') or 0:,} rows scored are ERROR "
+            "(decisions the router failed to make): wrong on a thread message (outcome error), right on a "
+            "one-off (left alone)")
+
+
 def scored_counts(results: Sequence[Mapping[str, Any]], split: str) -> dict[str, Any]:
     """The counts of ``score``'s summary line: the runs, the split, and what one run scored
     (sessions and messages: the same in every run over the whole split, else their range), never a

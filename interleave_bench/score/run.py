@@ -229,6 +229,7 @@ def score_document(
             "rows": rows,
             "rows_scored": t("rows"),
             "missing_rows": t("messages") - t("rows"),
+            "error_rows": t("error_rows"),
             "model_calls": t("calls"),
             "latency_rows": latency_rows,
             "rows_outside_split": outside,
