@@ -339,11 +339,12 @@ def score_session(session: Session, rows: Mapping[int, PredictionRow], mode: str
                         break
 
     n_rows, in_tok, out_tok, cached_tok, calls, unreported, latencies = _usage_counts(rows_in_order)
+    error_rows = sum(row is not None and row.pred == ERROR for row in rows_in_order)
     tp, fp, fn = _switch_counts(switch_golds, switch_labels)
     lt_sum, lt_n, tl_sum, tl_n, p_terms, r_terms = _cluster_counts(cluster_pairs)
     bursts = _burst_counts(rows_in_order, strict_list, correct_list)
     stats = [
-        len(session.turns), thread_n, strict_n, thread_n - strict_n, oneoff_n, n_rows, strict_ok, lenient_ok,
+        len(session.turns), thread_n, strict_n, thread_n - strict_n, oneoff_n, n_rows, error_rows, strict_ok, lenient_ok,
         strict_cost, tp, fp, fn, lt_sum, lt_n, tl_sum, tl_n, sequential_sum(p_terms), sequential_sum(r_terms),
         len(cluster_pairs), refs_n, refs_hit, in_tok, out_tok, cached_tok, calls, unreported,
         *(kinds[o] for o in OUTCOMES), *bursts,
