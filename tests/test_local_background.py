@@ -92,7 +92,7 @@ def test_a_common_word_weighs_less_in_both_modes(mode, monkeypatch):
 
     def head_bm25(background: Background) -> float:
         c = candidates(_view(mode), ProfileCache(), background)
-        return c.rows[c.labels.index("t2")][head]
+        return c.features[c.labels.index("t2")][head]
 
     plain, weighed = head_bm25(EMPTY), head_bm25(filler)
     assert plain > 0
@@ -131,7 +131,7 @@ def test_the_cards_share_of_the_first_sentence_weighs_its_words():
 
     def card_share(background: Background) -> float:
         c = candidates(view, ProfileCache(), background)
-        return c.rows[c.labels.index("t1")][share]
+        return c.features[c.labels.index("t1")][share]
 
     # the card (Kitchen renovation / Cabinets and tiles / Finish by June) has "kitchen" and "tiles":
     # 2 of 5 words as counted, 2 of 2.5 when each weighs as common as it is

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import math
+from operator import mul
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interleave_bench.route.base import Message, RoutedMessage, RouterView, ThreadCard, TopicView
 from interleave_bench.route.local import FEATURES, NEW, QUIET_TURNS, ProfileCache, candidates
+from interleave_bench.route.local_rows import NEW_LAYOUT, ONEOFF_LAYOUT, best_of, split_weights
 
 
 def test_a_new_topic_reads_the_share_of_words_no_topic_has_seen():
@@ -115,3 +121,39 @@ def test_a_subject_named_after_thanks_is_read_as_the_first_sentence(mode):
         assert head[1] > head[0]  # the request names Lisbon's words: t2's, not the kitchen's
     else:
         assert head == [0, 0]  # "Thanks a lot." names nothing
+
+
+def _views() -> list[RouterView]:
+    """Views of each kind of chat, mode and message shape (one sentence, several, a pointer elsewhere)."""
+    topics = (TopicView("t1", "Kitchen renovation", CARDS[0], (Message(0, "the grout is grey"),)),
+              TopicView("t2", "Trip to Lisbon", CARDS[1], (Message(1, "flights and hotel for a week in may"),)))
+    out = []
+    for reply in (None, "Sure. Which date do you leave?"):
+        history = (RoutedMessage(0, "the grout is grey", "t1"), RoutedMessage(1, topics[1].messages[0].text, "t2", reply))
+        for mode in ("closed", "open"):
+            for text in ("the grout and the hotel", "Thanks. The hotel in may? Also the kitchen grout, consistent with June."):
+                out.append(RouterView("s", "en", mode, CARDS, topics, history, "t2", (Message(2, text),)))
+    said = (RoutedMessage(0, "<ann> grub fails on boot", "t1", None, "ann"),
+            RoutedMessage(1, "<bob> is kde any good", "t2", None, "bob"))
+    irc = tuple(TopicView(r.label, r.label, None, (Message(r.i, r.text, None, r.speaker),)) for r in said)
+    for speaker, text in (("bob", "ann: grub again? The kde one works."), (None, "=== carl joined")):
+        body = text if speaker is None else f"<{speaker}> {text}"
+        out.append(RouterView("irc", "en", "open", (), irc, said, "t2", (Message(2, body, None, speaker),)))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-4.0, 4.0), min_size=len(FEATURES), max_size=len(FEATURES)))
+def test_a_score_over_a_rows_layout_is_the_score_over_its_full_row(weights):
+    """A row holds the features of its layout only; the others are 0, so the score over the full
+    row (each product added in :data:`FEATURES` order) is the same float, and so is the decision."""
+    split = split_weights(weights)
+    layouts = set()
+    for view in _views():
+        c = candidates(view, ProfileCache())
+        scores = [sum(map(mul, row, weights)) for row in c.features]
+        top = max(scores)
+        assert best_of(c, split) == (scores.index(top), 1.0 / sum(math.exp(x - top) for x in scores))
+        layouts.update(c.layouts)
+    # current and other topics, one sentence and several, each kind of chat, a new topic, a one-off
+    assert len(layouts) >= 10 and {NEW_LAYOUT, ONEOFF_LAYOUT} <= layouts

@@ -47,9 +47,9 @@ import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import attrgetter, mul
+from operator import attrgetter
 from importlib import resources
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -58,6 +58,10 @@ from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
 from ..text import is_bare_ack
 from .local_background import EMPTY, Background, weighed_count
 from .local_profile import ONEOFF_TITLE_PREFIX, ProfileCache, part_bm25, plain_bm25, typical_length
+from .local_rows import (  # noqa: F401 - the features and their rows, importable from here as before
+    BM25_CHOICE_FEATURES, CHAT_KINDS, FEATURES, KIND_FEATURES, NEW_FEATURES, NEW_LAYOUT, ONEOFF_FEATURES, ONEOFF_LAYOUT,
+    TOPIC_FEATURES, TOPIC_LAYOUT, Candidates, best_of, split_weights,
+)
 from .local_text import NOBODY, asks, body, char_grams, people, says, split_message, starts_with_lead
 from .text import seems_to_go_on, short_title, title_mentioned, tokens
 
@@ -84,48 +88,6 @@ WORK_TERMS = 2
 
 # --- features --------------------------------------------------------------------------------------------
 
-#: one name per feature, in weight order. ``topic.*`` describe an existing topic, ``new.*`` the
-#: candidate "open a new topic" (open mode), ``oneoff.*`` the candidate "a one-off question".
-TOPIC_FEATURES = (
-    "topic.head_bm25", "topic.head_best", "topic.head_title", "topic.head_only_here",
-    "topic.ref_bm25", "topic.ref_title", "topic.ref_only_here",
-    "topic.rest_bm25", "topic.rest_title", "topic.rest_only_here",
-    "topic.current", "topic.current_ack", "topic.current_short", "topic.current_anaphora",
-    "topic.current_lead", "topic.current_other", "topic.current_unnamed", "topic.current_request",
-    "topic.current_asked", "topic.current_answer", "topic.current_done", "topic.title_share", "topic.card_share",
-    "topic.head_seen",
-    "topic.previous", "topic.previous_other", "topic.gap", "topic.gap_other", "topic.rank", "topic.unseen",
-    "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
-    "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
-    "topic.bm25_pick", "topic.bm25_moves", "topic.bm25_share", "topic.head_share",
-    "topic.current_replies", "topic.previous_replies", "topic.unseen_replies", "topic.head_bm25_replies",
-    "topic.bm25_pick_replies", "topic.current_multi", "topic.bm25_pick_multi",
-)
-NEW_FEATURES = (
-    "new.bias", "new.opener", "new.request", "new.head_bm25_max", "new.vague", "new.length",
-    "new.oneoff_opener", "new.first_words", "new.no_speaker", "new.addresses", "new.multi", "new.bm25_pick",
-    "new.replies", "new.length_replies", "new.unseen",
-)
-ONEOFF_FEATURES = (
-    "oneoff.bias", "oneoff.opener", "oneoff.head_bm25_max", "oneoff.tail_bm25_max", "oneoff.vague",
-    "oneoff.new_opener", "oneoff.length", "oneoff.request", "oneoff.replies", "oneoff.multi",
-)
-FEATURES = TOPIC_FEATURES + NEW_FEATURES + ONEOFF_FEATURES
-#: features that fire in one kind of chat only (:data:`CHAT_KINDS`: with the assistant's replies, or
-#: with several people): a chat of another kind never reads them, so they may carry that kind's
-#: habits (how often it switches, how far a reply's question holds) without those reaching it
-KIND_FEATURES = (
-    "topic.current_asked", "topic.current_answer", "topic.current_done",
-    "topic.speaker_last", "topic.speaker_here", "topic.addressee_last", "topic.addressee_here", "topic.named_me",
-    "topic.gap_multi", "topic.rank_multi", "topic.head_bm25_multi",
-    "topic.current_replies", "topic.previous_replies", "topic.unseen_replies", "topic.head_bm25_replies",
-    "topic.bm25_pick_replies", "topic.current_multi", "topic.bm25_pick_multi",
-    "new.first_words", "new.no_speaker", "new.addresses", "new.multi", "new.replies", "new.length_replies",
-    "oneoff.replies", "oneoff.multi",
-)
-#: the features that say what the bm25 baseline would decide: a fit starts from trusting them, so
-#: where the other signals teach nothing that holds, the router keeps bm25's level
-BM25_CHOICE_FEATURES = ("topic.bm25_pick", "new.bm25_pick")
 #: the candidates beside the topics: a new topic and a one-off, named so that no topic is (an id
 #: holds no control character), so a thread called "oneoff" is a topic like any other
 NEW = "\x00new"
@@ -148,35 +110,6 @@ SKIP_ACKS_IN = ("closed",)
 HEAD_SEEN_IN = ("closed",)
 
 
-#: the blocks of :data:`FEATURES` a candidate's row holds: a topic's, a new topic's, a one-off's
-TOPIC_BLOCK, NEW_BLOCK, ONEOFF_BLOCK = 0, 1, 2
-_BLOCKS = (TOPIC_FEATURES, NEW_FEATURES, ONEOFF_FEATURES)
-_BLOCK_START = (0, len(TOPIC_FEATURES), len(TOPIC_FEATURES) + len(NEW_FEATURES))
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """The candidates of one decision and their feature rows (one row per candidate).
-
-    ``rows[k]`` holds only the features of its block (``blocks[k]``: every other feature of a
-    candidate is 0), so a decision multiplies no zeros; :attr:`features` gives the full rows."""
-
-    labels: tuple[str, ...]  # topic labels, then NEW (open mode), then ONEOFF (when offered)
-    blocks: tuple[int, ...]
-    rows: list[list[float]]
-    kind: str = "plain"  # the kind of chat (:func:`chat_kind`)
-
-    @property
-    def features(self) -> list[list[float]]:
-        """One row per candidate over every entry of :data:`FEATURES`."""
-        out = []
-        for b, row in zip(self.blocks, self.rows):
-            full = [0.0] * len(FEATURES)
-            full[_BLOCK_START[b]:_BLOCK_START[b] + len(row)] = row
-            out.append(full)
-        return out
-
-
 def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Optional[str]]:
     """The current topic and the one before it, among ``allowed`` labels (one-offs skipped)."""
     current = previous = None
@@ -189,14 +122,6 @@ def _recency(view: RouterView, allowed: set[str]) -> tuple[Optional[str], Option
             previous = r.label
             break
     return current, previous
-
-
-#: a topic row's current-topic features (``topic.current`` .. ``topic.current_done``) for any other topic
-_ZERO_CURRENT = (0.0,) * 11
-#: its several-people features (``topic.speaker_last`` .. ``topic.head_bm25_multi``) in a chat of one person
-_ZERO_PEOPLE = (0.0,) * 8
-#: its kind-of-chat features (``topic.current_replies`` .. ``topic.bm25_pick_multi``) in plain chat
-_ZERO_KIND = (0.0,) * 7
 
 
 def candidates(view: RouterView, cache: ProfileCache, background: Background = EMPTY) -> Candidates:
@@ -235,6 +160,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     replies, in_multi = float(kind == "replies"), float(kind == "multi")
 
     rows: list[list[float]] = []
+    layouts: list[int] = []
     plain_q = bm25_tokens(view.pending_text())
     bm25_new = 1.0
     current = previous = None
@@ -265,10 +191,9 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         done = float(last is not None and last.label == current and bool(last.reply) and not asked)
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
-        # the parts of a row that are the same for every topic that is not the current one, not in a
-        # chat of several people, or not in one with replies: zeros, or this message's values (each
-        # product with a 0/1 factor written out: 2.6% fewer instructions routing IRC dev, 2.2%
-        # offline dev closed, by valgrind's count, the predictions byte for byte the same)
+        # the current topic's features that are this message's values (each product with a 0/1 factor
+        # written out: 2.6% fewer instructions routing IRC dev, 2.2% offline dev closed, by valgrind's
+        # count, the predictions byte for byte the same)
         cur_on = (1.0, ack, short, anaphora, lead, other)
         cur_tail = (request, asked, asked * brief, done)
         head_n = len(head_q)
@@ -277,6 +202,12 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         head_seen = view.mode in HEAD_SEEN_IN and head_n > 0
         head, refs, rest = parts.head, parts.refs, parts.rest
         mine, spoke, addressed, named_in, named_me = who.mine, who.spoke, who.addressed, who.named_in, who.named_me
+        # a row holds only the features that may be other than 0 (:data:`~.local_rows.LAYOUTS`): the
+        # later sentences' overlaps only where they have terms, the current topic's features only in
+        # its row, the features of several people and of a kind of chat only in such a chat
+        parted = bool(ref_q or rest_q)
+        lay_other = TOPIC_LAYOUT[parted, False, bool(multi), kind]
+        lay_current = TOPIC_LAYOUT[parted, True, bool(multi), kind]
         # below, ``1.0 if c else 0.0`` for float(c), and ``log1p(x) if x else 0.0`` for a count or
         # sum that is mostly 0 (log1p(0) is 0.0): no call where the value is known (a float() call
         # took 0.42 us to the test's 0.10 us, a log1p(0) call 0.46 us to 0.13 us; the same values)
@@ -286,8 +217,9 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
                 title, need, title_grams = card.title, prof.title_terms, prof.title_grams
                 # a title is mentioned only where every one of its words is (the cheap test first)
                 head_title = 1.0 if need and need <= head_q and title_mentioned(title, head) else 0.0
-                ref_title = 1.0 if need and need <= ref_q and title_mentioned(title, refs) else 0.0
-                rest_title = 1.0 if need and need <= rest_q and title_mentioned(title, rest) else 0.0
+                if parted:
+                    ref_title = 1.0 if need and need <= ref_q and title_mentioned(title, refs) else 0.0
+                    rest_title = 1.0 if need and need <= rest_q and title_mentioned(title, rest) else 0.0
                 title_share = len(grams.intersection(title_grams)) / len(title_grams) if title and title_grams else 0.0
                 shared = prof.card_terms.intersection(head_q)  # (none: a share of 0.0, not worked out)
                 card_share = weighed_count(shared, common) / head_weight if shared else 0.0
@@ -307,17 +239,14 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
             prev = 1.0 if lab == previous else 0.0
             lhb = log1p(hb) if hb else 0.0
             picked = 1.0 if k == pick else 0.0
-            row = [  # in TOPIC_FEATURES order
-                lhb, 1.0 if k == best and hb > 0 else 0.0, head_title, log1p(ho) if ho else 0.0,
-                log1p(rb) if rb else 0.0, ref_title, log1p(ro) if ro else 0.0,
-                log1p(tb) if tb else 0.0, rest_title, log1p(to) if to else 0.0,
-            ]
+            row = [lhb, 1.0 if k == best and hb > 0 else 0.0, head_title, log1p(ho) if ho else 0.0]  # in FEATURES order
+            if parted:
+                row += (log1p(rb) if rb else 0.0, ref_title, log1p(ro) if ro else 0.0,
+                        log1p(tb) if tb else 0.0, rest_title, log1p(to) if to else 0.0)
             if cur:
                 row += cur_on
                 row.append(0.0 if head_title or ho > 0 else 1.0)  # unnamed: neither its title nor a word only it has
                 row += cur_tail
-            else:
-                row += _ZERO_CURRENT
             row += (
                 title_share, card_share, hs / head_n if head_seen else 0.0,
                 prev, prev * other, gap, gap * other, rank, unheard,
@@ -328,21 +257,17 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
                     1.0 if lab == mine else 0.0, log1p(said) if said else 0.0, 1.0 if lab in addressed else 0.0,
                     log1p(named) if named else 0.0, 1.0 if lab == named_me else 0.0, gap, rank, lhb,
                 )
-            else:
-                row += _ZERO_PEOPLE
             row += (
                 picked, 1.0 if k == plain_best and plain_top >= MOVE_THRESHOLD else 0.0,
                 plain[k] / plain_top if plain_top else 0.0, hb / head_top if head_top else 0.0,
             )
             if replies:
-                row += (1.0 if cur else 0.0, prev, unheard, lhb, picked, 0.0, 0.0)
+                row += (1.0, prev, unheard, lhb, picked) if cur else (prev, unheard, lhb, picked)
             elif in_multi:
-                row += (0.0, 0.0, 0.0, 0.0, 0.0, 1.0 if cur else 0.0, picked)
-            else:
-                row += _ZERO_KIND
+                row += (1.0, picked) if cur else (picked,)
             rows.append(row)
+            layouts.append(lay_current if cur else lay_other)
     out_labels = list(labels)
-    blocks = [TOPIC_BLOCK] * n
     if view.mode == "open":
         # the share of the message's words that no topic has seen: a new subject's words are new
         unseen = 1.0 - seen / len(all_q) if all_q else 0.0
@@ -353,7 +278,7 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
             replies, replies * length, unseen,
         ])
         out_labels.append(NEW)
-        blocks.append(NEW_BLOCK)
+        layouts.append(NEW_LAYOUT)
     # a one-off is a question off the work in progress: with no current topic there is nothing to
     # be off from, and a first sentence sharing several words with one topic alone is that work
     if current is not None and work_terms < WORK_TERMS:
@@ -362,22 +287,8 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
             replies, in_multi,
         ])
         out_labels.append(ONEOFF)
-        blocks.append(ONEOFF_BLOCK)
-    return Candidates(tuple(out_labels), tuple(blocks), rows, kind)
-
-
-def split_weights(weights: Sequence[float]) -> tuple[tuple[float, ...], ...]:
-    """``weights`` (one per :data:`FEATURES` entry) as the weights of each block."""
-    return tuple(tuple(float(w) for w in weights[start:start + len(names)])
-                 for start, names in zip(_BLOCK_START, _BLOCKS))
-
-
-def best_of(cands: Candidates, weights: Sequence[Sequence[float]]) -> tuple[int, float]:
-    """The index of the best-scoring candidate (the first on a tie) and its softmax probability,
-    with ``weights`` split by block (:func:`split_weights`)."""
-    scores = [sum(map(mul, row, weights[b])) for b, row in zip(cands.blocks, cands.rows)]
-    top = max(scores)
-    return scores.index(top), 1.0 / sum(math.exp(x - top) for x in scores)
+        layouts.append(ONEOFF_LAYOUT)
+    return Candidates(tuple(out_labels), tuple(layouts), rows, kind)
 
 
 # --- weights and calibration ------------------------------------------------------------------------------
@@ -406,10 +317,6 @@ class Calibration:
         return y0 + (y1 - y0) * (p - x0) / (x1 - x0)
 
 
-#: the kinds of chat a confidence is calibrated for apart: one person, no replies shown; one
-#: person with the assistant's replies; several people (messages with speakers). Their accuracy
-#: levels differ, so one map for all would be off for each
-CHAT_KINDS = ("plain", "replies", "multi")
 _SPEAKER, _REPLY = attrgetter("speaker"), attrgetter("reply")
 #: latest messages that say what kind of chat a view is
 KIND_WINDOW = 8
