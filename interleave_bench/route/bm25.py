@@ -106,6 +106,13 @@ def topic_tokens(topic: TopicView) -> list[str]:
     return out
 
 
+def first_best(scores: Sequence[float]) -> int:
+    """The index of the highest of ``scores`` (not empty), the earliest on a tie: ``max`` keeps the
+    first of equal values and ``index`` finds the first, both in C (a key function called per
+    score took three times the instructions)."""
+    return scores.index(max(scores))
+
+
 def choice(scores: Sequence[float], current: int | None, mode: str, query_len: int, *,
            threshold: float = MOVE_THRESHOLD, new_min_tokens: int = NEW_TOPIC_MIN_TOKENS) -> int | None:
     """What bm25 decides from the topics' ``scores``: a topic's index, or None for a new topic.
@@ -114,7 +121,7 @@ def choice(scores: Sequence[float], current: int | None, mode: str, query_len: i
     ``current`` topic (an index, or None before any), except that in open mode a message of
     ``new_min_tokens`` or more (or one with no current topic) opens a topic, and the first
     closed-mode message takes the best whatever its score (a new topic only with no topics)."""
-    best = max(range(len(scores)), key=lambda j: (scores[j], -j)) if scores else None
+    best = first_best(scores) if scores else None
     if best is not None and scores[best] >= threshold:
         return best
     if mode == "closed":
@@ -127,7 +134,7 @@ def best_match(view: RouterView, query: Sequence[str]) -> tuple[str | None, floa
     if not view.topics:
         return None, 0.0
     scores = bm25_scores(query, [topic_tokens(t) for t in view.topics])
-    k = max(range(len(scores)), key=lambda j: (scores[j], -j))
+    k = first_best(scores)
     return view.topics[k].label, scores[k]
 
 

@@ -47,14 +47,14 @@ import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import attrgetter
+from operator import add, attrgetter
 from importlib import resources
 from typing import Any, Optional
 
 import numpy as np
 
 from .base import Decision, RouterView
-from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice
+from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice, first_best
 from ..text import is_bare_ack
 from .local_background import EMPTY, Background, weighed_count
 from .local_profile import ONEOFF_TITLE_PREFIX, ProfileCache, part_bm25, plain_bm25, typical_length
@@ -145,19 +145,20 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
     head_q, ref_q, rest_q = set(tokens(parts.head)), set(tokens(parts.refs)), set(tokens(parts.rest))
     all_q = head_q | ref_q | rest_q
 
-    ack = float(is_bare_ack(text))
-    short = float(seems_to_go_on(text))
-    anaphora = float(says("anaphora", parts.lowered_head))
-    lead = float(starts_with_lead(parts.lowered))
-    other = float(says("other", parts.lowered_head))
-    new_opener = float(says("new", parts.lowered_head))
-    request = float(says("request", parts.lowered_head))
-    oneoff_opener = float(says("oneoff", parts.lowered_head))
-    vague = max(ack, short, anaphora, lead)
+    ack = 1.0 if is_bare_ack(text) else 0.0
+    short = 1.0 if seems_to_go_on(text) else 0.0
+    anaphora = 1.0 if says("anaphora", parts.lowered_head) else 0.0
+    lead = 1.0 if starts_with_lead(parts.lowered) else 0.0
+    other = 1.0 if says("other", parts.lowered_head) else 0.0
+    new_opener = 1.0 if says("new", parts.lowered_head) else 0.0
+    request = 1.0 if says("request", parts.lowered_head) else 0.0
+    oneoff_opener = 1.0 if says("oneoff", parts.lowered_head) else 0.0
+    vague = 1.0 if ack or short or anaphora or lead else 0.0  # (each 0.0 or 1.0: their max)
     length = math.log1p(len(all_q)) - typical_length(view)
-    brief = float(len(all_q) <= SHORT_ANSWER_TOKENS)
+    brief = 1.0 if len(all_q) <= SHORT_ANSWER_TOKENS else 0.0
     last = view.history[-1] if view.history else None
-    replies, in_multi = float(kind == "replies"), float(kind == "multi")
+    replies = 1.0 if kind == "replies" else 0.0
+    in_multi = 1.0 if kind == "multi" else 0.0
 
     rows: list[list[float]] = []
     layouts: list[int] = []
@@ -172,23 +173,23 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         sums, seen = part_bm25(all_q, head_q, ref_q, rest_q, profs, common)
         # the first sentence's character 3-grams, for the share of a card's title it has
         grams = frozenset(char_grams(parts.head)) if any(p.title_grams for p in profs) else frozenset()
-        head_bm = [x[0] for x in sums]
-        best = max(range(n), key=lambda k: (head_bm[k], -k))
+        head_bm, ref_bm, rest_bm, head_alone = list(zip(*sums))[:4]
+        best = first_best(head_bm)
         head_bm_max = math.log1p(head_bm[best])
-        tail_bm_max = math.log1p(max(x[1] + x[2] for x in sums))
-        work_terms = max(x[3] for x in sums)
+        tail_bm_max = math.log1p(max(map(add, ref_bm, rest_bm)))
+        work_terms = max(head_alone)
         current, previous = _recency(view, allowed)
         plain = plain_bm25(plain_q, profs)
         plain_top = max(plain)
         pick = bm25_choice(plain, labels.index(current) if current is not None else None, view.mode, len(plain_q))
-        bm25_new = float(pick is None)
-        plain_best = max(range(n), key=lambda k: (plain[k], -k))
+        bm25_new = 1.0 if pick is None else 0.0
+        plain_best = first_best(plain)
         head_top = head_bm[best]
-        multi = float(who.multi)  # many people in one chat: conversations run side by side
+        multi = 1.0 if who.multi else 0.0  # many people in one chat: conversations run side by side
         # the assistant's latest reply asked something: a short message answers it
-        asked = float(last is not None and last.label == current and asks(last.reply))
+        asked = 1.0 if last is not None and last.label == current and asks(last.reply) else 0.0
         # ... or it answered without asking anything: that piece of work may be done
-        done = float(last is not None and last.label == current and bool(last.reply) and not asked)
+        done = 1.0 if last is not None and last.label == current and bool(last.reply) and not asked else 0.0
         later = sorted(-t.messages[-1].i for t in topics if t.messages)  # bisect: topics heard from since
         log1p = math.log1p
         # the current topic's features that are this message's values (each product with a 0/1 factor
@@ -273,8 +274,9 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
         unseen = 1.0 - seen / len(all_q) if all_q else 0.0
         rows.append([  # in NEW_FEATURES order
             1.0, new_opener, request, head_bm_max, vague, length, oneoff_opener,
-            float(who.multi and who.speaker is not None and who.mine is None),
-            float(who.multi and who.speaker is None), float(who.names_someone), float(who.multi), bm25_new,
+            1.0 if who.multi and who.speaker is not None and who.mine is None else 0.0,
+            1.0 if who.multi and who.speaker is None else 0.0, 1.0 if who.names_someone else 0.0,
+            1.0 if who.multi else 0.0, bm25_new,
             replies, replies * length, unseen,
         ])
         out_labels.append(NEW)

@@ -12,9 +12,10 @@ is), so a score over the layout is the score over the full row, with a third of 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from operator import mul
+from itertools import repeat
+from math import exp
+from operator import mul, sub
 from typing import Sequence
 
 #: the kinds of chat a confidence is calibrated for apart: one person, no replies shown; one
@@ -140,4 +141,4 @@ def best_of(cands: Candidates, weights: Sequence[Sequence[float]]) -> tuple[int,
     with ``weights`` split by layout (:func:`split_weights`)."""
     scores = [sum(map(mul, row, weights[layout])) for layout, row in zip(cands.layouts, cands.rows)]
     top = max(scores)
-    return scores.index(top), 1.0 / sum(math.exp(x - top) for x in scores)
+    return scores.index(top), 1.0 / sum(map(exp, map(sub, scores, repeat(top))))  # (exp(x - top), in order)

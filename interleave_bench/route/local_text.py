@@ -135,12 +135,17 @@ def says(kind: str, lowered: str) -> bool:
 def starts_with_lead(lowered: str) -> bool:
     """True when lowercased text ``lowered`` opens (after any punctuation) with an acknowledgement
     or carry-on word."""
-    text = _LEADING_JUNK.sub("", lowered, count=1)
-    if text.startswith(_LEAD_CHINESE):
-        return True
-    if not text[:1].isascii() or not text[:1].isalnum():
+    # the opening after the punctuation, cut out, not the text copied without it; a Chinese
+    # opener only where the text opens with a character beyond ASCII (each of them does)
+    junk = _LEADING_JUNK.match(lowered)
+    start = junk.end() if junk is not None else 0
+    text = lowered[start:start + 60]
+    first = text[:1]
+    if not first.isascii():
+        return text.startswith(_LEAD_CHINESE)
+    if not first.isalnum():
         return False
-    words = _WORD_RUN.findall(text[:60])
+    words = _WORD_RUN.findall(text)
     if not words or words[0] not in _LEAD_FIRST_WORDS:
         return False
     return any(" ".join(words[:n]) in _LEAD_WORDS for n in range(1, min(len(words), MAX_PHRASE_WORDS) + 1))

@@ -122,7 +122,7 @@ def seems_to_go_on(text: str) -> bool:
     words = _WORD.findall(lowered)
     if words and words[-1] in DANGLING_EN and _WORD_END.search(lowered):
         return True
-    if stripped.endswith(DANGLING_ZH):
+    if not stripped[-1].isascii() and stripped.endswith(DANGLING_ZH):  # (each ends in a Chinese character)
         return True
     return len(words) <= SHORT_MAX_WORDS and cjk_count(stripped) <= SHORT_MAX_CJK  # len(words): word_count(stripped)
 
