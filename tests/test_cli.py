@@ -38,7 +38,8 @@ def test_no_command_prints_help_and_exits_2(capsys):
 
 def test_input_error_is_one_line_exit_2(tmp_path):
     bad = tmp_path / "s.jsonl"
-    bad.write_text('{"session_id": "a"}\n', encoding="utf-8")
+    # a session (turns and threads) without its version: a file of another kind is refused before
+    bad.write_text('{"session_id": "a", "threads": [], "turns": []}\n', encoding="utf-8")
     proc = cli("validate", str(bad))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
