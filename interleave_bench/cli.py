@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, NoReturn, Sequence
 
 from . import __version__
-from .errors import InputErrors, InterleaveError, cannot_write, one_line, redact
+from .errors import InputErrors, InterleaveError, cannot_write, error_line, one_line, redact
 
 #: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
 COMMAND_MODULES = (
@@ -49,7 +49,7 @@ class OneLineParser(argparse.ArgumentParser):
     """Bad options are one line on stderr and exit 2, like every other error of the project."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        print(error_line(f"{self.prog}: {message} (see {self.prog} --help)"), file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -139,16 +139,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(code or 0)
     except InputErrors as exc:
         for err in exc.errors[:SHOWN_ERRORS]:
-            print(redact(f"error: {err.format()}"), file=sys.stderr)
+            print(error_line(err.format()), file=sys.stderr)
         rest = len(exc.errors) - SHOWN_ERRORS
         if rest > 0:
             files = sorted({str(e.path) for e in exc.errors[SHOWN_ERRORS:] if e.path})
             where = f" in {files[0]}" if len(files) == 1 else ""
-            print(redact(f"error: {rest:,} more error{'s' if rest > 1 else ''}{where} not shown "
-                         "(interleave-bench validate lists every error of a data or predictions file)"), file=sys.stderr)
+            print(error_line(f"{rest:,} more error{'s' if rest > 1 else ''}{where} not shown "
+                             "(interleave-bench validate lists every error of a data or predictions file)"), file=sys.stderr)
         return 2
     except InterleaveError as exc:
-        print(redact(one_line(f"error: {exc}")), file=sys.stderr)
+        print(error_line(one_line(str(exc))), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished work is kept; run the same command again to resume", file=sys.stderr)
@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _internal_error(exc)
         # a file the system will not open as asked (no permission, a symlink loop, a name too long):
         # the user's to fix, so one line naming it, as bad input is
-        print(redact(f"error: {os.fsdecode(named)}: {exc.strerror[0].lower()}{exc.strerror[1:]}"), file=sys.stderr)
+        print(error_line(f"{os.fsdecode(named)}: {exc.strerror[0].lower()}{exc.strerror[1:]}"), file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
         return _internal_error(exc)

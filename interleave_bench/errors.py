@@ -566,3 +566,10 @@ def redact(text: str, env: "dict[str, str] | None" = None) -> str:
     for pattern in api_key_patterns(text):
         text = pattern.sub(REDACTED, text)
     return text
+
+
+def error_line(problem: str) -> str:
+    """``error: <problem>``, the line every command prints for a problem, with :func:`redact` applied
+    (a problem quotes the input, which may hold a key)."""
+    return redact(f"error: {problem}")
+

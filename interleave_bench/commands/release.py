@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..errors import error_line
 from ..progress import Timer, summary_line
 from ..options import whole_number
 
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         except ReleaseStopped as exc:
             for line in exc.details:
                 print(line)
-            print(f"error: {exc}", file=sys.stderr)
+            print(error_line(str(exc)), file=sys.stderr)
             return exc.code
     if opts.dry_run:
         print(f"dry run: {opts.folder / 'dataset'} is ready ({state.files} files, {state.bytes:,} bytes); "

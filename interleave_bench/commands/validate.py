@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import InputError, InputErrors
+from ..errors import InputError, InputErrors, error_line
 from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
                   read_manifest, read_records_with_lines)
 from ..schema import PredictionRow
@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         if errors:
             bad += 1
             for err in errors:
-                print(f"error: {err.format()}", file=sys.stderr)
+                print(error_line(err.format()), file=sys.stderr)
             print(f"{path}: {len(errors)} error{'s' if len(errors) != 1 else ''}", file=sys.stderr)
         else:
             print(line)

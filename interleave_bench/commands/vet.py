@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import error_line
 from ..progress import Timer, progress, summary_line
 
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {rule.path}:{rule.line}: pattern accepted no finding; remove it if the data no longer needs it",
               file=sys.stderr)
     for err in report.errors:
-        print(f"error: {err.format()}", file=sys.stderr)
+        print(error_line(err.format()), file=sys.stderr)
     if report.errors and not report.files:
         return 2  # nothing could be read: the error lines say it all, a summary of nothing would not
     print(f"vet: {report.summary()}" + (f"; allowlist {allow}" if allow else ""))

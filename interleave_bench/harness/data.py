@@ -16,7 +16,7 @@ from typing import Optional
 from ..io import read_sessions, sessions_file
 from ..fingerprints import records_fingerprint
 from ..route.runner import check_mode_applies, select_sessions
-from ..errors import InputErrors, InterleaveError, UsageError
+from ..errors import InputErrors, InterleaveError, UsageError, error_line
 from ..schema import SCORE_SPLITS, Session
 from .names import INSPECT_OPEN_MODE
 
@@ -24,7 +24,7 @@ def problem_lines(exc: InterleaveError) -> list[str]:
     """The project's one line per problem of bad data or options (``error: FILE:LINE: field: ...``),
     as a harness shows them in place of a traceback."""
     problems = [e.format() for e in exc.errors] if isinstance(exc, InputErrors) else [str(exc)]
-    return [f"error: {p}" for p in problems]
+    return [error_line(p) for p in problems]
 
 
 @dataclass(frozen=True)
