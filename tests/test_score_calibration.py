@@ -215,6 +215,13 @@ def test_the_board_checks_a_stated_calibration(tmp_path):
     assert verdict(honest) is None
     # a file written before the section existed states none: the board computes it all the same
     assert verdict({k: v for k, v in honest.items() if k != "calibration"}) is None
+    # ... and one written before ERROR rows were counted states no counts.error_rows
+    older = {**honest, "counts": {k: v for k, v in honest["counts"].items() if k != "error_rows"}}
+    assert verdict(older) is None
+    said = verdict(b.forged(honest, counts__error_rows=None))
+    assert said is not None and "counts.error_rows: the file says null" in said
+    said = verdict(b.forged(honest, counts__error_rows=3))
+    assert said is not None and "counts.error_rows: the file says 3" in said
     said = verdict(b.forged(honest, calibration__ece=round(honest["calibration"]["ece"] / 2, 4)))
     assert said is not None and "calibration.ece: the file says" in said
     said = verdict(b.forged(honest, calibration=None))

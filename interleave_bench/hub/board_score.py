@@ -300,8 +300,27 @@ def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, A
 #: the parts of a routing score document the recomputation must reproduce
 ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst", "breakdowns",
                  "cluster")
-#: parts a score file written before they existed leaves out: reproduced when the file states them
-LATER_PARTS = ("calibration",)
+#: parts and fields (dotted) a score file written before they existed leaves out: reproduced when
+#: the file states them
+LATER_PARTS = ("calibration", "counts.error_rows")
+
+
+def without_later(stated: dict[str, Any], computed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``stated`` and ``computed`` without the :data:`LATER_PARTS` that ``stated`` leaves out (the
+    containing objects copied, the documents left as they are)."""
+    stated, computed = dict(stated), dict(computed)
+    for path in LATER_PARTS:
+        *parents, name = path.split(".")
+        a, b = stated, computed
+        for key in parents:
+            if not isinstance(a.get(key), dict) or not isinstance(b.get(key), dict):
+                break
+            a[key], b[key] = dict(a[key]), dict(b[key])
+            a, b = a[key], b[key]
+        else:
+            if name not in a:
+                b.pop(name, None)
+    return stated, computed
 
 
 def _data_of(data: str) -> tuple[str, Optional[dict[str, Any]]]:
@@ -386,7 +405,8 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
         refuse_disagreement(where, {"provenance": {k: prov.get(k) for k in ("data_sha256", "predictions_sha256")}},
                             {"provenance": {k: doc["provenance"][k] for k in ("data_sha256", "predictions_sha256")}},
                             ("provenance",), what)
-        refuse_disagreement(where, stated, doc, ROUTING_PARTS + tuple(p for p in LATER_PARTS if p in stated), what)
+        said, got = without_later(stated, doc)
+        refuse_disagreement(where, said, got, ROUTING_PARTS + tuple(p for p in LATER_PARTS if p in said), what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
     decisions = decisions_fingerprint((r for _, r in records), doc["mode"], sessions)
