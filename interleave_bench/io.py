@@ -208,8 +208,9 @@ def sessions_file(path: str | os.PathLike) -> Path:
     p = Path(path)
     if p.is_dir():
         p = p / SESSIONS_FILE
-        if not p.is_file():
+        if not os.path.lexists(p):
             raise InputError(str(path), None, None, f"no {SESSIONS_FILE} in this folder")
+        require_file(p)  # a folder or FIFO by that name is named as one, not as missing
     else:
         require_file(p, missing="no such file or folder")  # a FIFO is named as one, not as missing
     return p

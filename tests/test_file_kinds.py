@@ -80,3 +80,18 @@ def test_commands_taking_predictions_after_the_data_say_which_goes_first(files, 
     for argv in (["score", pred, pred], ["report", pred, pred, "--html", tmp_path / "r.html"]):
         code, out, err = one_error(capsys, argv)
         assert (code, err) == (2, f"error: {pred}: {DATA_FIRST}\n"), argv
+
+
+@pytest.mark.parametrize("command", ["route", "baselines", "stats"])
+def test_a_data_folder_whose_sessions_file_is_a_folder_or_a_fifo_says_so(tmp_path, capsys, command):
+    import os
+
+    folder, fifo = tmp_path / "d1", tmp_path / "d2"
+    (folder / "sessions.jsonl").mkdir(parents=True)
+    fifo.mkdir()
+    os.mkfifo(fifo / "sessions.jsonl")
+    code, out, err = one_error(capsys, commands(folder, tmp_path)[command])
+    assert (code, out, err) == (2, "", f"error: {folder / 'sessions.jsonl'}: is a folder, not a file\n")
+    code, out, err = one_error(capsys, commands(fifo, tmp_path)[command])
+    assert code == 2 and out == "" and err.startswith(f"error: {fifo / 'sessions.jsonl'}: is not a regular file")
+    assert err.count("\n") == 1
