@@ -43,8 +43,13 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
     a manifest: named by its ``format``). ``data_goes`` says what goes where the file stood instead
     of the default (:data:`DATA_FIRST` for a command taking predictions after the data)."""
     other = _OTHER[what]
-    if str(path).endswith(".parquet") or not os.path.isfile(path):
+    if not os.path.isfile(path):
         return  # (a FIFO is not opened: it would be waited on; the reader names what it is)
+    if what == "sessions" and _is_parquet(path):
+        raise InputError(str(path), None, None, "a Parquet file, given as sessions: sessions are JSON Lines, one "
+                                                "record a line")
+    if str(path).endswith(".parquet"):
+        return  # predictions may be Parquet: its own reader checks it
     try:
         with open(path, encoding="utf-8") as fh:
             first = next((line for line in fh if line.strip()), "")
@@ -66,6 +71,18 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
         fields = " and ".join(_OWN_FIELDS[what])
         raise InputError(str(path), 1, None, f"not a {what} file: its first record has no {fields} "
                                              f"(another command's output?)")
+
+
+#: how a Parquet file begins
+PARQUET_MAGIC = b"PAR1"
+
+
+def _is_parquet(path: str | os.PathLike) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
+    except OSError:
+        return False  # the strict reader says what is wrong with it
 
 
 #: the largest JSON document :func:`_document_given` reads whole to name its kind

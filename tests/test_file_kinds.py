@@ -82,6 +82,21 @@ def test_commands_taking_predictions_after_the_data_say_which_goes_first(files, 
         assert (code, err) == (2, f"error: {pred}: {DATA_FIRST}\n"), argv
 
 
+@pytest.mark.parametrize("command", ["route", "baselines", "stats", "facts"])
+@pytest.mark.parametrize("name", ["closed-x.parquet", "sessions.bin"])
+def test_a_parquet_file_given_as_the_data_is_one_line_whatever_its_name(files, tmp_path, capsys, command, name):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pred, _ = files
+    given = tmp_path / name
+    rows = [json.loads(line) for line in pred.read_text(encoding="utf-8").splitlines()]
+    pq.write_table(pa.Table.from_pylist([{k: r[k] for k in ("session_id", "i", "pred")} for r in rows]), given)
+    code, out, err = one_error(capsys, commands(given, tmp_path)[command])
+    assert (code, out, err) == (2, "", f"error: {given}: a Parquet file, given as sessions: sessions are JSON Lines, "
+                                       "one record a line\n")
+
+
 @pytest.mark.parametrize("command", ["route", "baselines", "stats"])
 def test_a_data_folder_whose_sessions_file_is_a_folder_or_a_fifo_says_so(tmp_path, capsys, command):
     import os
