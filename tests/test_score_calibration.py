@@ -229,3 +229,13 @@ def test_the_board_checks_a_stated_calibration(tmp_path):
     cut = b.forged(honest, calibration__reliability=honest["calibration"]["reliability"][:9])
     said = verdict(cut)
     assert said is not None and "calibration" in said
+
+
+def test_a_bin_is_floor_of_ten_c_as_a_float_as_docs_score_md_says():
+    import numpy as np
+
+    from interleave_bench.score.calibration import bin_of
+
+    # 10 * 0.8999999999999999 rounds to 9.0: the bin above the edge the confidence is just under
+    got = bin_of(np.array([0.0, 0.0999, 0.1, 0.8999999999999999, 0.9, 0.99999, 1.0])).tolist()
+    assert got == [0, 0, 1, 9, 9, 9, 9]
