@@ -132,6 +132,8 @@ def broken_json(path: str, line: Optional[int], exc: json.JSONDecodeError) -> In
     elif not doc[pos:].strip():  # nothing but white space (a newline) after the fault
         pos = len(doc.rstrip())
         problem = "the line ends before the JSON value does" if line is not None else "the file ends before the JSON value does"
+    elif msg.startswith("Unexpected UTF-8 BOM"):  # (json's hint names a Python codec)
+        problem = "the text starts with a byte-order mark (BOM): save it as UTF-8 without one"
     elif msg.startswith("Invalid control character"):
         problem = f"a control character (U+{ord(doc[pos]):04X}) inside a string, unescaped"
     else:

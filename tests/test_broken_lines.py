@@ -70,6 +70,8 @@ def test_a_sessions_line_cut_short_is_named_at_its_end(files, tmp_path, capsys, 
     ('{"a": [1,\n 2,\n', None, "2: invalid JSON: the file ends before the JSON value does (column 4)"),
     ('{\n "a": "xy\n}', None, "2: " + IN_STRING + " (column 10)"),
     ('{"a":1,   \r\n', 2, "2: " + ENDS + " (column 8)"),
+    ('\ufeff{"a": 1}', 1, "1: invalid JSON: the text starts with a byte-order mark (BOM): save it as UTF-8 "
+                          "without one (column 1)"),
 ])
 def test_the_position_is_the_column_on_the_line_of_the_fault(text, line, want):
     with pytest.raises(InputError) as caught:
