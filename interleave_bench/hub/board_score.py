@@ -299,9 +299,9 @@ def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, A
 
 #: the parts of a routing score document the recomputation must reproduce
 ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst", "breakdowns",
-                 "cluster")
+                 "cluster", "calibration")
 #: parts and fields (dotted) a score file written before they existed leaves out: reproduced when
-#: the file states them
+#: the file states them (:func:`without_later` leaves them out of the comparison otherwise)
 LATER_PARTS = ("calibration", "counts.error_rows")
 
 
@@ -406,7 +406,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
                             {"provenance": {k: doc["provenance"][k] for k in ("data_sha256", "predictions_sha256")}},
                             ("provenance",), what)
         said, got = without_later(stated, doc)
-        refuse_disagreement(where, said, got, ROUTING_PARTS + tuple(p for p in LATER_PARTS if p in said), what)
+        refuse_disagreement(where, said, got, ROUTING_PARTS, what)
         if _same(prov.get("price"), doc["provenance"].get("price")):
             refuse_disagreement(where, stated, doc, ("cost_usd_per_message",), what)
     decisions = decisions_fingerprint((r for _, r in records), doc["mode"], sessions)
