@@ -9,8 +9,9 @@ messages whose row carries a confidence, each right or wrong exactly as ``accura
 the fit of ``local``'s calibration map (``route/local_fit.py``, ``scripts/fit_local.py``) and
 ``benchmarks/model_style.py``.
 
-Confidences are put in :data:`RELIABILITY_BINS` equal-width bins over 0..1 (bin ``b`` holds
-``b/10 <= c < (b+1)/10``; a confidence of exactly 1 falls in the top bin). The expected
+Confidences are put in :data:`RELIABILITY_BINS` equal-width bins over 0..1 (:func:`bin_of`:
+``floor(10 c)`` with ``10 c`` a float, so a confidence a rounding step under an edge may land above
+it; a confidence of exactly 1 falls in the top bin). The expected
 calibration error is the gap between a bin's mean confidence and its accuracy, weighted by the
 bin's share of the messages.
 
@@ -19,7 +20,7 @@ Pure: numbers in, numbers out (the metric table, :mod:`.table`, gives the decima
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -36,24 +37,31 @@ def bin_of(confidence: np.ndarray, bins: int = RELIABILITY_BINS) -> np.ndarray:
     return np.minimum((np.asarray(confidence, dtype=float) * bins).astype(int), bins - 1)
 
 
+def _bins(c: np.ndarray, ok: np.ndarray, bins: int) -> Iterator[tuple[int, int, float, float]]:
+    """``(bin, messages, mean confidence, accuracy)`` of each non-empty bin, in order."""
+    idx = bin_of(c, bins)
+    for b in range(bins):
+        sel = idx == b
+        n = int(sel.sum())
+        if n:
+            yield b, n, float(c[sel].mean()), float(ok[sel].mean())
+
+
 def reliability_table(confidence: Sequence[float], correct: Sequence[bool], bins: int = RELIABILITY_BINS,
                       empty: bool = False) -> list[dict[str, Any]]:
     """Rows ``{lo, hi, n, confidence, accuracy, gap}`` for each non-empty equal-width bin of
     ``confidence`` (a confidence of exactly 1 falls in the top bin); means rounded to 4 decimals.
     With ``empty``, every bin, an empty one with ``n`` 0 and its means ``None``."""
-    c = np.asarray(confidence, dtype=float)
-    ok = np.asarray(correct, dtype=float)
-    idx = bin_of(c, bins)
+    found = {b: (n, mc, acc) for b, n, mc, acc in _bins(np.asarray(confidence, dtype=float),
+                                                        np.asarray(correct, dtype=float), bins)}
     out = []
     for b in range(bins):
-        sel = idx == b
-        n = int(sel.sum())
-        if not n:
+        if b not in found:
             if empty:
                 out.append({"lo": round(b / bins, 4), "hi": round((b + 1) / bins, 4), "n": 0,
                             "confidence": None, "accuracy": None, "gap": None})
             continue
-        mc, acc = float(c[sel].mean()), float(ok[sel].mean())
+        n, mc, acc = found[b]
         out.append({"lo": round(b / bins, 4), "hi": round((b + 1) / bins, 4), "n": n,
                     "confidence": round(mc, 4), "accuracy": round(acc, 4), "gap": round(abs(mc - acc), 4)})
     return out
@@ -66,13 +74,9 @@ def calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins
     c = np.asarray(confidence, dtype=float)
     if not len(c):
         return None
-    ok = np.asarray(correct, dtype=float)
-    idx = bin_of(c, bins)
     gap = 0.0
-    for b in range(bins):
-        sel = idx == b
-        if sel.any():
-            gap += sel.sum() * abs(float(c[sel].mean()) - float(ok[sel].mean()))
+    for _, n, mc, acc in _bins(c, np.asarray(correct, dtype=float), bins):
+        gap += n * abs(mc - acc)
     return gap / len(c)
 
 
