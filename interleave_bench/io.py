@@ -155,14 +155,13 @@ def read_records(path: str | os.PathLike, model: type[R], **kw: Any) -> Iterator
         yield rec
 
 
-def iter_sessions(path: str | os.PathLike, *, collect: bool = False) -> Iterator[Session]:
-    """Stream validated sessions; session ids must be unique within the file, and a file of
-    another kind is refused in one line (:func:`~interleave_bench.file_kinds.other_kind`).
-
+def iter_sessions(path: str | os.PathLike, *, collect: bool = False, data_goes: str | None = None) -> Iterator[Session]:
+    """Stream validated sessions; session ids must be unique within the file, and a file of another
+    kind is refused in one line (:func:`~interleave_bench.file_kinds.other_kind`, with ``data_goes``).
     With ``collect=True`` duplicates are found from every line's id, valid or not, so a repeated id
     is reported even when its first line has other defects."""
     name = str(path)
-    other_kind(path, "sessions")
+    other_kind(path, "sessions", data_goes)
     if collect:
         dup_errors = _duplicate_ids(path)
         dup_lines = {e.line for e in dup_errors}
@@ -216,17 +215,18 @@ def sessions_file(path: str | os.PathLike) -> Path:
     return p
 
 
-def read_sessions(path: str | os.PathLike, where: Callable[[Session], bool] | None = None) -> list[Session]:
-    """All sessions of a file (with ``where``, those it holds true of; the others are dropped as
-    they are read), validated; raises on the first defect.
+def read_sessions(path: str | os.PathLike, where: Callable[[Session], bool] | None = None, *,
+                  data_goes: str | None = None) -> list[Session]:
+    """All sessions of a file (with ``where``, those it holds true of; the others are dropped as they
+    are read), validated; raises on the first defect (``data_goes``: :func:`iter_sessions`).
 
-    Read with the cyclic garbage collector paused (:func:`~interleave_bench.heap.paused_gc`): a
-    session is a record per turn, and the collector's passes over a heap growing by the thousand
-    records cost as much as validating them (200 synthetic sessions of 40 turns: 0.16 s to read,
-    0.09 s paused). Nothing is left frozen (``freeze=False``): a notebook or a harness reads file
-    after file, and a freeze would keep every cycle alive then from ever being freed."""
+    Read with the cyclic garbage collector paused (:func:`~interleave_bench.heap.paused_gc`): a session is a
+    record per turn, and the collector's passes over a heap growing by the thousand records cost as much as
+    validating them (200 synthetic sessions of 40 turns: 0.16 s to read, 0.09 s paused). Nothing is left frozen
+    (``freeze=False``): a notebook or a harness reads file after file; a freeze would keep every cycle alive."""
     with paused_gc(freeze=False):
-        return list(iter_sessions(path) if where is None else filter(where, iter_sessions(path)))
+        sessions = iter_sessions(path, data_goes=data_goes)
+        return list(sessions if where is None else filter(where, sessions))
 
 
 def read_predictions(path: str | os.PathLike, *, collect: bool = False) -> list[PredictionRow]:

@@ -39,8 +39,7 @@ def read_sessions_fast(path: str | os.PathLike, data_goes: Optional[str] = None)
     raises :class:`InputError` for a file without sessions (there is nothing to score), and in one
     line for a predictions file (:func:`~interleave_bench.file_kinds.other_kind`, saying
     ``data_goes``: :data:`~interleave_bench.file_kinds.DATA_FIRST` for a command taking both)."""
-    other_kind(path, "sessions", data_goes)
-    sessions = read_sessions(path)  # raises, naming every defect
+    sessions = read_sessions(path, data_goes=data_goes)  # raises, naming every defect
     if not sessions:
         raise nothing_to_score(path, "sessions")
     return sessions
