@@ -316,22 +316,17 @@ def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
             continue
         norm = K1 * (1.0 - B + B * p.length / avgdl) if avgdl else K1
         tf = p.tf
-        hb = 0.0
-        ho = 0
-        if one_part:  # (the same sums, in the same order, as the loop below gives)
-            for q in sorted(terms):
-                f = tf[q]
-                hb += weight[q] * f / (f + norm)
-                ho += df[q] == 1
-            out.append((hb * (K1 + 1.0), 0.0, 0.0, ho, 0, 0, len(terms)))
-            continue
-        rb = tb = 0.0
-        ro = to = 0
+        hb = rb = tb = 0.0
+        ho = ro = to = 0
         hs = 0
         for q in sorted(terms):  # a fixed order: float sums then agree from run to run
             f = tf[q]
             c = weight[q] * f / (f + norm)
             alone = df[q] == 1
+            if one_part:
+                hb += c
+                ho += alone
+                continue
             if q in head:
                 hb += c
                 ho += alone
@@ -342,7 +337,7 @@ def part_bm25(query: set[str], head: set[str], refs: set[str], rest: set[str],
             if q in rest:
                 tb += c
                 to += alone
-        out.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to, hs))
+        out.append((hb * (K1 + 1.0), rb * (K1 + 1.0), tb * (K1 + 1.0), ho, ro, to, len(terms) if one_part else hs))
     return out, len(df)
 
 
