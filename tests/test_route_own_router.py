@@ -36,7 +36,7 @@ def docs_block(marker: str, after: str = "") -> str:
 def docs_router(tmp_path, monkeypatch):
     """The docs' ``my_router.py`` (class KeywordRouter), importable, and the docs' data folder under the current one."""
     monkeypatch.chdir(tmp_path)
-    write_data(tmp_path / "data" / "interleave-v0-offline")
+    write_data(tmp_path / "data" / "interleave-v0-demo")
     with module_at(tmp_path / "mods", "my_router", docs_block("class KeywordRouter"), monkeypatch) as module:
         yield module
 
@@ -59,7 +59,7 @@ def test_the_extending_example_runs_as_written(docs_router, tmp_path):
 def test_run_route_names_the_run_by_the_router_and_writes_what_route_router_writes(docs_router, tmp_path):
     from interleave_bench.route.runner import RouteOptions, run_route
 
-    data = tmp_path / "data" / "interleave-v0-offline"
+    data = tmp_path / "data" / "interleave-v0-demo"
     result = run_route(data, RouteOptions(mode="closed"), router=docs_router.KeywordRouter(min_score=2))
     assert result.path == data / "predictions" / "closed-keyword.jsonl"
     from_python = result.path.read_bytes()
@@ -72,7 +72,7 @@ def test_run_route_refuses_a_router_object_under_a_built_in_name_or_a_bad_one(do
     from interleave_bench.errors import UsageError
     from interleave_bench.route.runner import RouteOptions, run_route
 
-    data = tmp_path / "data" / "interleave-v0-offline"
+    data = tmp_path / "data" / "interleave-v0-demo"
     with pytest.raises(UsageError, match="--policy must be one of"):
         run_route(data, RouteOptions(mode="closed", policy="slowkw"))  # no router: a name is not enough
     with pytest.raises(UsageError, match="router policy name 'a b': use letters"):
