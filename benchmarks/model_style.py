@@ -10,8 +10,8 @@ writer's own prompt (``generate/prompts.py``: ``WRITE``) from the project's plan
 gold labels are the plan's; the rule reader marked the ambiguous messages (17.7%, where model data
 has about 8%). ``scripts/fit_local.py`` never reads it. It was used to choose two things: that open
 mode weighs a term's overlap by how common it is, as closed mode does, and that those weights are
-squared (``local_background.POWER``; docs/local.md), so its figures are not out of sample for
-those choices.
+squared (``local_background.POWER``; docs/local_history.md#the-background), so its figures are not
+out of sample for those choices.
 
 Prints strict accuracy of ``local`` and ``bm25`` in both modes, the difference, and ``local``'s
 expected calibration error (10 equal-width bins over strict messages, as a score document's

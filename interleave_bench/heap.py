@@ -8,7 +8,7 @@
   collector's passes during it, while the loop's own objects are collected as usual: routing the
   offline dev sessions with ``local``, ``benchmarks/bench_route.py --corpus offline --repeat 5
   --against OLD`` routes 1.10x the messages per CPU second closed and 1.17x open (one run; see
-  ``docs/local.md#speed``).
+  ``docs/local_history.md#freezing-the-loaded-data``).
 """
 
 from __future__ import annotations

@@ -96,17 +96,19 @@ ONEOFF = "\x00oneoff"
 #: (:mod:`.local_background`): both. Closed mode first, where it helped both single-user corpora
 #: left out of the fit; open mode since a refit with it lifted every open-mode row of the
 #: leave-one-corpus-out table (the offline writer's data 0.509 -> 0.514, SGD 0.667 -> 0.685, IRC
-#: 1-1 0.197 -> 0.202) and of the in-domain one (docs/local.md)
+#: 1-1 0.197 -> 0.202) and of the in-domain one (docs/local_history.md#the-background)
 BACKGROUND_IN = ("closed", "open")
 #: the modes whose messages are read from their first sentence that does more than acknowledge
 #: (:func:`~.local_text.split_message`: "Thanks a lot. Can you find me a cab?" names its subject in
 #: its second). Closed mode only: left out, it lifted every closed-mode corpus (the offline writer's
 #: data 0.813 -> 0.820, SGD 0.705 -> 0.738), and in open mode it lowered both single-user corpora
-#: (0.508 -> 0.502, 0.667 -> 0.662) while it lifted IRC (docs/local.md)
+#: (0.508 -> 0.502, 0.667 -> 0.662) while it lifted IRC
+#: (docs/local_history.md#passing-over-a-first-sentence-that-only-acknowledges)
 SKIP_ACKS_IN = ("closed",)
 #: the modes whose topics read the share of the first sentence's words each has seen
 #: (``topic.head_seen``): closed mode, where it lifted both single-user corpora left out of the
-#: fit; in open mode it moved them in opposite directions (docs/local.md)
+#: fit; in open mode it moved them in opposite directions
+#: (docs/local_history.md#the-share-of-the-first-sentence-seen)
 HEAD_SEEN_IN = ("closed",)
 
 

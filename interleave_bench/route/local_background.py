@@ -47,7 +47,7 @@ TOKEN_KINDS = ("word", "chinese")
 #: power 2 lifted the mean left-out accuracy at the chosen penalty 0.592 -> 0.611 and every
 #: left-out row but the offline writer's data closed (0.820 -> 0.814, its ECE 0.065 -> 0.035);
 #: the power 3 gave 0.611 too, but the offline writer's data left out chose penalty 100 and fell
-#: to 0.771 closed and 0.515 open (docs/local.md)
+#: to 0.771 closed and 0.515 open (docs/local_history.md#the-background)
 POWER = 2
 #: decimals a weight is kept to (in the file and in the fit alike)
 DECIMALS = 4

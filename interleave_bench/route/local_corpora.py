@@ -22,7 +22,8 @@ Used by ``scripts/fit_local.py``; the pieces of one fit (examples, weights, cali
   with a single corpus has no left-out runs: session folds. Plain chat's runs hold every corpus
   that shows the assistant's replies routed once more with them hidden (:func:`replies_hidden`):
   that corpus's writer in plain chat, so the plain map is fitted on every writer the fit has, not
-  on the offline writer's alone (one writer's map was 0.12 to 0.13 off on the other's, docs/local.md).
+  on the offline writer's alone (one writer's map was 0.12 to 0.13 off on the other's,
+  docs/local_history.md#one-plain-map-for-both-writers).
 - **Background.** Every fit builds the background its overlaps are weighed by
   (:mod:`.local_background`) from the sessions it fits on (:class:`FitData`): a corpus or session
   fold a fit leaves out is left out of its background too.
