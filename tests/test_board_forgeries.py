@@ -238,11 +238,19 @@ def _edit_row(line: str, **changes: Any) -> str:
 
 
 def _rescored(w, run: str, mode: str) -> dict[str, Any]:
-    """The score file of a run rescored in the other mode (``score --mode``): consistent figures for a table the
-    run was not routed in."""
+    """The score file of a run rescored in the other mode: consistent figures for a table the run was not routed
+    in (``score --mode`` refuses a run whose record states another mode, so its rows are scored without the
+    record, then named where they are)."""
+    import shutil
+
     from interleave_bench.score.run import score_files
 
-    return score_files(w["data"], [w["preds"][run]], mode=mode, bootstrap=b.BOOT, write=False)[0].result
+    bare = w["root"] / "rescored" / Path(w["preds"][run]).name
+    bare.parent.mkdir(exist_ok=True)
+    shutil.copy(w["preds"][run], bare)
+    result = score_files(w["data"], [bare], mode=mode, bootstrap=b.BOOT, write=False)[0].result
+    result["provenance"]["predictions_file"] = str(w["preds"][run])
+    return result
 
 
 def _facts_rows(w, name: str, pattern: str, new: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""score and compare warn when a run record says its rows were routed on other data or in another mode."""
+"""score and compare warn when a run record says its rows were routed on other data, and refuse to
+score a run in another mode than its record states (rows without a record: a warning)."""
 
 from __future__ import annotations
 
@@ -44,32 +45,68 @@ def test_rows_routed_on_other_data_are_scored_with_a_warning(tmp_path, capsys):
     assert warnings(capsys.readouterr().err) == []
 
 
-def test_a_mode_other_than_the_routed_one_is_said(tmp_path, capsys):
-    data, closed, open_ = routed(tmp_path)
+def errors(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("error: ")]
+
+
+def shipped_runs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The shipped example data (threads t1, t2, ...) and its closed and open ``local`` runs: the
+    open-mode router numbers its topics t1, t2, ... too, so its labels spell thread ids."""
+    import interleave_bench
+
+    data = tmp_path / "v0"
+    data.mkdir()
+    shutil.copy(Path(interleave_bench.data_path("examples/v0")) / "sessions.jsonl", data / "sessions.jsonl")
+    for mode in ("closed", "open"):
+        assert cli("route", data, "--mode", mode, "--policy", "local", "--split", "all") == 0
+    return data, data / "predictions" / "closed-local.jsonl", data / "predictions" / "open-local.jsonl"
+
+
+def test_a_mode_other_than_the_one_the_run_record_states_is_refused(tmp_path, capsys):
+    """An open-mode run scored with --mode closed gave a plausible number (its topic labels read as
+    the thread ids they spell) with a warning: now one line, exit 2, and no score file."""
+    data, closed, open_ = shipped_runs(tmp_path)
     capsys.readouterr()
-    assert cli("score", data, closed, "--mode", "open", "--bootstrap", 0, "--json") == 0
-    assert warnings(capsys.readouterr().err) == [
-        f"warning: {closed} was routed in closed mode (closed-bm25.run.json) and is scored in open mode, as --mode asks"]
-    assert cli("score", data, closed, "--mode", "closed", "--bootstrap", 0, "--json") == 0
-    assert warnings(capsys.readouterr().err) == []
-    # open-mode labels none of which names a thread are no closed-mode run at all: refused
-    assert cli("score", data, open_, "--mode", "closed", "--bootstrap", 0, "--json") == 2
-    assert "none of the" in capsys.readouterr().err
+    for run, routed, asked in ((open_, "open", "closed"), (closed, "closed", "open")):
+        for extra in ((), ("--json",)):
+            assert cli("score", data, run, "--mode", asked, "--split", "all", "--bootstrap", 0, *extra) == 2
+            err = capsys.readouterr().err
+            assert errors(err) == [
+                f"error: {run.with_suffix('.run.json')}: options.mode: {run} was routed in {routed} mode, and --mode "
+                f"asks to score it in {asked} mode: a run is scored in the mode it was routed in (leave out --mode, "
+                f"or route it again with --mode {asked})"]
+            assert "Traceback" not in err
+        assert list(run.parent.glob(f"{run.stem}*.score.json")) == []
+        # report reads the runs as score does
+        assert cli("report", data, run, "--mode", asked, "--split", "all", "--html", tmp_path / "r.html") == 2
+        assert len(errors(capsys.readouterr().err)) == 1
+        # the mode it was routed in, given or not, is scored
+        assert cli("score", data, run, "--mode", routed, "--split", "all", "--bootstrap", 0, "--json") == 0
+        assert cli("score", data, run, "--split", "all", "--bootstrap", 0, "--json") == 0
+    capsys.readouterr()
+    assert cli("compare", data, closed, closed, "--mode", "open", "--split", "all", "--bootstrap", 0) == 2
+    assert errors(capsys.readouterr().err)[0].startswith(f"error: {closed.with_suffix('.run.json')}: options.mode: ")
 
 
-def test_rows_without_a_run_record_get_no_warning(tmp_path, capsys):
+def test_rows_without_a_run_record_are_scored_in_the_mode_asked_with_a_warning(tmp_path, capsys):
+    """Without a record the rows' mode is all there is to go by, and rows written elsewhere may name
+    the wrong one: --mode scores them in the mode asked, into a score file of that mode, and says so."""
     data, closed, _ = routed(tmp_path)
     alone = tmp_path / "alone.jsonl"
     shutil.copy(closed, alone)
     capsys.readouterr()
     assert cli("score", data, alone, "--mode", "open", "--bootstrap", 0, "--json") == 0
+    assert warnings(capsys.readouterr().err) == [
+        f"warning: {alone}'s rows say they were routed in closed mode (it has no run record stating its mode) and it "
+        "is scored in open mode, as --mode asks"]
+    assert cli("score", data, alone, "--mode", "closed", "--bootstrap", 0, "--json") == 0
     assert warnings(capsys.readouterr().err) == []
 
 
 def test_another_mode_is_scored_into_its_own_file_and_the_routed_modes_file_is_kept(tmp_path, capsys):
-    """``score --mode open`` of closed rows leaves ``closed-bm25.score.json`` as it was and writes
-    ``closed-bm25.open.score.json``, the warning naming it before the ``wrote`` line; the board
-    still takes the closed file and refuses the open one."""
+    """``score --mode open`` of rows that say closed (no run record) leaves ``mine.score.json`` as
+    it was and writes ``mine.open.score.json``, the warning naming it before the ``wrote`` line;
+    the board still takes the closed file and refuses the open one."""
     import contextlib
     import io
     import json
@@ -77,8 +114,11 @@ def test_another_mode_is_scored_into_its_own_file_and_the_routed_modes_file_is_k
     from interleave_bench.errors import InputErrors
     from interleave_bench.hub.board_score import score_given
 
-    data, closed, _ = routed(tmp_path)
-    own, other = closed.with_name("closed-bm25.score.json"), closed.with_name("closed-bm25.open.score.json")
+    data, routed_closed, _ = routed(tmp_path)
+    closed = tmp_path / "mine" / "mine.jsonl"
+    closed.parent.mkdir()
+    shutil.copy(routed_closed, closed)
+    own, other = closed.with_name("mine.score.json"), closed.with_name("mine.open.score.json")
     assert cli("score", data, closed, "--bootstrap", 40) == 0
     before = own.read_bytes()
     assert json.loads(before)["mode"] == "closed"
@@ -89,14 +129,14 @@ def test_another_mode_is_scored_into_its_own_file_and_the_routed_modes_file_is_k
     lines = both.getvalue().splitlines()
     assert own.read_bytes() == before
     assert json.loads(other.read_text(encoding="utf-8"))["mode"] == "open"
-    warned = lines.index(f"warning: {closed} was routed in closed mode (closed-bm25.run.json) and is scored in open "
-                         f"mode, as --mode asks: written to {other} (closed-bm25.score.json, its closed-mode score "
-                         "file, is left as it is)")
+    warned = lines.index(f"warning: {closed}'s rows say they were routed in closed mode (it has no run record stating "
+                         f"its mode) and it is scored in open mode, as --mode asks: written to {other} (mine.score.json, "
+                         "its closed-mode score file, is left as it is)")
     assert warned < lines.index(f"wrote {other}")
     assert not any(line == f"wrote {own}" for line in lines)
     # the test split likewise: the split, then the mode
     assert cli("score", data, closed, "--mode", "open", "--split", "test", "--bootstrap", 0) == 0
-    assert f"wrote {closed.with_name('closed-bm25.test.open.score.json')}" in capsys.readouterr().out
+    assert f"wrote {closed.with_name('mine.test.open.score.json')}" in capsys.readouterr().out
     assert own.read_bytes() == before
     # the board ranks the closed file in its own mode, and refuses the open one as before
     assert [s.row["mode"] for s in score_given([str(own)])] == ["closed"]

@@ -360,7 +360,8 @@ def test_compare_warns_when_the_runs_were_scored_in_two_modes(tmp_path, capsys, 
     code, _, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0)
     assert code == 0 and warning in err.splitlines()
     code, _, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0, "--mode", "open")
-    assert code == 0 and "warning:" not in err  # both scored in the mode given
+    assert code == 0 and warning not in err.splitlines()  # both scored in the mode given (A's rows say closed: said)
+    assert f"warning: {closed}'s rows say they were routed in closed mode" in err
     code, _, err = run_cli(capsys, "compare", path, oracle, oracle, "--bootstrap", 0)
     assert code == 0 and "warning:" not in err
 

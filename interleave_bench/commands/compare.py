@@ -19,7 +19,7 @@ from ..heap import paused_gc
 from ..options import whole_number
 from ..score.read import DATA_FIRST, read_predictions_fast, read_sessions_fast
 from ..reports.tables import compare_report, mcnemar_text
-from ..score.run import system_name
+from ..score.run import require_recorded_mode, system_name
 from .score import add_scoring_arguments, routing_warnings
 
 #: flipped messages printed by default (all of them are in the JSON)
@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     paths = (Path(args.a), Path(args.b))
     for path in paths:
         require_file(path)  # as score does: a FIFO would be waited on for ever
+        require_recorded_mode(path, args.mode)  # as score does: a run is scored in the mode it was routed in
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with paused_gc():
         sessions = read_sessions_fast(data_path, DATA_FIRST)

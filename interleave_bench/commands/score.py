@@ -171,39 +171,30 @@ def _same_sessions(routed: object, routed_sha: str, data_file: str | os.PathLike
 def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode: str | None,
                      split: str = DEFAULT_SPLIT, written: Mapping[Path, Path] | None = None) -> list[str]:
     """Warnings for predictions files whose run record (``<name>.run.json``, written by ``route``)
-    says they were routed on other data than ``data_file`` (another SHA-256 of its bytes), or in
-    another mode than ``mode`` (``--mode``, None: the rows' own) scores them in; the latter names
-    the score file ``written`` holds for the file (scored on ``split``), and the score file of the
-    run's own mode, which it leaves as it is (:func:`~interleave_bench.score.paths.score_path`). A
-    file without a readable run record gets none: its rows are all there is to go by."""
-    from ..io import read_json
+    says they were routed on other data than ``data_file`` (another SHA-256 of its bytes), and for
+    files without a record whose rows name another mode than ``mode`` (``--mode``, None: the rows'
+    own) scores them in (a record's mode is never overridden: the scorer refuses it,
+    :func:`~interleave_bench.score.paths.require_recorded_mode`); the latter names the score file
+    ``written`` holds for the file (scored on ``split``), and the score file of the rows' own mode,
+    which it leaves as it is (:func:`~interleave_bench.score.paths.score_path`)."""
     from ..fingerprints import sha256_file
-    from ..documents import run_record_path
-    from ..score.paths import prediction_files, score_path
+    from ..score.paths import prediction_files, recorded_mode, routed_mode, run_record, score_path
 
     out: list[str] = []
     data_sha = None
     for p in prediction_files(predictions):
-        record = run_record_path(Path(p))
-        if not record.is_file():
-            continue
-        try:
-            doc = read_json(record)
-        except InterleaveError:
-            continue
-        if not isinstance(doc, dict):
-            continue
-        stated = doc.get("data_sha256")
+        found = run_record(p)
+        stated = found[1].get("data_sha256") if found is not None else None
         if isinstance(stated, str):
             data_sha = data_sha or sha256_file(data_file)
-            if stated != data_sha and not _same_sessions(doc.get("data"), stated, data_file):
-                out.append(f"warning: {p} was routed on other data than {data_file} ({record.name}: data_sha256 "
+            if stated != data_sha and not _same_sessions(found[1].get("data"), stated, data_file):  # type: ignore[index]
+                out.append(f"warning: {p} was routed on other data than {data_file} ({found[0].name}: data_sha256 "  # type: ignore[index]
                            f"{stated[:19]}..., the file's {data_sha[:19]}...): rows for sessions or turns the data "
                            "lacks are left out, and sessions with the same ids are scored as if they were these")
-        options = doc.get("options")
-        routed = options.get("mode") if isinstance(options, dict) else None
-        if mode is not None and routed in MODES and routed != mode:
-            line = f"warning: {p} was routed in {routed} mode ({record.name}) and is scored in {mode} mode, as --mode asks"
+        routed = routed_mode(p) if mode is not None and recorded_mode(p) is None else None
+        if routed is not None and routed != mode:
+            line = (f"warning: {p}'s rows say they were routed in {routed} mode (it has no run record stating its mode) and "
+                    f"it is scored in {mode} mode, as --mode asks")
             to = (written or {}).get(p)
             own = score_path(p, split)
             if to is not None:

@@ -203,6 +203,19 @@ def check_rows_in_data(pred: Path, doc: dict[str, Any], data: str) -> None:
                                                           "message of its data")
 
 
+def check_recorded_mode(pred: Path, table_mode: Any, where: str) -> None:
+    """Refuse a score file stating another mode than the run record beside ``pred`` says it was
+    routed in (:func:`~interleave_bench.score.paths.recorded_mode`), in the board's words: the
+    scorer would refuse to score it so (``--mode``), and the board ranks a run in its own mode."""
+    from ..score.paths import recorded_mode
+
+    recorded = recorded_mode(pred) if table_mode is not None else None
+    if recorded is not None and recorded[0] != table_mode:
+        raise InputError(where, None, "mode", f"{_short(table_mode)}, but {pred} was routed in {recorded[0]!r} mode "
+                                              f"({recorded[1].name}: options.mode): the board ranks a run in the "
+                                              "table of its own mode")
+
+
 def check_rows_mode(pred: Path, records: list[tuple[int, Any]], table_mode: str, where: str,
                     sessions: dict[str, Any]) -> None:
     """Refuse a run ranked in a mode its rows were not routed in: the rows (``(line, PredictionRow)``)
@@ -381,6 +394,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
             raise
         raise InputError(where, None, data_field, str(exc)) from None
     other_kind(pred, "predictions", data_goes="it is the data, given with --data")
+    check_recorded_mode(pred, (stated or {}).get("mode"), where)
     try:
         run = score_files(local, [pred], mode=(stated or {}).get("mode"), split=run_split, bootstrap=n_boot, seed=n_seed,
                           write=False, data_source=source, price=prices_from(os.environ))[0]

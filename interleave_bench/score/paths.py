@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError, InterleaveError
+from ..schema import MODES
 from .defaults import DEFAULT_SPLIT
 
 #: what a predictions file may be: JSONL lines, or Parquet (what DuckDB, Spark and Ray write)
@@ -51,9 +52,51 @@ def routed_mode(pred_path: str | os.PathLike) -> str | None:
         return None
 
 
+def run_record(pred_path: str | os.PathLike) -> tuple[Path, dict] | None:
+    """The run record beside a predictions file (``<name>.run.json``, written by ``route``) and
+    what it holds; ``None`` when there is none, or it is no readable JSON object (its rows are
+    then all there is to go by)."""
+    from ..documents import run_record_path
+    from ..io import read_json
+
+    record = run_record_path(Path(pred_path))
+    if not record.is_file():
+        return None
+    try:
+        doc = read_json(record)
+    except InterleaveError:
+        return None
+    return (record, doc) if isinstance(doc, dict) else None
+
+
+def recorded_mode(pred_path: str | os.PathLike) -> tuple[str, Path] | None:
+    """The mode a run was routed in as its run record states it (``options.mode``), with the
+    record's path; ``None`` without a record that states one."""
+    found = run_record(pred_path)
+    options = found[1].get("options") if found is not None else None
+    mode = options.get("mode") if isinstance(options, dict) else None
+    return (mode, found[0]) if found is not None and mode in MODES else None
+
+
+def require_recorded_mode(pred_path: str | os.PathLike, mode: str | None) -> None:
+    """Raise :class:`InputError` (one line) when ``mode`` (``--mode``) is not the mode the run's
+    record says it was routed in (:func:`recorded_mode`): a closed-mode router is shown the threads
+    and labels by their ids, an open-mode one makes its own topics, so rows scored in the other
+    mode give a number for a task the run never did (an open-mode router's topics ``t1``, ``t2``
+    read as the thread ids they happen to spell). Nothing for ``mode`` ``None`` (the run's own) or
+    a file without a record (its rows' mode may be overridden: :func:`other_mode`)."""
+    stated = recorded_mode(pred_path) if mode is not None else None
+    if stated is not None and stated[0] != mode:
+        routed, record = stated
+        raise InputError(str(record), None, "options.mode",
+                         f"{pred_path} was routed in {routed} mode, and --mode asks to score it in {mode} mode: a run "
+                         f"is scored in the mode it was routed in (leave out --mode, or route it again with --mode {mode})")
+
+
 def other_mode(pred_path: str | os.PathLike, mode: str | None) -> str | None:
     """``mode`` (``--mode``) when it is not the mode the file's rows were routed in
-    (:func:`routed_mode`), else ``None``: a run whose rows name no mode is its own in any mode."""
+    (:func:`routed_mode`), else ``None``: a run whose rows name no mode is its own in any mode. (A
+    run whose record states its mode is never scored in another: :func:`require_recorded_mode`.)"""
     if mode is None:
         return None
     routed = routed_mode(pred_path)

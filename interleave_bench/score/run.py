@@ -30,7 +30,8 @@ from .routing import COL, OUTCOMES, derive, exact_metrics, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
                    index_rows, mode_errors, not_scored_line)
 from .datafile import data_fingerprint
-from .paths import PREDICTION_SUFFIXES, prediction_files, score_path, system_name  # noqa: F401 - read from here too
+from .paths import (PREDICTION_SUFFIXES, prediction_files, require_recorded_mode, score_path,  # noqa: F401 - read from here too
+                    system_name)
 from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, check_bootstrap, check_seed
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
@@ -503,7 +504,8 @@ def score_files(
     ``data_source`` when given (where the data came from, e.g. the Hub repo, revision and commit).
     Returns one :class:`ScoredFile` per predictions file, in order; unless ``keep_per_session``,
     a document written to its score file is returned without its ``per_session`` rows (the file
-    holds them), so that scoring many large runs holds little.
+    holds them), so that scoring many large runs holds little. A run whose record states another
+    mode than ``mode`` is refused before any reading (:func:`~.paths.require_recorded_mode`).
     """
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}")
@@ -515,6 +517,8 @@ def score_files(
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
         require_file(path)
+    for path in pred_paths:
+        require_recorded_mode(path, mode)
     if write:
         require_score_outputs(data_path, pred_paths, split, mode)
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
