@@ -88,6 +88,24 @@ def test_a_mode_other_than_the_one_the_run_record_states_is_refused(tmp_path, ca
     assert errors(capsys.readouterr().err)[0].startswith(f"error: {closed.with_suffix('.run.json')}: options.mode: ")
 
 
+def test_runs_of_two_modes_are_not_compared(tmp_path, capsys):
+    """compare of a closed-mode and an open-mode run only warned: now one line naming both, exit 2."""
+    data, closed, open_ = shipped_runs(tmp_path)
+    capsys.readouterr()
+    for a, b, ma, mb in ((closed, open_, "a closed", "an open"), (open_, closed, "an open", "a closed")):
+        for extra in ((), ("--json",), ("--fail-on-regression",)):
+            assert cli("compare", data, a, b, "--split", "all", "--bootstrap", 0, *extra) == 2
+            out, err = capsys.readouterr()
+            assert errors(err) == [
+                f"error: {b}:1: mode: B is {mb}-mode run and A ({a}) {ma}-mode one: a closed-mode router is shown "
+                "the threads and an open-mode one is not, so a paired comparison is of two runs of one mode"]
+            assert out == ""
+    assert cli("report", data, closed, open_, "--split", "all", "--bootstrap", 0, "--html", tmp_path / "r.html",
+               "--compare", "closed-local", "open-local") == 2
+    assert len(errors(capsys.readouterr().err)) == 1
+    assert cli("compare", data, open_, open_, "--split", "all", "--bootstrap", 0) == 0
+
+
 def test_rows_without_a_run_record_are_scored_in_the_mode_asked_with_a_warning(tmp_path, capsys):
     """Without a record the rows' mode is all there is to go by, and rows written elsewhere may name
     the wrong one: --mode scores them in the mode asked, into a score file of that mode, and says so."""

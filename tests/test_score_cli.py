@@ -352,16 +352,17 @@ def test_compare_show_0_prints_the_count_of_flips_and_no_table(capsys, runs):
     assert "| session |" not in out and "most telling first" not in out  # was a header over no row
 
 
-def test_compare_warns_when_the_runs_were_scored_in_two_modes(tmp_path, capsys, runs):
+def test_compare_refuses_runs_scored_in_two_modes(tmp_path, capsys, runs):
     path, oracle, _ = runs
     closed = write_jsonl(tmp_path / "closed-oracle.jsonl", oracle_rows(many_sessions(12, turns=14), "closed"))
-    warning = ("warning: A was scored in closed mode and B in open mode: the verdict says which did better on these "
-               "messages, not which router is better at one task (compare runs of one mode, or give --mode)")
-    code, _, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0)
-    assert code == 0 and warning in err.splitlines()
+    code, out, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0)
+    assert code == 2 and out == ""
+    assert err.splitlines()[0] == (
+        f"error: {oracle}:1: mode: B is an open-mode run and A ({closed}) a closed-mode one: a closed-mode router is "
+        "shown the threads and an open-mode one is not, so a paired comparison is of two runs of one mode")
+    # rows without a run record are scored in the mode given: both in one mode
     code, _, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0, "--mode", "open")
-    assert code == 0 and warning not in err.splitlines()  # both scored in the mode given (A's rows say closed: said)
-    assert f"warning: {closed}'s rows say they were routed in closed mode" in err
+    assert code == 0 and "error:" not in err
     code, _, err = run_cli(capsys, "compare", path, oracle, oracle, "--bootstrap", 0)
     assert code == 0 and "warning:" not in err
 

@@ -77,10 +77,6 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
     else:
         print(compare_report(doc, args.show))
-    if doc["a"]["mode"] != doc["b"]["mode"]:  # a closed-mode router is shown the threads; an open-mode one is not
-        print(f"warning: A was scored in {doc['a']['mode']} mode and B in {doc['b']['mode']} mode: the verdict says "
-              "which did better on these messages, not which router is better at one task (compare runs of one mode, "
-              "or give --mode)", file=sys.stderr)
     for line in routing_warnings(data_path, [args.a, args.b], args.mode):
         print(line, file=sys.stderr)
     print(summary_line("compare", {"sessions": doc["sessions"], "strict messages": doc["strict_messages"],

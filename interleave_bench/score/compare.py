@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -166,7 +166,8 @@ def compare_predictions(
     document also carries each run's ``not_scored`` list and ``not_scored_line`` (what ``score``
     says of the run: what it left out, and its turns without a row, each scored as ``ERROR``), and
     ``not_scored_notices``, those lines of the runs that left something out (what is printed).
-    A closed-mode run none of whose labels names a thread is refused, as ``score`` refuses it, and
+    Two runs scored in different modes are refused (:func:`modes_differ`): no paired comparison of
+    one task. A closed-mode run none of whose labels names a thread is refused, as ``score`` refuses it, and
     so is a run none of whose rows is for a session of ``split`` (``score``'s own line, naming
     ``data_file``); when no session, or no strict message, is scored in both runs,
     :class:`~interleave_bench.errors.InputError` (:func:`nothing_compared`): a comparison of
@@ -184,6 +185,8 @@ def compare_predictions(
 
     run_a = score(0, rows_a, None, bootstrap)
     run_b = score(1, rows_b, None, bootstrap)
+    if run_a.mode != run_b.mode:
+        raise modes_differ(sources, (run_a.mode, run_b.mode), rows_b, lines[1])
     for k, run in enumerate((run_a, run_b)):  # as score refuses the file on its own
         if not run.scores:
             outside = run.result["counts"]["rows_outside_split"]
@@ -222,6 +225,27 @@ def nothing_compared(sources: tuple[str, str], data_file: str, split: str, score
         what = (f"A ({a}) and B ({b}) have rows for no session of the {split} split in common "
                 f"(A for {_sessions(scored[0])}, B for {scored[1]:,} other{'' if scored[1] == 1 else 's'})")
     return InputError(data_file, None, None, f"{what}: nothing to compare")
+
+
+def modes_differ(sources: tuple[str, str], modes: tuple[str, str], rows_b: Sequence[Any],
+                 lines_b: Sequence[int] | None) -> InputError:
+    """The one-line error for two runs scored in two modes (at B's first row naming its mode, if
+    one does): a closed-mode router is shown the threads and an open-mode one is not, so theirs is
+    no paired comparison of one task, whatever the verdict would say."""
+    named = [k for k, row in enumerate(rows_b) if _mode_of(row) is not None][:1]
+    line = (lines_b[named[0]] if lines_b is not None else named[0] + 1) if named else None
+    return InputError(sources[1], line, "mode" if named else None,
+                      f"B is {_a(modes[1])}-mode run and A ({sources[0]}) {_a(modes[0])}-mode one: a closed-mode router "
+                      "is shown the threads and an open-mode one is not, so a paired comparison is of two runs of "
+                      "one mode")
+
+
+def _a(mode: str) -> str:
+    return f"{'an' if mode[0] in 'aeiou' else 'a'} {mode}"
+
+
+def _mode_of(row: Any) -> Any:
+    return row.get("mode") if isinstance(row, Mapping) else getattr(row, "mode", None)
 
 
 def _sessions(n: int) -> str:
