@@ -3,8 +3,8 @@ another kind given in the place of sessions or predictions is refused in one lin
 where it goes) rather than with an error for every field of every line.
 
 Every reader of sessions (:func:`interleave_bench.io.iter_sessions`, and through it every command)
-and the scorer's reader of predictions use :func:`other_kind`. This is the schema layer: it
-imports only ``errors``.
+and the scorer's reader of predictions use :func:`other_kind`, and ``validate`` tells a file's
+kind by the same rule (:func:`record_kind`). This is the schema layer: it imports only ``errors``.
 """
 
 from __future__ import annotations
@@ -32,14 +32,43 @@ DATA_FIRST = "the sessions file (or its folder) goes first, then the predictions
 #: of them is another kind's (mid-reply or facts results, say), not a defective record of this kind
 _OTHER = {"sessions": "predictions", "predictions": "sessions"}
 _OWN_FIELDS = {kind: tuple(f for f in fields if f not in KIND_FIELDS[_OTHER[kind]]) for kind, fields in KIND_FIELDS.items()}
+#: :func:`record_kind` of a record holding all of both kinds' fields
+AMBIGUOUS = "ambiguous"
+
+
+def record_kind(obj: object) -> Optional[str]:
+    """Which kind of line ``obj`` (a file's first record) is: ``sessions`` or ``predictions`` when
+    it holds all of that kind's :data:`KIND_FIELDS` and not all of the other's, else the kind of
+    the only kind's own fields it holds (a defective record of that kind); :data:`AMBIGUOUS` when
+    it holds all of both kinds' fields (no reader may guess); ``None`` for anything else (another
+    command's results, a record holding some own fields of each). The one rule ``validate`` and
+    every reader of sessions and predictions go by."""
+    if not isinstance(obj, dict):
+        return None
+    full = [kind for kind, fields in KIND_FIELDS.items() if all(f in obj for f in fields)]
+    if len(full) > 1:
+        return AMBIGUOUS
+    if full:
+        return full[0]
+    some = [kind for kind in KIND_FIELDS if any(f in obj for f in _OWN_FIELDS[kind])]
+    return some[0] if len(some) == 1 else None
+
+
+def ambiguous(path: str | os.PathLike, line: Optional[int]) -> InputError:
+    """The one line for a first record of :data:`AMBIGUOUS` kind, at ``line``."""
+    fields = {kind: ", ".join(fields) for kind, fields in KIND_FIELDS.items()}
+    return InputError(str(path), line, None, f"ambiguous: its first record holds both a session's fields "
+                                             f"({fields['sessions']}) and a prediction row's ({fields['predictions']}), "
+                                             "so it is neither a sessions file nor a predictions file: a record is "
+                                             "one or the other")
 
 
 def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = None) -> None:
     """Raise :class:`InputError` (one line) when the JSONL file ``path``, given as ``what``
     (``sessions`` or ``predictions``), is plainly another kind of file, whose every line would
     otherwise be an error of its own: its first line a record of the other kind (the two files
-    given the other way round) or a record with none of this kind's own fields (results of another
-    command), or the file a JSON document written over several lines (a score file, a run record,
+    given the other way round), a record of both (:data:`AMBIGUOUS`, :func:`record_kind`) or a
+    record with none of this kind's own fields (results of another command), or the file a JSON document written over several lines (a score file, a run record,
     a manifest: named by its ``format``). ``data_goes`` says what goes where the file stood instead
     of the default (:data:`DATA_FIRST` for a command taking predictions after the data)."""
     other = _OTHER[what]
@@ -52,7 +81,7 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
         return  # predictions may be Parquet: its own reader checks it
     try:
         with open(path, encoding="utf-8") as fh:
-            first = next((line for line in fh if line.strip()), "")
+            number, first = next(((n, line) for n, line in enumerate(fh, start=1) if line.strip()), (0, ""))
     except (OSError, UnicodeDecodeError):
         return  # the strict reader says what is wrong with it
     if first.strip() == "{":
@@ -64,7 +93,10 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
         return
     if not isinstance(obj, dict):
         return
-    if all(f in obj for f in KIND_FIELDS[other]) and not all(f in obj for f in KIND_FIELDS[what]):
+    kind = record_kind(obj)
+    if kind == AMBIGUOUS:
+        raise ambiguous(path, number)
+    if kind == other and all(f in obj for f in KIND_FIELDS[other]):
         given, goes = _WRONG_PLACE[what]
         raise InputError(str(path), None, None, f"{given}: {data_goes or goes}")
     if not any(f in obj for f in _OWN_FIELDS[what]):

@@ -110,3 +110,34 @@ def test_a_data_folder_whose_sessions_file_is_a_folder_or_a_fifo_says_so(tmp_pat
     code, out, err = one_error(capsys, commands(fifo, tmp_path)[command])
     assert code == 2 and out == "" and err.startswith(f"error: {fifo / 'sessions.jsonl'}: is not a regular file")
     assert err.count("\n") == 1
+
+
+AMBIGUOUS = ("ambiguous: its first record holds both a session's fields (session_id, turns, threads) and a prediction "
+             "row's (session_id, i, pred), so it is neither a sessions file nor a predictions file: a record is one or "
+             "the other")
+
+
+def test_a_first_record_of_both_kinds_is_ambiguous_to_every_reader_and_to_validate(files, tmp_path, capsys):
+    """A sessions record that also holds a prediction row's fields slipped past the check (read as
+    sessions by the commands, as predictions by validate, and scored as either by score)."""
+    pred, _ = files
+    ss = many_sessions(2)
+    both = score_util.write_jsonl(tmp_path / "both.jsonl", [{**ss[0], "i": 0, "pred": "x"}, *ss[1:]])
+    data = score_util.write_jsonl(tmp_path / "sessions.jsonl", ss)
+    for argv in (commands(both, tmp_path)["route"], commands(both, tmp_path)["stats"], ["validate", both],
+                 ["score", both, pred, "--bootstrap", 0], ["score", data, both, "--bootstrap", 0],
+                 ["compare", data, pred, both, "--bootstrap", 0], ["validate", data, both]):
+        code, out, err = one_error(capsys, argv)
+        assert code == 2 and f"{both}" not in out, argv  # (validate says the data file is ok)
+        assert [x for x in err.splitlines() if x.startswith("error:")] == [f"error: {both}:1: {AMBIGUOUS}"], argv
+    assert not (tmp_path / "both.score.json").exists()
+
+
+def test_validate_tells_a_file_s_kind_as_the_readers_do(tmp_path, capsys):
+    """A sessions record holding a ``pred`` (and no ``i``) is a sessions record to every reader;
+    validate read it as predictions, with an error for every line."""
+    ss = many_sessions(2)
+    extra = score_util.write_jsonl(tmp_path / "extra.jsonl", [{**ss[0], "pred": "x"}, *ss[1:]])
+    code, out, err = one_error(capsys, ["validate", extra])
+    assert (code, err) == (0, "") and out.startswith(f"{extra}: ok: 2 sessions")
+    assert one_error(capsys, commands(extra, tmp_path)["stats"])[0] == 0

@@ -1,8 +1,9 @@
 """``interleave-bench validate FILE...``: check data, prediction, manifest and mid-reply case files.
 
 Prints a one-line summary per good file, or every error found (file, line, field), exit 0 or 2.
-The kind of a file is told from its content: JSONL rows with ``turns`` are sessions, with ``pred``
-predictions; a JSON document with ``cases`` is a mid-reply case file, with ``writer`` a manifest.
+The kind of a file is told from its content: a JSONL file's first record by the rule every reader
+goes by (:func:`~interleave_bench.file_kinds.record_kind`: ``turns`` and ``threads`` for sessions,
+``i`` and ``pred`` for predictions, both refused as ambiguous); a JSON document with ``cases`` is a mid-reply case file, with ``writer`` a manifest.
 Prediction rows must be unique per (session, turn), each read as ``score`` reads it (a number as a
 label is read as its text, as the README says, in JSONL and Parquet alike). ``validate DATA PRED...`` also
 checks each predictions file against the data given before it (unknown sessions and turns). A
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError, InputErrors, error_line
+from ..file_kinds import AMBIGUOUS, ambiguous, record_kind
 from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
                   read_manifest, read_records_with_lines)
 from ..schema import PredictionRow
@@ -48,14 +50,15 @@ def sniff(path: str) -> str:
         if isinstance(data, dict) and "writer" in data:
             return "manifest"
         raise InputError(path, None, None, "a JSON file must be a mid-reply case file (with 'cases') or a manifest (with 'writer')")
-    for _, text in iter_json_lines(path):
+    for line, text in iter_json_lines(path):
         try:
             first = parse_json(path, None, text)
         except InputError:
             continue
-        if isinstance(first, dict) and "pred" in first:
-            return "predictions"
-        return "sessions"
+        kind = record_kind(first)  # as every reader tells it
+        if kind == AMBIGUOUS:
+            raise ambiguous(path, line)
+        return "predictions" if kind == "predictions" else "sessions"  # (the sessions reader names what else it is)
     for _ in iter_json_lines(path):
         return "sessions"  # only broken lines: the sessions reader names each one
     raise InputError(path, None, None, "no records: the file is empty")

@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import TypeAdapter
 
 from ..errors import InputError, InputErrors, UsageError, require_file
+from ..file_kinds import DATA_FIRST, other_kind
 from ..io import sessions_file
 from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
 from ..llm.prices import Price, PriceArgument, price_of_run
@@ -517,7 +518,9 @@ def score_files(
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
         require_file(path)
+    other_kind(data_path, "sessions", DATA_FIRST)  # the array readers pass over fields of the other kind
     for path in pred_paths:
+        other_kind(path, "predictions")
         require_recorded_mode(path, mode)
     if write:
         require_score_outputs(data_path, pred_paths, split, mode)
