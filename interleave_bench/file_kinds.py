@@ -3,8 +3,9 @@ another kind given in the place of sessions or predictions is refused in one lin
 where it goes) rather than with an error for every field of every line.
 
 Every reader of sessions (:func:`interleave_bench.io.iter_sessions`, and through it every command)
-and the scorer's reader of predictions use :func:`other_kind`, and ``validate`` tells a file's
-kind by the same rule (:func:`record_kind`). This is the schema layer: it imports only ``errors``.
+and the scorer's reader of predictions use :func:`other_kind`; ``validate`` tells a file's kind by
+the same rule (:func:`record_kind`) and names a JSON document it does not check as they do
+(:func:`document_words`). This is the schema layer: it imports ``errors`` and ``documents``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 from typing import Optional
 
+from .documents import BOARD_ROW_FORMAT, MID_REPLY_FORMAT, RUN_FORMAT, SCORE_FORMAT
 from .errors import InputError
 
 #: the fields that tell the two kinds of line apart: a line holding all of one kind's and not all
@@ -132,7 +134,29 @@ def _document_given(path: str | os.PathLike, what: str) -> None:
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return
     if isinstance(doc, dict):
-        kind = doc.get("format")
-        named = f" ({kind})" if isinstance(kind, str) and len(kind) <= 60 else ""
-        raise InputError(str(path), None, None, f"a JSON document{named}, given as {what}: {what} are JSON Lines, "
+        raise InputError(str(path), None, None, f"{document_words(doc)}, given as {what}: {what} are JSON Lines, "
                                                 "one record a line")
+
+
+#: what a JSON document is, by its ``format``
+_FORMAT_WORDS = {SCORE_FORMAT: "a score document", RUN_FORMAT: "a run record", BOARD_ROW_FORMAT: "a board row",
+                 MID_REPLY_FORMAT: "a mid-reply summary"}
+#: what a JSON document without a ``format`` is, by the field that names its kind (``validate``'s rule)
+DOCUMENT_KEYS = {"cases": "a mid-reply case file", "writer": "a manifest"}
+
+
+def document_words(doc: object) -> str:
+    """What the JSON document ``doc`` is, for a message: a mid-reply case file or a manifest (by
+    :data:`DOCUMENT_KEYS`), a score document, a run record... (by its ``format``, given after it:
+    ``a score document (interleave-score-v1)``), else ``a JSON document`` (with its ``format``
+    when it states a short one)."""
+    if not isinstance(doc, dict):
+        return "a JSON document"
+    for key, words in DOCUMENT_KEYS.items():
+        if key in doc:
+            return words
+    kind = doc.get("format")
+    if isinstance(kind, str) and len(kind) <= 60:
+        return f"{_FORMAT_WORDS.get(kind, 'a JSON document')} ({kind})"
+    return "a JSON document"
+

@@ -63,7 +63,7 @@ def test_a_predictions_file_given_as_the_data_is_one_line(files, tmp_path, capsy
 def test_a_json_document_given_as_the_data_is_one_line(files, tmp_path, capsys, command):
     _, score = files
     code, out, err = one_error(capsys, commands(score, tmp_path)[command])
-    assert (code, out, err) == (2, "", f"error: {score}: a JSON document (interleave-score-v1), given as sessions: "
+    assert (code, out, err) == (2, "", f"error: {score}: a score document (interleave-score-v1), given as sessions: "
                                        "sessions are JSON Lines, one record a line\n")
 
 

@@ -565,7 +565,7 @@ def test_score_files_refuses_a_bootstrap_out_of_range_before_reading():
 
 @pytest.mark.parametrize("kind, content, line", [
     ("a score file", '{\n  "format": "interleave-score-v1",\n  "system": "x"\n}\n',
-     ": a JSON document (interleave-score-v1), given as predictions: predictions are JSON Lines, one record a line"),
+     ": a score document (interleave-score-v1), given as predictions: predictions are JSON Lines, one record a line"),
     ("a manifest", '{\n  "version": "interleave-v0"\n}\n',
      ": a JSON document, given as predictions: predictions are JSON Lines, one record a line"),
     ("another command's results", '{"case_id": "c1", "label": "x"}\n' * 30,

@@ -324,3 +324,20 @@ def test_a_thread_named_new_is_refused_naming_the_line_and_thread(tmp_path, caps
     err = capsys.readouterr().err
     assert err.splitlines()[0] == (f"error: {p}:2: threads[1].id: 'new' is reserved and cannot be a thread id "
                                    "(a model router reads an answer 'new' as a new topic)"), err
+
+
+def test_a_json_document_validate_does_not_check_is_named_by_its_kind(tmp_path, capsys):
+    """A score file given as data was called "not a mid-reply case file or manifest"; it is named
+    for what it is, with what validate checks."""
+    checks = ("validate checks sessions and predictions (JSON Lines), manifests (with 'writer') and mid-reply case "
+              "files (with 'cases')")
+    docs = {"x.score.json": ({"format": "interleave-score-v1", "system": "x"}, "a score document (interleave-score-v1)"),
+            "x.run.json": ({"format": "interleave-run-v1"}, "a run record (interleave-run-v1)"),
+            "other.json": ({"format": "someone-else-v2"}, "a JSON document (someone-else-v2)"),
+            "list.json": ([1, 2], "a JSON document")}
+    for name, (doc, words) in docs.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        assert main(["validate", str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert (out, err.splitlines()) == ("", [f"error: {path}: {words}: {checks}", f"{path}: 1 error"])

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError, InputErrors, error_line
-from ..file_kinds import AMBIGUOUS, ambiguous, record_kind
+from ..file_kinds import AMBIGUOUS, DOCUMENT_KEYS, ambiguous, document_words, record_kind
 from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
                   read_manifest, read_records_with_lines)
 from ..schema import PredictionRow
@@ -45,11 +45,12 @@ def sniff(path: str) -> str:
         return "predictions"  # Parquet holds prediction rows only (as ``score`` reads them)
     if p.suffix == ".json":
         data = read_json(path)
-        if isinstance(data, dict) and "cases" in data:
-            return "cases"
-        if isinstance(data, dict) and "writer" in data:
-            return "manifest"
-        raise InputError(path, None, None, "a JSON file must be a mid-reply case file (with 'cases') or a manifest (with 'writer')")
+        words = document_words(data)
+        checked = {DOCUMENT_KEYS["cases"]: "cases", DOCUMENT_KEYS["writer"]: "manifest"}.get(words)
+        if checked is not None:
+            return checked
+        raise InputError(path, None, None, f"{words}: validate checks sessions and predictions (JSON Lines), "
+                                           "manifests (with 'writer') and mid-reply case files (with 'cases')")
     for line, text in iter_json_lines(path):
         try:
             first = parse_json(path, None, text)
