@@ -5,7 +5,7 @@ where it goes) rather than with an error for every field of every line.
 Every reader of sessions (:func:`interleave_bench.io.iter_sessions`, and through it every command)
 and the scorer's reader of predictions use :func:`other_kind`; ``validate`` tells a file's kind by
 the same rule (:func:`record_kind`) and names a JSON document it does not check as they do
-(:func:`document_words`). This is the schema layer: it imports ``errors`` and ``documents``.
+(:func:`document_words`), as ``vet`` names one in a ``.jsonl`` file (:func:`document_in`). This is the schema layer: it imports ``errors`` and ``documents``.
 """
 
 from __future__ import annotations
@@ -160,3 +160,18 @@ def document_words(doc: object) -> str:
         return f"{_FORMAT_WORDS.get(kind, 'a JSON document')} ({kind})"
     return "a JSON document"
 
+
+
+def document_in(path: str | os.PathLike) -> Optional[str]:
+    """:func:`document_words` of the file ``path`` when it is a JSON document written over several
+    lines (its first non-blank line a lone ``{``: no JSON Lines record), else ``None`` (also when
+    it is too large to read for its name, or cannot be read: the reader then says what is wrong)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = next((line for line in fh if line.strip()), "")
+        if first.strip() != "{" or os.path.getsize(path) > _DOCUMENT_BYTES:
+            return None
+        with open(path, encoding="utf-8") as fh:
+            return document_words(json.load(fh))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Optional
 
 from .errors import InputError
+from .file_kinds import document_in
 from .heap import paused_gc
 from .io import iter_json_lines, read_text
 from .strictjson import parse_strict
@@ -245,6 +246,10 @@ def vet_file(path: Path, report: VetReport, rules: list[AllowRule]) -> None:
     """Vet one file into ``report``; raises :class:`InputError` when it cannot be read."""
     name = str(path)
     if path.suffix == ".jsonl":
+        document = document_in(path)  # a document over several lines: no line of it is a record
+        if document is not None:
+            raise InputError(name, None, None, f"{document} in a .jsonl file: vet reads a .jsonl file as JSON Lines, "
+                                               "one record a line, and a JSON document from a .json file")
         items: list[tuple[Optional[int], str, str]] = []
         for line, text in iter_json_lines(path):
             obj = parse_strict(name, line, text)

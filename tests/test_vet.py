@@ -315,3 +315,23 @@ def test_nothing_readable_is_the_error_lines_alone(tmp_path, capsys):
     assert code == 2 and out == ""
     assert err.splitlines() == [f"error: {tmp_path / 'missing.json'}: no such file or folder",
                                 f"error: {tmp_path / 'gone'}: no such file or folder"]
+
+
+def test_a_json_document_in_a_jsonl_file_is_named_for_what_it_is(tmp_path, capsys):
+    """A score file or a manifest saved as .jsonl was shown as broken JSON at its first line; vet
+    names the document and says what it reads."""
+    from interleave_bench.cli import main
+
+    reads = "vet reads a .jsonl file as JSON Lines, one record a line, and a JSON document from a .json file"
+    docs = {"score.jsonl": ({"format": "interleave-score-v1", "system": "x"}, "a score document (interleave-score-v1)"),
+            "manifest.jsonl": ({"version": "interleave-v0", "writer": "templates"}, "a manifest")}
+    for name, (doc, words) in docs.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        assert main(["vet", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert [x for x in err.splitlines() if x.startswith("error:")] == [f"error: {path}: {words} in a .jsonl file: {reads}"]
+    # the same document on one line is a record: vetted as one
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps({"format": "interleave-score-v1", "system": "x"}) + "\n", encoding="utf-8")
+    assert main(["vet", str(one)]) == 0
