@@ -122,13 +122,16 @@ def broken_json(path: str, line: Optional[int], exc: json.JSONDecodeError) -> In
     Lines file; else the document's line the fault is on) and the column on that line. Text that
     ends early is said to end there: a line cut short inside a string or before its value is
     complete, which ``json`` reports at the newline (as a control character), at the next line's
-    column 1, or where the string starts."""
+    column 1, or where the string starts; a whole document (``line`` None) cut so is said to be
+    a file that ends there."""
     doc, pos, msg = exc.doc, exc.pos, exc.msg
     cut = msg.startswith("Unterminated string") or (msg.startswith("Invalid control character") and doc[pos:pos + 1] in "\r\n")
     if cut:  # the end of the line the string is on (where it was cut)
         ends = [i for i in (doc.find("\n", pos), doc.find("\r", pos)) if i >= 0]
         pos = min(ends) if ends else len(doc)
-        problem = "the line ends inside a string, unterminated"
+        # a document (no ``line``) cut there ends there; one whose string is cut at a line's end goes on
+        ended = line is None and not doc[pos:].strip()
+        problem = f"the {'file' if ended else 'line'} ends inside a string, unterminated"
     elif not doc[pos:].strip():  # nothing but white space (a newline) after the fault
         pos = len(doc.rstrip())
         problem = "the line ends before the JSON value does" if line is not None else "the file ends before the JSON value does"

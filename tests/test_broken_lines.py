@@ -69,6 +69,10 @@ def test_a_sessions_line_cut_short_is_named_at_its_end(files, tmp_path, capsys, 
     ('{bad', 1, "1: invalid JSON: Expecting property name enclosed in double quotes (column 2)"),
     ('{"a": [1,\n 2,\n', None, "2: invalid JSON: the file ends before the JSON value does (column 4)"),
     ('{\n "a": "xy\n}', None, "2: " + IN_STRING + " (column 10)"),
+    # a document cut inside a string: the file ends there (at its last line, or after it)
+    ('{\n "a": "xy', None, "2: invalid JSON: the file ends inside a string, unterminated (column 10)"),
+    ('{\n "a": "xy\n', None, "2: invalid JSON: the file ends inside a string, unterminated (column 10)"),
+    ('{"a": "xy', 1, "1: " + IN_STRING + " (column 10)"),
     ('{"a":1,   \r\n', 2, "2: " + ENDS + " (column 8)"),
     ('\ufeff{"a": 1}', 1, "1: invalid JSON: the text starts with a byte-order mark (BOM): save it as UTF-8 "
                           "without one (column 1)"),
