@@ -280,10 +280,16 @@ def _same(a: Any, b: Any) -> bool:
 
 def differences(stated: Any, computed: Any, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
     """``(field, stated, computed)`` for every leaf where the two documents differ, in the stated order
-    (keys only the computed one has are differences too; a stated key the computer lacks is one)."""
+    (keys only the computed one has are differences too; a stated key the computer lacks is one). Two
+    lists of as many objects (calibration's bins) are compared object by object (``reliability[9].n``)."""
     if isinstance(stated, dict) and isinstance(computed, dict):
         for k in [*stated, *(k for k in computed if k not in stated)]:
             yield from differences(stated.get(k), computed.get(k), f"{prefix}.{k}" if prefix else str(k))
+        return
+    if (isinstance(stated, list) and isinstance(computed, list) and len(stated) == len(computed)
+            and all(isinstance(x, dict) for x in (*stated, *computed))):
+        for k, (a, b) in enumerate(zip(stated, computed)):
+            yield from differences(a, b, f"{prefix}[{k}]")
         return
     if not _same(stated, computed):
         yield prefix, stated, computed
@@ -313,6 +319,10 @@ def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, A
 #: the parts of a routing score document the recomputation must reproduce
 ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst", "breakdowns",
                  "cluster", "calibration")
+#: parts of :data:`ROUTING_PARTS` whose form (its figures adding up) the board does not check
+#: before the recomputation: whatever a stated one holds, the recomputation names its first field
+#: that differs (the bins of a forged calibration add up or not)
+RECOMPUTED_WHOLE = ("calibration",)
 #: parts and fields (dotted) a score file written before they existed leaves out: reproduced when
 #: the file states them (:func:`without_later` leaves them out of the comparison otherwise)
 LATER_PARTS = ("calibration", "counts.error_rows")
@@ -495,7 +505,9 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
         return scored
     from ..documents import read_score_document
 
-    read_score_document(p, doc, traced=True)  # the stated document's form, first field at fault
+    # the stated document's form, first field at fault; a part the recomputation checks field by field
+    # is left to it, so a forged one is refused as differing from what the board computes
+    read_score_document(p, {k: v for k, v in doc.items() if k not in RECOMPUTED_WHOLE}, traced=True)
     name = system or normalise_name(doc.get("system"), p, "system")
     pred = referenced_file(doc["provenance"].get("predictions_file"), p, "provenance.predictions_file",
                            "predictions")
