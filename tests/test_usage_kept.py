@@ -163,3 +163,46 @@ def test_a_running_record_says_its_calls_are_not_yet_counted(openai_env, tmp_pat
     assert seen and seen[0]["uncounted"] is True and seen[0]["cost_usd"] is None and seen[0]["calls"] > 0
     done = record_of(record)["usage"]
     assert done["uncounted"] is False and done["cost_usd"] == round(done["input_tokens"] / 1e6, 6)
+
+
+def test_calls_paid_before_ctrl_c_stopped_the_first_session_stay_on_the_record(openai_env, tmp_path, capsys,
+                                                                               monkeypatch):
+    """Ctrl-C before the first session is written: the calls already paid are on the record, and the
+    rerun that finishes the file counts them with its own, its rows those of an uninterrupted run."""
+    from interleave_bench.llm import client
+
+    small = write_data(tmp_path / "one", standard_sessions()[:1])  # one session: its calls one after another
+
+    monkeypatch.setenv("EVAL_PRICES", "1,0,0")
+    real, asked = client.LLM.complete, []
+
+    async def stopped_at_third(self, *args, **kwargs):
+        asked.append(1)
+        if len(asked) == 3:
+            raise KeyboardInterrupt  # the user's Ctrl-C, two answers paid, no session finished
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(client.LLM, "complete", stopped_at_third)
+    code, out, err = route(capsys, small)
+    assert code == 130, err
+    pred = small / "predictions" / "closed-llm-m1.jsonl"
+    record = pred.with_suffix(".run.json")
+    assert not pred.exists() or not pred.read_text(encoding="utf-8")  # no row written
+    paid = openai_env["server"].completions
+    assert paid == 2
+    kept = record_of(record)
+    assert kept["complete"] is False and kept["usage"]["calls"] == paid and kept["usage"]["uncounted"] is False
+    assert kept["usage"]["cost_usd"] == round(kept["usage"]["input_tokens"] / 1e6, 6) > 0
+    monkeypatch.setattr(client.LLM, "complete", real)
+    code, out, err = route(capsys, small, "--split", "dev")  # another run's record: refused, kept as it was
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "closed-llm-m1.run.json holds the calls" in err, err
+    assert record_of(record) == kept and openai_env["server"].completions == paid
+    code, out, err = route(capsys, small)  # the two paid answers come from the cache
+    assert code == 0, err
+    done = record_of(record)
+    assert done["complete"] is True and done["usage"]["calls"] == openai_env["server"].completions
+    assert done["usage"]["cached"] == 2 and done["usage"]["uncounted"] is False
+    assert done["usage"]["input_tokens"] > kept["usage"]["input_tokens"]
+    whole = small / "whole.jsonl"  # an uninterrupted run through the same cache
+    assert route(capsys, small, "--out", whole)[0] == 0
+    assert pred.read_bytes() == whole.read_bytes()

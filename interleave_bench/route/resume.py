@@ -1,6 +1,7 @@
 """Resuming a routing run: what of its output file is already done, read back as strictly as any
 predictions file (a run's file a user may have edited is a user's file); what a run that
-stopped before its first row takes away again (:class:`NewOutputs`), so it leaves nothing to resume;
+stopped before its first row takes away again (:class:`NewOutputs`), so it leaves nothing to resume
+but the record of the model calls it paid (:func:`paid_before_rows`), which its rerun adds to;
 and where a ``--fresh`` run writes until its first row (:func:`rows_file`)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..errors import UsageError, jsonl_head_of
 from ..io import parse_record, truncate_partial_line
@@ -17,6 +18,7 @@ from ..schema import ERROR, PredictionRow, Session
 from ..score.read import KIND_FIELDS
 
 if TYPE_CHECKING:
+    from ..documents import RunRecord
     from .runner import RouteOptions
 
 #: what a refusal to resume another run's output says to do, in the command's options, and in
@@ -69,6 +71,41 @@ def require_own_record(out: Path, record: Path) -> None:
                          f"too; write {out.name} elsewhere")
 
 
+def paid_before_rows(record: "RunRecord") -> bool:
+    """Whether ``record`` is what a run stopped (Ctrl-C, an error) before its first row left of the
+    model calls it had paid: not complete, its counts holding no message, its usage those calls
+    (:func:`no_rows_record`). A rerun of the same run adds its own calls to them."""
+    return not record.complete and record.counts is not None and not record.counts.messages and record.usage is not None
+
+
+def no_rows_record(record: "RunRecord", sessions: int, usage: Any) -> "RunRecord":
+    """``record`` of a run stopped before its first row that had paid model calls (``usage``): what
+    :func:`paid_before_rows` recognises, beside no output."""
+    from ..documents import RunCounts
+
+    counts = RunCounts(sessions=sessions, resumed_sessions=0, messages=0, errors=0, clarify=0, fallback=0, rules=0)
+    return record.model_copy(update={"complete": False, "counts": counts, "usage": usage})
+
+
+def previous_record(out: Path, record: Path) -> "Optional[RunRecord]":
+    """The run record a (not ``--fresh``) run of ``out`` resumes: the one beside its output, or,
+    with no output, one holding the calls a run stopped before its first row paid
+    (:func:`paid_before_rows`). Any other record beside no output (its predictions moved away, say)
+    is none to resume: the run writes its own there at its first row."""
+    from ..errors import InterleaveError
+    from ..io import read_run_record
+
+    if not record.exists():
+        return None
+    if out.exists():
+        return read_run_record(record)
+    try:
+        found = read_run_record(record)
+    except InterleaveError:
+        return None
+    return found if paid_before_rows(found) else None
+
+
 @dataclass(frozen=True)
 class NewOutputs:
     """What a run is about to make: of the files its output and the paths beside it (its run
@@ -102,15 +139,19 @@ class NewOutputs:
         deepest_first = tuple(sorted(folders, key=lambda f: len(f.parts), reverse=True))
         return cls(reals[0], tuple(r for r in reals if not os.path.lexists(r)), deepest_first)
 
-    def remove_files(self) -> None:
-        """Remove each file the run made, when its output holds nothing."""
+    def remove_files(self, keep: Optional[Path] = None) -> None:
+        """Remove each file the run made but ``keep`` (the record of calls it paid,
+        :func:`paid_before_rows`), when its output holds nothing."""
         try:
             if self.output.stat().st_size:
                 return
         except FileNotFoundError:
             pass
+        from ..locks import real_output
+
         for p in self.files:
-            p.unlink(missing_ok=True)
+            if keep is None or p != real_output(keep):
+                p.unlink(missing_ok=True)
 
     def remove_folders(self) -> None:
         """Remove the folders the run made that are empty (none is while it left a file in it)."""

@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
-from ..io import JsonlAppender, read_run_record, read_sessions, sessions_file, write_json
+from ..io import JsonlAppender, read_sessions, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
 from ..llm.prices import Price
 from ..locks import exclusive_output, real_output
@@ -50,7 +50,8 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter, threshold_problem
-from .resume import START_OVER, NewOutputs, prepare_resume, require_own_record, rows_file
+from .resume import (START_OVER, NewOutputs, no_rows_record, paid_before_rows, prepare_resume, previous_record,
+                     require_own_record, rows_file)
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
@@ -473,33 +474,26 @@ def _route_into(out_path: Path, record: RunRecord, sessions: list[Session], opts
     record_path = run_record_path(out_path)
     require_own_record(out_path, record_path)
     rows_path = rows_file(out_path, fresh)
-    previous: Optional[RunRecord] = None
-    if not fresh and out_path.exists() and record_path.exists():
-        previous = read_run_record(record_path)
-        what = record.same_run(previous)
-        if what is not None:
-            raise UsageError(
-                f"{out_path} was written from other {what} ({record_path.name}); {start_over}"
-            )
+    previous = None if fresh else previous_record(out_path, record_path)
+    what = record.same_run(previous) if previous is not None else None
+    if what is not None and not out_path.exists():
+        raise UsageError(f"{record_path} holds the calls a run of other {what} paid before its first row; {start_over}")
+    if what is not None:
+        raise UsageError(f"{out_path} was written from other {what} ({record_path.name}); {start_over}")
     done = set() if fresh else prepare_resume(out_path, sessions, opts, start_over, getattr(router, "model", None))
     todo = [s for s in sessions if s.session_id not in done]
     start_record = record.model_copy(update={"complete": False})
-    try:
-        return _route_todo(out_path, rows_path, record, start_record, sessions, todo, done, previous, opts, router,
-                           llm, timer)
-    except BaseException:
-        made.remove_files()  # when it wrote no row: a file of no row and its record would only mislead
-        if rows_path != out_path:
-            rows_path.unlink(missing_ok=True)  # --fresh: the run it started over from is still in place
-        raise
+    return _route_todo(out_path, rows_path, record, start_record, sessions, todo, done, previous, opts, router,
+                       llm, timer, made)
 
 
 def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record: RunRecord,
                 sessions: list[Session], todo: list[Session], done: set[str], previous: Optional[RunRecord],
-                opts: RouteOptions, router: Any, llm: Any, timer: Timer) -> RouteResult:
+                opts: RouteOptions, router: Any, llm: Any, timer: Timer, made: NewOutputs) -> RouteResult:
     """Route ``todo`` into ``out_path`` (after the ``done`` sessions), then complete the run record.
     The rows go to ``rows_path`` (:func:`~.resume.rows_file`), put in the place of ``out_path`` at
-    the first row when it is another file."""
+    the first row when it is another file. A run stopped before its first row removes the files it
+    made (``made``) but the record of the calls it paid."""
     record_path = run_record_path(out_path)
     counts = SessionCounts()
     # this run's share of the client's totals (a sweep routes several runs with one client)
@@ -509,7 +503,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
     begun = False  # whether a row of this run is in the output
-    earlier = previous.usage if done and previous is not None else None  # what the rows kept cost
+    earlier = previous.usage if previous is not None else None  # what the file's earlier runs paid
     # the price the kept rows were paid at, checked before any call (refused in one line naming the record)
     paid = Price.of_record(earlier.price, record_path) if earlier is not None and earlier.price is not None else None
 
@@ -573,11 +567,18 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
         }).dump())
     except BaseException:
         # stopped (Ctrl-C, an error, at the end too): the calls it paid stay on the record, the
-        # rows' own (written) or, when it wrote none, the one it resumed
-        if llm is not None and (begun or previous is not None and bool(done)):
+        # rows' own (written), the one it resumed, or, when there is none, one holding no row
+        keep = None
+        if llm is not None and (begun or previous is not None and not paid_before_rows(previous)):
             kept = start_record if begun else previous
             assert kept is not None
             write_json(record_path, kept.model_copy(update={"usage": usage_now()}).dump())
+        elif llm is not None and rows_path == out_path and (earlier is not None or llm.stats.calls > spent_before["calls"]):
+            keep = record_path  # resume counts them (--fresh: the run it replaces keeps its record)
+            write_json(record_path, no_rows_record(start_record, len(sessions), usage_now()).dump())
+        made.remove_files(keep)  # when it wrote no row: a file of no row and its record would only mislead
+        if rows_path != out_path:
+            rows_path.unlink(missing_ok=True)  # --fresh: the run it started over from is still in place
         raise
     return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds,
                        in_file["errors"])
