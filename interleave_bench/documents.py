@@ -198,6 +198,16 @@ class ScoreProvenance(Document):
     price: Optional[Price] = None
 
 
+#: why a score document's ``cost_usd_per_message`` is null (its ``cost_null_reason``), with what a
+#: table says in its place (docs/score.md)
+COST_NULL_REASONS = {
+    "no_messages": "no message scored",
+    "no_price": "no price for the model (set EVAL_PRICES)",
+    "unreported": "the provider reported no token counts for some calls",
+    "too_large": "too large a number for the tokens at that price",
+}
+
+
 class ScoreDocument(Document):
     """``<run>.score.json``: every routing metric, intervals, counts, breakdowns and provenance."""
 
@@ -214,6 +224,9 @@ class ScoreDocument(Document):
     breakdowns: dict[str, dict[str, Bucket]]
     burst: Optional[BurstSummary]
     cost_usd_per_message: Number
+    #: why ``cost_usd_per_message`` is null (a key of :data:`COST_NULL_REASONS`); null beside a
+    #: cost, and in files written before it existed
+    cost_null_reason: Optional[Literal[tuple(COST_NULL_REASONS)]] = None  # type: ignore[valid-type]
     #: open mode: the conversation-disentanglement metrics (:mod:`interleave_bench.score.cluster`)
     cluster: Optional[dict[str, Any]] = None
     #: the calibration of the rows' ``confidence`` (null: no strict message has one; absent in

@@ -132,10 +132,11 @@ def test_a_table_scrolls_in_its_box_and_an_interval_breaks_only_before_its_brack
 
 def test_the_cost_plot_says_so_when_every_cost_is_the_same():
     free = [Point("closed-bm25 (closed)", 0.6, cost=0.0), Point("closed-oracle (closed)", 1.0, cost=0.0),
-            Point("x (open)", 0.4)]
+            Point("x (open)", 0.4, why="no price for the model (set EVAL_PRICES)"), Point("y (open)", 0.5)]
     text = cost_plot(free, "accuracy")
     assert "<img" not in text and "Every system here costs the same, 0.00000000 USD per message" in text
-    assert "No known cost (model price not set): x (open)." in text
+    # each run without a cost, with why when its score file says (a board row does not)
+    assert "No known cost: x (open), no price for the model (set EVAL_PRICES); y (open)." in text
     if have_matplotlib():
         priced = [Point("a", 0.6, cost=0.0), Point("b", 0.8, cost=0.00004)]
         assert cost_plot(priced, "accuracy").startswith("<img")

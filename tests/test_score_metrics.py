@@ -386,3 +386,41 @@ def test_cost_per_message_uses_the_price_and_is_null_when_unknown(monkeypatch):
     assert score_predictions([s], r, bootstrap=0).result["cost_usd_per_message"] is None
     s2 = session("free", ["t1"], [turn(0, "t1", "new")])
     assert score_predictions([s2], rows("free", ["t1"]), bootstrap=0).result["cost_usd_per_message"] == 0.0
+
+
+def test_a_null_cost_says_why_and_the_report_table_shows_it():
+    """``cost_null_reason`` (docs/score.md): no price, unreported token counts, a cost no number
+    holds; null beside a cost, a free run's 0.0 too; the report's table and plot say it."""
+    import numpy as np
+
+    from interleave_bench.documents import COST_NULL_REASONS
+    from interleave_bench.llm.prices import MAX_PRICE_PER_MILLION, Price
+    from interleave_bench.reports.page import _main_table, _points
+    from interleave_bench.score.routing import COL
+    from interleave_bench.score.run import message_cost
+
+    s, r = c1()
+
+    def cost(price=None, rows_=r) -> tuple:
+        doc = score_predictions([s], rows_, bootstrap=0, price=price).result
+        return doc["cost_usd_per_message"], doc["cost_null_reason"]
+
+    assert cost(Price(1.0, 0.5, 2.0)) == (pytest.approx(305e-6 / 17, abs=1e-8), None)
+    assert cost() == (None, "no_price")
+    unreported = [dict(x, usage={**x["usage"], "unreported": 1}) if "usage" in x else x for x in r]
+    assert cost(Price(1.0, 0.5, 2.0), unreported) == (None, "unreported")
+    s2 = session("free", ["t1"], [turn(0, "t1", "new")])
+    free = score_predictions([s2], rows("free", ["t1"]), bootstrap=0).result
+    assert (free["cost_usd_per_message"], free["cost_null_reason"]) == (0.0, None)
+    totals = np.zeros(len(COL))
+    assert message_cost(totals, None) == (None, "no_messages")
+    totals[COL["messages"]], totals[COL["calls"]], totals[COL["input_tokens"]] = 1, 1, 1e308
+    top = Price(MAX_PRICE_PER_MILLION, MAX_PRICE_PER_MILLION, MAX_PRICE_PER_MILLION)
+    assert message_cost(totals, top) == (None, "too_large")
+    assert set(COST_NULL_REASONS) == {"no_messages", "no_price", "unreported", "too_large"}
+    docs = [dict(score_predictions([s], r, bootstrap=0).result, system="a"),
+            dict(score_predictions([s], unreported, bootstrap=0, price=Price(1, 1, 1)).result, system="b")]
+    html = _main_table(docs)
+    assert "– (no price for the model (set EVAL_PRICES))" in html
+    assert "– (the provider reported no token counts for some calls)" in html
+    assert [p.why for p in _points(docs)] == [COST_NULL_REASONS["no_price"], COST_NULL_REASONS["unreported"]]

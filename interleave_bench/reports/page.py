@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from ..score.table import HEADLINE, metric
-from .tables import (CALIBRATION_HEADER, PARTIAL_MARK, WITH_INTERVAL, calibration_rows, fmt, fmt_interval, mcnemar_text,
-                     partial_note, system_cell)
+from .tables import (CALIBRATION_HEADER, PARTIAL_MARK, WITH_INTERVAL, calibration_rows, cost_cell, cost_unknown_why, fmt,
+                     fmt_interval, mcnemar_text, partial_note, system_cell)
 
 #: how many flipped messages the comparison section lists (most telling first)
 FLIPS_SHOWN = 25
@@ -54,6 +54,7 @@ class Point:
     lo: Optional[float] = None
     hi: Optional[float] = None
     cost: Optional[float] = None
+    why: Optional[str] = None  # why the cost is missing, as a table says it (:func:`.tables.cost_unknown_why`)
 
 
 def have_matplotlib() -> bool:
@@ -120,8 +121,8 @@ def cost_plot(points: Sequence[Point], title: str) -> str:
     if not have_matplotlib():
         return f'<p class="note">{NO_PLOTS}</p>'
     shown = [p for p in points if p.value is not None and p.cost is not None]
-    unpriced = [p.label for p in points if p.cost is None]
-    missing = f"<p>No known cost (model price not set): {esc(', '.join(unpriced))}.</p>" if unpriced else ""
+    unpriced = [p.label + (f", {p.why}" if p.why else "") for p in points if p.cost is None]
+    missing = f"<p>No known cost: {esc('; '.join(unpriced))}.</p>" if unpriced else ""
     costs = {p.cost for p in shown}
     if len(shown) > 1 and len(costs) == 1:
         # one cost for every system (all free, typically): a plot would stack every label on one x
@@ -212,8 +213,9 @@ def _points(results: Sequence[Mapping[str, Any]]) -> list[Point]:
     out = []
     for r in results:
         iv = (r.get("intervals") or {}).get("accuracy") or [None, None]
-        out.append(Point(f"{r['system']} ({r['mode']})", r["metrics"].get("accuracy"), iv[0], iv[1],
-                         r.get("cost_usd_per_message")))
+        cost = r.get("cost_usd_per_message")
+        out.append(Point(f"{r['system']} ({r['mode']})", r["metrics"].get("accuracy"), iv[0], iv[1], cost,
+                         None if cost is not None else cost_unknown_why(r)))
     return out
 
 
@@ -228,7 +230,7 @@ def _main_table(results: Sequence[Mapping[str, Any]]) -> str:
             shown = metric(name).shown
             cells.append(fmt_interval(m.get(name), iv.get(name), shown) if name in WITH_INTERVAL else fmt(m.get(name), shown))
         cells += [fmt(m.get("input_tokens_per_message"), metric("input_tokens_per_message").shown),
-                  fmt(r.get("cost_usd_per_message"), metric("cost_usd_per_message").shown),
+                  cost_cell(r, metric("cost_usd_per_message").shown),
                   r["counts"]["sessions"], r["counts"]["messages"]]
         rows.append(cells)
     note = partial_note(results)

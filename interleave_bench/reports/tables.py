@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..documents import COST_NULL_REASONS
 from ..score.rows import EXAMPLES_SHOWN
 from ..score.table import HEADLINE, RATE, family, metric
 
@@ -28,6 +29,18 @@ def fmt_interval(value: float | None, interval: Sequence[float] | None, decimals
     if not interval:
         return fmt(value, decimals)
     return f"{value:.{decimals}f} [{interval[0]:.{decimals}f}, {interval[1]:.{decimals}f}]"
+
+
+def cost_unknown_why(result: Mapping[str, Any]) -> str:
+    """Why a run's cost per message is null, as a table says it (its ``cost_null_reason``;
+    ``cost unknown`` for a file written before it existed)."""
+    return COST_NULL_REASONS.get(result.get("cost_null_reason") or "", "cost unknown")
+
+
+def cost_cell(result: Mapping[str, Any], decimals: int) -> str:
+    """A run's cost per message for a table cell: the number, or ``– (why it is unknown)``."""
+    cost = result.get("cost_usd_per_message")
+    return fmt(cost, decimals) if cost is not None else f"{MISSING} ({cost_unknown_why(result)})"
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:

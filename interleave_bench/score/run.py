@@ -117,17 +117,20 @@ def burst_summary(totals: np.ndarray) -> dict[str, Any] | None:
     return out
 
 
-def cost_per_message(totals: np.ndarray, price: Price | None) -> float | None:
-    """USD per message at ``price``; 0.0 when no row made a model call, ``None`` when the price is unknown."""
+def message_cost(totals: np.ndarray, price: Price | None) -> tuple[float | None, str | None]:
+    """USD per message at ``price`` (0.0 when no row made a model call) and, when that is ``None``,
+    why (a key of :data:`~interleave_bench.documents.COST_NULL_REASONS`)."""
     messages = int(totals[COL["messages"]])
     if not messages:
-        return None
+        return None, "no_messages"
     if not int(totals[COL["calls"]]):
-        return 0.0
-    if price is None or int(totals[COL["unreported"]]):  # a call's tokens unknown: so is the cost
-        return None
+        return 0.0, None
+    if int(totals[COL["unreported"]]):  # a call's tokens unknown: so is the cost, at any price
+        return None, "unreported"
+    if price is None:
+        return None, "no_price"
     usd = price.cost(int(totals[COL["input_tokens"]]), int(totals[COL["cached_tokens"]]), int(totals[COL["output_tokens"]]))
-    return None if usd is None else rounded("cost_usd_per_message", usd / messages)
+    return (None, "too_large") if usd is None else (rounded("cost_usd_per_message", usd / messages), None)
 
 
 #: per-session rows built from the matrix, and checked against their record type, at a time
@@ -211,6 +214,7 @@ def score_document(
     reasons = [x.reason for x in left_out]
     not_scored = [x.to_json() for x in left_out]
     price_used = None if price is None else price.record(model)
+    cost, cost_null_reason = message_cost(totals, price)
     payload = {
         "format": SCORE_FORMAT,
         "system": system,
@@ -243,7 +247,8 @@ def score_document(
         "outcomes": {o: t("outcome_" + o) for o in OUTCOMES},
         "breakdowns": {dim: {key: _bucket(k, n) for key, (k, n) in cells.items()} for dim, cells in breakdown.items()},
         "burst": burst_summary(totals),
-        "cost_usd_per_message": cost_per_message(totals, price),
+        "cost_usd_per_message": cost,
+        "cost_null_reason": cost_null_reason,
         "cluster": cluster,
         "calibration": calibration,
         "not_scored": not_scored,
