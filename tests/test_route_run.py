@@ -556,3 +556,27 @@ def test_out_that_is_the_data_is_refused_before_any_work(tmp_path, monkeypatch, 
     else:
         assert err == f"error: route: --out {out} is one of the inputs (the sessions file); choose another path\n"
     assert (sorted(p.name for p in data.iterdir()), sessions.read_bytes()) == before
+
+
+def test_the_progress_bar_names_the_run_and_its_data_whatever_out_names(tmp_path, monkeypatch):
+    """The bar of a route run names its mode and policy (and model), as its summary line does, and
+    the data it routes; never the stem of an ``--out`` file."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    data = write_data(tmp_path / "demo", standard_sessions()[:2])
+    for argv, label in (([], "route closed-stay on demo"),
+                        (["--policy", "llm", "--dry-run"], "route closed-llm-fake-model on demo")):
+        term = Terminal()
+        monkeypatch.setattr(sys, "stderr", term)  # a terminal: the real tqdm bar is drawn
+        monkeypatch.delenv("INTERLEAVE_NO_PROGRESS")
+        monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
+        policy = [] if argv else ["--policy", "stay"]
+        assert main(["route", str(data), "--mode", "closed", *policy, *argv, "--out", str(tmp_path / f"x{len(argv)}.jsonl")]) == 0
+        monkeypatch.undo()
+        drawn = term.getvalue()
+        assert f"{label}:" in drawn and "route x" not in drawn, drawn

@@ -19,7 +19,7 @@ from ..llm.prices import prices_from
 from ..options import number, whole_number
 from ..progress import Timer, summary_line
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
-from ..route.runner import (DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, output_name,
+from ..route.runner import (DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_name,
                             run_route)
 from ..route.sweep import DEFAULT_THRESHOLDS, SweepResult, check_thresholds, curve_table, parse_thresholds, run_sweep
 from ..schema import MODES
@@ -99,9 +99,9 @@ def file_line(result: RouteResult) -> str:
 
 
 def run_title(opts: RouteOptions, model: str | None = None) -> str:
-    """``route <mode>-<policy>[...]``, the summary line's name of a run: its default file name's
-    stem (:func:`~interleave_bench.route.runner.output_name`), whatever ``--out`` names."""
-    return f"route {output_name(opts, model).removesuffix('.jsonl')}"
+    """``route <mode>-<policy>[...]``, the summary line's name of a run (its progress bar's too:
+    :func:`~interleave_bench.route.runner.run_name`), whatever ``--out`` names."""
+    return f"route {run_name(opts, model)}"
 
 
 def describe(result: RouteResult) -> dict[str, object]:

@@ -10,11 +10,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..errors import UsageError, jsonl_head_of
 from ..io import parse_record, truncate_partial_line
-from ..schema import ERROR, PredictionRow, Session
+from ..schema import CLARIFY, ERROR, PredictionRow, Session
 from ..score.read import KIND_FIELDS
 
 if TYPE_CHECKING:
@@ -253,3 +254,17 @@ def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions",
         else:
             raise mismatch(f"session {current!r} has {current_rows} rows, not {expected[pos][1]}")
     return done
+
+
+def file_counts(path: Path) -> dict[str, int]:
+    """Rows, errors, clarifications, fallbacks and rule decisions in a predictions file."""
+    c: Counter[str] = Counter()
+    with open(path, "r", encoding="utf-8") as fh:
+        for text in fh:
+            row = json.loads(text)
+            c["messages"] += 1
+            c["errors"] += row["pred"] == ERROR
+            c["clarify"] += row["pred"] == CLARIFY
+            c["fallback"] += "fallback" in row
+            c["rules"] += "rule-" in row.get("via", "")
+    return {k: c[k] for k in ("messages", "errors", "clarify", "fallback", "rules")}

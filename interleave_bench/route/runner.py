@@ -15,17 +15,15 @@ again from its start), so an interrupted run ends byte-identical to an uninterru
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
-from ..io import JsonlAppender, read_sessions, sessions_file, write_json
+from ..io import SESSIONS_FILE, JsonlAppender, read_sessions, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
 from ..llm.prices import Price
 from ..locks import exclusive_output, real_output
@@ -50,8 +48,8 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter, threshold_problem
-from .resume import (START_OVER, NewOutputs, no_rows_record, paid_before_rows, prepare_resume, previous_record,
-                     require_own_record, rows_file)
+from .resume import (START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows, prepare_resume,
+                     previous_record, require_own_record, rows_file)
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
@@ -139,6 +137,12 @@ def output_name(opts: RouteOptions, model: Optional[str] = None) -> str:
     if opts.policy in MODEL_POLICIES and model:
         name += f"-{safe_name(model)}"
     return name + ".jsonl"
+
+
+def run_name(opts: RouteOptions, model: Optional[str] = None) -> str:
+    """``<mode>-<policy>[...]``, a run's name in its progress bar and summary line: its default
+    file name's stem (:func:`output_name`), whatever ``--out`` names."""
+    return output_name(opts, model).removesuffix(".jsonl")
 
 
 def default_output(data_file: Path, opts: RouteOptions, model: Optional[str] = None, *, dry_run: bool = False) -> Path:
@@ -527,8 +531,13 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
             uncounted = uncounted or earlier.uncounted
         return RunUsage.model_validate(usage_record(spent, price, llm.model, uncounted=uncounted))
 
+    # the run's name (mode, policy, model), as its summary line says it, and the data (its folder's name)
+    data = Path(record.data)
+    data_name = data.parent.name if data.name == SESSIONS_FILE and data.parent.name else data.name
+    bar_label = f"route {run_name(opts, record.options.get('model'))} on {data_name}"
+
     async def main() -> None:
-        with JsonlAppender(rows_path) as sink, progress(total=len(todo), desc=f"route {out_path.stem}", unit="session") as bar:
+        with JsonlAppender(rows_path) as sink, progress(total=len(todo), desc=bar_label, unit="session") as bar:
 
             # written in session order as each finishes, so the file is always a prefix of the whole run
             def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
@@ -582,17 +591,3 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
         raise
     return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds,
                        in_file["errors"])
-
-
-def file_counts(path: Path) -> dict[str, int]:
-    """Rows, errors, clarifications, fallbacks and rule decisions in a predictions file."""
-    c: Counter[str] = Counter()
-    with open(path, "r", encoding="utf-8") as fh:
-        for text in fh:
-            row = json.loads(text)
-            c["messages"] += 1
-            c["errors"] += row["pred"] == ERROR
-            c["clarify"] += row["pred"] == CLARIFY
-            c["fallback"] += "fallback" in row
-            c["rules"] += "rule-" in row.get("via", "")
-    return {k: c[k] for k in ("messages", "errors", "clarify", "fallback", "rules")}
