@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, NoReturn, Sequence
 
 from . import __version__
-from .errors import InputErrors, InterleaveError, cannot_write, error_line, one_line, redact
+from .errors import InputErrors, InterleaveError, cannot_write, error_line, one_line, redact, redact_secrets
 
 #: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
 COMMAND_MODULES = (
@@ -101,26 +101,57 @@ def _writing_stdout(stream: Any) -> Iterator[None]:
         raise cannot_write("standard output", exc) from exc
 
 
-class _Stdout:
-    """Standard output while a command runs: the stream it was, its writes through :func:`_writing_stdout`."""
+class _Printed:
+    """A standard stream while a command runs: every text written to it passes
+    :func:`~.errors.redact_secrets`, the redaction every file written passes, so no table,
+    ``--json`` document, warning or summary line shows a key an input holds (a session id, a path),
+    whichever part of the project prints it. Text is passed on a line at a time (what follows the
+    last line break, or carriage return, waits for the next write or a flush), so a key is never
+    split between two writes; each write goes through ``guard`` (standard output's
+    :func:`_writing_stdout`)."""
 
-    def __init__(self, stream: Any):
+    def __init__(self, stream: Any, guard: Any = None):
         self._stream = stream
+        self._guard = guard or _passed_on
+        self._held = ""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
+    def _pass_on(self, text: str) -> None:
+        if text:
+            with self._guard(self._stream):
+                self._stream.write(redact_secrets(text))
+
     def write(self, text: str) -> int:
-        with _writing_stdout(self._stream):
-            return self._stream.write(text)
+        held = self._held + text
+        cut = max(held.rfind("\n"), held.rfind("\r")) + 1
+        self._held = held[cut:]
+        self._pass_on(held[:cut])
+        return len(text)
 
     def writelines(self, lines: Any) -> None:
-        with _writing_stdout(self._stream):
-            self._stream.writelines(lines)
+        for line in lines:
+            self.write(line)
 
     def flush(self) -> None:
-        with _writing_stdout(self._stream):
+        held, self._held = self._held, ""
+        self._pass_on(held)
+        with self._guard(self._stream):
             self._stream.flush()
+
+    def pass_held(self) -> None:
+        """:meth:`flush` as far as it goes, for a command that stopped: a write refused is not its error."""
+        try:
+            self.flush()
+        except (OSError, InterleaveError):
+            pass
+
+
+@contextmanager
+def _passed_on(stream: Any) -> Iterator[None]:
+    """A write to standard error: an error it raises is raised as it is."""
+    yield
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -129,11 +160,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    stdout, sys.stdout = sys.stdout, _Stdout(sys.stdout)
+    stderr, sys.stderr = sys.stderr, _Printed(sys.stderr)
+    try:
+        return _run(args)
+    finally:
+        sys.stderr.pass_held()
+        sys.stderr = stderr
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names, its output through :class:`_Printed`; the exit code."""
+    printed = _Printed(sys.stdout, _writing_stdout)
+    stdout, sys.stdout = sys.stdout, printed
     try:
         try:
-            code = args.func(args)
-            sys.stdout.flush()  # what is left of its output: a write refused is the command's error
+            try:
+                code = args.func(args)
+            except BaseException:
+                printed.pass_held()  # the start of a line the command printed before it stopped
+                raise
+            printed.flush()  # what is left of its output: a write refused is the command's error
         finally:
             sys.stdout = stdout
         return int(code or 0)

@@ -1,0 +1,92 @@
+"""A key of the environment that an input holds is in nothing a command prints: not its tables,
+its ``--json`` documents, its warnings or summary lines (all of which pass the redaction the files
+written pass), and no part of it is left where a message cuts a long value short."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from _cli_util import run_cli
+from _route_util import write_data
+from _score_util import oracle_rows, write_jsonl
+from interleave_bench.errors import REDACTED
+
+KEY = "QwErTy0987654321ZxCvBnMlKjHgFdSa"
+
+
+def key_parts(text: str, size: int = 6) -> list[str]:
+    """Every piece of :data:`KEY` of ``size`` characters that ``text`` holds."""
+    return [KEY[i:i + size] for i in range(len(KEY) - size + 1) if KEY[i:i + size] in text]
+
+
+@pytest.fixture
+def keyed(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("INTERLEAVE_NO_PROGRESS", "1")
+
+
+@pytest.fixture
+def data(tmp_path):
+    return write_data(tmp_path / "data")
+
+
+def predictions(data: Path, path: Path, **edit) -> Path:
+    """The oracle's closed-mode rows of ``data`` with the third row's fields set as ``edit`` says."""
+    sessions = [json.loads(x) for x in (data / "sessions.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = oracle_rows(sessions, "closed")
+    rows[2].update(edit)
+    return write_jsonl(path, rows)
+
+
+def test_score_prints_no_key_of_an_unknown_session_id(keyed, data, tmp_path, capsys):
+    pred = predictions(data, tmp_path / "sid.jsonl", session_id="x" * 40 + KEY)
+    code, out, err = run_cli(capsys, "score", data, pred, "--split", "all", "--bootstrap", "0")
+    assert code == 0, err
+    assert "not scored:" in out and REDACTED in out
+    assert not key_parts(out + err)
+    code, out, err = run_cli(capsys, "score", data, pred, "--split", "all", "--bootstrap", "0", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert REDACTED in doc["not_scored_line"] and not key_parts(out + err)
+
+
+def test_compare_prints_no_key_of_an_unknown_session_id(keyed, data, tmp_path, capsys):
+    honest = predictions(data, tmp_path / "honest.jsonl")
+    pred = predictions(data, tmp_path / "sid.jsonl", session_id="x" * 40 + KEY)
+    code, out, err = run_cli(capsys, "compare", data, honest, pred, "--split", "all")
+    assert code == 0, err
+    assert REDACTED in out + err
+    assert not key_parts(out + err)
+
+
+def test_a_key_in_a_path_a_command_prints_is_redacted(keyed, data, tmp_path, capsys):
+    """``validate`` names the file it read, ``score`` the score file it wrote: a path is the user's too."""
+    pred = predictions(data, tmp_path / KEY / "pred.jsonl")
+    code, out, err = run_cli(capsys, "validate", pred)
+    assert code == 0, err
+    assert REDACTED in out + err and not key_parts(out + err)
+    code, out, err = run_cli(capsys, "score", data, pred, "--split", "all", "--bootstrap", "0")
+    assert code == 0, err
+    assert "wrote" in out and not key_parts(out + err)
+
+
+def test_a_key_printed_in_pieces_is_redacted_whole(keyed):
+    """What a command prints reaches the stream a line at a time: a key written in two parts (a
+    JSON document is printed a part at a time) is taken out whole; a line's start waits for its end."""
+    import io
+
+    from interleave_bench.cli import _Printed
+
+    stream = io.StringIO()
+    printed = _Printed(stream)
+    printed.write("session " + KEY[:10])
+    assert stream.getvalue() == ""
+    printed.write(KEY[10:] + " unknown\nnext ")
+    assert stream.getvalue() == f"session {REDACTED} unknown\n"
+    printed.write("line")
+    printed.flush()
+    assert stream.getvalue() == f"session {REDACTED} unknown\nnext line"
+
