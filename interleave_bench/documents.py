@@ -24,7 +24,7 @@ from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import InputError, redact, redact_secrets
+from .errors import InputError, clip, redact_secrets
 from .schema import SCORE_SPLITS, MODES, validation_problems
 
 SCORE_FORMAT = "interleave-score-v1"
@@ -375,8 +375,7 @@ def _option_changes(before: dict[str, Any], now: dict[str, Any]) -> str:
     one side lacks as ``missing``). Values are redacted whole before they are cut short, so no part
     of a secret is shown."""
     def shown(value: Any) -> str:
-        text = "missing" if value is _ABSENT else redact(repr(value))
-        return text if len(text) <= _VALUE_SHOWN else text[:_VALUE_SHOWN - 3] + "..."
+        return "missing" if value is _ABSENT else clip(repr(value), _VALUE_SHOWN)
 
     keys = [k for k in sorted(set(before) | set(now)) if before.get(k, _ABSENT) != now.get(k, _ABSENT)]
     named = dict(_NAMED_OPTIONS)

@@ -568,6 +568,30 @@ def redact(text: str, env: "dict[str, str] | None" = None) -> str:
     return text
 
 
+#: characters of a value a message quotes (:func:`shown`)
+SHOWN_CHARS = 60
+
+
+def clip(text: str, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
+    """``text`` for a message: :func:`redact` applied to the whole of it, then cut to ``limit``
+    characters, ``...`` standing for what is cut (before its last ``tail`` characters, kept). Every
+    text a message cuts short is cut here: a key cut before it is redacted would leave its start,
+    which no redaction knows for a key."""
+    text = redact(text)
+    if len(text) <= limit:
+        return text
+    head = max(limit - 3 - tail, 0)
+    return text[:head] + "..." + (text[len(text) - tail:] if tail else "")
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """A value as a message quotes it, :func:`clip`-ped: ``null`` for None, else its ``repr`` (a
+    string's redacted first, so a key is found before the ``repr`` escapes any character of it)."""
+    if value is None:
+        return "null"
+    return clip(repr(redact(value)) if isinstance(value, str) else repr(value), limit)
+
+
 def error_line(problem: str) -> str:
     """``error: <problem>``, the line every command prints for a problem, with :func:`redact` applied
     (a problem quotes the input, which may hold a key)."""

@@ -9,6 +9,8 @@ from typing import Any, Union
 
 from pydantic import ValidationError
 
+from .errors import shown
+
 #: what no id may hold: control characters
 ID_REFUSES = r"\x00-\x1f\x7f"
 #: the text of an id (``^...$`` is the whole text for the record types' regex engine; the
@@ -41,7 +43,7 @@ def describe_error(err: dict[str, Any]) -> str:
         return f"{_short(value)} holds a control character (an id is printed on one line)"
     if kind == "literal_error":
         allowed = _QUOTED.findall(err.get("ctx", {}).get("expected", ""))
-        return f"{value!r} is not one of {', '.join(allowed)}"
+        return f"{_short(value)} is not one of {', '.join(allowed)}"
     if kind in ("string_type", "int_type", "bool_type", "float_type", "list_type", "dict_type", "model_type"):
         want = {
             "string_type": "a string",
@@ -59,10 +61,9 @@ def describe_error(err: dict[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    if value is None:
-        text = "null"
-    return text if len(text) <= 60 else text[:57] + "..."
+    """The offending value as a message shows it: an object or list by its type's name, any other
+    value :func:`~interleave_bench.errors.shown` (redacted, then cut short)."""
+    return type(value).__name__ if isinstance(value, (dict, list)) else shown(value)
 
 
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ import pytest
 from _cli_util import run_cli
 from _route_util import write_data
 from _score_util import oracle_rows, write_jsonl
-from interleave_bench.errors import REDACTED
+from interleave_bench.errors import REDACTED, InputError, clip, error_line, shown
 
 KEY = "QwErTy0987654321ZxCvBnMlKjHgFdSa"
 
@@ -90,3 +90,37 @@ def test_a_key_printed_in_pieces_is_redacted_whole(keyed):
     printed.flush()
     assert stream.getvalue() == f"session {REDACTED} unknown\nnext line"
 
+
+
+@pytest.mark.parametrize("field, value", [
+    ("confidence", "x" * 30 + KEY),
+    ("i", "x" * 30 + KEY),
+    ("pred", "x" * 30 + KEY + "\n"),  # a label holding a control character
+    ("mode", "x" * 30 + KEY),
+])
+def test_a_value_cut_short_in_an_error_line_keeps_no_part_of_a_key(keyed, data, tmp_path, capsys, field, value):
+    pred = predictions(data, tmp_path / "cut.jsonl", **{field: value})
+    code, out, err = run_cli(capsys, "score", data, pred, "--split", "all", "--bootstrap", "0")
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert f":3: {field}" in err
+    assert not key_parts(out + err), err
+
+
+def test_the_leaderboard_refusal_keeps_no_part_of_a_key(keyed, tmp_path):
+    import _board_util as b
+    from interleave_bench.hub.board_score import score_given
+
+    data, preds = b.baselines(tmp_path / "data", n=4)
+    doc = b.score_file(data, preds["closed-stay"])
+    path = b.write(tmp_path / "forged.score.json", b.forged(doc, policy="x" * 30 + KEY))
+    with pytest.raises(InputError) as caught:
+        score_given([path])
+    line = error_line(caught.value.format())
+    assert "policy" in line and not key_parts(line), line
+
+
+def test_clip_redacts_the_whole_text_before_cutting_it(keyed):
+    for cut in (clip("x" * 30 + KEY, 60), shown("x" * 30 + KEY, 60), clip("y" * 55 + KEY, 60)):
+        assert len(cut) <= 60 and not key_parts(cut), cut
+    assert shown("short") == "'short'" and shown(None) == "null"
+    assert clip("a" * 100, 10) == "aaaaaaa..."

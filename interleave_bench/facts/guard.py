@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Optional, Sequence
 
-from ..errors import InterleaveError
+from ..errors import InterleaveError, shown
 from .protocol import Exchange, FactLine, Request, SystemContext
 
 #: characters of a wrong value a failure shows
@@ -29,8 +29,7 @@ class SystemFailure(Exception):
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+    return shown(value, SHOWN_CHARS)
 
 
 def _after(request: Request) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from pydantic import Field
 
 from ..documents import document_head_of
-from ..errors import InputError, InputErrors
+from ..errors import InputError, InputErrors, shown
 from ..io import iter_json_lines, parse_record
 from ..schema import Probe, Record, Session
 from ..strictjson import parse_strict
@@ -55,8 +55,7 @@ def parse_row(path: str, line: Optional[int], text_or_obj: Any) -> Record:
     kind = obj.get("kind")
     model = ROW_TYPES.get(kind) if isinstance(kind, str) else None
     if model is None:
-        shown = kind if not isinstance(kind, str) or len(kind) <= SHOWN_CHARS else kind[:SHOWN_CHARS] + "..."
-        raise InputError(path, line, "kind", f"expected one of {', '.join(ROW_TYPES)}, got {shown!r}")
+        raise InputError(path, line, "kind", f"expected one of {', '.join(ROW_TYPES)}, got {shown(kind, SHOWN_CHARS)}")
     return parse_record(path, line, obj, model)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from ..errors import InputError, InputErrors, UsageError, exc_text, require_file
+from ..errors import InputError, InputErrors, UsageError, clip, exc_text, require_file, shown
 from ..io import read_json
 from .board_rows import (
     SUMMARY_KINDS,
@@ -103,7 +103,7 @@ def name_key(name: Optional[str]) -> str:
 def check_fingerprint(value: Any, path: str, field: str) -> None:
     """Refuse a stated fingerprint that is not ``sha256:`` and 64 hex digits."""
     if value is not None and not (isinstance(value, str) and FINGERPRINT.fullmatch(value)):
-        raise InputError(path, None, field, f"{str(value)[:80]!r} is not a fingerprint (sha256: and 64 hex digits)")
+        raise InputError(path, None, field, f"{shown(str(value), 80)} is not a fingerprint (sha256: and 64 hex digits)")
 
 
 # --- reading what was given -------------------------------------------------------------------------
@@ -296,11 +296,11 @@ def differences(stated: Any, computed: Any, prefix: str = "") -> Iterator[tuple[
 
 
 def _short(v: Any) -> str:
-    """A stated or computed value for a message: JSON, cut to a readable length."""
+    """A stated or computed value for a message: a string :func:`~interleave_bench.errors.shown`,
+    any other value as JSON :func:`~interleave_bench.errors.clip`-ped (redacted, then cut short)."""
     import json
 
-    text = repr(v) if isinstance(v, str) else json.dumps(v, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shown(v) if isinstance(v, str) else clip(json.dumps(v, default=str))
 
 
 def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, Any], parts: tuple[str, ...],

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import __version__
-from ..errors import InputError, UsageError, exc_text
+from ..errors import InputError, UsageError, exc_text, shown
 from . import client
 from .source import HUB_PREFIX
 from .board_checks import (  # noqa: F401 - the board's rules, importable from here as before
@@ -125,7 +125,7 @@ def _read_rows(path: str, label: Optional[str] = None) -> list[dict[str, Any]]:
             if v is None:
                 continue
             if not isinstance(v, _TYPES[kinds[col]]) or isinstance(v, bool):
-                raise InputError(label, k, col, f"{_cut(v)} is not of the column's type ({kinds[col]})")
+                raise InputError(label, k, col, f"{shown(v, 40)} is not of the column's type ({kinds[col]})")
             if isinstance(v, float) and not math.isfinite(v):
                 raise InputError(label, k, col, f"{v} is not a number the board publishes (a value must be finite)")
         try:
@@ -138,11 +138,6 @@ def _read_rows(path: str, label: Optional[str] = None) -> list[dict[str, Any]]:
 
 #: what a value of each board column type may be once read (an int64 count reads as int)
 _TYPES = {"string": (str,), "float64": (float, int), "int64": (int,)}
-
-
-def _cut(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def fetch_board(api: Any, repo_id: str, revision: Optional[str] = None) -> BoardState:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import InputError, require_folder, require_no_bom
+from ..errors import InputError, clip, require_folder, require_no_bom, shown
 from ..schema import OPEN_ONLY_FIELD
 
 ANNOTATION_SUFFIX = ".annotation.txt"
@@ -169,21 +169,19 @@ def read_links(path: Path, log_size: int) -> Iterator[tuple[int, int]]:
             if not parts:
                 continue
             if len(parts) != 3 or parts[2] != "-":
-                got = raw.strip()
-                got = got if len(got) <= SHOWN_LINE else got[:SHOWN_LINE] + "..."
-                raise InputError(str(path), line_no, "link", f"expected 'A B -' (two message numbers and '-'), got {got!r}")
+                raise InputError(str(path), line_no, "link",
+                                 f"expected 'A B -' (two message numbers and '-'), got {shown(raw.strip(), SHOWN_LINE)}")
             nums = []
             for field, text in (("A", parts[0]), ("B", parts[1])):
                 if not text.isdigit():
-                    shown = text if len(text) <= SHOWN_LINE else text[:SHOWN_LINE] + "..."
-                    raise InputError(str(path), line_no, field, f"expected a message number, got {shown!r}")
+                    raise InputError(str(path), line_no, field, f"expected a message number, got {shown(text, SHOWN_LINE)}")
                 # a number longer than the log's line count is past its end (and never converted:
                 # thousands of digits are more than ``int`` reads)
                 n = int(text) if len(text.lstrip("0")) <= len(str(log_size)) else log_size
                 if n >= log_size:
-                    shown = text if len(text) <= SHOWN_DIGITS else text[:SHOWN_DIGITS] + "..."
                     lines = f"{log_size:,} line{'' if log_size == 1 else 's'}"
-                    raise InputError(str(path), line_no, field, f"message {shown} is past the end of the log ({lines})")
+                    raise InputError(str(path), line_no, field,
+                                     f"message {clip(text, SHOWN_DIGITS + 3)} is past the end of the log ({lines})")
                 nums.append(n)
             a, b = nums
             if a > b:  # B replies to A, said before it: a link to a later message is no reply

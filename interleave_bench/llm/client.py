@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
-from ..errors import InterleaveError, redact, redact_secrets
+from ..errors import InterleaveError, clip, redact, redact_secrets
 from .cache import ResponseCache, cache_key
 from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
 from .provider import FAKE_FINGERPRINT, FAKE_MODEL, Provider, is_fake_model
@@ -559,5 +559,4 @@ def _cached_reply(hit: Any, model: str, key: str) -> Optional[Reply]:
 def _brief(text: str, limit: int = 200) -> str:
     """``text`` on one line, cut to ``limit`` characters once redacted: a key cut short first would
     no longer be found, and its first part would be kept."""
-    text = " ".join(redact(str(text)).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(" ".join(redact(str(text)).split()), limit)

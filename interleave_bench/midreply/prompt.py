@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import clip, shown
 from ..schema import MID_REPLY_NEW, MID_REPLY_RUNNING, CatalogTopic, MidReplyCase
 
 #: the request kind sent to the model layer (cache table, fake model's handler)
@@ -170,7 +171,7 @@ def normalise_destination(value: Any, topic_ids: list[str], running_id: str) -> 
     if value is None:
         return Parsed(UNSURE)
     if not isinstance(value, str):
-        return Parsed(None, f"destination is not a string: {json.dumps(value, ensure_ascii=False)[:60]}")
+        return Parsed(None, f"destination is not a string: {clip(json.dumps(value, ensure_ascii=False), 60)}")
     raw = value.strip().strip("\"'`").strip()
     low = raw.lower()
     if low == MID_REPLY_RUNNING:
@@ -182,7 +183,7 @@ def normalise_destination(value: Any, topic_ids: list[str], running_id: str) -> 
     matches = [t for t in topic_ids if t == raw] or [t for t in topic_ids if t.lower() == low]
     if len(matches) == 1:
         return Parsed(MID_REPLY_RUNNING if matches[0] == running_id else matches[0])
-    return Parsed(None, f"unknown destination {raw[:60]!r}")
+    return Parsed(None, f"unknown destination {shown(raw, 60)}")
 
 
 def parse_answer(text: str, topic_ids: list[str], running_id: str) -> Parsed:
@@ -210,4 +211,4 @@ def parse_answer(text: str, topic_ids: list[str], running_id: str) -> Parsed:
         if got.destination is not None:
             return got
     snippet = " ".join(text.split())
-    return Parsed(None, f"no destination in the answer: {snippet[:80]!r}")
+    return Parsed(None, f"no destination in the answer: {shown(snippet, 80)}")

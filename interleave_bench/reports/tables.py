@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..documents import COST_NULL_REASONS
+from ..errors import clip
 from ..score.rows import EXAMPLES_SHOWN
 from ..score.table import HEADLINE, RATE, family, metric
 
@@ -263,9 +264,7 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
         out.append("")
         rows = []
         for f in flips[:show]:
-            text = f["text"].replace("\n", " ")
-            if len(text) > TEXT_SHOWN:
-                text = text[: TEXT_SHOWN - 1] + "…"
+            text = clip(f["text"].replace("\n", " "), TEXT_SHOWN)
             rows.append([f["session_id"], f["i"], text, f["gold"], f"{f['a']} ({f['a_outcome']})",
                          f"{f['b']} ({f['b_outcome']})"])
         out.append(table(rows, ["session", "i", "text", "gold", "A", "B"]))

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable, Optional
 
-from ..errors import UsageError
+from ..errors import UsageError, clip
 from .base import RouterView
 from .plugin import RouterFailure, decision_from_json, view_json
 
@@ -67,8 +67,7 @@ class HttpRouter:
 
 
 def _short(value: Any) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+    return clip(" ".join(str(value).split()), MAX_ERROR_CHARS)
 
 
 async def in_thread(work: Callable[..., Any], *args: Any) -> Any:
