@@ -568,8 +568,8 @@ def redact(text: str, env: "dict[str, str] | None" = None) -> str:
     return text
 
 
-#: characters of a value a message quotes (:func:`shown`)
-SHOWN_CHARS = 60
+#: characters of a value a message quotes (:func:`shown`), and of an error line (:func:`error_line`)
+SHOWN_CHARS, ERROR_LINE_CHARS = 60, 2000
 
 
 def clip(text: str, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
@@ -593,7 +593,8 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
 
 
 def error_line(problem: str) -> str:
-    """``error: <problem>``, the line every command prints for a problem, with :func:`redact` applied
-    (a problem quotes the input, which may hold a key)."""
-    return redact(f"error: {problem}")
+    """``error: <problem>``, the line every command prints for a problem, :func:`clip`-ped (a
+    problem quotes the input, which may hold a key, and a value of any length): at most
+    :data:`ERROR_LINE_CHARS`, its start (file, line, field) and end kept."""
+    return clip(f"error: {problem}", ERROR_LINE_CHARS, tail=ERROR_LINE_CHARS // 2)
 

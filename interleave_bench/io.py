@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file, writing
+from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file, shown, writing
 from .file_kinds import other_kind
 from .heap import paused_gc
 from .locks import exclusive_output, hold_file, real_output
@@ -178,7 +178,7 @@ def iter_sessions(path: str | os.PathLike, *, collect: bool = False, data_goes: 
     for line, s in read_records_with_lines(path, Session, check=check_session):
         if s.session_id in first_line:
             raise InputError(name, line, "session_id",
-                             f"duplicate session id {s.session_id!r} (first on line {first_line[s.session_id]})")
+                             f"duplicate session id {shown(s.session_id)} (first on line {first_line[s.session_id]})")
         first_line[s.session_id] = line
         yield s
 
@@ -196,7 +196,7 @@ def _duplicate_ids(path: str | os.PathLike) -> list[InputError]:
             continue
         if sid in first_line:
             errors.append(InputError(str(path), line, "session_id",
-                                     f"duplicate session id {sid!r} (first on line {first_line[sid]})"))
+                                     f"duplicate session id {shown(sid)} (first on line {first_line[sid]})"))
         else:
             first_line[sid] = line
     return errors

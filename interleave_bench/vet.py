@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
-from .errors import API_KEY_PATTERNS, InputError, api_key_patterns  # noqa: F401 - API_KEY_PATTERNS read from here too
+from .errors import API_KEY_PATTERNS, InputError, api_key_patterns, shown  # noqa: F401 - API_KEY_PATTERNS read from here too
 from .io import iter_json_lines
 
 # --- kinds -------------------------------------------------------------------------------------------
@@ -424,7 +424,7 @@ def read_allowlist(path: str | os.PathLike) -> list[AllowRule]:
             raise InputError(name, line, None, "expected `[KIND:]PATTERN  # REASON`: every accepted pattern needs a reason")
         kind = m.group("kind")
         if kind is not None and kind not in KINDS:
-            raise InputError(name, line, "kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+            raise InputError(name, line, "kind", f"{shown(kind)} is not one of {', '.join(KINDS)}")
         try:
             pattern = re.compile(m.group("pattern"))
         except (re.error, OverflowError, RecursionError) as exc:  # a repetition past the engine's limit, nesting too deep

@@ -124,3 +124,20 @@ def test_clip_redacts_the_whole_text_before_cutting_it(keyed):
         assert len(cut) <= 60 and not key_parts(cut), cut
     assert shown("short") == "'short'" and shown(None) == "null"
     assert clip("a" * 100, 10) == "aaaaaaa..."
+
+
+def test_an_error_line_quoting_a_huge_label_stays_short(data, tmp_path, capsys):
+    pred = write_jsonl(tmp_path / "huge.jsonl", [{"session_id": "en-0001", "i": 0, "pred": "a" * 2_000_000}])
+    code, out, err = run_cli(capsys, "score", data, pred, "--split", "all", "--bootstrap", "0")
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err[:300]
+    assert str(pred) in err and "pred" in err
+    assert len(err) < 1000, err[:300]
+
+
+def test_an_error_line_of_any_length_keeps_its_start_and_end(keyed):
+    """A message that quotes a value whole (a thread id the data names twice, say) is cut in its
+    middle: the file, line and field, and what is wrong, are kept, and the key is gone first."""
+    line = error_line(f"s.jsonl:3: threads[1].id: duplicate thread id {('b' * 10_000 + KEY)!r} (first on line 2)")
+    assert len(line) <= 2000
+    assert line.startswith("error: s.jsonl:3: threads[1].id: duplicate thread id 'bbb")
+    assert line.endswith(f"{REDACTED}' (first on line 2)") and not key_parts(line)

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import InputError, InputErrors, error_line
+from ..errors import InputError, InputErrors, error_line, shown
 from ..file_kinds import AMBIGUOUS, DOCUMENT_KEYS, ambiguous, document_words, record_kind
 from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
                   read_manifest, read_records_with_lines)
@@ -106,16 +106,16 @@ def _row_problems(path: str, line: int, r: PredictionRow, first: dict[tuple[str,
     """What is wrong with one valid-looking row: a repeat, or a session or turn the data lacks."""
     key = (r.session_id, r.i)
     if key in first:
-        return [InputError(path, line, "i", f"duplicate row for session {r.session_id!r} turn {r.i} (first on line {first[key]})")]
+        return [InputError(path, line, "i", f"duplicate row for session {shown(r.session_id)} turn {r.i} (first on line {first[key]})")]
     first[key] = line
     if data is None:
         return []
     name, turns = data
     if r.session_id not in turns:
-        return [InputError(path, line, "session_id", f"{r.session_id!r} is not a session of {name}")]
+        return [InputError(path, line, "session_id", f"{shown(r.session_id)} is not a session of {name}")]
     n = turns[r.session_id][0]
     if r.i >= n:
-        return [InputError(path, line, "i", f"session {r.session_id!r} of {name} has no turn {r.i} (turns 0-{n - 1})")]
+        return [InputError(path, line, "i", f"session {shown(r.session_id)} of {name} has no turn {r.i} (turns 0-{n - 1})")]
     return []
 
 

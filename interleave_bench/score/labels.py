@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Container, Iterable, Optional
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..schema import CLARIFY, ERROR, SPECIAL_LABELS, opened_label
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class ThreadLabels:
         modes as its reader is asked for them."""
         assert self.first is not None
         return (f"{closed} reads every label as a thread id, and none of the {self.own:,} labels names a thread of "
-                f"its session (first: {self.first[1]!r}): a system's own topic labels are scored {open_mode}")
+                f"its session (first: {shown(self.first[1])}): a system's own topic labels are scored {open_mode}")
 
     def error(self, source: str, line: int | None) -> InputError:
         """The CLI's one-line error for a run :attr:`refused`, at the first label's ``line``."""

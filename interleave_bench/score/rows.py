@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from ..errors import InputError, InputErrors
+from ..errors import InputError, InputErrors, clip, shown
 from ..io import iter_json_lines, parse_record
 from ..json_text import find_bad_value
 from ..schema import PredictionRow, Session, check_session
@@ -219,7 +219,7 @@ class LeftOutRows:
         if repeated and not self.allow_duplicates:
             raise InputErrors([InputError(
                 self.source, line[n], "i",
-                f"second row for session {sid!r} turn {i} (first on line {line[first]}); "
+                f"second row for session {shown(sid)} turn {i} (first on line {line[first]}); "
                 "remove it (score, compare and report keep the last with --allow-duplicates)",
             ) for n, _, first, sid, i in repeated])
         unknown = sorted(self._unknown)
@@ -233,12 +233,12 @@ def _examples(items: Sequence[Mapping[str, Any]], with_turn: bool) -> str:
     shown = []
     for x in (items[:EXAMPLES_SHOWN] if with_turn else items):
         if with_turn:
-            where = f"{x['session_id']} i={x['i']}"
+            where = f"{clip(x['session_id'])} i={x['i']}"
             if x.get("line") is not None:
                 where += f" line {x['line']}"
             shown.append(where)
         else:
-            shown.append(x["session_id"])
+            shown.append(clip(x["session_id"]))
     more = ", ..." if with_turn and len(items) > EXAMPLES_SHOWN else ""
     return "(" + ", ".join(shown) + more + ")"
 

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import TypeAdapter
 
-from ..errors import InputError, InputErrors, UsageError, require_file
+from ..errors import InputError, InputErrors, UsageError, require_file, shown
 from ..file_kinds import DATA_FIRST, other_kind
 from ..io import sessions_file
 from ..documents import SCORE_FORMAT, ScoreDocument, SessionLine
@@ -467,7 +467,7 @@ def nothing_scored(pred_path: Path, data_path: Path, split: str, left_out: Seque
     parts = []
     if stray:
         parts.append(f"{len(stray):,} row{'s' if len(stray) != 1 else ''} for sessions or turns it does not hold "
-                     f"(the first for session {stray[0].session_id!r})")
+                     f"(the first for session {shown(stray[0].session_id)})")
     if outside:
         parts.append(f"{outside:,} row{'s' if outside != 1 else ''} for sessions of other splits (--split)")
     line = stray[0].line if stray else None
