@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from interleave_bench.errors import InputError
 from interleave_bench.route.base import Message, RoutedMessage, RouterView, ThreadCard, TopicView
 from interleave_bench.route.local import FEATURES, LocalWeights, ProfileCache, candidates, shipped_weights
 from interleave_bench.route.local_background import EMPTY, MIN_MESSAGES, POWER, Background, build_background, session_texts
@@ -61,10 +62,10 @@ def test_the_file_keeps_the_background_and_refuses_a_bad_one():
     doc = shipped.to_json()
     assert LocalWeights.from_json(doc).background == bg
     doc["background"]["tokens"]["thanks"] = 1.5
-    with pytest.raises(ValueError, match=r"field 'background.tokens.thanks' must be a number in \(0, 1\]"):
+    with pytest.raises(InputError, match=r"w.json: background.tokens.thanks: must be a number in \(0, 1\]"):
         LocalWeights.from_json(doc, "w.json")
     del doc["background"]
-    with pytest.raises(ValueError, match="field 'background' must be an object"):
+    with pytest.raises(InputError, match="w.json: background: must be an object"):
         LocalWeights.from_json(doc, "w.json")
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from interleave_bench.cli import main
 from interleave_bench.generate.runner import generate_offline
+from interleave_bench.errors import InputError
 from interleave_bench.io import iter_sessions
 from interleave_bench.route.base import Message, RouterView, ThreadCard, TopicView
 from interleave_bench.route.local import (
@@ -297,7 +298,7 @@ def test_shipped_weights_name_every_feature_and_were_fitted_on_dev():
     assert set(w.fit["corpora"]) == {"offline", "sgd", "irc"}
     assert set(w.fit["held_out"]["sgd"]) == {"closed", "open"} and set(w.fit["held_out"]["irc"]) == {"open"}
     assert all(c.get("sessions_sha256") or c.get("content") for c in w.fit["corpora"].values())
-    with pytest.raises(ValueError, match="modes.open"):
+    with pytest.raises(InputError, match="modes.open: is missing"):
         LocalWeights.from_json({**doc, "modes": {"closed": doc["modes"]["closed"]}})
 
 

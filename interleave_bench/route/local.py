@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -53,6 +54,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..errors import InputError
+from ..io import read_json
 from .base import Decision, RouterView
 from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice, first_best
 from ..text import is_bare_ack
@@ -302,8 +305,9 @@ def candidates(view: RouterView, cache: ProfileCache, background: Background = E
 class Calibration:
     """A monotone map from the winning candidate's probability to the chance it is right.
 
-    ``x`` (increasing) and ``y`` (non-decreasing) are the knots; between them the map is linear,
-    beyond them flat. With no knots it is the identity.
+    ``x`` and ``y`` (both non-decreasing, in [0, 1]) are the knots; between them the map is linear,
+    beyond them flat. Two knots at one ``x`` are a step (the fit keeps knots ``KNOT_GAP`` apart,
+    which the file's 6 decimals can tie). With no knots it is the identity.
     """
 
     x: tuple[float, ...] = ()
@@ -352,9 +356,58 @@ def _cal_json(c: Calibration) -> dict[str, list[float]]:
     return {"x": [round(v, 6) for v in c.x], "y": [round(v, 6) for v in c.y]}
 
 
-def _cal_of(doc: Optional[dict[str, Any]]) -> Calibration:
-    doc = doc or {}
-    return Calibration(tuple(doc.get("x", ())), tuple(doc.get("y", ())))
+def _finite(value: Any) -> bool:
+    """Whether ``value`` is a JSON number (not a bool) that is finite."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _object(value: Any, source: str, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(source, None, where, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+def _cal_of(doc: Any, source: str, where: str) -> Calibration:
+    """The :class:`Calibration` of ``doc`` (``{"x": [...], "y": [...]}``) as the class requires it:
+    as many ``y`` as ``x``, each a number in [0, 1], both non-decreasing; raises
+    :class:`InputError` naming ``source`` and the field."""
+    doc = _object(doc, source, where)
+    knots = {}
+    for axis in ("x", "y"):
+        values = doc.get(axis)
+        if not isinstance(values, list):
+            raise InputError(source, None, f"{where}.{axis}", f"must be a list of numbers, got {values!r}")
+        for k, v in enumerate(values):
+            if not _finite(v) or not 0.0 <= v <= 1.0:
+                raise InputError(source, None, f"{where}.{axis}[{k}]", f"must be a number in [0, 1], got {v!r}")
+        knots[axis] = tuple(float(v) for v in values)
+    x, y = knots["x"], knots["y"]
+    if len(x) != len(y):
+        raise InputError(source, None, where, f"has {len(x)} x and {len(y)} y: one y per x")
+    for k in range(1, len(x)):
+        if x[k] < x[k - 1]:
+            raise InputError(source, None, f"{where}.x[{k}]", f"must not be below the one before ({x[k - 1]!r}), got {x[k]!r}")
+        if y[k] < y[k - 1]:
+            raise InputError(source, None, f"{where}.y[{k}]", f"must not be below the one before ({y[k - 1]!r}), got {y[k]!r}")
+    return Calibration(x, y)
+
+
+def _mode_of(m: Any, source: str, where: str) -> ModeWeights:
+    """One mode's weights and calibration maps; raises :class:`InputError` naming the field."""
+    m = _object(m, source, where)
+    w = _object(m.get("weights"), source, f"{where}.weights")
+    missing = [f for f in FEATURES if f not in w]
+    if missing:
+        raise InputError(source, None, f"{where}.weights", f"lacks {missing[0]!r}")
+    for f in FEATURES:
+        if not _finite(w[f]):
+            raise InputError(source, None, f"{where}.weights.{f}", f"must be a finite number, got {w[f]!r}")
+    kinds = _object(m.get("calibration_by_chat", {}), source, f"{where}.calibration_by_chat")
+    unknown = [k for k in kinds if k not in CHAT_KINDS]
+    if unknown:
+        raise InputError(source, None, f"{where}.calibration_by_chat", f"has unknown kind {unknown[0]!r}")
+    return ModeWeights(np.array([float(w[f]) for f in FEATURES]), _cal_of(m.get("calibration"), source, f"{where}.calibration"),
+                       {k: _cal_of(c, source, f"{where}.calibration_by_chat.{k}") for k, c in kinds.items()})
 
 
 @dataclass(frozen=True)
@@ -395,34 +448,36 @@ class LocalWeights:
         return done
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any], source: str = "weights") -> "LocalWeights":
-        """The weights of a document written by :meth:`to_json`; raises ValueError naming the field."""
+    def from_json(cls, doc: Any, source: str = "weights") -> "LocalWeights":
+        """The weights of a document written by :meth:`to_json`; raises :class:`InputError` naming
+        ``source`` (the weights file) and the field: every weight a finite number, every calibration
+        map one :class:`Calibration` takes (:func:`_cal_of`), the background one
+        :meth:`Background.from_json` takes. A weight NaN would make every candidate's score NaN
+        and the first candidate win every message, with a confidence of 1."""
+        doc = _object(doc, source, "(document)")
         if doc.get("format") != WEIGHTS_FORMAT:
-            raise ValueError(f"{source}: field 'format' must be {WEIGHTS_FORMAT!r}, got {doc.get('format')!r}")
-        modes = {}
-        for mode, m in (doc.get("modes") or {}).items():
-            w = m.get("weights") or {}
-            missing = [f for f in FEATURES if f not in w]
-            if missing:
-                raise ValueError(f"{source}: field 'modes.{mode}.weights' lacks {missing[0]!r}")
-            kinds = m.get("calibration_by_chat") or {}
-            unknown = [k for k in kinds if k not in CHAT_KINDS]
-            if unknown:
-                raise ValueError(f"{source}: field 'modes.{mode}.calibration_by_chat' has unknown kind {unknown[0]!r}")
-            modes[mode] = ModeWeights(np.array([float(w[f]) for f in FEATURES]), _cal_of(m.get("calibration")),
-                                      {k: _cal_of(c) for k, c in kinds.items()})
+            raise InputError(source, None, "format", f"must be {WEIGHTS_FORMAT!r}, got {doc.get('format')!r}")
+        modes = {mode: _mode_of(m, source, f"modes.{mode}")
+                 for mode, m in _object(doc.get("modes"), source, "modes").items()}
         for mode in ("closed", "open"):
             if mode not in modes:
-                raise ValueError(f"{source}: field 'modes.{mode}' is missing")
-        return cls(modes, dict(doc.get("fit") or {}), Background.from_json(doc.get("background"), source))
+                raise InputError(source, None, f"modes.{mode}", "is missing")
+        fit = _object(doc.get("fit", {}), source, "fit")
+        return cls(modes, dict(fit), Background.from_json(doc.get("background"), source))
+
+
+def read_weights(path: str | os.PathLike) -> LocalWeights:
+    """The weights file at ``path``; one line naming the file and the field (broken JSON, NaN, a
+    weight or a calibration knot that is no number, ...) for one that is not a weights file."""
+    return LocalWeights.from_json(read_json(path), str(path))
 
 
 @lru_cache(maxsize=1)
 def shipped_weights() -> LocalWeights:
-    """The weights file shipped in the package."""
+    """The weights file shipped in the package (a broken one named by its path: the user's install)."""
     package, name = WEIGHTS_RESOURCE
-    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
-    return LocalWeights.from_json(json.loads(text), name)
+    with resources.as_file(resources.files(package).joinpath(name)) as path:
+        return read_weights(path)
 
 
 # --- the router ----------------------------------------------------------------------------------------------

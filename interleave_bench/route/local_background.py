@@ -31,6 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable, Iterator, Mapping, Optional, Sequence
 
+from ..errors import InputError
 from ..schema import Session
 from .local_text import body
 from .text import tokens
@@ -93,25 +94,25 @@ class Background:
 
     @classmethod
     def from_json(cls, doc: Any, source: str) -> "Background":
-        """The background of a document written by :meth:`to_json`; raises ValueError naming the field."""
+        """The background of a document written by :meth:`to_json`; raises :class:`InputError`
+        naming ``source`` (the weights file) and the field."""
         if not isinstance(doc, dict):
-            raise ValueError(f"{source}: field 'background' must be an object")
+            raise InputError(source, None, "background", "must be an object")
         parts = {}
         for name in ("tokens", "absent"):
             part = doc.get(name)
             if not isinstance(part, dict):
-                raise ValueError(f"{source}: field 'background.{name}' must be an object")
+                raise InputError(source, None, f"background.{name}", "must be an object")
             for key, value in part.items():
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value <= 1.0:
-                    raise ValueError(f"{source}: field 'background.{name}.{key}' must be a number in (0, 1], "
-                                     f"got {value!r}")
+                    raise InputError(source, None, f"background.{name}.{key}", f"must be a number in (0, 1], got {value!r}")
             parts[name] = {k: float(v) for k, v in part.items()}
         unknown = [k for k in parts["absent"] if k not in TOKEN_KINDS]
         if unknown:
-            raise ValueError(f"{source}: field 'background.absent' has unknown kind {unknown[0]!r}")
+            raise InputError(source, None, "background.absent", f"has unknown kind {unknown[0]!r}")
         messages = doc.get("messages")
         if isinstance(messages, bool) or not isinstance(messages, int) or messages < 0:
-            raise ValueError(f"{source}: field 'background.messages' must be a count, got {messages!r}")
+            raise InputError(source, None, "background.messages", f"must be a count, got {messages!r}")
         return cls(parts["tokens"], parts["absent"], messages)
 
 
