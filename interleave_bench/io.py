@@ -29,7 +29,7 @@ from .errors import InputError, InputErrors, UsageError, redact_secrets, require
 from .file_kinds import other_kind
 from .heap import paused_gc
 from .locks import exclusive_output, hold_file, real_output
-from .json_text import is_blank, needs_strict_parse, parse_json  # noqa: F401 - read from here too
+from .json_text import NEWLINE_BYTE, is_blank, needs_strict_parse, open_lines, parse_json  # noqa: F401 - read from here too
 from .schema import (Manifest, MidReplyCaseFile, PredictionRow, Record, Session, check_case_file, check_session,
                      validation_problems)
 
@@ -50,10 +50,11 @@ def dumps_line(obj: Any) -> str:
 
 
 def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` for every non-blank line of a UTF-8 JSONL file."""
+    """Yield ``(line_number, text)`` for every non-blank line of a UTF-8 JSONL file, lines broken
+    at ``\\n`` alone (:data:`~interleave_bench.json_text.NEWLINE`)."""
     name = str(path)
     require_file(path)
-    with open(path, "r", encoding="utf-8") as fh:
+    with open_lines(path) as fh:
         n = 0
         try:
             for n, text in enumerate(fh, start=1):
@@ -66,14 +67,14 @@ def iter_json_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 
 #: bytes read at a time when looking for the line of a byte that is not UTF-8
 _SCAN_BYTES = 1 << 20
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
 def line_of_bad_utf8(path: str | os.PathLike, block_bytes: int = _SCAN_BYTES) -> int | None:
-    """The line (from 1, lines broken as a text file's: ``\\n``, ``\\r\\n`` or ``\\r``) of the first byte of
-    ``path`` that is not UTF-8; None when every byte is. Reads the file ``block_bytes`` at a time."""
+    """The line (from 1, lines broken at ``\\n`` alone, as :func:`iter_json_lines` breaks them) of the
+    first byte of ``path`` that is not UTF-8; None when every byte is. Reads the file ``block_bytes``
+    at a time."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    line, after_cr = 1, False
+    line = 1
     with open(path, "rb") as fh:
         while True:
             block = raw = fh.read(block_bytes)
@@ -83,10 +84,7 @@ def line_of_bad_utf8(path: str | os.PathLike, block_bytes: int = _SCAN_BYTES) ->
                 decoder.decode(block, final=not block)
             except UnicodeDecodeError as exc:
                 block, bad = block[:max(0, exc.start - pending)], True
-            if after_cr and block.startswith(b"\n"):  # the \n of a \r\n split between blocks
-                block = block[1:]
-            line += len(_LINE_BREAK.findall(block))
-            after_cr = block.endswith(b"\r")
+            line += block.count(NEWLINE_BYTE)
             if bad:
                 return line
             if not raw:

@@ -4,8 +4,9 @@ readers (``interleave_bench.io``) parse every line with."""
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Any
+from typing import IO, Any
 
 from .errors import InputError
 from .strictjson import INT_MAX, INT_MIN, parse_strict, shown_digits
@@ -18,6 +19,29 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: the words Python's ``json`` reads as numbers though JSON has no such numbers
 _NON_FINITE = ("NaN", "Infinity")
+
+
+#: what ends a line of a JSON Lines file, and nothing else does. Python breaks text at more: a text
+#: file at a lone ``\r`` too, ``str.splitlines`` at ``\x0b``, ``\x0c``, ``\x1c``-``\x1e``, ``\x85``,
+#: ``\u2028`` and ``\u2029`` as well; a record's JSON text may hold ``\r`` as white space between
+#: its tokens and ``\x85``, ``\u2028`` and ``\u2029`` unescaped in its strings, and a line broken
+#: there would shift every later line's number. A ``\r\n`` line's ``\r`` is white space the parse
+#: passes over. Every reader of these files breaks lines here: :func:`open_lines` for text,
+#: :func:`split_lines` and :data:`NEWLINE_BYTE` for bytes.
+NEWLINE = "\n"
+NEWLINE_BYTE = b"\n"
+
+
+def open_lines(path: str | os.PathLike) -> IO[str]:
+    """A UTF-8 JSON Lines file opened for its lines: iterating it gives each line as written, with
+    its :data:`NEWLINE` (Python's default breaks at a lone ``\\r`` too, made ``\\n``)."""
+    return open(path, "r", encoding="utf-8", newline=NEWLINE)
+
+
+def split_lines(block: bytes) -> list[bytes]:
+    """The lines of a block of a JSON Lines file, without their :data:`NEWLINE_BYTE` (a block of
+    whole lines gives an empty last part)."""
+    return block.split(NEWLINE_BYTE)
 
 
 def is_blank(line: str | bytes) -> bool:

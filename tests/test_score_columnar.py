@@ -362,14 +362,18 @@ def test_parquet_the_column_checks_cannot_vouch_for_scores_on_the_arrays_as_the_
     assert without_provenance(got.result) == without_provenance(old)
 
 
-def test_a_data_file_breaking_lines_with_lone_carriage_returns_scores_as_the_strict_reader_reads_it(tmp_path):
+def test_a_data_file_of_records_parted_by_lone_carriage_returns_is_one_line_refused_as_the_strict_reader_refuses_it(
+        tmp_path):
     ss = many_sessions(3, turns=4)
     data = tmp_path / "sessions.jsonl"
-    data.write_bytes(b"\r".join(json.dumps(s).encode("utf-8") for s in ss) + b"\r")
+    data.write_bytes(b"\r".join(json.dumps(s).encode("utf-8") for s in ss) + b"\r")  # lines as old Macs broke them
     pred = write_jsonl(tmp_path / "run.jsonl", [r for s in ss for r in rows(s["session_id"], ["t1"] * 4)])
-    (got,) = score_files(data, [pred], split="dev", bootstrap=40, write=False)
-    assert got.result["counts"]["sessions"] == 3
-    assert without_provenance(got.result) == without_provenance(replay(data, pred, "dev", 40))
+    with pytest.raises(InputError) as fast:
+        score_files(data, [pred], split="dev", bootstrap=40, write=False)
+    with pytest.raises(InputError) as strict:
+        read_sessions_fast(data)
+    assert fast.value.format() == strict.value.format()
+    assert strict.value.format().startswith(f"{data}:1: invalid JSON: Extra data")
 
 
 def test_jobs_two_writes_the_same_files_as_one(tmp_path, capsys):

@@ -50,6 +50,8 @@ def lines_of(items: list[dict]) -> list[str]:
 LAYOUTS = {
     "two records on one line": lambda ls: [ls[0], ls[1] + ls[2], *ls[3:]],
     "two records on one line, a blank between": lambda ls: [ls[0], ls[1] + " \t" + ls[2], *ls[3:]],
+    # a lone carriage return ends no line (as old Macs broke lines): it is a blank between the two
+    "two records parted by a lone carriage return": lambda ls: [ls[0], ls[1] + "\r" + ls[2], *ls[3:]],
     "a record over two lines": lambda ls: [ls[0], *ls[1].replace(', "', ',\n"', 1).split("\n"), *ls[2:]],
     # each alone would pass a count of the lines: together they must not
     "two on one line and one over two": lambda ls: [ls[0] + ls[1], *ls[2].replace(', "', ',\n"', 1).split("\n"),
@@ -121,13 +123,13 @@ def test_a_line_of_any_white_space_is_passed_over_by_every_reader(data, tmp_path
     assert json.loads((tmp_path / "run.score.json").read_text(encoding="utf-8"))["metrics"] == want
 
 
-def test_rows_left_out_of_a_file_of_lone_carriage_returns_are_named_at_the_strict_readers_lines(data, tmp_path, capsys):
+def test_rows_left_out_of_a_file_holding_carriage_returns_are_named_at_the_strict_readers_lines(data, tmp_path, capsys):
     folder, ss = data
-    ls = lines_of(run_rows(ss))
+    ls = [line.replace(", ", ",\r ") for line in lines_of(run_rows(ss))]  # blanks between tokens: no line ends
     ls.insert(3, ls[2])  # a second row for a turn, on line 4
-    ls.append(json.dumps({"session_id": "elsewhere", "i": 0, "pred": "t1"}))
+    ls.append(json.dumps({"session_id": "elsewhere", "i": 0, "pred": "t1", "via": "\u2028\x85"}, ensure_ascii=False))
     pred = tmp_path / "cr.jsonl"
-    pred.write_bytes("\r".join(ls).encode("utf-8") + b"\r")  # lines as old Macs broke them
+    pred.write_bytes("\r\n".join(ls).encode("utf-8") + b"\r\n")
     assert main(["validate", str(folder), str(pred)]) == 2
     assert errors_of(capsys.readouterr().err)[0].startswith(f"error: {pred}:4: i: duplicate row ")
     assert main(["score", str(folder), str(pred), "--bootstrap", "0"]) == 2

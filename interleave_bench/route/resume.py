@@ -14,7 +14,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..errors import UsageError, jsonl_head_of
-from ..io import parse_record, truncate_partial_line
+from ..io import iter_json_lines, parse_record, truncate_partial_line
 from ..schema import CLARIFY, ERROR, PredictionRow, Session
 from ..score.read import KIND_FIELDS
 
@@ -259,12 +259,11 @@ def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions",
 def file_counts(path: Path) -> dict[str, int]:
     """Rows, errors, clarifications, fallbacks and rule decisions in a predictions file."""
     c: Counter[str] = Counter()
-    with open(path, "r", encoding="utf-8") as fh:
-        for text in fh:
-            row = json.loads(text)
-            c["messages"] += 1
-            c["errors"] += row["pred"] == ERROR
-            c["clarify"] += row["pred"] == CLARIFY
-            c["fallback"] += "fallback" in row
-            c["rules"] += "rule-" in row.get("via", "")
+    for _, text in iter_json_lines(path):
+        row = json.loads(text)
+        c["messages"] += 1
+        c["errors"] += row["pred"] == ERROR
+        c["clarify"] += row["pred"] == CLARIFY
+        c["fallback"] += "fallback" in row
+        c["rules"] += "rule-" in row.get("via", "")
     return {k: c[k] for k in ("messages", "errors", "clarify", "fallback", "rules")}

@@ -27,6 +27,7 @@ from msgspec import UNSET
 
 from ..compiled import DecodeErrors
 from ..errors import InputError
+from ..json_text import NEWLINE_BYTE
 from ..schema import PredictionRow
 from .datafile import Bad, DataColumns, data_pass, decode_lines, whole_line_blocks
 from .block import Block, score_block
@@ -415,9 +416,9 @@ def named_mode(path: str | os.PathLike) -> str | None:
         if b'"mode"' not in block and b"\\u" not in block:  # (a key may be written with escapes)
             continue
         found = min(k for k in (block.find(b'"mode"'), block.find(b"\\u")) if k >= 0)
-        end = block.find(b"\n", found) + 1 or len(block)
+        end = block.find(NEWLINE_BYTE, found) + 1 or len(block)
         # the first line that may name one (most files name it in their first row), then the rest
-        for part in (block[block.rfind(b"\n", 0, found) + 1:end], block[end:]):
+        for part in (block[block.rfind(NEWLINE_BYTE, 0, found) + 1:end], block[end:]):
             try:
                 rows = decode_lines(_row_decoder(), part) if part else []
             except (*DecodeErrors, RecursionError):

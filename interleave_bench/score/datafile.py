@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tempfile
 from array import array
 from itertools import chain
@@ -38,7 +37,7 @@ from pydantic import ValidationError
 from ..compiled import DecodeErrors, canonical_line, canonical_lines, decoder, encode as _ENCODE
 from ..errors import InputError, writing
 from ..io import parse_json
-from ..json_text import is_blank
+from ..json_text import NEWLINE_BYTE, is_blank, split_lines
 from ..fingerprints import LinesHash
 from ..record_errors import CONTROL
 from ..schema import Session, check_session, check_v1
@@ -50,26 +49,22 @@ from .read import refused
 #: enough for the array work to outweigh its overhead, small enough to keep memory flat
 BLOCK_BYTES = 1 << 20
 
-#: a carriage return that does not start a ``\\r\\n``
-_LONE_CR = re.compile(rb"\r(?!\n)")
-
 
 class Bad(Exception):
     """A defect of a file the array readers read: the strict reader names it (:func:`~.read.refused`)."""
 
 
 def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None, digest: Any = None) -> Iterator[bytes]:
-    """The file's bytes a block of whole lines at a time, each checked to be UTF-8 (else
-    :class:`Bad`), with its lines broken where the strict readers break them (they read text with
-    universal newlines: a lone ``\\r`` ends a line, and is given as ``\\n``); every byte as read
-    goes to ``digest`` (a hashlib object) when given."""
+    """The file's bytes a block of whole lines at a time (lines end at ``\\n`` alone, as the strict
+    readers break them: :data:`~interleave_bench.json_text.NEWLINE`), each checked to be UTF-8
+    (else :class:`Bad`); every byte as read goes to ``digest`` (a hashlib object) when given."""
     block_bytes = block_bytes or BLOCK_BYTES
     try:
         with open(path, "rb") as fh:
             rest = b""  # the start of a line the last chunk did not end
             while True:
                 chunk = fh.read(block_bytes)
-                cut = chunk.rfind(b"\n") + 1 if chunk else len(chunk)
+                cut = chunk.rfind(NEWLINE_BYTE) + 1 if chunk else len(chunk)
                 if chunk and not cut:  # no line ends in it
                     rest += chunk
                     continue
@@ -81,8 +76,6 @@ def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None, d
                         digest.update(block)
                     if not block.isascii():  # ASCII is UTF-8
                         block.decode("utf-8")
-                    if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
-                        block = _LONE_CR.sub(b"\n", block)  # (as long as it was: places stay)
                     yield block
                 if not chunk:
                     return
@@ -92,7 +85,7 @@ def whole_line_blocks(path: str | os.PathLike, block_bytes: int | None = None, d
 
 #: the bytes either side of a line break between two records: a record's last and first, and a
 #: break's own
-_CLOSE, _OPEN, _CR, _LF = b"}{\r\n"
+_CLOSE, _OPEN, _CR, _LF = b"}{\r" + NEWLINE_BYTE
 #: what JSON passes over between values, a line break aside
 _JSON_BLANKS = b" \t\r"
 #: a block whose lines run to this many bytes on average (sessions) has its line breaks found one
@@ -107,12 +100,12 @@ def _line_breaks(block: bytes, records: int) -> np.ndarray | None:
     if len(block) < LONG_LINE * records:
         return np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == _LF)
     found: list[int] = []
-    at = block.find(b"\n")
+    at = block.find(NEWLINE_BYTE)
     while at >= 0:
         if len(found) == records:
             return None
         found.append(at)
-        at = block.find(b"\n", at + 1)
+        at = block.find(NEWLINE_BYTE, at + 1)
     return np.array(found, dtype=np.intp)
 
 
@@ -128,7 +121,7 @@ def one_a_line(block: bytes, records: int) -> bool:
     numpy; a block of sessions, a few finds); a block with blank, indented or otherwise written
     lines is read line by line."""
     breaks = _line_breaks(block, records)
-    whole = block.endswith(b"\n")
+    whole = block.endswith(NEWLINE_BYTE)
     if breaks is not None and len(breaks) == records - (not whole) and len(breaks) and breaks[0] > 1:
         b = np.frombuffer(block, dtype=np.uint8)
         end = b[breaks - 1]
@@ -138,7 +131,7 @@ def one_a_line(block: bytes, records: int) -> bool:
         start = b[(breaks[:-1] if whole else breaks) + 1]
         if bool((end == _CLOSE).all()) and bool((start == _OPEN).all()):
             return True
-    held = [line for line in (part.strip(_JSON_BLANKS) for part in block.split(b"\n")) if line]
+    held = [line for line in (part.strip(_JSON_BLANKS) for part in split_lines(block)) if line]
     return len(held) == records and all(line[:1] == b"{" and line[-1:] == b"}" for line in held)
 
 
@@ -377,7 +370,7 @@ class _Fingerprint:
     def spool(self, printed: Printed) -> None:
         """Lines to sort before hashing."""
         self._keys += printed.keys
-        for line in printed.lines.split(b"\n")[:-1]:
+        for line in split_lines(printed.lines)[:-1]:
             self._places.append(self._offset)
             self._lengths.append(len(line) + 1)
             self._offset += len(line) + 1
@@ -459,7 +452,7 @@ class DataPass:
                 raise Bad("a control character in an id")
             v1 = [k for k, s in enumerate(sessions) if _is_v1(s)]
             if v1:  # their fingerprint lines are what the record type reads
-                each = lines.split(b"\n")
+                each = split_lines(lines)
                 for k in v1:
                     self._check_v1(each[k])
             printed = Printed(at=start, keys=list(map(_key, map(_SESSION_ID, sessions))), lines=lines)
@@ -479,7 +472,7 @@ class DataPass:
         decode = decoder(Session, patterns=False).decode
         sessions, printed = [], []
         texts, compiled_lines = [], []  # the lines the compiled reader took, and their fingerprint lines
-        for line in block.split(b"\n"):
+        for line in split_lines(block):
             if is_blank(line):
                 continue
             try:
@@ -491,7 +484,7 @@ class DataPass:
                 s, p = _by_record_type(line)  # read strictly
             sessions.append(s)
             printed.append(p + b"\n")
-        if keys and texts and names_twice(b"\n".join(texts), b"\n".join(compiled_lines), Session):
+        if keys and texts and names_twice(NEWLINE_BYTE.join(texts), NEWLINE_BYTE.join(compiled_lines), Session):
             raise Bad("a key named twice")
         return sessions, b"".join(printed)
 

@@ -31,7 +31,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError
-from ..json_text import is_blank
+from ..json_text import NEWLINE_BYTE, is_blank, split_lines
 from ..strictjson import parse_strict
 
 _ENCODE_LINES = msgspec.json.Encoder().encode_lines
@@ -90,9 +90,9 @@ def names_twice(block: bytes, canonical: bytes | None, model: type[BaseModel]) -
     if block == canonical:
         return False
     if QUOTE_ESCAPE in block:
-        lines = block.split(b"\n")
+        lines = split_lines(block)
         return (any(_strictly_twice(line) for line in lines if QUOTE_ESCAPE in line)
-                or names_twice(b"\n".join(line for line in lines if QUOTE_ESCAPE not in line), None, model))
+                or names_twice(NEWLINE_BYTE.join(line for line in lines if QUOTE_ESCAPE not in line), None, model))
     try:
         again = _ENCODE_LINES(key_reader(model).decode_lines(block))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -106,7 +106,7 @@ def names_twice_strictly(block: bytes, model: type[BaseModel]) -> bool:
     reading refuses it (so the strict reader, which reads so too, names a defect of the file)."""
     if not names_twice(block, None, model):
         return False
-    return any(_strictly_twice(line) for line in block.split(b"\n") if not is_blank(line) and names_twice(line, None, model))
+    return any(_strictly_twice(line) for line in split_lines(block) if not is_blank(line) and names_twice(line, None, model))
 
 
 def _strictly_twice(line: bytes) -> bool:

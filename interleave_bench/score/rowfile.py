@@ -18,7 +18,7 @@ import numpy as np
 
 from ..compiled import DecodeErrors, decoder
 from ..errors import InputError, InputErrors
-from ..json_text import is_blank
+from ..json_text import is_blank, split_lines
 from ..schema import PredictionRow, RowUsage
 from .datafile import Bad, decode_lines, ids_unprintable, whole_line_blocks
 from .keys import names_twice, quotes
@@ -112,7 +112,7 @@ def _strictly(source: str, block: bytes, as_rows: bool = False) -> list[Any]:
     from ..io import parse_record
 
     out = []
-    for line in block.split(b"\n"):
+    for line in split_lines(block):
         if is_blank(line):
             continue
         try:

@@ -172,8 +172,8 @@ def index_rows(
 
 def row_lines(path: str | os.PathLike[str], numbers: set[int]) -> dict[int, int]:
     """The line (1-based) of each of the given rows of a JSONL file, by number (from 0), as the
-    strict reader numbers its lines (:func:`~interleave_bench.io.iter_json_lines`: a lone ``\\r``
-    ends a line too, and blank lines hold no row)."""
+    strict reader numbers its lines (:func:`~interleave_bench.io.iter_json_lines`: blank lines hold
+    no row)."""
     return {number: line for number, (line, _) in enumerate(iter_json_lines(path)) if number in numbers}
 
 
