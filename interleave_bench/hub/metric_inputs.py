@@ -145,6 +145,25 @@ def session_features() -> Any:
     return Features({"predictions": List(Value("string")), "references": List(turn_features())})
 
 
+class NullsAreMissing:
+    """The first base of every InterleaveBench evaluate module, before ``evaluate.Metric``: a null
+    (``None``) in its inputs is a missing value, as Arrow stores it, wherever it stands.
+
+    Before encoding, ``evaluate`` checks the first input of each column against the declared
+    features (``_enforce_nested_string_type``: that a declared string is a ``str``), and of a list
+    only its first element that is not null, or its last when all are: a session routed to no
+    message (every label ``None``, "no row"), or a mid-reply case without a decision, was refused
+    when it came first, with a message listing every input, and taken anywhere else. A null passes
+    here; the module's own checks (:func:`encodable_labels`, ``texts(..., nulls=True)``), which see
+    every value before it, are what allow it or refuse it, in one line. A mixin, not a metric:
+    ``evaluate.load`` takes a module's first ``EvaluationModule`` class for the metric."""
+
+    def _enforce_nested_string_type(self, schema: Any, obj: Any) -> Any:
+        if obj is None or (isinstance(obj, (list, tuple)) and obj and all(v is None for v in obj)):
+            return None
+        return super()._enforce_nested_string_type(schema, obj)  # type: ignore[misc]
+
+
 def encodable_labels(predictions: Any) -> Any:
     """One list of labels per session (``datasets`` columns made lists), or one label per message;
     a label is text, and a number its text, as a prediction row reads it (open-mode systems

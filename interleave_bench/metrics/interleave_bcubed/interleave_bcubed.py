@@ -3,6 +3,7 @@
 import datasets
 import evaluate
 
+from interleave_bench.hub.metric_inputs import NullsAreMissing
 from interleave_bench.hub.metric_inputs import encodable_labels
 from interleave_bench.hub.metric_inputs import encodable_turns
 from interleave_bench.hub.metric_inputs import is_empty
@@ -70,7 +71,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InterleaveBcubed(evaluate.Metric):
+class InterleaveBcubed(NullsAreMissing, evaluate.Metric):
     """B-cubed precision, recall and F1 with optional groups."""
 
     def _info(self):

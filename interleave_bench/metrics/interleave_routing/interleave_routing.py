@@ -2,6 +2,7 @@
 
 import evaluate
 
+from interleave_bench.hub.metric_inputs import NullsAreMissing
 from interleave_bench.hub.metric_inputs import check_sessions_form
 from interleave_bench.hub.metric_inputs import encodable_labels
 from interleave_bench.hub.metric_inputs import encodable_turns
@@ -114,7 +115,7 @@ _KWARGS_DESCRIPTION = _KWARGS_DESCRIPTION.replace("{returns}", _returns())
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InterleaveRouting(evaluate.Metric):
+class InterleaveRouting(NullsAreMissing, evaluate.Metric):
     """Routing metrics of InterleaveBench (docs/score.md#the-metrics-exactly)."""
 
     def _info(self):
