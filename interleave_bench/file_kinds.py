@@ -5,7 +5,8 @@ where it goes) rather than with an error for every field of every line.
 Every reader of sessions (:func:`interleave_bench.io.iter_sessions`, and through it every command)
 and the scorer's reader of predictions use :func:`other_kind`; ``validate`` tells a file's kind by
 the same rule (:func:`record_kind`) and names a JSON document it does not check as they do
-(:func:`document_words`), as ``vet`` names one in a ``.jsonl`` file (:func:`document_in`). This is the schema layer: it imports ``errors`` and ``documents``.
+(:func:`document_words`), as ``vet`` names one in a ``.jsonl`` file (:func:`document_in`). This is
+the schema layer: it imports ``errors``, ``documents`` and ``json_text`` (where a line ends).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Optional
 
 from .documents import BOARD_ROW_FORMAT, MID_REPLY_FORMAT, RUN_FORMAT, SCORE_FORMAT
 from .errors import InputError
+from .json_text import open_lines
 
 #: the fields that tell the two kinds of line apart: a line holding all of one kind's and not all
 #: of the other's is that kind's
@@ -82,7 +84,7 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
     if str(path).endswith(".parquet"):
         return  # predictions may be Parquet: its own reader checks it
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_lines(path) as fh:
             number, first = next(((n, line) for n, line in enumerate(fh, start=1) if line.strip()), (0, ""))
     except (OSError, UnicodeDecodeError):
         return  # the strict reader says what is wrong with it

@@ -149,3 +149,19 @@ def test_a_fault_after_such_records_is_named_on_its_own_line(data, layout, bad):
 
 def _without_provenance(doc: dict) -> str:
     return json.dumps({k: v for k, v in doc.items() if k != "provenance"}, ensure_ascii=False)
+
+
+def test_a_file_of_the_other_kind_whose_first_record_holds_a_carriage_return_is_named_in_one_line():
+    ss = many_sessions(2, turns=3)
+    rs = [r for s in ss for r in rows(s["session_id"], ["t1"] * 3)]
+    with tempfile.TemporaryDirectory() as tmp:
+        data_path, pred = Path(tmp) / "sessions.jsonl", Path(tmp) / "run.jsonl"
+        write(data_path, ss, {"separators": (",\r", ":"), "around": ("", ""), "end": "\n", "blank_lines": [],
+                              "blank_at": []})
+        write(pred, rs, {"separators": (",\r", ":"), "around": ("", ""), "end": "\n", "blank_lines": [],
+                         "blank_at": []})
+        assert errors_of(["stats", str(pred)]) == (2, [f"error: {pred}: a predictions file (rows with session_id, i and "
+                                                       "pred), given as the data: the data is a sessions file (lines "
+                                                       "with turns and threads) or its folder"])
+        code, errors = errors_of(["score", str(pred), str(data_path), "--bootstrap", "0"])
+        assert code == 2 and len(errors) == 1 and "given as the data" in errors[0], errors
