@@ -3,7 +3,7 @@
 The key is a SHA-256 over (endpoint identity, model, messages, every generation parameter, extra
 body, attempt). It never includes the API key. A cache shared by two models or two endpoints can
 never answer for the wrong one, because both are in the key. WAL mode and a busy timeout make it
-safe for several processes writing at once.
+safe for several processes writing at once; the first answer stored under a key is the one kept.
 
 A cache file SQLite cannot use (not a database, damaged, a folder, locked past the busy timeout) is
 an :class:`~..errors.InputError` naming the file and how a run goes on without it, whether found as
@@ -107,10 +107,25 @@ class ResponseCache:
         except (TypeError, ValueError, RecursionError):
             return {}  # unreadable: no answer the client will take, so it is asked again
 
-    def put(self, key: str, model: str, kind: str, answer: dict[str, Any]) -> None:
+    def put(self, key: str, model: str, kind: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """Store ``answer`` under ``key`` unless an answer is there already, and return the one
+        stored: the first answer kept wins. Two runs sharing the cache that paid for the same
+        request at once (a request in flight in each) both use the answer kept, so every row made
+        from the request carries what a rerun from the cache replays."""
         row = (key, model, kind, json.dumps(answer, ensure_ascii=False), time.time())
-        self._use(lambda conn: conn.execute(
-            "INSERT OR REPLACE INTO answers (key, model, kind, answer, created) VALUES (?, ?, ?, ?, ?)", row))
+
+        def store(conn: sqlite3.Connection) -> Any:
+            with conn:  # one transaction, so the answer read back is the one kept
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("INSERT OR IGNORE INTO answers (key, model, kind, answer, created) VALUES (?, ?, ?, ?, ?)",
+                             row)
+                return conn.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+
+        kept = self._use(store)
+        try:
+            return json.loads(kept[0])
+        except (TypeError, ValueError, RecursionError):
+            return {}  # unreadable: the caller keeps its own answer
 
     def delete(self, key: str) -> None:
         self._use(lambda conn: conn.execute("DELETE FROM answers WHERE key = ?", (key,)))

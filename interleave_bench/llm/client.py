@@ -13,7 +13,9 @@ environment echoed inside an answer's text is replaced by ``[redacted]`` on arri
 cache or data file keeps it, and a stored answer that holds one is asked again. Every answer is stored
 with the usage and latency it had when it was paid for, and a cached answer comes back with those
 same figures (flagged ``cached``), so a rerun writes byte-identical files; the run's totals count
-cached answers apart, at no cost.
+cached answers apart, at no cost. The first answer stored for a request is the one kept: a call
+that finds another's answer stored on its return (another run sharing the cache paid for the same
+request at once) hands back the kept one, so its rows are what a rerun replays.
 
 An answer marked as the project's fake model's (``system_fingerprint``
 :data:`~.provider.FAKE_FINGERPRINT`, which ``interleave-bench fake-model`` puts on every answer)
@@ -29,7 +31,7 @@ import asyncio
 import email.utils
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
 from ..errors import InterleaveError, clip, redact, redact_secrets
@@ -343,7 +345,11 @@ class LLM:
             }
             if fake:  # kept with the answer: a rerun served from the cache says whose it was too
                 stored["fake"] = True
-            self.cache.put(key, self.model, kind, stored)
+            # the answer the cache keeps, which may be another run's paid for at the same time: the
+            # reply carries its text, usage and latency, as a rerun from the cache replays them
+            kept = _cached_reply(self.cache.put(key, self.model, kind, stored), self.model, key)
+            if kept is not None:
+                return replace(kept, cached=False)
         return Reply(text, usage, elapsed_ms, False, self.model, choice.finish_reason, key if self.cache else None, fake)
 
     def _count_fake(self, fake: bool) -> None:
