@@ -54,3 +54,34 @@ def test_two_runs_sharing_a_cache_that_pay_for_one_request_at_once_both_use_the_
     replay = LLM(provider, cache=ResponseCache(tmp_path))
     again = replay.run(replay.complete("test", QUESTION))
     assert again.cached and srv.calls == 2 and answer_of(again) == answer_of(a)
+
+
+def test_identical_requests_in_flight_at_once_in_one_run_are_paid_once(fake_server, tmp_path):
+    srv = fake_server
+    srv.hold_until(lambda s: s.calls >= 2)  # two requests sent at once leave together; one waits for the test
+    provider = Provider("openai-compatible", srv.url, "m1", "sk-x")
+    llm = LLM(provider, cache=ResponseCache(tmp_path), clock=ticking(0.0, 0.058, 0.070, 0.075))
+
+    async def both():
+        try:
+            calls = asyncio.gather(llm.complete("test", QUESTION), llm.complete("test", QUESTION))
+            # the first request is held at the server; the second call began before it was sent
+            assert await asyncio.to_thread(srv.wait_for, lambda s: s.held >= 1 or s.calls >= 2)
+            srv.open_gate()
+            return await calls
+        finally:
+            await llm.aclose()
+
+    a, b = asyncio.run(both())
+    assert srv.calls == 1  # one request reached the server
+    assert (llm.stats.calls, llm.stats.cached) == (1, 1)  # paid once; the call that waited is a cache hit
+    assert not a.cached and b.cached and answer_of(a) == answer_of(b) and a.elapsed_ms == 58
+
+    replay = LLM(provider, cache=ResponseCache(tmp_path))
+
+    async def again_both():
+        return await asyncio.gather(replay.complete("test", QUESTION), replay.complete("test", QUESTION))
+
+    again = replay.run(again_both())
+    assert srv.calls == 1 and (replay.stats.calls, replay.stats.cached) == (0, 2)
+    assert [answer_of(r) for r in again] == [answer_of(a), answer_of(b)]

@@ -15,7 +15,9 @@ with the usage and latency it had when it was paid for, and a cached answer come
 same figures (flagged ``cached``), so a rerun writes byte-identical files; the run's totals count
 cached answers apart, at no cost. The first answer stored for a request is the one kept: a call
 that finds another's answer stored on its return (another run sharing the cache paid for the same
-request at once) hands back the kept one, so its rows are what a rerun replays.
+request at once) hands back the kept one, so its rows are what a rerun replays. Within one run, a
+request identical to one being paid for waits for it and takes its answer from the cache: it is paid
+once, and the call that waited counts as a cache hit, as it does when the run is replayed.
 
 An answer marked as the project's fake model's (``system_fingerprint``
 :data:`~.provider.FAKE_FINGERPRINT`, which ``interleave-bench fake-model`` puts on every answer)
@@ -267,6 +269,8 @@ class LLM:
         self._client: openai.AsyncOpenAI | None = None
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: cache keys of the requests being paid for now, each with the event set once it is done
+        self._paying: dict[str, asyncio.Event] = {}
 
     @property
     def model(self) -> str:
@@ -318,7 +322,9 @@ class LLM:
             params["response_format"] = response_format
         extra = self.provider.extra_body
         key = cache_key(self.provider.identity, self.model, messages, params, extra, attempt)
-        if self.cache is not None:
+        if self.cache is None:
+            return await self._pay(key, kind, what, messages, extra, params)
+        while True:
             hit = self.cache.get(key)
             cached = _cached_reply(hit, self.model, key) if hit is not None else None
             if cached is not None:
@@ -327,6 +333,20 @@ class LLM:
                 return cached
             if hit is not None:
                 self.cache.delete(key)  # stored before answers were checked, and fails the check: ask again
+            paying = self._paying.get(key)
+            if paying is None:
+                break
+            await paying.wait()  # the same request is being paid for: its answer, once stored, is this one's
+        self._paying[key] = paying = asyncio.Event()
+        try:
+            return await self._pay(key, kind, what, messages, extra, params)
+        finally:
+            del self._paying[key]
+            paying.set()
+
+    async def _pay(self, key: str, kind: str, what: str, messages: list[dict[str, Any]], extra: dict[str, Any],
+                   params: dict[str, Any]) -> Reply:
+        """The paid call of :meth:`complete`, its answer stored in the cache."""
         client, sem = self._ensure_client()
         async with sem:
             start = self.clock()
