@@ -53,9 +53,9 @@ def test_every_decoration_of_a_secret_word_names_a_secret(name):
 @st.composite
 def ordinary(draw) -> str:
     words = draw(st.lists(st.sampled_from(ORDINARY), min_size=1, max_size=3))
-    if "key" in words and (words.index("key") == 0 or words[words.index("key") - 1] not in DATA_KEY_WORDS):
-        words[words.index("key")] = "keyword"  # (a lone key is a secret's name; sort_key is not)
-        words = [w if w != "key" else "monkey" for w in words]
+    # a key that is not the data's (after sort, say) is a secret's name: each becomes an ordinary
+    # word (sort_key is ordinary, sort_key_key and key_sort are not)
+    words = [w if w != "key" or (i and words[i - 1] in DATA_KEY_WORDS) else "keyword" for i, w in enumerate(words)]
     if "tokens" in words and not any(w in TOKEN_COUNT_WORDS for w in words[:words.index("tokens")]):
         words = ["max"] + words  # (tokens alone is; max_tokens is not)
     sep = draw(st.sampled_from(SEPARATORS + ("",))) if len(words) > 1 else ""
