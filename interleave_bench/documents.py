@@ -323,6 +323,9 @@ class RunRecord(Document):
     counts: Optional[RunCounts] = None
     usage: Optional[RunUsage] = None
     provenance: Optional[dict[str, Any]] = None
+    #: ``{session_id: digest}`` of what the router saw of each session it routed
+    #: (:func:`~interleave_bench.route.digest.conversation_digest`); absent in older records
+    conversation_digests: Optional[dict[str, str]] = None
 
     def same_run(self, other: "RunRecord") -> Optional[str]:
         """``None`` when ``other`` made its file from the same data and options, else what differs."""

@@ -48,6 +48,7 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter, threshold_problem
+from .digest import conversation_digests
 from .resume import (START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows, prepare_resume,
                      previous_record, require_own_record, rows_file)
 from .topic_state import TopicState
@@ -360,7 +361,7 @@ def local_weights_of(router: Any) -> Optional[str]:
 
 def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
                 prompt: Optional[str], code: Optional[str] = None, state: Optional[str] = None,
-                weights: Optional[str] = None) -> RunRecord:
+                weights: Optional[str] = None, digests: Optional[dict[str, str]] = None) -> RunRecord:
     options = opts.as_dict()
     if model is not None:
         options["model"] = model
@@ -372,7 +373,8 @@ def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, m
         options[ROUTER_CODE] = code
     if state is not None:
         options[ROUTER_STATE] = state
-    return RunRecord(predictions=out.name, data=str(data_file), data_sha256=data_sha, options=options)
+    return RunRecord(predictions=out.name, data=str(data_file), data_sha256=data_sha, options=options,
+                     conversation_digests=digests)
 
 
 def run_route(
@@ -427,7 +429,7 @@ def run_route(
 
         code, state = router_code(router), router_state(router)
     record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state,
-                         local_weights_of(router))
+                         local_weights_of(router), conversation_digests(sessions))
     made = NewOutputs.before(out_path, run_record_path(out_path))
     command = f"route --mode {opts.mode} --policy {opts.policy}"
     try:
