@@ -1,4 +1,4 @@
-"""score and compare warn when a run record says its rows were routed on other data, and refuse to
+"""score and compare refuse a run whose record says its rows were routed on other sessions, and refuse to
 score a run in another mode than its record states (rows without a record: a warning)."""
 
 from __future__ import annotations
@@ -30,16 +30,25 @@ def warnings(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("warning: ")]
 
 
-def test_rows_routed_on_other_data_are_scored_with_a_warning(tmp_path, capsys):
+def test_rows_routed_on_other_sessions_are_refused(tmp_path, capsys):
+    """Other sessions under the same ids were scored with a warning (and the score file written):
+    now one line naming the run record and the first differing session, exit 2, nothing written."""
     data, closed, _ = routed(tmp_path)
     rng = random.Random(7)  # other sessions under the same ids
     other = write_data(tmp_path / "other", [random_session(rng, s["session_id"], split=s["split"]) for s in standard_sessions()])
     capsys.readouterr()
-    assert cli("score", other, closed, "--bootstrap", 0, "--json") == 0
-    (line,) = warnings(capsys.readouterr().err)
-    assert line.startswith(f"warning: {closed} was routed on other data than {other / 'sessions.jsonl'} (closed-bm25.run.json")
-    assert cli("compare", other, closed, closed, "--bootstrap", 0) == 0
-    assert len(warnings(capsys.readouterr().err)) == 2  # A and B
+    record = closed.with_suffix(".run.json")
+    for extra in (("--json",), ()):
+        assert cli("score", other, closed, "--bootstrap", 0, *extra) == 2
+        out, err = capsys.readouterr()
+        (line,) = errors(err)
+        assert line.startswith(f"error: {record}: conversation_digests: {closed} was routed on other sessions than "
+                               f"{other / 'sessions.jsonl'}: ")
+        assert "Traceback" not in err and warnings(err) == [] and out == ""
+    assert list(closed.parent.glob("closed-bm25*.score.json")) == []
+    assert cli("compare", other, closed, closed, "--bootstrap", 0) == 2
+    out, err = capsys.readouterr()
+    assert len(errors(err)) == 1 and out == ""
     # the data it was routed on: no warning
     assert cli("score", data, closed, "--bootstrap", 0, "--json") == 0
     assert warnings(capsys.readouterr().err) == []

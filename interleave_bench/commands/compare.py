@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io import sessions_file
     from ..fingerprints import records_fingerprint, sha256_file
     from ..provenance import provenance
+    from ..route.digest import refuse_other_data
 
     if args.show < 0:
         raise UsageError("--show must be 0 or more")
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         require_file(path)  # as score does: a FIFO would be waited on for ever
         require_recorded_mode(path, args.mode)  # as score does: a run is scored in the mode it was routed in
+    refuse_other_data(data_path, paths, args.split, writes_own=False)  # as score does: on the sessions it routed
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with paused_gc():
         sessions = read_sessions_fast(data_path, DATA_FIRST)

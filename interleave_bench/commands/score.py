@@ -68,12 +68,17 @@ def run(args: argparse.Namespace) -> int:
     with _score_files_held(args), paused_gc():
         from ..hub.source import local_data
         from ..llm.prices import prices_from
+        from ..io import sessions_file
+        from ..route.digest import refuse_other_data
         from ..score.run import prediction_files, score_files
 
         data, source = local_data(args.data)
         price = prices_from(os.environ)
         if args.out is not None and len(prediction_files(args.predictions)) != 1:
             raise UsageError("--out names one score file: give one predictions file")
+        # before anything is written: a run is scored on the sessions it routed
+        refuse_other_data(sessions_file(data), prediction_files(args.predictions), args.split,
+                          writes_own=not args.json and args.out is None)
         if args.out is not None:
             # before the scoring, not after it
             require_output(args.out, run_inputs(data, args.predictions), is_score_head, "a score file", "score: --out")
@@ -83,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs, keep_per_session=args.per_session or args.json,
             write=not args.json and args.out is None, recorded_prices=True,
         )
-    from ..io import print_json, sessions_file, write_json
+    from ..io import print_json, write_json
     from ..reports.tables import (burst_table, calibration_table, cluster_table, main_table, per_session_table,
                                   warn_partial)
     from ..score.rows import error_rows_notice, not_scored_notice, scored_counts
@@ -151,46 +156,25 @@ def run_inputs(data: str | os.PathLike, predictions: list[str]) -> list[tuple[os
 
 
 
-def _same_sessions(routed: object, routed_sha: str, data_file: str | os.PathLike) -> bool:
-    """Whether the file a run was routed on (its record's ``data``, when it is still there with the
-    bytes the record names) holds the same sessions as ``data_file`` in another layout (an export
-    of it, read back): the same fingerprint on the records."""
-    from ..io import iter_sessions
-    from ..fingerprints import records_fingerprint, sha256_file
-
-    if not isinstance(routed, str) or not Path(routed).is_file():
-        return False
-    try:
-        if sha256_file(routed) != routed_sha:
-            return False
-        return records_fingerprint(iter_sessions(routed)) == records_fingerprint(iter_sessions(data_file))
-    except InterleaveError:
-        return False
-
-
 def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode: str | None,
                      split: str = DEFAULT_SPLIT, written: Mapping[Path, Path] | None = None) -> list[str]:
-    """Warnings for predictions files whose run record (``<name>.run.json``, written by ``route``)
-    says they were routed on other data than ``data_file`` (another SHA-256 of its bytes), and for
+    """Warnings for predictions files whose run record (``<name>.run.json``) is an older version's,
+    without session digests, and says they were routed on other data than ``data_file`` (another
+    SHA-256 of its bytes: :func:`~interleave_bench.route.digest.unchecked_other_data`; a record with
+    digests is checked before scoring, :func:`~interleave_bench.route.digest.refuse_other_data`), and for
     files without a record whose rows name another mode than ``mode`` (``--mode``, None: the rows'
     own) scores them in (a record's mode is never overridden: the scorer refuses it,
     :func:`~interleave_bench.score.paths.require_recorded_mode`); the latter names the score file
     ``written`` holds for the file (scored on ``split``), and the score file of the rows' own mode,
     which it leaves as it is (:func:`~interleave_bench.score.paths.score_path`)."""
-    from ..fingerprints import sha256_file
-    from ..score.paths import prediction_files, recorded_mode, routed_mode, run_record, score_path
+    from ..route.digest import unchecked_other_data
+    from ..score.paths import prediction_files, recorded_mode, routed_mode, score_path
 
     out: list[str] = []
-    data_sha = None
-    for p in prediction_files(predictions):
-        found = run_record(p)
-        stated = found[1].get("data_sha256") if found is not None else None
-        if isinstance(stated, str):
-            data_sha = data_sha or sha256_file(data_file)
-            if stated != data_sha and not _same_sessions(found[1].get("data"), stated, data_file):  # type: ignore[index]
-                out.append(f"warning: {p} was routed on other data than {data_file} ({found[0].name}: data_sha256 "  # type: ignore[index]
-                           f"{stated[:19]}..., the file's {data_sha[:19]}...): rows for sessions or turns the data "
-                           "lacks are left out, and sessions with the same ids are scored as if they were these")
+    paths = prediction_files(predictions)
+    unchecked = unchecked_other_data(data_file, paths)
+    for p in paths:
+        out += [unchecked[str(p)]] if str(p) in unchecked else []
         routed = routed_mode(p) if mode is not None and recorded_mode(p) is None else None
         if routed is not None and routed != mode:
             line = (f"warning: {p}'s rows say they were routed in {routed} mode (it has no run record stating its mode) and "
