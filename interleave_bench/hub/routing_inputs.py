@@ -8,6 +8,10 @@ The modules take one list per session, one entry per message, in the order of th
     routing.compute(**interleave_bench.routing_inputs("predictions/closed-local.jsonl", ds["dev"]))
 
 gives the figures ``interleave-bench score --json`` gives for that run on those sessions.
+Given a predictions file whose run record holds session digests (``route`` writes them), it
+refuses, as ``score`` does, sessions other than the ones routed under the same ids
+(:func:`~interleave_bench.route.digest.conversation_digest`); rows handed in directly have no
+record, and cannot be checked.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Mapping, Optional
 
-from ..errors import InputError
+from pydantic import ValidationError
+
+from ..errors import InputError, one_line
+from ..schema import Session
 from ..score.read import read_predictions_fast
 from ..score.routing import DEFAULT_MODE
 from ..score.rows import as_rows
@@ -54,6 +61,44 @@ def _column(sessions: Any, name: str, required: bool = True) -> Optional[list]:
     return out
 
 
+def _as_sessions(sessions: Any, wanted: Mapping[str, str]) -> list[Session]:
+    """The sessions whose id ``wanted`` holds, as :class:`Session` objects: ``load_dataset`` rows turned
+    back by :func:`~.features.row_to_session` (a split, or a list of its rows), JSONL sessions as they are."""
+    from .features import CONFIG_VERSIONS, features_for, row_to_session
+
+    names = getattr(sessions, "column_names", None)
+    rows = [plain(s) for s in (sessions.to_list() if names is not None else plain(sessions))]
+    configs = {tuple(sorted(features_for(c))): c for c in CONFIG_VERSIONS}
+    out = []
+    for k, row in enumerate(rows):
+        if not isinstance(row, Mapping) or str(row.get("session_id")) not in wanted:
+            continue
+        config = configs.get(tuple(sorted(row)))
+        try:
+            out.append(Session.model_validate(row_to_session(dict(row), config) if config else row))
+        except (ValidationError, ValueError, TypeError) as exc:
+            raise ValueError(one_line(f"sessions[{k}]: not a session ({exc})")) from None
+    return out
+
+
+def _require_routed_on(path: str | os.PathLike, sessions: Any) -> None:
+    """Raise ``ValueError`` in one line when the run record of the predictions file ``path`` lists
+    digests and a session of ``sessions`` with a listed id is not the one routed; a file without a
+    record, or with a record of an older version (no digests), is not checked."""
+    from ..route.digest import DIGESTS_FIELD, digest_mismatch, mismatch_text, recorded_digests
+    from ..score.paths import run_record
+
+    found = run_record(path)
+    digests = recorded_digests(found[1]) if found is not None else None
+    if not digests:
+        return
+    mismatch = digest_mismatch(digests, _as_sessions(sessions, digests))
+    if mismatch is not None:
+        raise ValueError(f"{found[0]}: {DIGESTS_FIELD}: "  # type: ignore[index]
+                         + mismatch_text(path, "the sessions given", mismatch)
+                         + ": line the run up with the sessions it was routed on, or route it again on these")
+
+
 def routing_inputs(predictions: str | os.PathLike | Iterable[Any], sessions: Any) -> dict[str, Any]:
     """The keyword arguments of ``interleave_routing`` (and its ``mode``) for a run on ``sessions``.
 
@@ -64,9 +109,15 @@ def routing_inputs(predictions: str | os.PathLike | Iterable[Any], sessions: Any
     and ``predicted_refs`` that row's fields. As ``score`` does, a session the run has no row for
     is left out (not scored), and so are rows of sessions not given. ``mode`` is the rows' own (``closed``
     when no row says). Raises ``ValueError`` in one line for a file or row that cannot be read, a
-    message with two rows, rows of two modes, or rows of which none belongs to ``sessions``.
+    message with two rows, rows of two modes, or rows of which none belongs to ``sessions``, and,
+    for a predictions file whose run record lists session digests (``route`` writes them), a
+    session of ``sessions`` other than the one routed under its id (another text, reply, speaker,
+    thread card...: gold labels may differ). Rows handed in directly carry no record: nothing
+    tells which sessions they were routed on, so they are not checked.
     """
     rows = _rows(predictions)
+    if isinstance(predictions, (str, os.PathLike)):
+        _require_routed_on(predictions, sessions)
     ids, turns = _column(sessions, "session_id"), _column(sessions, "turns")
     by_key: dict[tuple[str, int], Any] = {}
     for r in rows:
