@@ -329,9 +329,7 @@ DATA_KEY_WORDS = ("sort", "group", "join", "primary", "foreign", "partition", "h
 #: words that, anywhere before a word ``token``, make it a number of a model's tokens, no secret:
 #: ``max_tokens``, ``max_new_tokens``, ``prompt_tokens``
 TOKEN_COUNT_WORDS = ("max", "min", "num", "n", "total", "prompt", "completion", "input", "output", "reasoning")
-#: environment variables whose name reads as a secret's and whose value is none: the shell's
-#: working folder (``PWD``), which would otherwise be taken out of every path written
-NOT_SECRET_VARIABLES = ("PWD",)
+NOT_SECRET_VARIABLES = ("PWD",)  #: secret-named variables holding none: the working folder, in every path
 #: secrets shorter than this are not looked for: a value such as "1" or "dev" is no key, and
 #: replacing it would maim ordinary text. It holds for a key in use too (:data:`KEY_VARIABLES`): a local
 #: server takes "x", "sk", "EMPTY" or "test", which guard nothing, and taking "test" out of every text
@@ -358,9 +356,11 @@ _SECRET_SHAPES = (
 #: a URL query parameter (``?api_key_2=...``, ``&token=...``), as text holds it: its value is a
 #: secret when its name is a secret's (:func:`is_secret_name`); group 1 is what stays
 _QUERY_PARAM = _re.compile(r"([?&]([^\s=&#\"'<>?]+)=)([^\s&#\"'<>]+)")
+URL_SCHEME_CHARS = 32  #: the longest URL scheme looked for: unbounded, a search was quadratic on "a.a.a...."
+_URL = _re.compile(r"(?i)[a-z][a-z0-9+.-]{0,%d}://[^\s\"'<>]+" % (URL_SCHEME_CHARS - 1))
 #: a URL's user name and password (``http://user:pass@host``), what :func:`~.urls.shown_url` hides: taken
 #: out of every message by :func:`redact` (:func:`add_url_secrets` takes them for secrets apart)
-_URL_USERINFO = _re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^\s/?#@\"'<>]+@")
+_URL_USERINFO = _re.compile(r"(?i)([a-z][a-z0-9+.-]{0,%d}://)[^\s/?#@\"'<>]+@" % (URL_SCHEME_CHARS - 1))
 #: the key and token formats of common providers and of the Hugging Face Hub: what ``vet`` reports
 #: as an ``api-key`` and :func:`redact` takes out of a message, and a value given on the command
 #: line is a secret by (:func:`add_shaped_secrets`)
@@ -505,7 +505,7 @@ def add_shaped_secrets(text: str) -> None:
     for m in _QUERY_PARAM.finditer(text):
         if is_secret_name(m.group(2)):
             add_secret(m.group(3))
-    for url in _re.findall(r"(?i)[a-z][a-z0-9+.-]*://[^\s\"'<>]+", text):
+    for url in _URL.findall(text):
         add_url_secrets(url)
 
 

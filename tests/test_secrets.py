@@ -172,3 +172,22 @@ def test_the_key_in_use_leaks_nowhere_whatever_its_shape(fake_server, tmp_path):
     assert all(e.headers.get("authorization") == f"Bearer {key}" for e in fake_server.log)
     assert all(key.encode() not in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert key not in some.stdout + some.stderr + every.stdout + every.stderr
+
+
+def test_a_url_scheme_is_looked_for_only_so_long():
+    """The scheme before ``://`` is at most URL_SCHEME_CHARS long in both URL patterns, so a dotted
+    run ("a.a.a....", a label in a hostile file) is read once, not once from each of its letters
+    (unbounded, 200 KB of it took minutes in every error line); a URL with a longer run of letters
+    in front still has its password taken out."""
+    import re
+
+    from interleave_bench import errors
+
+    for pattern in (errors._URL, errors._URL_USERINFO):
+        scheme = pattern.pattern.split("://")[0]
+        assert not re.search(r"[*+]\)?$", scheme) and "{0,%d}" % (errors.URL_SCHEME_CHARS - 1) in scheme
+    for run in ("a." * 100_000, "a-" * 100_000, "eyJa." * 40_000):
+        assert errors.redact(run) == run
+        errors.add_shaped_secrets(run)
+    long_scheme = "x" * 40 + "https://user:Pass1234word@host/x"
+    assert "Pass1234word" not in errors.redact(long_scheme) and errors.redact(long_scheme).endswith("@host/x")
