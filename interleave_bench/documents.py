@@ -208,6 +208,16 @@ COST_NULL_REASONS = {
 }
 
 
+class InSample(Document):
+    """Data the fit of the weights that routed a run read: the fit's name for the corpus, its
+    split, the offline writer's seed (generated data), the weights' fingerprint."""
+
+    corpus: str = Field(min_length=1)
+    split: str = Field(min_length=1)
+    seed: Optional[int] = None
+    weights: str = Field(min_length=1)
+
+
 class ScoreDocument(Document):
     """``<run>.score.json``: every routing metric, intervals, counts, breakdowns and provenance."""
 
@@ -232,6 +242,9 @@ class ScoreDocument(Document):
     #: the calibration of the rows' ``confidence`` (null: no strict message has one; absent in
     #: files written before it existed)
     calibration: Optional[CalibrationSummary] = None
+    #: the fit's data the run is scored on, for a run of the ``local`` weights (docs/score.md#in-sample);
+    #: null: not recognised as such (absent in files written before it existed)
+    in_sample: Optional[InSample] = None
     not_scored: list[dict[str, Any]]
     #: the ``not scored:`` line printed after the table, naming every session and row left out
     not_scored_line: Optional[str] = None  # absent in files written before it existed

@@ -45,6 +45,7 @@ from interleave_bench.sgd import import_sgd  # noqa: E402
 from interleave_bench.progress import Timer, summary_line  # noqa: E402
 from interleave_bench.route.bm25 import Bm25Router  # noqa: E402
 from interleave_bench.route.local_corpora import Corpus, fit_corpora, router_scores, without_replies  # noqa: E402
+from interleave_bench.route.local_sample import FIT_SPLIT  # noqa: E402
 from interleave_bench.route.local_fit import MODES, RELIABILITY_MIN_N, RELIABILITY_TOLERANCE, reliability_holds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +60,9 @@ DEFAULT_SEED = 1
 DEFAULT_DATASET = "v0"
 
 
-#: the importer of each corpus whose own folder may be given instead of a data folder
+#: the importer of each corpus whose own folder may be given instead of a data folder; with
+#: "offline", the corpora ``local_sample.fit_corpora`` names and tells a data folder of by its
+#: manifest's writer (``score`` marks a run of the weights on their fit's data as in-sample)
 IMPORTERS = {"irc": import_irc, "sgd": import_sgd}
 
 
@@ -69,9 +72,9 @@ def _load(name: str, path: Path, tmp: Path) -> Corpus:
         IMPORTERS[name](path, tmp / name)
         path = tmp / name
     file = Path(sessions_file(path))
-    dev = [s for s in iter_sessions(file) if s.split == "dev"]
+    dev = [s for s in iter_sessions(file) if s.split == FIT_SPLIT]
     if not dev:
-        raise InterleaveError(f"fit_local: {file}: no dev sessions")
+        raise InterleaveError(f"fit_local: {file}: no {FIT_SPLIT} sessions")
     return Corpus(name, dev, {"sessions_sha256": sha256_file(file)})
 
 
@@ -81,7 +84,7 @@ def _offline(args: argparse.Namespace, tmp: Path) -> Corpus:
         return Corpus("offline", corpus.sessions, {"data": "given", **corpus.source})
     path = generate_offline(args.sessions, tmp / "offline", seed=args.seed, dataset=DEFAULT_DATASET)
     config = read_json(Path(path).parent / "manifest.json")["options"]["config"]
-    dev = [s for s in iter_sessions(path) if s.split == "dev"]
+    dev = [s for s in iter_sessions(path) if s.split == FIT_SPLIT]
     # the writer's version and content fingerprint say when a refit is due
     return Corpus("offline", dev, {"data": "generated", "dataset": DEFAULT_DATASET, "generated_sessions": args.sessions,
                                    "seed": args.seed, "generator": config.get("generator"),

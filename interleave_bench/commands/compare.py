@@ -18,7 +18,7 @@ from ..score.compare import compare_predictions
 from ..heap import paused_gc
 from ..options import whole_number
 from ..score.read import DATA_FIRST, read_predictions_fast, read_sessions_fast
-from ..reports.tables import compare_report, mcnemar_text
+from ..reports.tables import compare_report, mcnemar_text, warn_in_sample
 from ..score.run import require_recorded_mode, system_name
 from .score import add_scoring_arguments, routing_warnings
 
@@ -67,6 +67,12 @@ def run(args: argparse.Namespace) -> int:
             mode=args.mode, split=args.split, bootstrap=args.bootstrap, seed=args.seed,
             allow_duplicates=args.allow_duplicates,
         )
+    from ..route.local_sample import fit_sample
+    from ..score.in_sample import in_sample_of
+
+    sample = fit_sample(data_path, args.split)  # each run marked as score marks it (docs/score.md#in-sample)
+    for side, path in zip(("a", "b"), paths):
+        doc[side]["in_sample"] = in_sample_of(sample, path, doc[side]["policy"])
     doc["provenance"] = provenance(
         data_file=str(data_path), data_sha256=records_fingerprint(sessions),
         a_file=str(paths[0]), a_sha256=sha256_file(paths[0]),
@@ -81,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         print(compare_report(doc, args.show))
     for line in routing_warnings(data_path, [args.a, args.b], args.mode):
         print(line, file=sys.stderr)
+    warn_in_sample([doc["a"], doc["b"]], sys.stderr)
     print(summary_line("compare", {"sessions": doc["sessions"], "strict messages": doc["strict_messages"],
                                    "flips": len(doc["flips"])}, timer.seconds), file=sys.stderr)
     if args.fail_on_regression and doc["regression"]:

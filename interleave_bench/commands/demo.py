@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from ..llm.prices import prices_from
     from ..heap import paused_gc
     from ..score.read import read_sessions_fast
-    from ..reports.tables import main_table
+    from ..reports.tables import main_table, warn_in_sample
+    from ..route.local_sample import fit_sample
     from ..score.rows import not_scored_notice
     from ..score.run import score_files
 
@@ -80,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
                     for mode in ("closed", "open")]
         print("3/4 scoring", file=sys.stderr)
         runs = score_files(out, [r.path for r in results], split=args.split, bootstrap=args.bootstrap,
-                           sessions=sessions, price=price)
+                           sessions=sessions, price=price, in_sample=fit_sample(sessions_file(out), args.split))
     docs = [r.result for r in runs]
+    warn_in_sample(docs, sys.stderr)  # a --seed the local fit's data was generated with
     v1_line = None
     if args.v1_sessions:
         print(f"4/4 generating {args.v1_sessions} v1 sessions offline (replies, facts, probes) into {args.v1_out}/",

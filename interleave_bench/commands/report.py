@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from ..llm.prices import prices_from
     from ..score.compare import compare_predictions
     from ..reports.page import have_matplotlib, is_page_head, report_page
-    from ..reports.tables import warn_partial
+    from ..reports.tables import warn_in_sample, warn_partial
+    from ..route.local_sample import fit_sample
     from ..score.read import DATA_FIRST, read_predictions_fast, read_sessions_fast
     from ..score.run import prediction_files, score_files, system_name
 
@@ -66,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     sessions = read_sessions_fast(sessions_file(data), DATA_FIRST)
     runs = score_files(data, args.predictions, mode=args.mode, split=args.split, bootstrap=args.bootstrap,
                        seed=args.seed, allow_duplicates=args.allow_duplicates, write=False, sessions=sessions,
-                       data_source=source, price=price, recorded_prices=True)
+                       data_source=source, price=price, recorded_prices=True,
+                       in_sample=fit_sample(sessions_file(data), args.split))
     results = [r.result for r in runs]
     paths = {system_name(p): p for p in prediction_files(args.predictions)}
     pair = tuple(args.compare) if args.compare else default_pair(results)
@@ -88,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     plots = "" if have_matplotlib() else " (no plots: matplotlib is not installed; pip install 'interleave-bench[plots]')"
     print(f"wrote {out}{plots}")
     warn_partial(results, sys.stderr)
+    warn_in_sample(results, sys.stderr)
     flips = len(comparison["flips"]) if comparison else 0
     print(summary_line("report", {"runs": len(results), "flipped messages": flips}, timer.seconds), file=sys.stderr)
     return 0

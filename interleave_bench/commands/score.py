@@ -67,9 +67,10 @@ def run(args: argparse.Namespace) -> int:
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with _score_files_held(args), paused_gc():
         from ..hub.source import local_data
-        from ..llm.prices import prices_from
         from ..io import sessions_file
+        from ..llm.prices import prices_from
         from ..route.digest import refuse_other_data
+        from ..route.local_sample import fit_sample
         from ..score.run import prediction_files, score_files
 
         data, source = local_data(args.data)
@@ -87,10 +88,11 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed, allow_duplicates=args.allow_duplicates, data_source=source, price=price,
             jobs=args.jobs, keep_per_session=args.per_session or args.json,
             write=not args.json and args.out is None, recorded_prices=True,
+            in_sample=fit_sample(sessions_file(data), args.split),
         )
     from ..io import print_json, write_json
     from ..reports.tables import (burst_table, calibration_table, cluster_table, main_table, per_session_table,
-                                  warn_partial)
+                                  warn_in_sample, warn_partial)
     from ..score.rows import error_rows_notice, not_scored_notice, scored_counts
 
     results = [r.result for r in runs]
@@ -133,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         if run_.score_file is not None:
             print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
     warn_partial(results, sys.stderr)
+    warn_in_sample(results, sys.stderr)
     for line in filter(None, map(error_rows_notice, results)):
         print(line, file=sys.stderr)
     print(summary_line("score", scored_counts(results, args.split), timer.seconds), file=sys.stderr)

@@ -9,6 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..documents import COST_NULL_REASONS
 from ..errors import clip
+from ..score.in_sample import in_sample_note
 from ..score.rows import EXAMPLES_SHOWN
 from ..score.table import HEADLINE, RATE, family, metric
 
@@ -81,9 +82,23 @@ def warn_partial(results: Iterable[Mapping[str, Any]], file: Any) -> None:
         print(f"warning: {note}", file=file)
 
 
+#: what follows the name of a run scored on data its weights' fit read (``in_sample``), in every
+#: table of runs; the note below the main table says which (:func:`~..score.in_sample.in_sample_note`)
+IN_SAMPLE_MARK = "(in-sample)"
+
+
 def system_cell(result: Mapping[str, Any]) -> str:
-    """A run's name in a table, marked when it covers part of its split (:func:`partial_note`)."""
-    return result["system"] + (f" {PARTIAL_MARK}" if is_partial(result) else "")
+    """A run's name in a table, marked when it covers part of its split (:func:`partial_note`) and
+    when it is scored on data its weights' fit read (:data:`IN_SAMPLE_MARK`)."""
+    return (result["system"] + (f" {PARTIAL_MARK}" if is_partial(result) else "")
+            + (f" {IN_SAMPLE_MARK}" if result.get("in_sample") else ""))
+
+
+def warn_in_sample(results: Iterable[Mapping[str, Any]], file: Any) -> None:
+    """Print the in-sample note as one ``warning:`` line to ``file`` when a run is marked so."""
+    note = in_sample_note(results)
+    if note is not None:
+        print(f"warning: in-sample: {note}", file=file)
 
 
 def main_table(results: Iterable[Mapping[str, Any]]) -> str:
@@ -104,7 +119,9 @@ def main_table(results: Iterable[Mapping[str, Any]]) -> str:
         cells.append(MISSING if tokens is None else f"{tokens:,.{tokens_metric.shown}f}")
         rows.append(cells)
     note = partial_note(results)
-    return table(rows, header) + ("" if note is None else f"\n\n{PARTIAL_MARK} {note}")
+    marked = in_sample_note(results)
+    return (table(rows, header) + ("" if note is None else f"\n\n{PARTIAL_MARK} {note}")
+            + ("" if marked is None else f"\n\n{IN_SAMPLE_MARK} {marked}"))
 
 
 def burst_table(results: Iterable[Mapping[str, Any]]) -> str | None:
@@ -218,9 +235,15 @@ def _signed(value: float | None, decimals: int) -> str:
 def compare_report(doc: Mapping[str, Any], show: int) -> str:
     """The markdown of a comparison: headline deltas, the paired test, the verdict, the flips."""
     a, b = doc["a"], doc["b"]
+    marked = in_sample_note([a, b])
+
+    def name(side: Mapping[str, Any]) -> str:
+        return side["system"] + (f" {IN_SAMPLE_MARK}" if side.get("in_sample") else "")
+
     out = [
-        f"compare: A = {a['system']} ({a['mode']}) vs B = {b['system']} ({b['mode']}); {doc['split']} split, "
+        f"compare: A = {name(a)} ({a['mode']}) vs B = {name(b)} ({b['mode']}); {doc['split']} split, "
         f"{doc['sessions']:,} sessions, {doc['strict_messages']:,} strict messages",
+        *([] if marked is None else [f"{IN_SAMPLE_MARK} {marked}"]),
         "",
     ]
     rows = []

@@ -51,6 +51,7 @@ from ..score.cluster import one_to_one
 from ..score.routing import score_session
 from .local import BACKGROUND_IN, Calibration, LocalRouter, LocalWeights, ModeWeights
 from .local_background import EMPTY, MIN_MESSAGES, Background, build_background, session_texts
+from .local_sample import FIT_SPLIT
 from .local_fit import (
     FOLDS, L2_GRID, MODES, OPEN_L2_SHARE, OWN_HISTORY_IN, Examples, Judged, concat, fit_calibrations,
     confidence_by_fold, fit_weights, gold_examples, judge_run, held_features, own_examples, pooled,
@@ -492,7 +493,7 @@ def _fit_corpora(corpora: Sequence[Corpus], data: FitData) -> tuple[LocalWeights
     held = {m: list(held_features(m)) for m in MODES}
     libraries = {"numpy": np.__version__, "scipy": scipy.__version__, "blas": blas_kernels()}
     background = data.background(corpora)
-    fit = {"split": "dev", "penalty": penalty, "folds": FOLDS, "held_at_bm25": held, "own_history": list(OWN_HISTORY_IN),
+    fit = {"split": FIT_SPLIT, "penalty": penalty, "folds": FOLDS, "held_at_bm25": held, "own_history": list(OWN_HISTORY_IN),
            "background": {"modes": list(BACKGROUND_IN), "messages": background.messages,
                           "tokens": len(background.weights), "min_messages": MIN_MESSAGES},
            "libraries": libraries,

@@ -31,6 +31,7 @@ from .routing import COL, OUTCOMES, derive, exact_metrics, point_metrics, share
 from .rows import (DUPLICATE, NO_PREDICTIONS, UNKNOWN_SESSION, UNKNOWN_TURN, LeftOut, PredictionIndex, as_rows, as_sessions,
                    index_rows, mode_errors, not_scored_line)
 from .datafile import data_fingerprint
+from .in_sample import FitSample, in_sample_of
 from .paths import (PREDICTION_SUFFIXES, prediction_files, require_recorded_mode, score_path,  # noqa: F401 - read from here too
                     system_name)
 from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, check_bootstrap, check_seed
@@ -192,6 +193,7 @@ def score_document(
     provenance: Mapping[str, Any] | None,
     cluster: Mapping[str, Any] | None = None,
     calibration: Mapping[str, Any] | None = None,
+    in_sample: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The score document (as JSON data) of a run, from its per-session counts and pooled extras.
 
@@ -251,6 +253,7 @@ def score_document(
         "cost_null_reason": cost_null_reason,
         "cluster": cluster,
         "calibration": calibration,
+        "in_sample": in_sample,
         "not_scored": not_scored,
         "not_scored_line": not_scored_line({"system": system, "not_scored": not_scored,
                                             "counts": {"missing_rows": t("messages") - t("rows")}}),
@@ -361,7 +364,8 @@ def _score_records(chosen: Sequence[Session], index: PredictionIndex, mode: str,
 
 
 def run_document(run: ColumnarRun, left_out: Sequence[LeftOut], *, system: str, split: str, bootstrap: int, seed: int,
-                 price: Price | None, provenance: Mapping[str, Any] | None) -> dict[str, Any]:
+                 price: Price | None, provenance: Mapping[str, Any] | None,
+                 in_sample: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The score document of a run from its pooled counts (:class:`~.columnar.ColumnarRun`)."""
     check_bootstrap(bootstrap)
     check_seed(seed)
@@ -370,6 +374,7 @@ def run_document(run: ColumnarRun, left_out: Sequence[LeftOut], *, system: str, 
         latency=run.latency, latency_rows=run.latency_rows, bcubed=run.bcubed, breakdown=run.breakdown, rows=run.rows,
         outside=run.outside, left_out=left_out, session_ids=run.session_ids, langs=run.langs, bootstrap=bootstrap,
         seed=seed, price=price, provenance=provenance, cluster=run.cluster, calibration=run.calibration,
+        in_sample=in_sample,
     )
 
 
@@ -420,7 +425,7 @@ def _document_of(
     pred_path: Path, data_path: Path, data_sha: str, run: ColumnarRun | None,
     *, mode: str | None, split: str, bootstrap: int, seed: int, allow_duplicates: bool,
     price: PriceArgument, write: bool, data_source: Mapping[str, Any],
-    keep_per_session: bool = True, recorded_prices: bool = False,
+    keep_per_session: bool = True, recorded_prices: bool = False, in_sample: FitSample | None = None,
 ) -> ScoredFile:
     """One predictions file's document from its pooled counts (``run``; ``None`` for a file
     holding a defect, which raises the strict reader's errors); the rows left out are listed,
@@ -450,7 +455,8 @@ def _document_of(
         **data_source,
     )
     result = run_document(run, left_out, system=system_name(pred_path), split=split, bootstrap=bootstrap, seed=seed,
-                          provenance=facts, price=price_of_run(price, run.model, pred_path if recorded_prices else None))
+                          provenance=facts, price=price_of_run(price, run.model, pred_path if recorded_prices else None),
+                          in_sample=in_sample_of(in_sample, pred_path, run.policy))
     out = ScoredFile(system_name(pred_path), result)
     if write:
         out.score_file = score_path(pred_path, split, mode)
@@ -492,6 +498,7 @@ def score_files(
     jobs: int = 1,
     keep_per_session: bool = True,
     recorded_prices: bool = False,
+    in_sample: FitSample | None = None,
 ) -> list[ScoredFile]:
     """Score prediction files against a data file; writes ``<pred>.score.json`` beside each when
     ``write`` (the name :func:`~.paths.score_path` gives for ``split`` and ``mode``).
@@ -512,6 +519,8 @@ def score_files(
     a document written to its score file is returned without its ``per_session`` rows (the file
     holds them), so that scoring many large runs holds little. A run whose record states another
     mode than ``mode`` is refused before any reading (:func:`~.paths.require_recorded_mode`).
+    ``in_sample``: the data is what a fit read (:mod:`.in_sample`); each run of its weights is
+    marked so in its document.
     """
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, got {jobs}")
@@ -531,7 +540,7 @@ def score_files(
         require_score_outputs(data_path, pred_paths, split, mode)
     options = dict(mode=mode, split=split, bootstrap=bootstrap, seed=seed, allow_duplicates=allow_duplicates,
                    price=price, write=write, data_source=dict(data_source or {}), keep_per_session=keep_per_session or not write,
-                   recorded_prices=recorded_prices)
+                   recorded_prices=recorded_prices, in_sample=in_sample)
     jobs = min(jobs, len(pred_paths))
     if jobs <= 1 or sessions is not None:  # the data file read on a second core while this one scores
         return _score_share(pred_paths, data_path, sessions, options, background=True)

@@ -1,0 +1,102 @@
+"""Which data the shipped ``local`` fit read, and whether a data folder holds some of it.
+
+``scripts/fit_local.py`` fits on the :data:`FIT_SPLIT` sessions of the corpora :func:`fit_corpora`
+names; the weights file's ``fit.corpora`` records, per corpus, what it read: the offline writer's
+seed for generated data, the SHA-256 of the sessions file for a corpus it imported or was given.
+A data folder is recognised by its manifest (what ``generate``, ``import sgd`` and ``import irc``
+write beside ``sessions.jsonl``), one corpus of the fit at a time:
+
+- the manifest's ``sessions_sha256`` is the one the fit records for the corpus: the very file;
+- or it was written by the corpus's writer (:func:`fit_corpora`): for the offline writer's data,
+  of the seed and data set (``v0``) the fit's was generated with (any number of sessions: a seed's
+  first sessions are the same however many are asked for; a ``v1`` set of the seed words its
+  messages otherwise); for an imported corpus, from the corpus's own split the fit read when the
+  manifest lists the splits imported (``corpus_splits``: SGD's ``train`` is imported as ``dev``).
+
+Scored on the fit's split (or ``all``, which holds it), such data gives ``local`` in-sample figures
+(:mod:`interleave_bench.score.in_sample`). A manifest says where data came from, not what each
+session is: data without one, or a copy of the sessions in another folder under a manifest of its
+own, is not recognised. The match errs towards in-sample: a subset of the fit's sessions, or more
+sessions of its seed, are marked too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from ..score.in_sample import FitSample
+
+#: the split of every corpus the fit reads (``test`` is never read)
+FIT_SPLIT = "dev"
+#: the splits a score may be on that hold the fit's split
+SCORED_WITH_FIT = (FIT_SPLIT, "all")
+
+
+def fit_corpora() -> dict[str, str]:
+    """The fit's corpora by the name ``fit.corpora`` gives them, each with the ``writer`` its
+    data folders' manifests name: the offline writer's data, SGD, IRC. ``scripts/fit_local.py``
+    fits on these."""
+    from ..generate.runner import TEMPLATES_WRITER
+    from ..irc.importer import WRITER as IRC_WRITER
+    from ..sgd.importer import WRITER as SGD_WRITER
+
+    return {"offline": TEMPLATES_WRITER, "sgd": SGD_WRITER, "irc": IRC_WRITER}
+
+
+def corpus_read(manifest: Mapping[str, Any], fit: Mapping[str, Any]) -> Optional[str]:
+    """The name of the fit's corpus (``fit`` is a weights file's ``fit`` record) that the data of
+    ``manifest`` (a data folder's manifest, as JSON) belongs to, else None (see the module's text)."""
+    corpora = fit.get("corpora")
+    if not isinstance(corpora, Mapping):
+        return None
+    provenance = manifest.get("provenance")
+    options = manifest.get("options")
+    options = options if isinstance(options, Mapping) else {}
+    sha = provenance.get("sessions_sha256") if isinstance(provenance, Mapping) else None
+    writers = fit_corpora()
+    for name, read in corpora.items():
+        if not isinstance(read, Mapping):
+            continue
+        if sha is not None and read.get("sessions_sha256") == sha:
+            return name
+        if manifest.get("writer") != writers.get(name):
+            continue
+        if read.get("data") == "generated":
+            config = options.get("config")
+            dataset = config.get("dataset") if isinstance(config, Mapping) else None
+            if manifest.get("seed") == read.get("seed") and dataset == read.get("dataset", dataset):
+                return name
+        elif read.get("data") is None:  # a corpus imported for the fit (``given``: only its very file)
+            imported = options.get("corpus_splits")
+            if not isinstance(imported, list) or fit.get("split") in imported:
+                return name
+    return None
+
+
+def fit_sample(data_file: str | os.PathLike, split: str) -> Optional[FitSample]:
+    """The :class:`FitSample` of the data folder of ``data_file`` (its sessions file) scored on
+    ``split`` when the shipped weights' fit read its sessions, else None. A missing or unreadable
+    manifest is none (the scorer reads the sessions file itself, and says what is wrong with it)."""
+    from ..errors import InterleaveError
+    from ..io import MANIFEST_FILE, read_json
+
+    path = Path(data_file).parent / MANIFEST_FILE
+    if split not in SCORED_WITH_FIT or not path.is_file():
+        return None
+    try:
+        manifest = read_json(path)
+    except InterleaveError:
+        return None
+    if not isinstance(manifest, dict):
+        return None
+    from .local import POLICY, shipped_weights
+
+    weights = shipped_weights()
+    corpus = corpus_read(manifest, weights.fit)
+    if corpus is None:
+        return None
+    read = weights.fit["corpora"][corpus]
+    seed = read.get("seed") if read.get("data") == "generated" else None
+    return FitSample(corpus, str(weights.fit.get("split", FIT_SPLIT)), weights.fingerprint(), POLICY, seed)

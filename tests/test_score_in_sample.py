@@ -1,0 +1,157 @@
+"""A run of the ``local`` weights scored on data their fit read is marked in-sample: in the score
+document, the tables, ``compare`` and one warning line (docs/score.md#in-sample)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from interleave_bench.generate.runner import generate_offline
+from interleave_bench.irc import import_irc
+from interleave_bench.route.local import shipped_weights
+from interleave_bench.route.local_sample import corpus_read, fit_corpora, fit_sample
+from interleave_bench.sgd import import_sgd
+
+from _cli_util import run_cli
+
+TESTS = Path(__file__).parent
+IRC, SGD = TESTS / "data" / "irc", TESTS / "data" / "sgd"
+WARNING = "warning: in-sample: scored on data the local weights were fitted on"
+
+# --- what the fit read, matched to a manifest ---------------------------------------------------------------
+
+#: a fit record as scripts/fit_local.py writes one (its corpora, as the shipped file's hold them)
+FIT = {
+    "split": "dev",
+    "corpora": {
+        "offline": {"sessions": 240, "data": "generated", "dataset": "v0", "seed": 1, "generator": 2},
+        "sgd": {"sessions": 1262, "sessions_sha256": "sha256:aaa"},
+        "irc": {"sessions": 10, "sessions_sha256": "sha256:bbb"},
+    },
+}
+
+
+def manifest(writer: str, sha: str = "sha256:other", seed: int | None = None, **options) -> dict:
+    return {"writer": writer, "seed": seed, "options": options, "provenance": {"sessions_sha256": sha}}
+
+
+def test_the_fit_s_corpora_are_the_ones_it_can_tell():
+    assert set(fit_corpora()) == set(shipped_weights().fit["corpora"]) == set(FIT["corpora"])
+    script = (TESTS.parent / "scripts" / "fit_local.py").read_text(encoding="utf-8")
+    assert 'IMPORTERS = {"irc": import_irc, "sgd": import_sgd}' in script and 'Corpus("offline"' in script
+
+
+@pytest.mark.parametrize("data, read", [
+    (manifest(fit_corpora()["irc"]), "irc"),  # any import of the corpus's logs: their dev split is the fit's
+    (manifest(fit_corpora()["sgd"], corpus_splits=["dev"]), "sgd"),
+    (manifest(fit_corpora()["sgd"], corpus_splits=["train", "dev"]), "sgd"),
+    (manifest(fit_corpora()["sgd"], corpus_splits=["train"]), None),  # SGD's train, imported as dev: unseen
+    (manifest(fit_corpora()["sgd"]), "sgd"),
+    (manifest("templates", seed=1, config={"dataset": "v0", "seed": 1}), "offline"),
+    (manifest("templates", seed=0, config={"dataset": "v0", "seed": 0}), None),  # the demo's seed
+    (manifest("templates", seed=1, config={"dataset": "v1", "seed": 1}), None),  # v1 words its messages otherwise
+    (manifest("model:some-model", seed=1, config={"dataset": "v0", "seed": 1}), None),
+    (manifest("someone-else", sha="sha256:bbb"), "irc"),  # the very file the fit read, whoever says they wrote it
+    ({"writer": fit_corpora()["irc"]}, "irc"),
+    ({}, None),
+])
+def test_a_manifest_is_matched_to_the_corpus_the_fit_read(data, read):
+    assert corpus_read(data, FIT) == read
+
+
+def test_offline_data_the_fit_was_given_is_matched_by_its_file_alone():
+    fit = {**FIT, "corpora": {"offline": {"data": "given", "sessions_sha256": "sha256:ccc"}}}
+    assert corpus_read(manifest("templates", seed=1, config={"dataset": "v0"}), fit) is None
+    assert corpus_read(manifest("templates", sha="sha256:ccc"), fit) == "offline"
+
+
+def test_the_shipped_fit_reads_the_imports_of_its_corpora(tmp_path):
+    import_irc(IRC, tmp_path / "irc")
+    import_sgd(SGD, tmp_path / "sgd")
+    irc = fit_sample(tmp_path / "irc" / "sessions.jsonl", "dev")
+    assert (irc.corpus, irc.split, irc.seed, irc.weights) == ("irc", "dev", None, shipped_weights().fingerprint())
+    assert fit_sample(tmp_path / "sgd" / "sessions.jsonl", "all").corpus == "sgd"
+    assert fit_sample(tmp_path / "sgd" / "sessions.jsonl", "test") is None  # the fit never reads test
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "sessions.jsonl").write_bytes((tmp_path / "irc" / "sessions.jsonl").read_bytes())
+    assert fit_sample(tmp_path / "bare" / "sessions.jsonl", "dev") is None  # no manifest: not recognised
+    (tmp_path / "bare" / "manifest.json").write_text("{broken", encoding="utf-8")
+    assert fit_sample(tmp_path / "bare" / "sessions.jsonl", "dev") is None
+
+
+# --- the score, the tables, compare ------------------------------------------------------------------------
+
+
+def routed(capsys, data: Path, *policies: str, mode: str = "open") -> Path:
+    for policy in policies:
+        code, _, err = run_cli(capsys, "route", data, "--mode", mode, "--policy", policy, "--split", "all")
+        assert code == 0, err
+    return data / "predictions"
+
+
+def score(capsys, data: Path, *argv) -> tuple[str, str, dict[str, dict]]:
+    code, out, err = run_cli(capsys, "score", data, data / "predictions", "--bootstrap", "0", *argv)
+    assert code == 0, err
+    docs = {p.name.split(".")[0]: json.loads(p.read_text(encoding="utf-8"))
+            for p in (data / "predictions").glob("*.score.json")}
+    return out, err, docs
+
+
+def test_local_on_the_irc_logs_it_was_fitted_on_is_marked(tmp_path, capsys):
+    data = tmp_path / "irc"
+    import_irc(IRC, data)
+    routed(capsys, data, "local", "bm25")
+    out, err, docs = score(capsys, data)
+    mark = {"corpus": "irc", "split": "dev", "seed": None, "weights": shipped_weights().fingerprint()}
+    assert docs["open-local"]["in_sample"] == mark and docs["open-bm25"]["in_sample"] is None
+    rows = [line for line in out.splitlines() if line.startswith("| open-")]
+    assert rows[0].startswith("| open-bm25 | open |") and rows[1].startswith("| open-local (in-sample) | open |")
+    assert "(in-sample) scored on data the local weights were fitted on: open-local (the irc dev sessions)" in out
+    assert [line for line in err.splitlines() if "in-sample" in line] == [
+        f"{WARNING}: open-local (the irc dev sessions); accuracy and calibration there are in-sample, not figures "
+        "for chat the fit never saw (docs/score.md#in-sample)"]
+
+    code, out, err = run_cli(capsys, "compare", data, data / "predictions" / "open-bm25.jsonl",
+                             data / "predictions" / "open-local.jsonl", "--bootstrap", "0", "--show", "0")
+    assert code == 0
+    assert out.startswith("compare: A = open-bm25 (open) vs B = open-local (in-sample) (open)")
+    assert WARNING in err
+    code, out, _ = run_cli(capsys, "compare", data, data / "predictions" / "open-bm25.jsonl",
+                           data / "predictions" / "open-local.jsonl", "--bootstrap", "0", "--json")
+    doc = json.loads(out)
+    assert doc["a"]["in_sample"] is None and doc["b"]["in_sample"] == mark
+
+
+def test_local_on_the_offline_writer_s_fit_seed_is_marked_and_other_seeds_are_not(tmp_path, capsys):
+    for seed in (1, 0):
+        data = tmp_path / f"seed{seed}"
+        generate_offline(5, data, seed=seed)
+        routed(capsys, data, "local", mode="closed")
+        out, err, docs = score(capsys, data, "--split", "all")
+        if seed == 1:
+            assert docs["closed-local"]["in_sample"]["corpus"] == "offline"
+            assert docs["closed-local"]["in_sample"]["seed"] == 1
+            assert "closed-local (in-sample)" in out and "the offline dev sessions of seed 1" in err
+        else:
+            assert docs["closed-local"]["in_sample"] is None
+            assert "in-sample" not in out + err
+    # the test split of the fit's seed is no part of the fit
+    out, err, _ = score(capsys, tmp_path / "seed1", "--split", "test")
+    assert "in-sample" not in out + err
+
+
+def test_a_run_is_matched_by_the_weights_its_record_names(tmp_path, capsys):
+    data = tmp_path / "irc"
+    import_irc(IRC, data)
+    preds = routed(capsys, data, "local")
+    record = preds / "open-local.run.json"
+    doc = json.loads(record.read_text(encoding="utf-8"))
+    # routed with other weights (a refit): which data their fit read is not known here
+    doc["options"]["local_weights"] = "sha256:" + "0" * 64
+    record.write_text(json.dumps(doc), encoding="utf-8")
+    assert score(capsys, data)[2]["open-local"]["in_sample"] is None
+    # no record: the rows say local decided them
+    record.unlink()
+    assert score(capsys, data)[2]["open-local"]["in_sample"]["corpus"] == "irc"
