@@ -105,7 +105,7 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
         raise InputError(str(path), None, None, f"{given}: {data_goes or goes}")
     if not any(f in obj for f in _OWN_FIELDS[what]):
         fields = " and ".join(_OWN_FIELDS[what])
-        raise InputError(str(path), 1, None, f"not a {what} file: its first record has no {fields} "
+        raise InputError(str(path), number, None, f"not a {what} file: its first record has no {fields} "
                                              f"(another command's output?)")
 
 

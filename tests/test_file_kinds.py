@@ -75,6 +75,15 @@ def test_another_command_s_results_given_to_route_are_one_line(tmp_path, capsys)
                               "(another command's output?)\n")
 
 
+
+def test_the_first_record_is_named_at_its_own_line(tmp_path, capsys):
+    """Blank lines before the first record: the line named is the record's, not line 1."""
+    data = tmp_path / "results.jsonl"
+    data.write_text('\n  \n{"case_id": "c1", "label": "x"}\n', encoding="utf-8")
+    code, out, err = one_error(capsys, commands(data, tmp_path)["route"])
+    assert (code, err) == (2, f"error: {data}:3: not a sessions file: its first record has no turns and threads "
+                              "(another command's output?)\n")
+
 def test_commands_taking_predictions_after_the_data_say_which_goes_first(files, tmp_path, capsys):
     pred, _ = files
     for argv in (["score", pred, pred], ["report", pred, pred, "--html", tmp_path / "r.html"]):
