@@ -30,7 +30,8 @@ def data_of(pred: Path) -> Path:
     """The data a predictions file was routed from: its run record's ``data``, else ``<pred>/../..``."""
     record = run_record_path(pred)
     if record.is_file():
-        data = read_json(record).get("data") if isinstance(read_json(record), dict) else None
+        doc = read_json(record)
+        data = doc.get("data") if isinstance(doc, dict) else None
         if isinstance(data, str) and Path(data).exists():
             return Path(data)
     return pred.parent.parent
