@@ -125,10 +125,15 @@ def broken_json(path: str, line: Optional[int], exc: json.JSONDecodeError) -> In
     column 1, or where the string starts; a whole document (``line`` None) cut so is said to be
     a file that ends there."""
     doc, pos, msg = exc.doc, exc.pos, exc.msg
-    cut = msg.startswith("Unterminated string") or (msg.startswith("Invalid control character") and doc[pos:pos + 1] in "\r\n")
+    # a line ends at \n alone (json_text.NEWLINE), a \r just before it being a CRLF line's: another
+    # \r inside a string is a control character in it, not the end of its line
+    end = doc.find("\n", pos)
+    end = len(doc) if end < 0 else end
+    if end > pos and doc[end - 1] == "\r":
+        end -= 1
+    cut = msg.startswith("Unterminated string") or (msg.startswith("Invalid control character") and pos == end)
     if cut:  # the end of the line the string is on (where it was cut)
-        ends = [i for i in (doc.find("\n", pos), doc.find("\r", pos)) if i >= 0]
-        pos = min(ends) if ends else len(doc)
+        pos = end
         # a document (no ``line``) cut there ends there; one whose string is cut at a line's end goes on
         ended = line is None and not doc[pos:].strip()
         problem = f"the {'file' if ended else 'line'} ends inside a string, unterminated"

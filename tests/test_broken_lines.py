@@ -74,6 +74,9 @@ def test_a_sessions_line_cut_short_is_named_at_its_end(files, tmp_path, capsys, 
     ('{\n "a": "xy\n', None, "2: invalid JSON: the file ends inside a string, unterminated (column 10)"),
     ('{"a": "xy', 1, "1: " + IN_STRING + " (column 10)"),
     ('{"a":1,   \r\n', 2, "2: " + ENDS + " (column 8)"),
+    # a line ends at \n alone: a \r inside a string is a control character, one before \n a CRLF end
+    ('{"a": "x\ry", "b": 1}\n', 4, "4: invalid JSON: a control character (U+000D) inside a string, unescaped (column 9)"),
+    ('{"a": "xy\r\n', 4, "4: " + IN_STRING + " (column 10)"),
     ('\ufeff{"a": 1}', 1, "1: invalid JSON: the text starts with a byte-order mark (BOM): save it as UTF-8 "
                           "without one (column 1)"),
 ])
