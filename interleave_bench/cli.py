@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator, NoReturn, Sequence
 
 from . import __version__
-from .errors import InputErrors, InterleaveError, cannot_write, error_line, one_line, redact, redact_secrets
+from .errors import InputErrors, InterleaveError, cannot_write, error_line, one_line
+from .redaction import redact, redact_secrets
 
 #: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
 COMMAND_MODULES = (
@@ -103,7 +104,7 @@ def _writing_stdout(stream: Any) -> Iterator[None]:
 
 class _Printed:
     """A standard stream while a command runs: every text written to it passes
-    :func:`~.errors.redact_secrets`, the redaction every file written passes, so no table,
+    :func:`~.redaction.redact_secrets`, the redaction every file written passes, so no table,
     ``--json`` document, warning or summary line shows a key an input holds (a session id, a path),
     whichever part of the project prints it. Text is passed on a line at a time (what follows the
     last line break, or carriage return, waits for the next write or a flush), so a key is never

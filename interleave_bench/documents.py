@@ -24,7 +24,8 @@ from typing import Any, Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import InputError, clip, redact_secrets
+from .errors import InputError, clip
+from .redaction import redact_secrets
 from .schema import SCORE_SPLITS, MODES, validation_problems
 
 SCORE_FORMAT = "interleave-score-v1"

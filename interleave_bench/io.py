@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError, redact_secrets, require_file, require_output_file, shown, writing
+from .errors import InputError, InputErrors, UsageError, require_file, require_output_file, shown, writing
+from .redaction import redact_secrets
 from .file_kinds import other_kind
 from .heap import paused_gc
 from .locks import exclusive_output, hold_file, real_output
@@ -361,7 +362,7 @@ def atomic_write_parts(path: str | os.PathLike, parts: Iterable[str]) -> None:
 
     A symlink is followed: the file it names is the one replaced (and locked), and the link stays.
     The new file gets the mode the umask gives, as a file made by ``open`` would. Every text
-    written passes through :func:`~interleave_bench.errors.redact`, so no secret of the
+    written passes through :func:`~interleave_bench.redaction.redact`, so no secret of the
     environment reaches a file.
     """
     real = real_output(path)

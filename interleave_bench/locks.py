@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import UsageError, redact, require_not_folder
+from .errors import UsageError, require_not_folder
+from .redaction import redact
 
 
 def real_output(path: str | os.PathLike) -> Path:

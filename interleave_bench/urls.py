@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re as _re
 
-from .errors import REDACTED, UsageError
+from .errors import UsageError
+from .redaction import REDACTED
 
 
 def require_base_url(variable: str, url: str) -> str:

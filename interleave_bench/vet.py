@@ -27,7 +27,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
-from .errors import API_KEY_PATTERNS, InputError, api_key_patterns, shown  # noqa: F401 - API_KEY_PATTERNS read from here too
+from .errors import InputError, shown
+from .redaction import API_KEY_PATTERNS, api_key_patterns
 from .io import iter_json_lines
 
 # --- kinds -------------------------------------------------------------------------------------------

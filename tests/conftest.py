@@ -13,7 +13,7 @@ import interleave_bench.facts.fake  # noqa: F401
 import interleave_bench.generate.fake  # noqa: F401
 import interleave_bench.midreply.fake  # noqa: F401
 import interleave_bench.route.fake  # noqa: F401
-from interleave_bench.errors import KEY_VARIABLES
+from interleave_bench.redaction import KEY_VARIABLES
 from interleave_bench.llm.server import FakeServer
 
 # Nothing in the suite may reach a real provider: drop any keys or endpoints the machine has set.

@@ -281,12 +281,12 @@ def test_a_run_with_the_largest_seed_a_file_holds_resumes(tmp_path, capsys):
 def test_the_debug_traceback_of_an_internal_error_holds_no_secret(tmp_path, monkeypatch, capsys):
     """``INTERLEAVE_DEBUG=1`` prints an unexpected error's traceback, redacted as every other line:
     a token of the environment and a key given on the command line in its message are ``[redacted]``."""
-    from interleave_bench import errors
+    from interleave_bench import redaction
     from interleave_bench.commands import validate
 
     token, given = "tok9Secret123456", "abcdEFGH12345678given"
-    monkeypatch.setattr(errors, "_GIVEN", set())
-    errors.add_secret(given)
+    monkeypatch.setattr(redaction, "_GIVEN", set())
+    redaction.add_secret(given)
     monkeypatch.setenv("MY_SERVICE_TOKEN", token)
 
     def fails(path):

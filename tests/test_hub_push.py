@@ -245,11 +245,11 @@ def test_a_login_token_the_hub_echoes_encoded_is_redacted(monkeypatch):
 
     import huggingface_hub
 
-    from interleave_bench import errors
+    from interleave_bench import redaction
     from interleave_bench.hub import client
 
     token = "hf_Login/Token+abcdefghij123"
-    monkeypatch.setattr(errors, "_GIVEN", set())
+    monkeypatch.setattr(redaction, "_GIVEN", set())
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: token)
     assert client._scrub(f"401 for ?t={quote(token, safe='')} and {token}") == "401 for ?t=[redacted] and [redacted]"
-    assert errors.redact_secrets(f"later {quote(token, safe='')}") == "later [redacted]"
+    assert redaction.redact_secrets(f"later {quote(token, safe='')}") == "later [redacted]"

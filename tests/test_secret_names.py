@@ -1,4 +1,4 @@
-"""What names a secret (:func:`~interleave_bench.errors.is_secret_name`): every decoration of a
+"""What names a secret (:func:`~interleave_bench.redaction.is_secret_name`): every decoration of a
 secret word (a prefix, a number, a version, a plural, any case and separator) does; an ordinary
 name (``model``, ``top_k``, ``monkey``, ``keyword``) does not; and a ``--router-arg`` so named
 reaches no file a run or its score writes."""
@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interleave_bench.errors import (ABOUT_A_SECRET_WORDS, DATA_KEY_WORDS, REDACTED, SECRET_WORDS, TOKEN_COUNT_WORDS,
-                                     is_secret_name, name_words)
+from interleave_bench.redaction import (ABOUT_A_SECRET_WORDS, DATA_KEY_WORDS, REDACTED, SECRET_WORDS, TOKEN_COUNT_WORDS,
+                                        is_secret_name, name_words)
 from _route_util import write_data
 from test_secrets_given import _files_holding, _run
 

@@ -126,7 +126,7 @@ def test_a_key_the_provider_echoes_url_encoded_leaks_nowhere(fake_server, tmp_pa
 
 
 def test_every_url_encoded_form_of_a_secret_is_redacted():
-    from interleave_bench.errors import REDACTED, redact, redact_secrets
+    from interleave_bench.redaction import REDACTED, redact, redact_secrets
 
     env = {"OPENAI_API_KEY": "ab+cd/ef==12345678 "}
     for form in ("ab+cd/ef==12345678", "ab%2Bcd%2Fef%3D%3D12345678", "ab%2bcd%2fef%3d%3d12345678",
@@ -181,13 +181,14 @@ def test_a_url_scheme_is_looked_for_only_so_long():
     in front still has its password taken out."""
     import re
 
-    from interleave_bench import errors
+    from interleave_bench import redaction
 
-    for pattern in (errors._URL, errors._URL_USERINFO):
+    for pattern in (redaction._URL, redaction._URL_USERINFO):
         scheme = pattern.pattern.split("://")[0]
-        assert not re.search(r"[*+]\)?$", scheme) and "{0,%d}" % (errors.URL_SCHEME_CHARS - 1) in scheme
+        assert not re.search(r"[*+]\)?$", scheme) and "{0,%d}" % (redaction.URL_SCHEME_CHARS - 1) in scheme
     for run in ("a." * 100_000, "a-" * 100_000, "eyJa." * 40_000):
-        assert errors.redact(run) == run
-        errors.add_shaped_secrets(run)
+        assert redaction.redact(run) == run
+        redaction.add_shaped_secrets(run)
     long_scheme = "x" * 40 + "https://user:Pass1234word@host/x"
-    assert "Pass1234word" not in errors.redact(long_scheme) and errors.redact(long_scheme).endswith("@host/x")
+    assert "Pass1234word" not in redaction.redact(long_scheme) and redaction.redact(long_scheme).endswith("@host/x")
+

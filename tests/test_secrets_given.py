@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.errors import REDACTED, add_url_secrets, is_secret_name, redact
+from interleave_bench.redaction import REDACTED, add_url_secrets, is_secret_name, redact
 from _route_util import write_data
 from test_route_plugin import docs_server  # noqa: F401  (the fixture: the docs' HTTP router on loopback)
 
@@ -95,25 +95,25 @@ def test_what_names_a_secret(name, secret):
 
 def test_the_shells_working_folder_is_no_secret(monkeypatch):
     """``PWD`` reads as a password's name; its value, the working folder, stays in every path written."""
-    from interleave_bench import errors
-    from interleave_bench.errors import secret_values
+    from interleave_bench import redaction
+    from interleave_bench.redaction import secret_values
 
-    monkeypatch.setattr(errors, "_GIVEN", set())
+    monkeypatch.setattr(redaction, "_GIVEN", set())
     folder = "/home/someone/projects/interleave-2"
     assert secret_values({"PWD": folder}) == [] and folder in secret_values({"DB_PWD": folder})
 
 
 def test_a_urls_password_and_token_parameters_are_secrets_from_then_on(monkeypatch):
-    from interleave_bench import errors
+    from interleave_bench import redaction
 
-    monkeypatch.setattr(errors, "_GIVEN", set())
+    monkeypatch.setattr(redaction, "_GIVEN", set())
     add_url_secrets("https://me:pa55word-long@example.test/route?depth=3&sig=abcdefgh123&api_key=zyxwvut987"
                     "&token=Sec%2Fret%2BTok123&sort_key=session_id")
     assert redact("pa55word-long abcdefgh123 zyxwvut987 depth=3") == f"{REDACTED} {REDACTED} {REDACTED} depth=3"
     add_url_secrets("https://tok1234567890abc@example.test/route")  # a token as the user name
-    assert errors.redact_secrets("tok1234567890abc me") == f"{REDACTED} me"
+    assert redaction.redact_secrets("tok1234567890abc me") == f"{REDACTED} me"
     # a percent-encoded token, as written and as decoded; a parameter that is no secret untouched
-    assert errors.redact_secrets("Sec%2Fret%2BTok123 Sec/ret+Tok123 session_id") == f"{REDACTED} {REDACTED} session_id"
+    assert redaction.redact_secrets("Sec%2Fret%2BTok123 Sec/ret+Tok123 session_id") == f"{REDACTED} {REDACTED} session_id"
 
 
 def test_a_router_arg_that_is_no_secret_leaves_the_data_alone(tmp_path):
@@ -148,7 +148,7 @@ def test_a_quoted_key_is_redacted_as_the_router_gets_it(tmp_path):
 def test_what_value_is_a_key_to_keep_out(value, key):
     """A secret-named value is taken out of everything written only when it looks like a key: a
     word of the data ("database") would be taken out of the data itself."""
-    from interleave_bench.errors import looks_like_key
+    from interleave_bench.redaction import looks_like_key
 
     assert looks_like_key(value) is key
 
@@ -211,15 +211,15 @@ def test_a_key_in_a_router_arg_of_any_name_reaches_no_file_and_no_output(tmp_pat
 
 
 def test_what_a_value_shows_of_a_secret(monkeypatch):
-    from interleave_bench import errors, vet
+    from interleave_bench import redaction, vet
 
-    assert vet.API_KEY_PATTERNS is errors.API_KEY_PATTERNS  # one definition of a key's shape
-    monkeypatch.setattr(errors, "_GIVEN", set())
+    assert vet.API_KEY_PATTERNS is redaction.API_KEY_PATTERNS  # one definition of a key's shape
+    monkeypatch.setattr(redaction, "_GIVEN", set())
     for text in ("sk-proj-Abc123XyZ789defGHI456", "Authorization: Bearer tok3nValue123", "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
                  "https://u:pa55word-long@example.test/x?sig=abcdefgh123", "12345678", "/home/me/models/run-2024",
                  "conversational", "https://example.test/v1?depth=30000000"):
-        errors.add_shaped_secrets(text)
-    assert sorted(errors._GIVEN) == ["AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "abcdefgh123", "pa55word-long",
+        redaction.add_shaped_secrets(text)
+    assert sorted(redaction._GIVEN) == ["AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "abcdefgh123", "pa55word-long",
                                      "sk-proj-Abc123XyZ789defGHI456", "tok3nValue123"]
     assert redact("a key AIzaSyA9b8C7d6E5f4G3h2I1j0KlMnOpQrStUvW here") == f"a key {REDACTED} here"
 
@@ -229,14 +229,14 @@ def test_a_key_the_project_reads_is_a_secret_whatever_its_shape(monkeypatch, nam
     """The key a run sends is kept out of everything written though it does not look like a key
     (letters only, a blank); a value as short as ``test`` or ``x``, which a local server takes, is
     none (taking ``test`` out would rewrite every row's split)."""
-    from interleave_bench import errors
+    from interleave_bench import redaction
 
-    monkeypatch.setattr(errors, "_GIVEN", set())
+    monkeypatch.setattr(redaction, "_GIVEN", set())
     for key in ("correcthorsebattery", "database", "two words"):
-        assert errors.redact(f"key {key}.", {name: key}) == f"key {REDACTED}.", key
+        assert redaction.redact(f"key {key}.", {name: key}) == f"key {REDACTED}.", key
     for short in ("test", "x", "sk", "EMPTY"):
-        assert errors.secret_values({name: short}) == []
-    assert errors.secret_values({"DB_PASSWORD": "database"}) == []  # another secret's name: only a key's shape
+        assert redaction.secret_values({name: short}) == []
+    assert redaction.secret_values({"DB_PASSWORD": "database"}) == []  # another secret's name: only a key's shape
 
 
 def test_a_key_the_models_name_holds_is_refused_before_it_renames_the_model(tmp_path):

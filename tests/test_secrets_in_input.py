@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.errors import REDACTED, InputError, InputErrors
+from interleave_bench.errors import InputError, InputErrors
+from interleave_bench.redaction import REDACTED
 
 from _route_util import standard_sessions, write_data
 

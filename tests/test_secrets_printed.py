@@ -12,7 +12,8 @@ import pytest
 from _cli_util import run_cli
 from _route_util import write_data
 from _score_util import oracle_rows, write_jsonl
-from interleave_bench.errors import REDACTED, InputError, clip, error_line, shown
+from interleave_bench.errors import InputError, clip, error_line, shown
+from interleave_bench.redaction import REDACTED
 
 KEY = "QwErTy0987654321ZxCvBnMlKjHgFdSa"
 

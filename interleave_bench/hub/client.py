@@ -18,7 +18,8 @@ import sys
 from typing import Any, Iterator
 
 from .. import __version__
-from ..errors import REDACTED, UsageError, add_key_in_use, redact
+from ..errors import UsageError
+from ..redaction import REDACTED, add_key_in_use, redact
 from ..urls import require_base_url
 
 #: the Hub's repo type for everything this package publishes
@@ -99,7 +100,7 @@ def repo_url(repo_id: str, revision: str | None = None) -> str:
 def _scrub(text: str) -> str:
     """An error text of the Hub client without the token (wherever it was read from: a login's file
     too, taken for a secret from then on, in every form it may be written in) or any other secret
-    (:func:`~interleave_bench.errors.redact`)."""
+    (:func:`~interleave_bench.redaction.redact`)."""
     from huggingface_hub import get_token
 
     token = get_token()

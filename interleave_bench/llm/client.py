@@ -36,7 +36,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
-from ..errors import InterleaveError, clip, redact, redact_secrets
+from ..errors import InterleaveError, clip
+from ..redaction import redact, redact_secrets
 from .cache import ResponseCache, cache_key
 from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
 from .provider import FAKE_FINGERPRINT, FAKE_MODEL, Provider, is_fake_model

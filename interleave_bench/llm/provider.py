@@ -17,7 +17,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError, UsageError, is_key_in_use
+from ..errors import InputError, UsageError
+from ..redaction import is_key_in_use
 from ..urls import require_base_url
 from ..strictjson import parse_strict
 
@@ -83,7 +84,7 @@ def extra_body_from_env(env: dict[str, str] | None = None) -> dict[str, Any]:
 
 def _key_apart(variable: str, key: str, model: str) -> str:
     """``key``, refused in one line when the model's name holds it: every file and line keeps the key
-    in use out (:func:`~interleave_bench.errors.redact`), so the name would be written as
+    in use out (:func:`~interleave_bench.redaction.redact`), so the name would be written as
     ``[redacted]`` in every row and record. A server that takes any key ("lm-studio") takes another."""
     if is_key_in_use(key) and key in model:
         raise UsageError(f"{variable} is part of the model's name ({variable} is kept out of every file and line "

@@ -24,8 +24,8 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
-from ..errors import (InputError, InterleaveError, UsageError, add_secret, add_shaped_secrets, add_url_secrets,
-                      exc_said, is_secret_name, redact)
+from ..errors import InputError, InterleaveError, UsageError, exc_said
+from ..redaction import add_secret, add_shaped_secrets, add_url_secrets, is_secret_name, redact
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from ..urls import require_base_url
@@ -249,9 +249,9 @@ class PluginRouter:
 def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
     """``["k=v", ...]`` as keyword arguments; a value is read as JSON when it is JSON (``3``,
     ``true``, ``["a"]``), else kept as text; the value of an argument with a secret's name
-    (``api_key``, ``token``: :func:`~interleave_bench.errors.is_secret_name`) is a secret from then
+    (``api_key``, ``token``: :func:`~interleave_bench.redaction.is_secret_name`) is a secret from then
     on, and so is a key inside any value, whatever its name (``openai_key=sk-...``:
-    :func:`~interleave_bench.errors.add_shaped_secrets`). Raises :class:`UsageError` for a pair without ``=``."""
+    :func:`~interleave_bench.redaction.add_shaped_secrets`). Raises :class:`UsageError` for a pair without ``=``."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
