@@ -308,6 +308,16 @@ def require_output(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.
 
 #: characters of a value a message quotes (:func:`shown`), and of an error line (:func:`error_line`)
 SHOWN_CHARS, ERROR_LINE_CHARS = 60, 2000
+#: characters beyond what a cut keeps that are redacted with it: far more than any key, so one cut at
+#: the window's edge lies past the cut (a 5 MB value was redacted whole, 1 s a MB, three times a line)
+CUT_WINDOW = 8192
+
+
+def _window(text: str, limit: int, tail: int = 0) -> str:
+    """``text`` without what :func:`clip` would cut, :data:`CUT_WINDOW` characters aside each side."""
+    if len(text) <= limit + tail + 2 * CUT_WINDOW:
+        return text
+    return text[:limit + CUT_WINDOW] + (text[len(text) - tail - CUT_WINDOW:] if tail else "")
 
 
 def clip(text: str, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
@@ -315,7 +325,7 @@ def clip(text: str, limit: int = SHOWN_CHARS, tail: int = 0) -> str:
     characters, ``...`` standing for what is cut (before its last ``tail`` characters, kept). Every
     text a message cuts short is cut here: a key cut before it is redacted would leave its start,
     which no redaction knows for a key."""
-    text = redact(text)
+    text = redact(_window(text, limit, tail))
     if len(text) <= limit:
         return text
     head = max(limit - 3 - tail, 0)
@@ -327,7 +337,7 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     string's redacted first, so a key is found before the ``repr`` escapes any character of it)."""
     if value is None:
         return "null"
-    return clip(repr(redact(value)) if isinstance(value, str) else repr(value), limit)
+    return clip(repr(redact(_window(value, limit))) if isinstance(value, str) else repr(value), limit)
 
 
 def error_line(problem: str) -> str:

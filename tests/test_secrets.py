@@ -192,3 +192,22 @@ def test_a_url_scheme_is_looked_for_only_so_long():
     long_scheme = "x" * 40 + "https://user:Pass1234word@host/x"
     assert "Pass1234word" not in redaction.redact(long_scheme) and redaction.redact(long_scheme).endswith("@host/x")
 
+
+def test_a_long_value_is_redacted_only_where_a_message_keeps_it(monkeypatch):
+    """A message quotes a value of any length: only what its cut keeps, and CUT_WINDOW characters
+    beyond each side, is redacted (a 5 MB label was redacted whole, three times a line), and a key
+    at the window's edge is cut away with it, never shown in part."""
+    from interleave_bench import errors, redaction
+
+    key = "Zq7Wm2Xk9Lp4Rt6Yv8Bn3Cd5"
+    monkeypatch.setattr(redaction, "_GIVEN", {key})
+    seen: list[int] = []
+    real = errors.redact
+    monkeypatch.setattr(errors, "redact", lambda text, env=None: seen.append(len(text)) or real(text, env))
+    value = "v" * 5_000_000
+    line = errors.error_line(f"p.jsonl:3: pred: {errors.shown(value)} names no thread")
+    assert line.startswith("error: p.jsonl:3: pred: 'vvv") and line.endswith("... names no thread")
+    assert max(seen) <= errors.ERROR_LINE_CHARS + 2 * errors.CUT_WINDOW
+    edge = errors.SHOWN_CHARS + errors.CUT_WINDOW - 10  # a key across the redacted window's edge
+    shown = errors.shown("x" * edge + key + "y" * 100_000)
+    assert not any(key[:k] in shown for k in range(4, len(key) + 1)) and len(shown) == errors.SHOWN_CHARS
