@@ -77,6 +77,25 @@ def test_scoring_a_run_on_other_data_with_the_same_ids_is_refused_and_writes_not
     assert own.read_bytes() == before
 
 
+
+@pytest.mark.parametrize("digests", [{}, {"nope": "zz"}])
+def test_a_record_listing_none_of_the_sessions_its_rows_name_is_refused(generated, capsys, digests):
+    """Digests emptied or replaced in the record: the sessions the rows name have none, which is
+    no match (score and routing_inputs alike), where a record without the field is refused too."""
+    import interleave_bench
+
+    mine, other, run = generated
+    record = run.with_suffix(".run.json")
+    doc = json.loads(record.read_text(encoding="utf-8"))
+    doc[DIGESTS_FIELD] = digests
+    record.write_text(json.dumps(doc), encoding="utf-8")
+    assert cli("score", other, run, "--split", "all", "--bootstrap", 0) == 2
+    (line,) = errors(capsys.readouterr().err)
+    assert f"{DIGESTS_FIELD}: {run} was routed on other sessions than {other / 'sessions.jsonl'}: 6 of the 6 " in line
+    with pytest.raises(ValueError, match="was routed on other sessions than the sessions given: 6 of the 6"):
+        interleave_bench.routing_inputs(str(run), [json.loads(x) for x in
+                                                   (other / "sessions.jsonl").read_text(encoding="utf-8").splitlines()])
+
 def test_compare_refuses_a_run_routed_on_other_sessions(generated, capsys):
     mine, other, run = generated
     assert cli("compare", other, run, run, "--split", "all", "--bootstrap", 0) == 2

@@ -17,7 +17,7 @@ record, and cannot be checked.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Collection, Iterable, Mapping, Optional
 
 from pydantic import ValidationError
 
@@ -61,7 +61,7 @@ def _column(sessions: Any, name: str, required: bool = True) -> Optional[list]:
     return out
 
 
-def _as_sessions(sessions: Any, wanted: Mapping[str, str]) -> list[Session]:
+def _as_sessions(sessions: Any, wanted: Collection[str]) -> list[Session]:
     """The sessions whose id ``wanted`` holds, as :class:`Session` objects: ``load_dataset`` rows turned
     back by :func:`~.features.row_to_session` (a split, or a list of its rows), JSONL sessions as they are."""
     from .features import CONFIG_VERSIONS, features_for, row_to_session
@@ -81,18 +81,19 @@ def _as_sessions(sessions: Any, wanted: Mapping[str, str]) -> list[Session]:
     return out
 
 
-def _require_routed_on(path: str | os.PathLike, sessions: Any) -> None:
+def _require_routed_on(path: str | os.PathLike, sessions: Any, named: set[str]) -> None:
     """Raise ``ValueError`` in one line when the run record of the predictions file ``path`` lists
-    digests and a session of ``sessions`` with a listed id is not the one routed; a file without a
-    record, or with a record of an older version (no digests), is not checked."""
+    digests and a session of ``sessions`` with a listed id, or one its rows name (``named``) and
+    the record does not list, is not the one routed; a file without a record, or with a record of
+    an older version (no digests), is not checked."""
     from ..route.digest import DIGESTS_FIELD, digest_mismatch, mismatch_text, recorded_digests
     from ..score.paths import run_record
 
     found = run_record(path)
     digests = recorded_digests(found[1]) if found is not None else None
-    if not digests:
+    if digests is None:
         return
-    mismatch = digest_mismatch(digests, _as_sessions(sessions, digests))
+    mismatch = digest_mismatch(digests, _as_sessions(sessions, set(digests) | named), named)
     if mismatch is not None:
         raise ValueError(f"{found[0]}: {DIGESTS_FIELD}: "  # type: ignore[index]
                          + mismatch_text(path, "the sessions given", mismatch)
@@ -117,7 +118,7 @@ def routing_inputs(predictions: str | os.PathLike | Iterable[Any], sessions: Any
     """
     rows = _rows(predictions)
     if isinstance(predictions, (str, os.PathLike)):
-        _require_routed_on(predictions, sessions)
+        _require_routed_on(predictions, sessions, {r.session_id for r in rows})
     ids, turns = _column(sessions, "session_id"), _column(sessions, "turns")
     by_key: dict[tuple[str, int], Any] = {}
     for r in rows:

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Collection, Iterable, Mapping, Optional, Sequence
 
 from ..errors import InputError, InterleaveError
 from ..schema import Session
@@ -40,13 +40,21 @@ def conversation_digests(sessions: Iterable[Session]) -> dict[str, str]:
     return {s.session_id: conversation_digest(s) for s in sessions}
 
 
-def digest_mismatch(recorded: Mapping[str, str], sessions: Iterable[Session]) -> Optional[tuple[str, int, int]]:
+def digest_mismatch(recorded: Mapping[str, str], sessions: Iterable[Session],
+                    named: Collection[str] = ()) -> Optional[tuple[str, int, int]]:
     """``(first differing session id, how many differ, how many were compared)`` among the
-    ``sessions`` that ``recorded`` lists, in the order of ``sessions``; ``None`` when none differs."""
+    ``sessions`` that ``recorded`` lists or the run's rows name (``named``: a session with rows
+    and no digest was not routed as recorded, and differs), in the order of ``sessions``; ``None``
+    when none differs (an empty map of digests checks no session the rows leave out, never one
+    they name)."""
     first, differ, compared = None, 0, 0
     for s in sessions:
         want = recorded.get(s.session_id)
         if want is None:
+            if s.session_id in named:
+                compared += 1
+                differ += 1
+                first = first if first is not None else s.session_id
             continue
         compared += 1
         if conversation_digest(s) != want:
@@ -100,6 +108,7 @@ def refuse_other_data(data_file: str | os.PathLike, predictions: Sequence[str | 
     from ..fingerprints import sha256_file
     from ..io import read_sessions
     from ..score.paths import run_record
+    from ..score.read import read_predictions_fast
 
     data_sha: Optional[str] = None
     sessions: Optional[list[Session]] = None
@@ -116,7 +125,8 @@ def refuse_other_data(data_file: str | os.PathLike, predictions: Sequence[str | 
         if digests is not None:
             if sessions is None:
                 sessions = [s for s in read_sessions(data_file) if split == "all" or s.split == split]
-            mismatch = digest_mismatch(digests, sessions)
+            named = {r.session_id for r in read_predictions_fast(p)[0]}
+            mismatch = digest_mismatch(digests, sessions, named)
             if mismatch is not None:
                 raise InputError(str(record_path), None, DIGESTS_FIELD,
                                  mismatch_text(p, str(data_file), mismatch) + "; score it on the data it was routed "
