@@ -97,6 +97,26 @@ def test_a_mode_other_than_the_one_the_run_record_states_is_refused(tmp_path, ca
     assert errors(capsys.readouterr().err)[0].startswith(f"error: {closed.with_suffix('.run.json')}: options.mode: ")
 
 
+
+@pytest.mark.parametrize("stated", ["open", "CLOSED", None, 5, ["closed"], "closed\n"])
+def test_a_record_whose_mode_is_none_or_not_its_rows_is_refused(tmp_path, capsys, stated):
+    """A record edited to state another mode than the rows (or none at all) let closed-mode rows be
+    scored in open mode, or passed unchecked: one line naming the record's field, exit 2."""
+    import json
+
+    data, closed, _ = routed(tmp_path)
+    record = closed.with_suffix(".run.json")
+    doc = json.loads(record.read_text(encoding="utf-8"))
+    doc["options"]["mode"] = stated
+    record.write_text(json.dumps(doc), encoding="utf-8")
+    capsys.readouterr()
+    for argv in (("score", data, closed, "--bootstrap", 0), ("score", data, closed, "--mode", "open", "--json"),
+                 ("compare", data, closed, closed, "--bootstrap", 0)):
+        assert cli(*argv) == 2, argv
+        (line,) = errors(capsys.readouterr().err)
+        assert line.startswith(f"error: {record}: options.mode: "), line
+        assert ("its rows say closed mode" if stated == "open" else "expected 'closed' or 'open', got ") in line
+
 def test_runs_of_two_modes_are_not_compared(tmp_path, capsys):
     """compare of a closed-mode and an open-mode run only warned: now one line naming both, exit 2."""
     data, closed, open_ = shipped_runs(tmp_path)

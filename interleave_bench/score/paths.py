@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import InputError, InterleaveError
+from ..errors import InputError, InterleaveError, shown
 from ..schema import MODES
 from .defaults import DEFAULT_SPLIT
 
@@ -79,15 +79,26 @@ def recorded_mode(pred_path: str | os.PathLike) -> tuple[str, Path] | None:
 
 
 def require_recorded_mode(pred_path: str | os.PathLike, mode: str | None) -> None:
-    """Raise :class:`InputError` (one line) when ``mode`` (``--mode``) is not the mode the run's
-    record says it was routed in (:func:`recorded_mode`): a closed-mode router is shown the threads
-    and labels by their ids, an open-mode one makes its own topics, so rows scored in the other
-    mode give a number for a task the run never did (an open-mode router's topics ``t1``, ``t2``
-    read as the thread ids they happen to spell). Nothing for ``mode`` ``None`` (the run's own) or
-    a file without a record (its rows' mode may be overridden: :func:`other_mode`)."""
-    stated = recorded_mode(pred_path) if mode is not None else None
-    if stated is not None and stated[0] != mode:
-        routed, record = stated
+    """Raise :class:`InputError` (one line) when the run's record states a mode (``options.mode``)
+    that is no mode, or not the one its rows name (the record or the rows were edited: which is
+    the run's?), or when ``mode`` (``--mode``) is not the mode it states: a closed-mode router is
+    shown the threads and labels by their ids, an open-mode one makes its own topics, so rows
+    scored in the other mode give a number for a task the run never did (an open-mode router's
+    topics ``t1``, ``t2`` read as the thread ids they happen to spell). Nothing for a file without
+    a record, or one stating no mode (its rows' mode may be overridden: :func:`other_mode`)."""
+    found = run_record(pred_path)
+    options = found[1].get("options") if found is not None else None
+    if found is None or not isinstance(options, dict) or "mode" not in options:
+        return
+    routed, record = options["mode"], found[0]
+    if routed not in MODES:
+        raise InputError(str(record), None, "options.mode", f"expected 'closed' or 'open', got {shown(routed)}")
+    rows = routed_mode(pred_path)
+    if rows is not None and rows != routed:
+        raise InputError(str(record), None, "options.mode",
+                         f"says {pred_path} was routed in {routed} mode, and its rows say {rows} mode: a run's "
+                         f"record and rows are written together, so one of them was edited; route it again")
+    if mode is not None and routed != mode:
         raise InputError(str(record), None, "options.mode",
                          f"{pred_path} was routed in {routed} mode, and --mode asks to score it in {mode} mode: a run "
                          f"is scored in the mode it was routed in (leave out --mode, or route it again with --mode {mode})")
