@@ -29,7 +29,8 @@ class SystemFailure(Exception):
 
 
 def _shown(value: Any) -> str:
-    return shown(value, SHOWN_CHARS)
+    # a Python object a system returned, so None as Python writes it (``shown`` writes JSON's null)
+    return "None" if value is None else shown(value, SHOWN_CHARS)
 
 
 def _after(request: Request) -> str:
