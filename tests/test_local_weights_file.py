@@ -48,9 +48,12 @@ FIRST = FEATURES[0]
 @pytest.mark.parametrize("value, said", [
     (math.nan, "NaN is not a JSON number"),
     (math.inf, "Infinity is not a JSON number"),
-    ("0.5", "must be a finite number, got '0.5'"),
-    (None, "must be a finite number, got None"),
-    (True, "must be a finite number, got True"),
+    ("0.5", "must be a number from -1e+06 to 1e+06, got '0.5'"),
+    (None, "must be a number from -1e+06 to 1e+06, got null"),
+    (True, "must be a number from -1e+06 to 1e+06, got True"),
+    # finite, yet a score past a float's range: every candidate inf, the first one chosen, as NaN did
+    (1e308, "must be a number from -1e+06 to 1e+06, got 1e+308"),
+    (-2e6, "must be a number from -1e+06 to 1e+06, got -2000000.0"),
 ])
 def test_a_weight_that_is_no_finite_number_is_refused(tmp_path, good, value, said):
     doc = json.loads(json.dumps(good))

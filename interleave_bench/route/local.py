@@ -54,7 +54,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..io import read_json
 from .base import Decision, RouterView
 from .bm25 import MOVE_THRESHOLD, bm25_tokens, choice as bm25_choice, first_best
@@ -356,6 +356,12 @@ def _cal_json(c: Calibration) -> dict[str, list[float]]:
     return {"x": [round(v, 6) for v in c.x], "y": [round(v, 6) for v in c.y]}
 
 
+#: the largest weight a weights file may hold (the fit's are under 10): a weight past it could make
+#: a candidate's score overflow to inf, and every decision the first candidate's at confidence 1, as
+#: a NaN weight would
+MAX_WEIGHT = 1e6
+
+
 def _finite(value: Any) -> bool:
     """Whether ``value`` is a JSON number (not a bool) that is finite."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
@@ -400,8 +406,9 @@ def _mode_of(m: Any, source: str, where: str) -> ModeWeights:
     if missing:
         raise InputError(source, None, f"{where}.weights", f"lacks {missing[0]!r}")
     for f in FEATURES:
-        if not _finite(w[f]):
-            raise InputError(source, None, f"{where}.weights.{f}", f"must be a finite number, got {w[f]!r}")
+        if not _finite(w[f]) or abs(w[f]) > MAX_WEIGHT:
+            raise InputError(source, None, f"{where}.weights.{f}",
+                             f"must be a number from -{MAX_WEIGHT:g} to {MAX_WEIGHT:g}, got {shown(w[f])}")
     kinds = _object(m.get("calibration_by_chat", {}), source, f"{where}.calibration_by_chat")
     unknown = [k for k in kinds if k not in CHAT_KINDS]
     if unknown:
