@@ -114,7 +114,7 @@ class _Printed:
     def __init__(self, stream: Any, guard: Any = None):
         self._stream = stream
         self._guard = guard or _passed_on
-        self._held = ""
+        self._held: list[str] = []  # the parts of the line not ended yet
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -125,10 +125,13 @@ class _Printed:
                 self._stream.write(redact_secrets(text))
 
     def write(self, text: str) -> int:
-        held = self._held + text
-        cut = max(held.rfind("\n"), held.rfind("\r")) + 1
-        self._held = held[cut:]
-        self._pass_on(held[:cut])
+        cut = max(text.rfind("\n"), text.rfind("\r")) + 1
+        if not cut:  # no line ends: held as a part (a line written in many parts is joined once)
+            self._held.append(text)
+            return len(text)
+        self._held.append(text[:cut])
+        line, self._held = "".join(self._held), [text[cut:]]
+        self._pass_on(line)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -136,7 +139,7 @@ class _Printed:
             self.write(line)
 
     def flush(self) -> None:
-        held, self._held = self._held, ""
+        held, self._held = "".join(self._held), []
         self._pass_on(held)
         with self._guard(self._stream):
             self._stream.flush()

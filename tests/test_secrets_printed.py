@@ -92,6 +92,26 @@ def test_a_key_printed_in_pieces_is_redacted_whole(keyed):
     assert stream.getvalue() == f"session {REDACTED} unknown\nnext line"
 
 
+def test_a_line_printed_in_many_parts_is_joined_once(monkeypatch):
+    """The parts of a line not ended yet are kept apart and joined when it ends: each part was
+    added to all held before it, so a long line printed in small parts took time growing with its
+    square (2 MB in 10-character parts: 71 s). Each line reaches the redaction once, whole."""
+    import io
+
+    from interleave_bench import cli
+
+    seen: list[str] = []
+    monkeypatch.setattr(cli, "redact_secrets", lambda text: seen.append(text) or text)
+    stream = io.StringIO()
+    printed = cli._Printed(stream)
+    for _ in range(1000):
+        printed.write("abcdefghij")
+    assert printed._held == ["abcdefghij"] * 1000 and seen == []
+    printed.write("k\nrest")
+    assert seen == ["abcdefghij" * 1000 + "k\n"] and stream.getvalue() == seen[0]
+    printed.flush()
+    assert seen[-1] == "rest" and stream.getvalue().endswith("\nrest")
+
 
 @pytest.mark.parametrize("field, value", [
     ("confidence", "x" * 30 + KEY),
