@@ -4,6 +4,7 @@ document, the tables, ``compare`` and one warning line (docs/score.md#in-sample)
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,10 @@ def test_the_fit_s_corpora_are_the_ones_it_can_tell():
 
 
 @pytest.mark.parametrize("data, read", [
-    (manifest(fit_corpora()["irc"]), "irc"),  # any import of the corpus's logs: their dev split is the fit's
+    (manifest(fit_corpora()["irc"]), "irc"),  # an import listing no splits (an older one): may hold the fit's
+    (manifest(fit_corpora()["irc"], corpus_splits=["dev"]), "irc"),
+    (manifest(fit_corpora()["irc"], corpus_splits=["dev", "test"]), "irc"),
+    (manifest(fit_corpora()["irc"], corpus_splits=["test"]), None),  # the test logs: never read by the fit
     (manifest(fit_corpora()["sgd"], corpus_splits=["dev"]), "sgd"),
     (manifest(fit_corpora()["sgd"], corpus_splits=["train", "dev"]), "sgd"),
     (manifest(fit_corpora()["sgd"], corpus_splits=["train"]), None),  # SGD's train, imported as dev: unseen
@@ -74,6 +78,9 @@ def test_the_shipped_fit_reads_the_imports_of_its_corpora(tmp_path):
     assert (irc.corpus, irc.split, irc.seed, irc.weights) == ("irc", "dev", None, shipped_weights().fingerprint())
     assert fit_sample(tmp_path / "sgd" / "sessions.jsonl", "all").corpus == "sgd"
     assert fit_sample(tmp_path / "sgd" / "sessions.jsonl", "test") is None  # the fit never reads test
+    shutil.copytree(IRC / "dev", tmp_path / "corpus" / "test")  # logs of the corpus's test split, as it holds them
+    import_irc(tmp_path / "corpus", tmp_path / "irc-test")
+    assert fit_sample(tmp_path / "irc-test" / "sessions.jsonl", "all") is None
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "sessions.jsonl").write_bytes((tmp_path / "irc" / "sessions.jsonl").read_bytes())
     assert fit_sample(tmp_path / "bare" / "sessions.jsonl", "dev") is None  # no manifest: not recognised

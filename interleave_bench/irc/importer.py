@@ -94,7 +94,10 @@ def _import_held(corpus: str | os.PathLike, pairs: list, out: Path, target: Path
     manifest = Manifest(
         version=VERSION,
         writer=WRITER,
-        options={"source": str(Path(corpus)), OPEN_ONLY_FIELD: True, "license": LICENSE, "source_url": SOURCE_URL},
+        # the corpus's splits read (``dev``, ``test``): what tells data of its dev logs, which the local
+        # router's fit read, from data of its test logs (route/local_sample.py)
+        options={"source": str(Path(corpus)), OPEN_ONLY_FIELD: True, "corpus_splits": sorted(splits),
+                 "license": LICENSE, "source_url": SOURCE_URL},
         counts={"sessions": len(pairs), "messages": messages},
         provenance=provenance(sessions_sha256=sha256_file(target)),
     )

@@ -11,7 +11,8 @@ write beside ``sessions.jsonl``), one corpus of the fit at a time:
   of the seed and data set (``v0``) the fit's was generated with (any number of sessions: a seed's
   first sessions are the same however many are asked for; a ``v1`` set of the seed words its
   messages otherwise); for an imported corpus, from the corpus's own split the fit read when the
-  manifest lists the splits imported (``corpus_splits``: SGD's ``train`` is imported as ``dev``).
+  manifest lists the splits imported (``corpus_splits``: SGD's ``train`` is imported as ``dev``, and
+  IRC's ``test`` logs are none of the fit's).
 
 Scored on the fit's split (or ``all``, which holds it), such data gives ``local`` in-sample figures
 (:mod:`interleave_bench.score.in_sample`). A manifest says where data came from, not what each
