@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         require_file(path)  # as score does: a FIFO would be waited on for ever
         require_recorded_mode(path, args.mode)  # as score does: a run is scored in the mode it was routed in
-    refuse_other_data(data_path, paths, args.split, writes_own=False)  # as score does: on the sessions it routed
+    unchecked = refuse_other_data(data_path, paths, args.split, writes_own=False)  # as score does: on the sessions it routed
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with paused_gc():
         sessions = read_sessions_fast(data_path, DATA_FIRST)
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
     else:
         print(compare_report(doc, args.show))
-    for line in routing_warnings(data_path, [args.a, args.b], args.mode):
+    for line in routing_warnings(unchecked, [args.a, args.b], args.mode):
         print(line, file=sys.stderr)
     warn_in_sample([doc["a"], doc["b"]], sys.stderr)
     print(summary_line("compare", {"sessions": doc["sessions"], "strict messages": doc["strict_messages"],

@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None and len(prediction_files(args.predictions)) != 1:
             raise UsageError("--out names one score file: give one predictions file")
         # before anything is written: a run is scored on the sessions it routed
-        refuse_other_data(sessions_file(data), prediction_files(args.predictions), args.split,
-                          writes_own=not args.json and args.out is None)
+        unchecked = refuse_other_data(sessions_file(data), prediction_files(args.predictions), args.split,
+                                      writes_own=not args.json and args.out is None)
         if args.out is not None:
             # before the scoring, not after it
             require_output(args.out, run_inputs(data, args.predictions), is_score_head, "a score file", "score: --out")
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         print(NO_INTERVALS, file=sys.stderr)
     written = {p: r.score_file for p, r in zip(prediction_files(args.predictions), runs) if r.score_file is not None}
     sys.stdout.flush()  # the tables, then the warnings, then the files they speak of
-    for line in routing_warnings(sessions_file(data), args.predictions, args.mode, split=args.split, written=written):
+    for line in routing_warnings(unchecked, args.predictions, args.mode, split=args.split, written=written):
         print(line, file=sys.stderr)
     for run_ in runs:
         if run_.score_file is not None:
@@ -159,23 +159,20 @@ def run_inputs(data: str | os.PathLike, predictions: list[str]) -> list[tuple[os
 
 
 
-def routing_warnings(data_file: str | os.PathLike, predictions: list[str], mode: str | None,
+def routing_warnings(unchecked: Mapping[str, str], predictions: list[str], mode: str | None,
                      split: str = DEFAULT_SPLIT, written: Mapping[Path, Path] | None = None) -> list[str]:
     """Warnings for predictions files whose run record (``<name>.run.json``) is an older version's,
-    without session digests, and says they were routed on other data than ``data_file`` (another
-    SHA-256 of its bytes: :func:`~interleave_bench.route.digest.unchecked_other_data`; a record with
-    digests is checked before scoring, :func:`~interleave_bench.route.digest.refuse_other_data`), and for
+    without session digests, and says they were routed on other data (``unchecked``, what
+    :func:`~interleave_bench.route.digest.refuse_other_data` returned before the scoring), and for
     files without a record whose rows name another mode than ``mode`` (``--mode``, None: the rows'
     own) scores them in (a record's mode is never overridden: the scorer refuses it,
     :func:`~interleave_bench.score.paths.require_recorded_mode`); the latter names the score file
     ``written`` holds for the file (scored on ``split``), and the score file of the rows' own mode,
     which it leaves as it is (:func:`~interleave_bench.score.paths.score_path`)."""
-    from ..route.digest import unchecked_other_data
     from ..score.paths import prediction_files, recorded_mode, routed_mode, score_path
 
     out: list[str] = []
     paths = prediction_files(predictions)
-    unchecked = unchecked_other_data(data_file, paths)
     for p in paths:
         out += [unchecked[str(p)]] if str(p) in unchecked else []
         routed = routed_mode(p) if mode is not None and recorded_mode(p) is None else None

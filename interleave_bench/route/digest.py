@@ -97,14 +97,16 @@ def same_sessions(routed: object, routed_sha: str, data_file: str | os.PathLike)
 
 
 def refuse_other_data(data_file: str | os.PathLike, predictions: Sequence[str | os.PathLike], split: str,
-                      writes_own: bool) -> None:
+                      writes_own: bool) -> dict[str, str]:
     """Raise :class:`InputError` (one line naming the predictions file's run record, the first
     differing session and how many differ) when a run's record gives another digest for a session
     of ``split`` in ``data_file`` than that session's. A record without digests (an older version's)
     whose ``data_sha256`` is not the file's and whose data is not the same sessions is refused
-    only when ``writes_own`` (the run's own score file would be written over): the caller warns
-    otherwise (:func:`unchecked_other_data`). The data is read only when some record's
-    ``data_sha256`` differs from the file's."""
+    only when ``writes_own`` (the run's own score file would be written over); otherwise it gets a
+    warning, returned as ``{str(path): warning}`` for the caller to print once the figures are out
+    (rows for sessions the data lacks are left out, and sessions with the same ids are scored as
+    if they were these). One pass for both: the data is hashed once, and read only when some
+    record's ``data_sha256`` differs from the file's."""
     from ..fingerprints import sha256_file
     from ..io import read_sessions
     from ..score.paths import run_record
@@ -112,6 +114,7 @@ def refuse_other_data(data_file: str | os.PathLike, predictions: Sequence[str | 
 
     data_sha: Optional[str] = None
     sessions: Optional[list[Session]] = None
+    warnings: dict[str, str] = {}
     for p in predictions:
         found = run_record(p)
         stated = found[1].get("data_sha256") if found is not None else None
@@ -131,33 +134,17 @@ def refuse_other_data(data_file: str | os.PathLike, predictions: Sequence[str | 
                 raise InputError(str(record_path), None, DIGESTS_FIELD,
                                  mismatch_text(p, str(data_file), mismatch) + "; score it on the data it was routed "
                                  f"on ({record.get('data')}), or route it again on this data")
-        elif writes_own and not same_sessions(record.get("data"), stated, data_file):
+        elif same_sessions(record.get("data"), stated, data_file):
+            continue
+        elif writes_own:
             raise InputError(str(record_path), None, "data_sha256",
                              f"{p} was routed on other data than {data_file} (data_sha256 {stated[:19]}..., the "
                              f"file's {data_sha[:19]}...) and its record, of an older version, cannot tell whether "
                              f"the sessions are the same: route it again on this data, or score it with --json or "
                              f"--out (its score file is left as it is)")
-
-
-def unchecked_other_data(data_file: str | os.PathLike, predictions: Sequence[str | os.PathLike]) -> dict[str, str]:
-    """``{str(path): warning}`` for each predictions file whose run record has no digests (an older version's)
-    and says it was routed on other data than ``data_file`` (another SHA-256, and not the same
-    sessions in another layout): rows for sessions the data lacks are left out, and sessions with
-    the same ids are scored as if they were these."""
-    from ..fingerprints import sha256_file
-    from ..score.paths import run_record
-
-    out: dict[str, str] = {}
-    data_sha = None
-    for p in predictions:
-        found = run_record(p)
-        stated = found[1].get("data_sha256") if found is not None else None
-        if not isinstance(stated, str) or recorded_digests(found[1]) is not None:  # type: ignore[index]
-            continue
-        data_sha = data_sha or sha256_file(data_file)
-        if stated != data_sha and not same_sessions(found[1].get("data"), stated, data_file):  # type: ignore[index]
-            out[str(p)] = (f"warning: {p} was routed on other data than {data_file} ({found[0].name}: data_sha256 "  # type: ignore[index]
-                           f"{stated[:19]}..., the file's {data_sha[:19]}...; its record, of an older version, holds "
-                           "no session digests): rows for sessions or turns the data lacks are left out, and sessions "
-                           "with the same ids are scored as if they were these")
-    return out
+        else:
+            warnings[str(p)] = (f"warning: {p} was routed on other data than {data_file} ({record_path.name}: "
+                                f"data_sha256 {stated[:19]}..., the file's {data_sha[:19]}...; its record, of an older "
+                                "version, holds no session digests): rows for sessions or turns the data lacks are "
+                                "left out, and sessions with the same ids are scored as if they were these")
+    return warnings
