@@ -89,7 +89,10 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
     except (OSError, UnicodeDecodeError):
         return  # the strict reader says what is wrong with it
     if first.strip() == "{":
-        _document_given(path, what)
+        words = document_in(path)
+        if words is not None:
+            raise InputError(str(path), None, None,
+                             f"{words}, given as {what}: {what} are JSON Lines, one record a line")
         return
     try:
         obj = json.loads(first)
@@ -121,23 +124,8 @@ def _is_parquet(path: str | os.PathLike) -> bool:
         return False  # the strict reader says what is wrong with it
 
 
-#: the largest JSON document :func:`_document_given` reads whole to name its kind
+#: the largest JSON document :func:`document_in` reads whole to name its kind
 _DOCUMENT_BYTES = 64 << 20
-
-
-def _document_given(path: str | os.PathLike, what: str) -> None:
-    """Raise the one line for a JSON document (not JSON Lines) given as ``what``; nothing when it is
-    not one, or too large to read for its name (the strict reader then says what is wrong)."""
-    try:
-        if os.path.getsize(path) > _DOCUMENT_BYTES:
-            return
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return
-    if isinstance(doc, dict):
-        raise InputError(str(path), None, None, f"{document_words(doc)}, given as {what}: {what} are JSON Lines, "
-                                                "one record a line")
 
 
 #: what a JSON document is, by its ``format``
@@ -169,7 +157,7 @@ def document_in(path: str | os.PathLike) -> Optional[str]:
     lines (its first non-blank line a lone ``{``: no JSON Lines record), else ``None`` (also when
     it is too large to read for its name, or cannot be read: the reader then says what is wrong)."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_lines(path) as fh:
             first = next((line for line in fh if line.strip()), "")
         if first.strip() != "{" or os.path.getsize(path) > _DOCUMENT_BYTES:
             return None
