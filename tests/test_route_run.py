@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from interleave_bench.cli import main
 from interleave_bench.io import read_predictions
+from interleave_bench.route.resume import FILE_COUNTS, file_counts
 from interleave_bench.route.runner import POLICIES, RouteOptions, make_router, route_session, run_route
 from interleave_bench.schema import CLARIFY, ERROR, STYLES, Session
 
@@ -37,6 +38,10 @@ def check_rows(path: Path, data: Path, mode: str, policy: str, split: str = "all
     assert [(r["session_id"], r["i"]) for r in rows] == expected_keys(data, split)
     read_predictions(path)  # schema-valid
     assert {(r["mode"], r["policy"]) for r in rows} == {(mode, policy)}
+    record = path.with_suffix(".run.json")
+    if record.exists():  # what the run counted as it wrote the rows is what the file holds
+        counted = json.loads(record.read_text(encoding="utf-8"))["counts"]
+        assert {k: counted[k] for k in FILE_COUNTS} == file_counts(path)
     return rows
 
 
@@ -313,7 +318,7 @@ def test_failed_call_is_an_error_row_and_the_run_goes_on(openai_env, tmp_path):
     data = one_session(tmp_path)
     srv.add_fault("500", times=50, match="Which day trips from Lisbon")
     assert cli("route", data, "--mode", "closed", "--policy", "llm", "--model", "m1", "--max-retries", "0", "--no-cache") == 0
-    rows = read_rows(data / "predictions" / "closed-llm-m1.jsonl")
+    rows = check_rows(data / "predictions" / "closed-llm-m1.jsonl", data, "closed", "llm")
     bad = rows[5]
     assert bad["pred"] == ERROR and bad["via"] == "error" and "HTTP 500" in bad["error"]
     assert "usage" not in bad

@@ -101,10 +101,10 @@ def test_an_error_at_the_end_of_a_run_keeps_its_calls_on_the_record(openai_env, 
 
     monkeypatch.setenv("EVAL_PRICES", "1,0,0")
 
-    def broken(path):
+    def broken(*args, **kwargs):
         raise RuntimeError("disk went away")
 
-    monkeypatch.setattr(runner, "file_counts", broken)
+    monkeypatch.setattr(runner, "provenance", broken)
     code, out, err = route(capsys, small, "--no-cache")
     assert code == 1 and "disk went away" in err
     record = small / "predictions" / "closed-llm-m1.run.json"

@@ -256,6 +256,10 @@ def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions",
     return done
 
 
+#: what a run record counts of its rows (:class:`~interleave_bench.documents.RunCounts`)
+FILE_COUNTS = ("messages", "errors", "clarify", "fallback", "rules")
+
+
 def file_counts(path: Path) -> dict[str, int]:
     """Rows, errors, clarifications, fallbacks and rule decisions in a predictions file."""
     c: Counter[str] = Counter()
@@ -266,4 +270,4 @@ def file_counts(path: Path) -> dict[str, int]:
         c["clarify"] += row["pred"] == CLARIFY
         c["fallback"] += "fallback" in row
         c["rules"] += "rule-" in row.get("via", "")
-    return {k: c[k] for k in ("messages", "errors", "clarify", "fallback", "rules")}
+    return {k: c[k] for k in FILE_COUNTS}

@@ -49,8 +49,8 @@ from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter, threshold_problem
 from .digest import conversation_digests
-from .resume import (START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows, prepare_resume,
-                     previous_record, require_own_record, rows_file)
+from .resume import (FILE_COUNTS, START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows,
+                     prepare_resume, previous_record, require_own_record, rows_file)
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
@@ -569,7 +569,8 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
                 llm.run(main())
             else:
                 asyncio.run(main())
-        in_file = file_counts(out_path)
+        # a run that resumed none holds only the rows it counted as it wrote them; a resumed one's file is read back
+        in_file = file_counts(out_path) if done else {k: getattr(counts, k) for k in FILE_COUNTS}
         write_json(record_path, record.model_copy(update={
             "complete": True,
             "counts": RunCounts(sessions=len(sessions), resumed_sessions=len(done), **in_file),
