@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..io import read_sessions, sessions_file
 from ..fingerprints import records_fingerprint
-from ..route.runner import check_mode_applies, select_sessions
+from ..route.selection import check_mode_applies, select_sessions
 from ..errors import InputErrors, InterleaveError, UsageError, error_line
 from ..schema import SCORE_SPLITS, Session
 from .names import INSPECT_OPEN_MODE

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
-from ..io import SESSIONS_FILE, JsonlAppender, read_sessions, sessions_file, write_json
+from ..io import SESSIONS_FILE, JsonlAppender, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
 from ..llm.prices import Price
 from ..locks import exclusive_output, real_output
@@ -31,7 +31,7 @@ from ..fingerprints import sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, run_record_path
-from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, PredictionRow, Session, is_open_only
+from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, PredictionRow, Session
 from .base import (
     BurstFailure,
     Decision,
@@ -49,6 +49,7 @@ from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter, threshold_problem
 from .digest import conversation_digests
+from .selection import check_mode_applies, select_sessions
 from .resume import (FILE_COUNTS, START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows,
                      prepare_resume, previous_record, require_own_record, rows_file)
 from .topic_state import TopicState
@@ -329,27 +330,6 @@ class RouteResult:
     counts: SessionCounts = field(default_factory=SessionCounts)
     seconds: float = 0.0
     errors_left: int = 0  # ERROR rows in the file at the end (a plain rerun asks for them again)
-
-
-def select_sessions(data_file: Path, split: str, read: Optional[Sequence[Session]] = None) -> list[Session]:
-    """The sessions of ``split`` in ``data_file`` (from ``read`` when the file was read already)."""
-    def wanted(s: Session) -> bool:
-        return split == "all" or s.split == split
-
-    sessions = list(filter(wanted, read)) if read is not None else read_sessions(data_file, wanted)
-    if not sessions:
-        raise UsageError(f"{data_file}: no sessions in split {split!r}")
-    return sessions
-
-
-def check_mode_applies(data_file: Path, sessions: Sequence[Session], mode: str, open_option: str = "--mode open") -> None:
-    """Raise :class:`UsageError` when ``mode`` is closed and a session is open-only (``open_only``);
-    the message tells to use ``open_option``, open mode as the caller spells it (a harness's own)."""
-    if mode == "closed":
-        for s in sessions:
-            if is_open_only(s):
-                raise UsageError(f"{data_file}: session {s.session_id!r} is open-only (its conversations are not "
-                                 f"known up front): closed mode does not apply, use {open_option}")
 
 
 def local_weights_of(router: Any) -> Optional[str]:
