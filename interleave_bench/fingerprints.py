@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
+from .errors import UsageError
 from .schema import Record
+
+T = TypeVar("T")
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -20,6 +23,18 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return "sha256:" + h.hexdigest()
+
+
+def read_unchanged(path: str | os.PathLike, read: Callable[[], T]) -> tuple[T, str]:
+    """What ``read()`` reads from ``path``, and the SHA-256 (:func:`sha256_file`) of the bytes it
+    read: the file is hashed before and after, and one replaced or written meanwhile (another
+    ``generate`` into the folder) is refused, so a record never pairs one file's hash with what
+    was read from another."""
+    before = sha256_file(path)
+    got = read()
+    if sha256_file(path) != before:
+        raise UsageError(f"{path} changed while it was being read: run again once whatever writes it is done")
+    return got, before
 
 
 def records_fingerprint(records: Iterable[Record]) -> str:

@@ -237,3 +237,48 @@ def test_the_digest_leaves_gold_out_and_keeps_what_a_router_sees():
     cards[0] = {**cards[0], "title": cards[0]["title"] + " (2)"}
     assert conversation_digest(Session.model_validate({**base, "threads": cards})) != digest
     assert conversation_digest(Session.model_validate({**base, "session_id": "other"})) != digest
+
+
+@pytest.mark.parametrize("command, options", [("route", ("--mode", "closed", "--policy", "bm25", "--split", "all", "--fresh")),
+                                              ("baselines", ("--split", "all"))])
+def test_a_data_file_replaced_while_it_is_read_is_refused(generated, capsys, monkeypatch, command, options):
+    """The hostile repro: another ``generate`` replaced the file between the read and the hash, and
+    the record paired the new file's hash with the old sessions' rows and digests, which ``score``
+    then took (exit 0, 0.30 for the new data). The replacement comes from inside the read here
+    (no timing): the run is refused in one line and writes nothing."""
+    from interleave_bench.io import read_sessions
+    from interleave_bench.route import selection
+    from interleave_bench.score import read as score_read
+
+    mine, other, _ = generated
+    target = mine / "sessions.jsonl"
+    replacement = (other / "sessions.jsonl").read_bytes()
+    fast = score_read.read_sessions_fast
+
+    def replaced_after(read):
+        def reading(*args, **kwargs):
+            got = read(*args, **kwargs)
+            target.write_bytes(replacement)  # another writer, just after the parse
+            return got
+        return reading
+
+    monkeypatch.setattr(selection, "read_sessions", replaced_after(read_sessions))
+    monkeypatch.setattr("interleave_bench.commands.baselines.read_sessions_fast", replaced_after(fast))
+    out_dir = mine / "predictions"
+    before = sorted(p.name for p in out_dir.iterdir())
+    assert cli(command, mine, *options) == 2
+    out, err = capsys.readouterr()
+    assert errors(err) == [f"error: {target} changed while it was being read: run again once whatever writes it is "
+                           "done"] and "Traceback" not in err
+    assert sorted(p.name for p in out_dir.iterdir()) == before
+
+
+def test_a_record_hashes_the_bytes_its_sessions_were_read_from(generated):
+    """Unchanged data: the record's ``data_sha256`` is the file's, read once and hashed around it."""
+    from interleave_bench.fingerprints import sha256_file
+
+    mine, _, run = generated
+    record = json.loads(run.with_suffix(".run.json").read_text(encoding="utf-8"))
+    assert record["data_sha256"] == sha256_file(mine / "sessions.jsonl")
+    assert record[DIGESTS_FIELD] == conversation_digests(Session.model_validate(json.loads(line)) for line in
+                                                         (mine / "sessions.jsonl").read_text(encoding="utf-8").splitlines())

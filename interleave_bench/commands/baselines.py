@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..fingerprints import read_unchanged
 from ..io import sessions_file
 from ..progress import Timer, summary_line
 from ..route.runner import DEFAULT_SPLIT, SPLITS
@@ -38,8 +39,9 @@ def run(args: argparse.Namespace) -> int:
     if source is not None:
         print(f"data: {args.data} (commit {source['data_commit']}) in {data}")
     with paused_gc():  # records by the thousand: keep the cyclic collector off meanwhile
-        sessions = read_sessions_fast(sessions_file(data))  # read and validated once for the seven runs
-        results = write_baselines(data, args.split, mode=args.mode, sessions=sessions)
+        file = sessions_file(data)  # read and validated once for the seven runs
+        sessions, sha = read_unchanged(file, lambda: read_sessions_fast(file))
+        results = write_baselines(data, args.split, mode=args.mode, sessions=sessions, data_sha=sha)
     for r in results:
         print(f"wrote {r.path} ({r.rows:,} rows)")
     sessions = results[0].sessions if results else 0

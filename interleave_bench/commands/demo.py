@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from ..generate import generate_offline
     from ..generate.runner import check_session_count
     from ..commands.baselines import write_baselines
+    from ..fingerprints import read_unchanged
     from ..io import sessions_file
     from ..route.runner import RouteOptions, run_route
     from ..llm.prices import prices_from
@@ -74,11 +75,12 @@ def run(args: argparse.Namespace) -> int:
     data = generate_offline(args.sessions, out, seed=args.seed, overwrite=True)
     print(f"2/4 routing with the model-free baselines and local (split {args.split})", file=sys.stderr)
     with paused_gc():  # records by the thousand: keep the cyclic collector off meanwhile
-        sessions = read_sessions_fast(sessions_file(out))  # read and validated once for every step
-        results = write_baselines(str(out), args.split, sessions=sessions)
+        file = sessions_file(out)  # read and validated once for every step
+        sessions, sha = read_unchanged(file, lambda: read_sessions_fast(file))
+        results = write_baselines(str(out), args.split, sessions=sessions, data_sha=sha)
         # the free router that knows how sure it is, beside the baselines
-        results += [run_route(out, RouteOptions(mode=mode, policy="local", split=args.split), fresh=True, sessions=sessions)
-                    for mode in ("closed", "open")]
+        results += [run_route(out, RouteOptions(mode=mode, policy="local", split=args.split), fresh=True,
+                              sessions=sessions, data_sha=sha) for mode in ("closed", "open")]
         print("3/4 scoring", file=sys.stderr)
         runs = score_files(out, [r.path for r in results], split=args.split, bootstrap=args.bootstrap,
                            sessions=sessions, price=price, in_sample=fit_sample(sessions_file(out), args.split))

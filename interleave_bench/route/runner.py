@@ -27,7 +27,7 @@ from ..io import SESSIONS_FILE, JsonlAppender, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
 from ..llm.prices import Price
 from ..locks import exclusive_output, real_output
-from ..fingerprints import sha256_file
+from ..fingerprints import read_unchanged, sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, run_record_path
@@ -369,6 +369,7 @@ def run_route(
     sessions: Optional[Sequence[Session]] = None,
     start_over: str = START_OVER,
     concurrency: Optional[int] = None,
+    data_sha: Optional[str] = None,
 ) -> RouteResult:
     """Route every session of ``opts.split`` in ``data`` and write the predictions file.
 
@@ -378,7 +379,9 @@ def run_route(
     built-in ``opts.policy``'s router (tests); under any other policy name, or none, it is your own
     router (docs/own_router.md), run as ``--router`` runs it.
     ``sessions`` are the data file's sessions already read and validated (several runs on one
-    file read it once); the split is selected from them. ``start_over`` is what a refusal to resume
+    file read it once); the split is selected from them. ``data_sha`` is the SHA-256 of the bytes
+    they were read from (:func:`~interleave_bench.fingerprints.read_unchanged`); without it the
+    file is hashed when the run starts. Read here, the file is hashed with the read. ``start_over`` is what a refusal to resume
     another run's file advises, in the caller's own terms (the command's options by default).
     ``concurrency`` routes that many sessions of your own router side by side (default 1).
     Returns the :class:`RouteResult`; raises :class:`UsageError` / :class:`InputError` on bad input.
@@ -393,7 +396,10 @@ def run_route(
                          "the other policies route one session at a time")
     opts.check()
     data_file = sessions_file(data)
-    sessions = select_sessions(data_file, opts.split, sessions)
+    if sessions is None:  # the record's hash is of the bytes the sessions were read from
+        sessions, data_sha = read_unchanged(data_file, lambda: select_sessions(data_file, opts.split))
+    else:
+        sessions = select_sessions(data_file, opts.split, sessions)
     check_mode_applies(data_file, sessions, opts.mode)
     router = router if router is not None else make_router(opts.policy, llm, threshold=opts.threshold)
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
@@ -408,7 +414,7 @@ def run_route(
         from .plugin import router_code, router_state
 
         code, state = router_code(router), router_state(router)
-    record = _run_record(out_path, data_file, sha256_file(data_file), opts, model, prompt, code, state,
+    record = _run_record(out_path, data_file, data_sha or sha256_file(data_file), opts, model, prompt, code, state,
                          local_weights_of(router), conversation_digests(sessions))
     made = NewOutputs.before(out_path, run_record_path(out_path))
     command = f"route --mode {opts.mode} --policy {opts.policy}"

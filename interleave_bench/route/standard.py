@@ -27,10 +27,11 @@ STANDARD_BASELINES = (
 
 def write_baselines(data: str | os.PathLike, split: str = DEFAULT_SPLIT,
                     out_dir: Optional[str | os.PathLike] = None, mode: Optional[str] = None,
-                    sessions: Optional[Sequence[Session]] = None) -> list[RouteResult]:
+                    sessions: Optional[Sequence[Session]] = None, data_sha: Optional[str] = None) -> list[RouteResult]:
     """Route ``data`` with every standard baseline (only those of ``mode``, when given), each file
     written afresh; ``sessions``, when given, are the data file's sessions already read and
-    validated, so the file is not read again for each run.
+    validated, so the file is not read again for each run, and ``data_sha`` the hash of the bytes
+    they were read from (:func:`~interleave_bench.fingerprints.read_unchanged`).
 
     Files go to ``predictions/`` beside the data, or to ``out_dir`` when given. Returns the
     :class:`RouteResult` of each file, in :data:`STANDARD_BASELINES` order.
@@ -41,5 +42,5 @@ def write_baselines(data: str | os.PathLike, split: str = DEFAULT_SPLIT,
             continue
         opts = RouteOptions(mode=m, policy=policy, split=split)
         out = None if out_dir is None else Path(out_dir) / output_name(opts)
-        results.append(run_route(data, opts, out=out, fresh=True, sessions=sessions))
+        results.append(run_route(data, opts, out=out, fresh=True, sessions=sessions, data_sha=data_sha))
     return results
