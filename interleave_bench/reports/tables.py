@@ -5,6 +5,7 @@ made from files scored earlier.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..documents import COST_NULL_REASONS
@@ -45,10 +46,25 @@ def cost_cell(result: Mapping[str, Any], decimals: int) -> str:
     return fmt(cost, decimals) if cost is not None else f"{MISSING} ({cost_unknown_why(result)})"
 
 
+#: characters a cell never prints as they are: control characters (an escape sequence recolours a
+#: terminal, a carriage return overwrites what the table shows), line and paragraph separators and
+#: the bidirectional overrides (which reorder what a reader sees)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def cell(value: object) -> str:
+    """``value`` as a markdown table's cell shows it: a line break or tab as a space, any other
+    unprintable character (:data:`_UNPRINTABLE`) as its escape (``\\x1b``, ``\\u2028``), ``|``
+    escaped. A message's text in a table (``compare``'s flips) is data, which may hold any of them."""
+    text = str(value).replace("\n", " ").replace("\t", " ")
+    text = _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+    return text.replace("|", "\\|")
+
+
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
-    """A markdown table."""
+    """A markdown table, every cell a :func:`cell`."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -287,7 +303,7 @@ def compare_report(doc: Mapping[str, Any], show: int) -> str:
         out.append("")
         rows = []
         for f in flips[:show]:
-            text = clip(f["text"].replace("\n", " "), TEXT_SHOWN)
+            text = clip(f["text"], TEXT_SHOWN)
             rows.append([f["session_id"], f["i"], text, f["gold"], f"{f['a']} ({f['a_outcome']})",
                          f"{f['b']} ({f['b_outcome']})"])
         out.append(table(rows, ["session", "i", "text", "gold", "A", "B"]))

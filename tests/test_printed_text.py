@@ -1,0 +1,52 @@
+"""Text from the data in a printed table: a message may hold any character, and a control
+character printed as it is recolours the terminal (an escape sequence) or overwrites what the
+table shows (a carriage return). Every cell shows such a character as its escape."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from interleave_bench.cli import main
+from interleave_bench.reports.tables import cell, table
+
+#: what no printed cell may hold
+RAW = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def test_a_cell_escapes_control_characters_and_keeps_the_rest():
+    assert cell("a\x1b[31mRED\x1b[0m\rFORGED") == "a\\x1b[31mRED\\x1b[0m\\rFORGED"
+    assert cell("one\ntwo\tthree") == "one two three"
+    assert cell("x\x0b\x0c\x1c\x85\u2028\u202ey") == "x\\x0b\\x0c\\x1c\\x85\\u2028\\u202ey"
+    assert cell("a|b") == "a\\|b"
+    assert cell("café 👍 好的 \u200d") == "café 👍 好的 \u200d"  # printable text, a joiner too, as it is
+    assert cell(0.25) == "0.25"
+
+
+@given(st.lists(st.text(), min_size=1, max_size=4))
+def test_a_table_row_is_one_line_without_a_raw_control_character(cells):
+    lines = table([cells], [f"h{k}" for k in range(len(cells))]).split("\n")
+    assert len(lines) == 3 and not RAW.search(lines[2])
+    assert lines[2].count("|") - lines[2].count("\\|") == len(cells) + 1  # no cell adds a column
+
+
+def test_compare_prints_a_message_with_escape_codes_escaped(tmp_path, capsys):
+    """The hostile repro: ``compare``'s flips table carried ESC[31m, a bare CR, VT, FF and U+2028 raw."""
+    data = tmp_path / "esc"
+    assert main(["generate", "--sessions", "4", "--offline", "--out", str(data)]) == 0
+    path = data / "sessions.jsonl"
+    sessions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for s in sessions:
+        for t in s["turns"]:
+            t["text"] += " \x1b[31mRED\x1b[0m\rFORGED\x0b\x0c\u2028"
+    path.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    assert main(["baselines", str(data), "--split", "all", "--mode", "closed"]) == 0
+    capsys.readouterr()
+    runs = [str(data / "predictions" / f"closed-{p}.jsonl") for p in ("oracle", "stay")]
+    assert main(["compare", str(data), *runs, "--split", "all", "--bootstrap", "0", "--show", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "\\x1b[31mRED\\x1b[0m\\rFORGED\\x0b\\x0c\\u2028" in out
+    assert not RAW.search(out.replace("\n", ""))
