@@ -201,7 +201,9 @@ def _run(args: argparse.Namespace) -> int:
         print(error_line(one_line(str(exc))), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: finished work is kept; run the same command again to resume", file=sys.stderr)
+        # --fresh starts over: the same command again would too, and route the finished sessions again
+        again = "without --fresh" if getattr(args, "fresh", False) is True else "again"
+        print(f"interrupted: finished work is kept; run the same command {again} to resume", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

@@ -477,10 +477,12 @@ def test_a_router_raising_systemexit_or_generatorexit_stops_in_one_line_exit_2(d
     assert not out.exists() and not out.with_suffix(".run.json").exists()
 
 
-def test_a_router_interrupted_by_ctrl_c_keeps_the_resume_advice(data, routers, capsys):
+@pytest.mark.parametrize("fresh, again", [((), "again"), (("--fresh",), "without --fresh")])
+def test_a_router_interrupted_by_ctrl_c_keeps_the_resume_advice(data, routers, capsys, fresh, again):
+    """With ``--fresh`` the same command would start over again: the advice says to drop it."""
     assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg",
-               "raises=KeyboardInterrupt") == 130
-    assert capsys.readouterr().err == "interrupted: finished work is kept; run the same command again to resume\n"
+               "raises=KeyboardInterrupt", *fresh) == 130
+    assert capsys.readouterr().err == f"interrupted: finished work is kept; run the same command {again} to resume\n"
 
 
 def test_the_docs_keyword_router_routes_closed_mode_to_the_cards(tmp_path, monkeypatch, data):
