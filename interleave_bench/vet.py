@@ -13,7 +13,9 @@ Precision matters as much as recall: a vetting step that cries wolf on every dat
 off. So card numbers must pass the Luhn check and carry a card network's prefix, IBANs must pass
 the mod-97 check, phone numbers must have a phone number's shape (a ``+`` country code, or the
 grouping of a national number), and ids, dates, prices, times and version numbers are not
-matched. An allowlist (``vet-allow.txt``) accepts findings known to be fakes, each with a reason.
+matched. Digests (file hashes, fingerprints, a run's conversation digests, git commits) are not
+read at all (:func:`is_digest`). An allowlist (``vet-allow.txt``) accepts findings known to be
+fakes, each with a reason.
 """
 
 from __future__ import annotations
@@ -362,6 +364,35 @@ def scan_text(text: str) -> list[Match]:
         if hits:
             taken, _ = keep_free(taken, hits)
     return taken
+
+
+# --- digests -----------------------------------------------------------------------------------------
+
+#: a field that holds digests of content: a file's SHA-256 (``data_sha256``, ``sha256``), a data
+#: fingerprint (``fingerprint``, ``data_fingerprints``), a run record's ``conversation_digests``, a
+#: git commit (``git_commit``, ``data_commit``), a ``hash``; matched on the key's whole name, the
+#: last ``_``-separated word naming the digest
+DIGEST_FIELD = re.compile(r"(?:[a-z0-9]+_)*(?:sha256|digests?|fingerprints?|hash|commit)")
+#: a string a program computed from content: lower-case hex, an algorithm's name before it where
+#: one is written (``sha256:...``); a letter among the digits, so no number is taken for one
+_HEX_DIGEST = re.compile(r"(?:[a-z0-9]+:)?(?=[0-9]*[a-f])[0-9a-f]{7,128}")
+#: a digest that names itself, wherever it is written (a provenance's ``data``, a manifest's ``predictions``)
+_SHA256_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def names_digests(key: str) -> bool:
+    """True when an object's ``key`` names a field of digests (:data:`DIGEST_FIELD`): the hex
+    strings in it and below it are digests (:func:`is_digest`)."""
+    return DIGEST_FIELD.fullmatch(key) is not None
+
+
+def is_digest(text: str, in_digest_field: bool) -> bool:
+    """True when ``text`` is a digest, which vet does not read: no one wrote it, and the digits of a
+    hex digest ("b13473509355efd6") can take a phone number's or a card's shape. A digest is a
+    ``sha256:<64 hex>`` string anywhere, or a hex digest in a field named for digests
+    (``in_digest_field``: the field or one holding it :func:`names_digests`). Anything else
+    in such a field (a path, a sentence, a number without a letter) is vetted as usual."""
+    return _SHA256_DIGEST.fullmatch(text) is not None or (in_digest_field and _HEX_DIGEST.fullmatch(text) is not None)
 
 
 # --- masking -----------------------------------------------------------------------------------------

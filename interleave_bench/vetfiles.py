@@ -24,7 +24,8 @@ from .file_kinds import document_in
 from .heap import paused_gc
 from .io import iter_json_lines, read_text
 from .strictjson import parse_strict
-from .vet import DEFAULT_ALLOWLIST, KINDS, VETTED_SUFFIXES, AllowRule, make_record, mask, read_allowlist, scan_text
+from .vet import (DEFAULT_ALLOWLIST, KINDS, VETTED_SUFFIXES, AllowRule, is_digest, make_record, mask, names_digests,
+                  read_allowlist, scan_text)
 
 
 class Finding(NamedTuple):
@@ -105,30 +106,32 @@ def _key_path(prefix: str, key: str) -> str:
 
 def iter_strings(obj: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
     """``(JSON path, string)`` for every string in a parsed JSON value, in document order: every
-    string value, and every object key (its path ends in :data:`KEY_MARK`): a key is published as
-    surely as a value (an unknown field's name goes into the dataset's ``extra`` column).
+    string value but a digest (:func:`~.vet.is_digest`), and every object key (its path ends in
+    :data:`KEY_MARK`): a key is published as surely as a value (an unknown field's name goes into
+    the dataset's ``extra`` column).
 
     Paths read like the project's error fields: ``turns[3].text``, ``threads[0].facts[1].value``;
     a key that holds a finding is masked in every path. Iterative: no nesting depth can exhaust
     the stack.
     """
-    stack: list[tuple[str, Any]] = [(prefix, obj)]
+    stack: list[tuple[str, Any, bool]] = [(prefix, obj, False)]  # path, value, in a field of digests
     while stack:
-        where, value = stack.pop()
+        where, value, digests = stack.pop()
         if isinstance(value, str):
-            yield where or "(value)", value
+            if not is_digest(value, digests):
+                yield where or "(value)", value
         elif isinstance(value, dict):
             for k, v in reversed(list(value.items())):
                 path = _key_path(where, str(k))
-                stack.append((path, v))
-                stack.append((path + KEY_MARK, str(k)))  # popped first: the key, then its value
+                stack.append((path, v, digests or names_digests(str(k))))
+                stack.append((path + KEY_MARK, str(k), False))  # popped first: the key, then its value
         elif isinstance(value, list):
-            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+            stack.extend((f"{where}[{i}]", v, digests) for i, v in reversed(list(enumerate(value))))
 
 
 def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]]:
-    """``(line, JSON path, string)`` for every string of a JSON document (values and keys, as
-    :func:`iter_strings` reads them), with its line.
+    """``(line, JSON path, string)`` for every string of a JSON document (values but digests, and
+    keys, as :func:`iter_strings` reads them), with its line.
 
     A JSON document (a mid-reply case file, a manifest) spans many lines; naming the line of each
     string lets an editor jump to a finding. Raises :class:`InputError` for text that is not JSON.
@@ -141,12 +144,13 @@ def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]
     def skip(pos: int) -> int:
         return ws.match(text, pos).end()  # type: ignore[union-attr]
 
-    def value(pos: int, where: str, out: list[tuple[int, str, str]]) -> int:
+    def value(pos: int, where: str, out: list[tuple[int, str, str]], digests: bool = False) -> int:
         pos = skip(pos)
         ch = text[pos]
         if ch == '"':
             s, end = json.decoder.scanstring(text, pos + 1)
-            out.append((line_at(pos), where or "(value)", s))
+            if not is_digest(s, digests):
+                out.append((line_at(pos), where or "(value)", s))
             return end
         if ch == "{":
             pos = skip(pos + 1)
@@ -158,7 +162,7 @@ def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]
                 path = _key_path(where, key)
                 out.append((line_at(at), path + KEY_MARK, key))
                 pos = skip(pos) + 1  # the colon
-                pos = skip(value(pos, path, out))
+                pos = skip(value(pos, path, out, digests or names_digests(key)))
                 if text[pos] == "}":
                     return pos + 1
                 pos += 1  # the comma
@@ -168,7 +172,7 @@ def iter_document_strings(text: str, path: str) -> Iterator[tuple[int, str, str]
                 return pos + 1
             k = 0
             while True:
-                pos = skip(value(pos, f"{where}[{k}]", out))
+                pos = skip(value(pos, f"{where}[{k}]", out, digests))
                 k += 1
                 if text[pos] == "]":
                     return pos + 1

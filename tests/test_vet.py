@@ -266,6 +266,32 @@ def test_a_secret_or_an_address_used_as_a_field_name_is_found_and_masked_in_its_
     assert secret not in out + err and "alice.smith@gmail.com" not in out + err
 
 
+def test_digests_are_not_vetted_but_what_else_their_fields_hold_is(tmp_path, capsys):
+    """A run record's digests are hex a program computed: their digits can take a phone number's
+    shape ("b13473509355efd6"), and vetting them cried wolf on every run record of the SGD data."""
+    digest = "b13473509355efd6"
+    assert [m.kind for m in scan_text(digest)] == [PHONE]  # out of a digest's place, it is a finding
+    sha = "sha256:" + digest * 4
+    record = {
+        "format": "interleave-run-v1", "data_sha256": sha, "predictions_sha256": sha,
+        "provenance": {"git_commit": digest * 2 + "0" * 8, "data": sha, "predictions": sha},
+        "data_fingerprints": {"sgd": sha},
+        "conversation_digests": {"sgd-19_00052": digest, "sgd-1_00001": "+44 20 7946 0958", "13812345678": digest},
+        "note": digest,
+    }
+    doc = tmp_path / "d" / "closed-bm25.run.json"
+    doc.parent.mkdir()
+    doc.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    line = _write_jsonl(tmp_path / "d" / "runs.jsonl", [record])
+    code, out, err = u.cli(["vet", str(doc.parent)], capsys)
+    assert code == 1
+    found = sorted(x.split(": ", 1)[1] for x in out.splitlines() if x.startswith(str(tmp_path)))
+    # in each file: the text in a digests field, a key there, and the digest written where no digest goes
+    assert found == sorted(2 * ["conversation_digests.sgd-1_00001: phone: +4************58",
+                                "conversation_digests.1*********8 (key): phone: 1*********8", "note: phone: 1*********5"]), out
+    assert f"{line}:1: note: " in out and f"{doc}:" in out
+
+
 def test_allowlist_accepts_known_fakes_with_a_reason(tmp_path, capsys):
     s = _session("en-0000", "en")
     s["turns"][1]["text"] = "write to ops@acme-widgets.com or jane.doe@gmail.com"
