@@ -5,7 +5,8 @@ probe's question once per strategy (single, own, summary, facts, oracle); the fa
 what a shared-facts system delivers (the reference system, or any ``--system module:Class``).
 Probes and a seeded sample of turns with candidates are routed with and without facts offered.
 Rows go to ``facts/<model>[-<system>].jsonl`` beside the data, with a ``.score.json`` beside them;
-a rerun resumes (finished sessions are kept, model answers come from the cache).
+a rerun resumes (finished sessions are kept, model answers come from the cache). Exits 1 unless the
+run passed (no error rows, no missing answers, every gate), as ``score-facts`` does; 2 for bad input.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..llm.provider import run_model
 from ..progress import Timer, summary_line
 from ..schema import Session
 from ..facts.metrics import STRATEGIES
-from .score_facts import require_summary_outputs, score_and_write, summary_path
+from .score_facts import exit_code, require_summary_outputs, score_and_write, summary_path
 
 #: the folder beside the data that holds facts results
 RESULTS_DIR = "facts"
@@ -142,5 +143,4 @@ def _run_locked(args: argparse.Namespace, job: FactsRun, out: Path, data: Path, 
         print(f"warning: {n} session{'s' if n != 1 else ''} failed and {'are' if n != 1 else 'is'} recorded as "
               f"{'error rows' if n != 1 else 'an error row'} (first: {next(iter(job.failed.values()))}); run the same "
               "command again to finish them", file=sys.stderr)
-        return 1
-    return 0
+    return exit_code([doc])  # 1 when the run did not pass (its error rows, a gate), as score-facts says

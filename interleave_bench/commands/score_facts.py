@@ -134,6 +134,13 @@ def score_and_write(results: Path, data: Path | None = None, sessions: Sequence[
     return doc
 
 
+def exit_code(docs: Sequence[FactsSummary]) -> int:
+    """The exit code of a facts run or of scoring runs, so a CI gate can rely on it: 0 when every
+    run in ``docs`` passed (``passed``: no error rows, no duplicate or missing answers, every gate
+    passed), else 1. ``score-facts`` and ``facts`` both return it; bad input is exit 2 before it."""
+    return 0 if all(d.passed for d in docs) else 1
+
+
 def run(args: argparse.Namespace) -> int:
     timer = Timer()
     data = sessions_file(args.data) if args.data else None
@@ -153,4 +160,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {summary_path(Path(d.results['path']))}", file=sys.stderr)
     passed = sum(d.passed for d in docs)
     print(summary_line("score-facts", {"runs scored": len(docs), "passed": passed}, timer.seconds), file=sys.stderr)
-    return 0 if passed == len(docs) else 1
+    return exit_code(docs)
