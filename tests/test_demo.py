@@ -24,7 +24,9 @@ def test_demo_generates_routes_scores_and_prints_the_table(tmp_path):
     score = json.loads((data / "predictions" / "closed-bm25.all.score.json").read_text(encoding="utf-8"))
     assert score["counts"]["sessions"] == 10 and 0 < score["metrics"]["accuracy"] < 1
     assert score["provenance"]["data_sha256"].startswith("sha256:")
-    assert out.splitlines()[-1].startswith("done: demo: 10 sessions, ")
+    # the summary line on stderr, as score's and facts' are, so the table on stdout can be piped
+    assert first.stderr.splitlines()[-1].startswith("done: demo: 10 sessions, ")
+    assert "done: " not in out
     # the small offline v1 set, with its probe counts by category
     [v1] = [line for line in out.splitlines() if line.startswith("v1 facts: ")]
     assert "data/interleave-v1-demo/sessions.jsonl: 10 sessions" in v1

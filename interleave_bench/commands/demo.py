@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
           "`interleave-bench baselines data/irc-ubuntu --mode open` and `score` (with the field's 1-1, VI, ARI).")
     messages = docs[0]["counts"]["messages"] if docs else 0
     print(summary_line("demo", {"sessions": docs[0]["counts"]["sessions"] if docs else 0, "messages": messages,
-                                "runs scored": len(docs)}, timer.seconds))
+                                "runs scored": len(docs)}, timer.seconds), file=sys.stderr)
     return 0
 
 
