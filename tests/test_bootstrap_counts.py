@@ -65,6 +65,10 @@ class R:
     ({"seed": 2 ** 64}, "evaluate_router: seed must be within 64 bits, got 18446744073709551616"),
     ({"seed": "3"}, "evaluate_router: seed must be a whole number, got '3'"),
     ({"fresh": "yes"}, "evaluate_router: fresh must be True or False, got 'yes'"),
+    # the route's and the scorer's checks, in this function's keywords, never the command's --mode
+    ({"mode": "shut"}, "evaluate_router: mode must be one of closed, open, got 'shut'"),
+    ({"mode": None}, "evaluate_router: mode must be one of closed, open, got None"),
+    ({"split": "shut"}, "evaluate_router: split must be one of dev, test, all, got 'shut'"),
 ])
 def test_evaluate_router_checks_its_keywords_as_the_command_line_does(tmp_path, monkeypatch, kwargs, line):
     monkeypatch.chdir(tmp_path)
@@ -72,6 +76,19 @@ def test_evaluate_router_checks_its_keywords_as_the_command_line_does(tmp_path, 
         interleave_bench.evaluate_router(R(), "d0", **kwargs)
     assert str(refused.value) == line
     assert list(tmp_path.iterdir()) == []  # refused before anything was routed or written
+
+
+def test_the_command_line_and_run_route_still_name_the_options():
+    """One check of a mode and of a split, each caller naming the option as its user spells it."""
+    from interleave_bench.route.runner import RouteOptions
+    from interleave_bench.score.run import select_split
+
+    with pytest.raises(UsageError, match=r"^--mode must be one of closed, open, got 'shut'$"):
+        RouteOptions(mode="shut", policy="bm25").check()
+    with pytest.raises(UsageError, match=r"^--split must be one of dev, test, all, got 'shut'$"):
+        RouteOptions(mode="open", policy="bm25", split="shut").check()
+    with pytest.raises(UsageError, match=r"^--split must be one of dev, test, all, got 'shut'$"):
+        select_split([], "shut")
 
 
 def test_a_numpy_whole_number_is_a_whole_number():

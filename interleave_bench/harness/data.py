@@ -16,8 +16,9 @@ from typing import Optional
 from ..io import read_sessions, sessions_file
 from ..fingerprints import records_fingerprint
 from ..route.selection import check_mode_applies, select_sessions
-from ..errors import InputErrors, InterleaveError, UsageError, error_line
-from ..schema import SCORE_SPLITS, Session
+from ..errors import InputErrors, InterleaveError, error_line
+from ..schema import Session
+from ..score.defaults import check_split
 from .names import INSPECT_OPEN_MODE
 
 def problem_lines(exc: InterleaveError) -> list[str]:
@@ -58,8 +59,7 @@ def load(data: str | os.PathLike, split: str, mode: Optional[str] = None, *,
 
     Raises the project's :class:`~interleave_bench.errors.UsageError` / ``InputError`` on bad input.
     """
-    if split not in SCORE_SPLITS:
-        raise UsageError(f"split must be one of {', '.join(SCORE_SPLITS)}, got {split!r}")
+    check_split(split, "split")
     every = read_all(data)
     where = Path(str(data))
     sessions = select_sessions(where, split, every)

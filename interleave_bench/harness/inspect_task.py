@@ -32,14 +32,13 @@ from inspect_ai.model import (
 from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
-from ..errors import UsageError
 from ..llm.client import KIND_HEADER, ModelCallError, Reply, Usage
 from ..route.model import ModelRouter
 from ..route.prompt import prompt_fingerprint
 from ..route.runner import RouteOptions, route_session
-from ..schema import JUDGE_NONE, MODES, PredictionRow, Session
+from ..schema import JUDGE_NONE, PredictionRow, Session
 from ..score.bcubed import prf, sequential_sum
-from ..score.defaults import DEFAULT_SPLIT
+from ..score.defaults import DEFAULT_SPLIT, check_mode
 from ..score.routing import COL, POOLED, point_metrics, score_session
 from .data import load
 from .names import INSPECT_OPEN_MODE, POSITION_KEY, PREDICTIONS_KEY, SESSION_KEY, TASK
@@ -172,8 +171,7 @@ def _sample(session: Session, position: int) -> Sample:
 
 def routing_task(data: str, mode: str = "closed", split: str = DEFAULT_SPLIT) -> Task:
     """The task on ``data``'s ``split`` (any data argument of the project) in ``mode``."""
-    if mode not in MODES:
-        raise UsageError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    check_mode(mode, "mode")
     got = load(data, split, mode, open_option=INSPECT_OPEN_MODE)
     dataset = MemoryDataset([_sample(s, k) for k, s in enumerate(got.sessions)], name=f"interleavebench-{split}")
     meta: dict[str, Any] = {"data": got.source, "split": split, "mode": mode, "policy": POLICY,

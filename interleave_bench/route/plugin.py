@@ -464,12 +464,15 @@ def evaluate_router(
     from ..hub.source import local_data
     from ..llm.prices import prices_from
     from ..options import check_flag
-    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, check_bootstrap, check_seed
+    from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, check_bootstrap, check_mode, check_seed, check_split
     from ..score.run import score_files
     from .resume import START_OVER_FROM_PYTHON
     from .runner import RouteOptions, run_route
 
-    # the checks the command line makes of --fresh, --bootstrap and --seed, before any routing
+    # the checks the command line makes of --mode, --split, --fresh, --bootstrap and --seed, before
+    # any routing, each naming this function's keyword
+    check_mode(mode, "evaluate_router: mode")
+    check_split(split, "evaluate_router: split")
     check_flag(fresh, "evaluate_router: fresh")
     check_bootstrap(DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap, "evaluate_router: bootstrap")
     check_seed(DEFAULT_SEED if seed is None else seed, "evaluate_router: seed")

@@ -31,7 +31,8 @@ from ..fingerprints import read_unchanged, sha256_file
 from ..progress import Timer, progress
 from ..provenance import provenance
 from ..documents import LOCAL_WEIGHTS, ROUTER_CODE, ROUTER_STATE, RunCounts, RunRecord, RunUsage, run_record_path
-from ..schema import CLARIFY, ERROR, MODES, SCORE_SPLITS, PredictionRow, Session
+from ..schema import CLARIFY, ERROR, SCORE_SPLITS, PredictionRow, Session
+from ..score.defaults import check_mode, check_split
 from .base import (
     BurstFailure,
     Decision,
@@ -89,16 +90,14 @@ class RouteOptions:
 
     def check(self) -> None:
         """Raise :class:`UsageError` for an impossible combination."""
-        if self.mode not in MODES:
-            raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        check_mode(self.mode)
         if self.router is None and self.policy not in POLICIES:
             raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
         if self.merge not in MERGES:
             raise UsageError(f"--merge must be one of {', '.join(MERGES)}, got {self.merge!r}")
         if self.decide not in DECIDES:
             raise UsageError(f"--decide must be one of {', '.join(DECIDES)}, got {self.decide!r}")
-        if self.split not in SPLITS:
-            raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+        check_split(self.split)
         for name, p in (("--same", self.same), ("--cross", self.cross)):
             if not 0.0 <= p <= 1.0:
                 raise UsageError(f"{name} must be a probability between 0 and 1, got {p:g}")

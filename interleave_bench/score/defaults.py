@@ -5,6 +5,7 @@ from typing import Any, Optional
 
 from ..errors import UsageError
 from ..options import check_whole_number, whole_number
+from ..schema import MODES
 from ..schema import SCORE_SPLITS as SPLITS
 
 #: tune on dev, report test once: scoring defaults to the split people iterate on
@@ -53,6 +54,26 @@ def check_seed(n: Any, name: str = "--seed") -> int:
     return check_whole_number(n, name, MIN_SEED)
 
 
+def check_split(split: Any, name: str = "--split") -> str:
+    """``split`` when it is one of :data:`SPLITS` (``dev``, ``test``, ``all``); raises
+    :class:`~interleave_bench.errors.UsageError` naming ``name`` otherwise. The one check of every
+    split scored or routed: the commands' ``--split``, the scorer's, ``evaluate_router``'s."""
+    return _one_of(split, SPLITS, name)
+
+
+def check_mode(mode: Any, name: str = "--mode") -> str:
+    """``mode`` when it is one of :data:`~interleave_bench.schema.MODES` (``closed``, ``open``);
+    raises :class:`~interleave_bench.errors.UsageError` naming ``name`` otherwise (``--mode``,
+    ``evaluate_router: mode``)."""
+    return _one_of(mode, MODES, name)
+
+
+def _one_of(value: Any, choices: tuple[str, ...], name: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 #: ``--bootstrap N`` read by the command line (its one-line error, exit 2, for a bad value)
 bootstrap_option = whole_number(problem=bootstrap_problem)
 
@@ -62,4 +83,5 @@ seed_option = whole_number(MIN_SEED)
 
 
 __all__ = ["DEFAULT_BOOTSTRAP", "DEFAULT_SEED", "DEFAULT_SPLIT", "MAX_BOOTSTRAP", "MIN_BOOTSTRAP", "MIN_SEED", "SPLITS",
-           "bootstrap_option", "bootstrap_problem", "check_bootstrap", "check_seed", "seed_option"]
+           "bootstrap_option", "bootstrap_problem", "check_bootstrap", "check_mode", "check_seed", "check_split",
+           "seed_option"]

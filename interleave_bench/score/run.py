@@ -34,7 +34,7 @@ from .datafile import data_fingerprint
 from .in_sample import FitSample, in_sample_of
 from .paths import (PREDICTION_SUFFIXES, prediction_files, require_recorded_mode, score_path,  # noqa: F401 - read from here too
                     system_name)
-from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, check_bootstrap, check_seed
+from .defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, check_bootstrap, check_seed, check_split
 from .stats import bootstrap_sums, percentile_interval, wilson
 from .table import RATE, family, metric, rounded, rounded_interval, with_interval
 
@@ -64,8 +64,7 @@ class RunScore:
 
 def select_split(sessions: Iterable[Session], split: str) -> list[Session]:
     """The sessions of ``split`` (``all`` keeps every one), in file order."""
-    if split not in SPLITS:
-        raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
+    check_split(split)
     return [s for s in sessions if split == "all" or s.split == split]
 
 
@@ -526,8 +525,7 @@ def score_files(
         raise UsageError(f"--jobs must be 1 or more, got {jobs}")
     check_bootstrap(bootstrap)  # before the long read, not after it
     check_seed(seed)
-    if split not in SPLITS:
-        raise UsageError(f"--split must be one of {', '.join(SPLITS)}, got {split!r}")
+    check_split(split)
     data_path = sessions_file(data)
     pred_paths = prediction_files(predictions)
     for path in [data_path, *pred_paths]:  # fail before the long read, not after it
