@@ -59,8 +59,11 @@ _SECRET_SHAPES = (
     (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
 )
 #: a URL query parameter (``?api_key_2=...``, ``&token=...``), as text holds it: its value is a
-#: secret when its name is a secret's (:func:`is_secret_name`); group 1 is what stays
+#: secret when its name is a secret's (:func:`is_secret_name`); group 1 is what stays, and so does
+#: what ends group 3 that ends a sentence's part (:func:`_query_value`)
 _QUERY_PARAM = _re.compile(r"([?&]([^\s=&#\"'<>?]+)=)([^\s&#\"'<>]+)")
+#: what may follow a URL in a sentence, not part of it when it ends the URL: ``...?token=T: it failed``
+_AFTER_A_URL = ":,;.!?)"
 URL_SCHEME_CHARS = 32  #: the longest URL scheme looked for: unbounded, a search was quadratic on "a.a.a...."
 _URL = _re.compile(r"(?i)[a-z][a-z0-9+.-]{0,%d}://[^\s\"'<>]+" % (URL_SCHEME_CHARS - 1))
 #: a URL's user name and password (``http://user:pass@host``), what :func:`~.urls.shown_url` hides: taken
@@ -248,6 +251,21 @@ def add_url_secrets(url: str) -> None:
             add_secret(unquote_plus(value))
 
 
+def _query_value(matched: str) -> "tuple[str, str]":
+    """A query parameter's value as :data:`_QUERY_PARAM` matched it, split into the value and the
+    punctuation that ends it (:data:`_AFTER_A_URL`: the ``:`` of ``URL: why``), which is the
+    sentence's; a value of nothing but such punctuation is kept whole."""
+    value = matched.rstrip(_AFTER_A_URL)
+    return (value, matched[len(value):]) if value else (matched, "")
+
+
+def _redacted_query_param(m: "_re.Match[str]") -> str:
+    """:data:`_QUERY_PARAM`'s match with its value :data:`REDACTED` when its name is a secret's."""
+    if not is_secret_name(m.group(2)):
+        return m.group(0)
+    return m.group(1) + REDACTED + _query_value(m.group(3))[1]
+
+
 def redact_secrets(text: str, env: "dict[str, str] | None" = None) -> str:
     """``text`` with every secret value of the environment replaced by :data:`REDACTED`; other text
     is unchanged (so data written through it stays the same bytes unless it held a key)."""
@@ -266,7 +284,7 @@ def redact(text: str, env: "dict[str, str] | None" = None) -> str:
     text = redact_secrets(str(text), env)
     for pattern, repl in _SECRET_SHAPES:
         text = pattern.sub(repl, text)
-    text = _QUERY_PARAM.sub(lambda m: m.group(1) + REDACTED if is_secret_name(m.group(2)) else m.group(0), text)
+    text = _QUERY_PARAM.sub(_redacted_query_param, text)
     text = _URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
     for pattern in api_key_patterns(text):
         text = pattern.sub(REDACTED, text)

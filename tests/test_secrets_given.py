@@ -259,3 +259,16 @@ def test_a_key_the_models_name_holds_is_refused_before_it_renames_the_model(tmp_
                           env={**os.environ, **env, "INTERLEAVE_NO_PROGRESS": "1"}, timeout=300)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("error: OPENAI_API_KEY is part of the model's name") and not out.exists()
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("--router http://h/route?token=abcdef123456: GET failed", f"--router http://h/route?token={REDACTED}: GET failed"),
+    ("see (http://h/r?api_key=abcdef123456).", f"see (http://h/r?api_key={REDACTED})."),
+    ("at http://h/r?sig=abc:def, then", f"at http://h/r?sig={REDACTED}, then"),  # a ":" inside the value is its own
+    ("http://h/r?depth=3: fine", "http://h/r?depth=3: fine"),
+])
+def test_a_redacted_query_parameter_leaves_the_sentence_its_punctuation(monkeypatch, text, shown):
+    from interleave_bench import redaction
+
+    monkeypatch.setattr(redaction, "_GIVEN", set())
+    assert redact(text) == shown
