@@ -169,12 +169,38 @@ def _written_forms(value: str) -> "frozenset[str]":
 
 def add_secret(value: str) -> None:
     """Take ``value`` for a secret from now on in this process, as the environment's secrets are:
-    a key given on the command line (``--router-arg api_key=...``, a URL's ``?token=...``) is then
-    redacted from every file, row and message as one from the environment is, when it
-    :func:`looks_like_key`."""
+    a value found by its shape on the command line (a provider's key or a bearer token inside a
+    ``--router-arg``, a URL's user name) is then redacted from every file, row and message as one
+    from the environment is, when it :func:`looks_like_key`. A value given where only a secret
+    goes is :func:`add_named_secret`'s."""
     value = value.strip()
     if looks_like_key(value):
         _GIVEN.update(_written_forms(value))
+
+
+def add_named_secret(value: str) -> bool:
+    """Take ``value``, given on the command line where only a secret goes, for a secret from now on
+    whatever its shape, as a key in use is (:func:`is_key_in_use`): the value of a ``--router-arg``
+    with a secret's name (:func:`is_secret_name`), of a URL's query parameter with one
+    (``?token=...``), a URL's password. Its name says it is a secret, so ``correcthorse`` or
+    ``12345678`` is one, where :func:`add_secret` would take only what :func:`looks_like_key`.
+    False, nothing taken, for a value of 1 to :data:`SECRET_MIN_CHARS` - 1 characters, which the
+    caller refuses (:func:`short_secret_refusal`): looked for in every text, it would take the same
+    letters out of all of them, and not looked for, it would be written as given. An empty value
+    holds no secret."""
+    value = value.strip()
+    if value and not is_key_in_use(value):
+        return False
+    if value:
+        _GIVEN.update(_written_forms(value))
+    return True
+
+
+def short_secret_refusal(what: str) -> str:
+    """Why ``what`` (``--router-arg api_key``, ``--router URL: its password``), a value
+    :func:`add_named_secret` did not take, is refused: one line, the value itself not shown."""
+    return (f"{what} is a secret of under {SECRET_MIN_CHARS} characters, too short to keep out of what is "
+            "written (it would take the same letters out of every text): give a longer one")
 
 
 def is_key_in_use(value: str) -> bool:
@@ -200,21 +226,25 @@ def _is_secret_variable(name: str, value: str) -> bool:
     return is_secret_name(name) and name not in NOT_SECRET_VARIABLES and looks_like_key(value)
 
 
-def add_shaped_secrets(text: str) -> None:
+def add_shaped_secrets(text: str) -> Optional[str]:
     """:func:`add_secret` every secret ``text`` holds by its shape, whatever it is called: a
     provider's key (:data:`API_KEY_PATTERNS`, or one pasted whole), a bearer token, an
-    ``Authorization`` header's value, a URL's password and ``?token=``-like parameters
-    (:func:`add_url_secrets`). The rest of ``text`` (a number, a path, a word) is no secret."""
+    ``Authorization`` header's value; and :func:`add_named_secret` those it holds by their place: a
+    ``?token=``-like parameter's value, a URL's password (:func:`add_url_secrets`). The rest of
+    ``text`` (a number, a path, a word) is no secret. Returns what holds a secret too short to keep
+    out (``its parameter 'token'``), else None."""
     shapes = [p for p, _ in _SECRET_SHAPES] + api_key_patterns(text)
     for m in (m for p in shapes for m in p.finditer(text)):
         shown = m.group(0)[m.end(1) - m.start():] if m.re.groups else m.group(0)
         if shown.split():
             add_secret(shown.split()[-1])  # past a scheme word ("Bearer ")
+    short = None
     for m in _QUERY_PARAM.finditer(text):
-        if is_secret_name(m.group(2)):
-            add_secret(m.group(3))
+        if is_secret_name(m.group(2)) and not add_named_secret(_query_value(m.group(3))[0]):
+            short = short or f"its parameter {m.group(2)!r}"
     for url in _URL.findall(text):
-        add_url_secrets(url)
+        short = add_url_secrets(url) or short
+    return short
 
 
 def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
@@ -227,10 +257,12 @@ def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
     return sorted(found | _GIVEN, key=len, reverse=True)
 
 
-def add_url_secrets(url: str) -> None:
-    """:func:`add_secret` every secret a URL carries: its user name and password, and the values of its query
-    parameters with a secret's name (``?token=...``, ``&api_key=...``, ``&sig=...``), each both as
-    written (``%2F``, ``+``) and decoded."""
+def add_url_secrets(url: str) -> Optional[str]:
+    """Take every secret a URL carries for one from now on: its password and the values of its query
+    parameters with a secret's name (``?token=...``, ``&api_key=...``, ``&sig=...``) whatever their
+    shape (:func:`add_named_secret`), its user name when it :func:`looks_like_key` (a token may
+    stand there), each both as written (``%2F``, ``+``) and decoded. Returns what holds a secret too
+    short to keep out (``its password``, ``its parameter 'token'``), which the caller refuses, else None."""
     from urllib.parse import unquote, unquote_plus, urlsplit
 
     try:
@@ -239,16 +271,19 @@ def add_url_secrets(url: str) -> None:
         start, at = url.find("://") + 3, url.rfind("@")
         if at > start:
             add_secret(url[start:at])
-        return
-    for credential in (parts.username, parts.password):  # a token may stand where a user name does
-        if credential:
-            add_secret(credential)
-            add_secret(unquote(credential))
+        return None
+    short = []
+    if parts.username:
+        add_secret(parts.username)
+        add_secret(unquote(parts.username))
+    if parts.password and not all([add_named_secret(parts.password), add_named_secret(unquote(parts.password))]):
+        short.append("its password")
     for pair in parts.query.split("&"):
         name, _, value = pair.partition("=")
-        if is_secret_name(unquote_plus(name)):
-            add_secret(value)
-            add_secret(unquote_plus(value))
+        if is_secret_name(unquote_plus(name)) and not all([add_named_secret(value),
+                                                            add_named_secret(unquote_plus(value))]):
+            short.append(f"its parameter {unquote_plus(name)!r}")
+    return short[0] if short else None
 
 
 def _query_value(matched: str) -> "tuple[str, str]":

@@ -261,6 +261,72 @@ def test_a_key_the_models_name_holds_is_refused_before_it_renames_the_model(tmp_
     assert proc.stderr.startswith("error: OPENAI_API_KEY is part of the model's name") and not out.exists()
 
 
+def test_a_router_arg_named_like_a_key_is_a_secret_whatever_it_looks_like(tmp_path):
+    """``api_key=correcthorse``: a word, no digit, no key's shape; its name says it is a key, so it
+    reaches no file (the record, the rows holding the router's error naming it) and nothing
+    printed, and the same command resumes."""
+    (tmp_path / "keyrouter.py").write_text(KEY_ROUTER, encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    word = "correcthorse"
+    argv = ["route", data, "--mode", "open", "--router", "keyrouter:KeyRouter", "--router-arg", f"api_key={word}",
+            "--out", tmp_path / "w.jsonl"]
+    first = _run(argv, tmp_path)
+    assert "Traceback" not in first.stderr
+    assert f"api_key={REDACTED}" in (tmp_path / "w.run.json").read_text(encoding="utf-8")
+    assert f"auth failed with key {REDACTED}" in (tmp_path / "w.jsonl").read_text(encoding="utf-8")
+    again = _run(argv, tmp_path)
+    assert again.returncode == first.returncode == 0, again.stderr
+    assert "other run" not in again.stderr and "options" not in again.stderr, again.stderr  # resumed, not refused
+    assert _files_holding(tmp_path, word) == [] and word not in first.stdout + first.stderr + again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("pair, secrets", [
+    ("api_key=correcthorse", ["correcthorse"]),
+    ("db_password=12345678", ["12345678"]),  # a number to JSON, the router gets 12345678
+    ("token=two words here", ["two words here"]),
+    ('secret="quoted-word"', ['"quoted-word"', "quoted-word"]),  # as written, and as the router gets it
+    ('keys=["first-secret", {"spare": 87654321}]', ["first-secret", "87654321"]),
+])
+def test_what_a_secret_named_router_arg_takes_out(monkeypatch, pair, secrets):
+    from interleave_bench import redaction
+    from interleave_bench.route.plugin import parse_router_args
+
+    monkeypatch.setattr(redaction, "_GIVEN", set())
+    parse_router_args([pair, "depth=12345678"])
+    for secret in secrets:
+        assert redaction.redact_secrets(f"[{secret}] depth") == f"[{REDACTED}] depth", secret
+
+
+@pytest.mark.parametrize("pair", ["use_auth=true", "token=null", "api_key=", "keys=[]", "sort_key=a", "depth=2"])
+def test_a_router_arg_holding_no_secret_takes_nothing_out(monkeypatch, pair):
+    """A flag, null, an empty value, or a name that is no secret's: nothing to keep out, nothing refused."""
+    from interleave_bench import redaction
+    from interleave_bench.route.plugin import parse_router_args
+
+    monkeypatch.setattr(redaction, "_GIVEN", set())
+    parse_router_args([pair])
+    assert redaction._GIVEN == set()
+
+
+@pytest.mark.parametrize("pair, named", [
+    ("api_key=a", "api_key"), ("password=1234567", "password"), ('token="abc"', "token"), ("auth=basic", "auth"),
+    ('keys=["long-enough-secret", "x"]', "keys"), ("secret_pin=0", "secret_pin"), ("endpoint=http://h/r?token=abc", "endpoint"),
+    ("url=http://me:pw@h/r", "url"),
+])
+def test_a_secret_too_short_to_keep_out_is_refused_in_one_line(tmp_path, pair, named):
+    """Looked for in every text, ``a`` would take every "a" out of them; not looked for, it would be
+    written as given: refused, one line naming the argument and not its value, exit 2, nothing written."""
+    (tmp_path / "anyargs.py").write_text(ANY_ARGS_ROUTER, encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    done = _run(["route", data, "--mode", "open", "--router", "anyargs:AnyArgs", "--router-arg", pair,
+                 "--out", tmp_path / "r.jsonl"], tmp_path)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"error: --router-arg {named}: ") and "under 8 characters" in done.stderr
+    value = pair.partition("=")[2].strip('"')
+    assert value not in done.stderr.partition(f"--router-arg {named}")[2] or len(value) < 2
+    assert not (tmp_path / "r.jsonl").exists()
+
+
 @pytest.mark.parametrize("text, shown", [
     ("--router http://h/route?token=abcdef123456: GET failed", f"--router http://h/route?token={REDACTED}: GET failed"),
     ("see (http://h/r?api_key=abcdef123456).", f"see (http://h/r?api_key={REDACTED})."),

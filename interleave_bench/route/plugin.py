@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from ..errors import InputError, InterleaveError, UsageError, exc_said
-from ..redaction import add_secret, add_shaped_secrets, add_url_secrets, is_secret_name, redact
+from ..redaction import (add_named_secret, add_shaped_secrets, add_url_secrets, is_secret_name, redact,
+                         short_secret_refusal)
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from ..urls import require_base_url
@@ -248,10 +249,13 @@ class PluginRouter:
 
 def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
     """``["k=v", ...]`` as keyword arguments; a value is read as JSON when it is JSON (``3``,
-    ``true``, ``["a"]``), else kept as text; the value of an argument with a secret's name
+    ``true``, ``["a"]``), else kept as text. The value of an argument with a secret's name
     (``api_key``, ``token``: :func:`~interleave_bench.redaction.is_secret_name`) is a secret from then
-    on, and so is a key inside any value, whatever its name (``openai_key=sk-...``:
-    :func:`~interleave_bench.redaction.add_shaped_secrets`). Raises :class:`UsageError` for a pair without ``=``."""
+    on whatever its shape (:func:`~interleave_bench.redaction.add_named_secret`), as written and as
+    the router gets it (the texts a JSON value holds), unless JSON reads it as ``true``, ``false``
+    or ``null``; so is a key inside any value, whatever its name (``openai_key=sk-...``:
+    :func:`~interleave_bench.redaction.add_shaped_secrets`). Raises :class:`UsageError` for a pair
+    without ``=``, and for a secret too short to keep out of what is written, naming it alone."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -261,12 +265,29 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
             out[key] = json.loads(value)
         except ValueError:
             out[key] = value
-        add_shaped_secrets(value)  # a provider's key, a bearer token, a URL's password: whatever the name
-        if is_secret_name(key):  # a key given here is kept out of every file and message: as written,
-            add_secret(value)  # and as the router gets it (a quoted "..." without its quotes)
-            if isinstance(out[key], str):
-                add_secret(out[key])
+        short = add_shaped_secrets(value)  # a provider's key, a bearer token, a URL's password: whatever the name
+        if short:
+            raise UsageError(f"--router-arg {key}: a URL in its value: {short_secret_refusal(short)}")
+        secrets = _texts_in(out[key]) if is_secret_name(key) else []
+        if secrets and not isinstance(out[key], (list, dict)):
+            secrets.append(value)  # as written too: a quoted "...", a number as typed
+        # kept out of every file and message: as written, and as the router gets it
+        if not all([add_named_secret(text) for text in secrets]):
+            raise UsageError(f"--router-arg {key}: {short_secret_refusal('its value')}, or (no secret) a name "
+                             "that does not say it is one")
     return out
+
+
+def _texts_in(value: Any) -> list[str]:
+    """The texts and numbers a JSON value holds, as text (``"key"``, ``["a", {"b": 12}]``: a, 12): what
+    a router given it may show; none in ``true``, ``false``, ``null``, ``[]`` or ``{}``."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [json.dumps(value)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [t for v in value for t in _texts_in(v)] if isinstance(value, list) else []
 
 
 def import_class(spec: str, option: str) -> type:
@@ -319,7 +340,9 @@ def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
     it cannot be made."""
     if is_url(spec):
         require_base_url("--router", spec)  # one line, its user-info hidden, for a URL no client can use
-        add_url_secrets(spec)
+        short = add_url_secrets(spec)  # its password and ?token=: secrets, whatever their shape
+        if short:
+            raise UsageError(f"--router {spec}: {short_secret_refusal(short)}")
         if router_args:
             raise UsageError("--router-arg applies to a module:Class router; an HTTP router is configured on its server")
         from .http_router import HttpRouter
