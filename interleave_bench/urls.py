@@ -57,3 +57,22 @@ def shown_url(url: str) -> str:
     start = url.find("://") + 3 if "://" in url else 0
     at = url.rfind("@")
     return url if at < start else url[:start] + REDACTED + url[at:]
+
+
+def credentials_apart(url: str) -> "tuple[str, str | None]":
+    """``url`` without its user name and password (``http://user:pass@host/x``: ``http://host/x``),
+    for an HTTP client that takes none from a URL (``urllib``), and the ``Authorization`` header
+    value that sends them instead: HTTP Basic (RFC 7617), ``user:password`` percent-decoded, in
+    UTF-8 and base64; None for a URL without them. A URL :func:`require_base_url` accepted."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    start = url.index("//") + 2  # the netloc follows the scheme's "//" as written
+    bare = url[:start] + parts.netloc.rpartition("@")[2] + url[start + len(parts.netloc):]
+    if not parts.username and not parts.password:  # "http://@host": an empty user-info
+        return bare, None
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    return bare, "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")

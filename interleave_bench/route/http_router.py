@@ -1,7 +1,9 @@
 """A router behind an HTTP endpoint, in any language (docs/own_router.md#the-http-protocol).
 
 ``GET URL`` answers ``{"policy": NAME}`` once, before the run; then each routing step is
-``POST URL`` with the view as JSON, answered by one decision object. Anything else (a refused
+``POST URL`` with the view as JSON, answered by one decision object. A user name and password in
+the URL (``http://user:pass@host/route``) go with every request as HTTP Basic authentication, not
+in the address asked for. Anything else (a refused
 connection, a status other than 200, a body that is not JSON) is that step's failure, which
 :class:`~.plugin.PluginRouter` turns into an ``ERROR`` row. Each request waits in a thread of its
 own, so the sessions ``--concurrency`` routes side by side wait on the server together.
@@ -17,6 +19,8 @@ import urllib.request
 from typing import Any, Callable, Optional
 
 from ..errors import UsageError, clip
+from ..redaction import add_key_in_use
+from ..urls import credentials_apart
 from .base import RouterView
 from .plugin import RouterFailure, decision_from_json, view_json
 
@@ -28,7 +32,9 @@ class HttpRouter:
     """Asks the server at ``url`` for its policy name, then for each decision."""
 
     def __init__(self, url: str, *, timeout: float):
-        self.url = url
+        self.url, self.authorization = credentials_apart(url)  # urllib takes no credentials from a URL
+        if self.authorization:  # sent with every request: a secret, as the password it holds
+            add_key_in_use(self.authorization.split()[-1])
         self.timeout = timeout
         # no proxy from the environment: the router is the user's own server, often on loopback
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -45,6 +51,8 @@ class HttpRouter:
         """``(status, text)`` of a GET (``body`` None) or a JSON POST; raises ``OSError`` when no answer came."""
         request = urllib.request.Request(self.url, data=body, method="GET" if body is None else "POST",
                                          headers={"Content-Type": "application/json"} if body is not None else {})
+        if self.authorization:  # not sent on to where a redirect leads: another host is not the user's server
+            request.add_unredirected_header("Authorization", self.authorization)
         try:
             with self.opener.open(request, timeout=self.timeout) as answer:
                 return answer.status, answer.read().decode("utf-8", errors="replace")
