@@ -338,3 +338,26 @@ def test_a_redacted_query_parameter_leaves_the_sentence_its_punctuation(monkeypa
 
     monkeypatch.setattr(redaction, "_GIVEN", set())
     assert redact(text) == shown
+
+
+def test_a_routers_state_hashes_no_secret_it_holds(monkeypatch):
+    """``router_state`` (kept in the run record) was the SHA-256 of a router's public settings, a
+    weak ``api_key`` among them, which a guess against the hash recovers. A secret-named setting is
+    hashed as a mark, and a key the environment holds is redacted wherever a setting has it."""
+    import hashlib
+    import json
+
+    from interleave_bench.route.plugin import router_state
+
+    class R:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    weak = router_state(R(api_key="correcthorse", min_score=1))
+    plain = json.dumps({"api_key": "correcthorse", "min_score": 1}, sort_keys=True, separators=(",", ":"))
+    assert weak != "sha256:" + hashlib.sha256(plain.encode("utf-8")).hexdigest()
+    assert weak == router_state(R(api_key="another-pass", min_score=1))  # the key is no setting
+    assert weak != router_state(R(api_key="correcthorse", min_score=2))  # the settings still are
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-0123456789abcdef")
+    held = router_state(R(client={"headers": ["Bearer sk-test-SECRET-0123456789abcdef"]}))
+    assert held == router_state(R(client={"headers": ["Bearer sk-test-SECRET-99999999999999"]}))

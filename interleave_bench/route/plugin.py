@@ -405,9 +405,15 @@ def _plain(value: Any, depth: int = 0) -> tuple[bool, Any]:
     return False, None
 
 
+#: what :func:`router_state` hashes for a setting whose name says it holds a secret
+SECRET_SETTING = "[secret]"
+
+
 def router_state(router: Any) -> Optional[str]:
     """The SHA-256 (``sha256:<hex>``) of a router object's settings: its public attributes (no
     leading ``_``) that hold plain data, as canonical JSON, taken before the run routes anything;
+    a secret-named one (:func:`~interleave_bench.redaction.is_secret_name`) as :data:`SECRET_SETTING`
+    and any secret the text holds redacted (a secret's hash is guessed back when the secret is weak);
     None when it has none, or for a router served over HTTP. Kept in the run record, so that a
     router handed in from Python, whose constructor arguments no ``--router-arg`` records, is
     another run with other settings (``min_score=1`` then ``2``), not a resume of the first."""
@@ -424,10 +430,11 @@ def router_state(router: Any) -> Optional[str]:
     for name in sorted(attrs):
         ok, value = _plain(attrs[name]) if not name.startswith("_") else (False, None)
         if ok:
-            state[name] = value
+            # a secret is never hashed: a hash of a weak one (``api_key="hunter2"``) is guessed back
+            state[name] = SECRET_SETTING if is_secret_name(name) else value
     if not state:
         return None
-    text = json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = redact(json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
