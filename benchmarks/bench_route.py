@@ -1,8 +1,8 @@
 """How fast routing runs, and what the model router's concurrency and hybrid's rules buy.
 
     python benchmarks/bench_route.py [--sessions 200] [--turns 40] [--model-sessions 20] [--delay 0.02]
-    python benchmarks/bench_route.py --corpus sgd|irc|offline [--data DIR] [--repeat 5] [--against TREE]
-    python benchmarks/bench_route.py --corpus sgd|irc|offline [--data DIR] --instructions [--against TREE]
+    python benchmarks/bench_route.py --corpus sgd|irc|offline|model-style [--data DIR] [--repeat 5] [--against TREE]
+    python benchmarks/bench_route.py --corpus sgd|irc|offline|model-style [--data DIR] --instructions [--against TREE]
 
 Writes synthetic sessions (3 or 4 threads with distinctive words, vague follow-ups and
 acknowledgements, one-offs) to a temporary folder, then:
@@ -18,8 +18,10 @@ acknowledgements, one-offs) to a temporary folder, then:
 
 With ``--corpus`` it times the ``local`` router instead on the dev sessions of realistic data: the
 SGD dev split (``--data``: the corpus folder, imported here, or a data folder of ``import sgd``),
-the IRC disentanglement dev logs (``--data`` likewise; open mode only) or offline sessions
-(generated here: :data:`OFFLINE_SESSIONS` of seed :data:`OFFLINE_SEED`). Each measurement is a
+the IRC disentanglement dev logs (``--data`` likewise; open mode only), offline sessions
+(generated here: :data:`OFFLINE_SESSIONS` of seed :data:`OFFLINE_SEED`) or the sessions written
+by hand in a model writer's manner (:data:`MODEL_STYLE`, longer and less regular messages than the
+offline writer's; ``benchmarks/model_style.py``). Each measurement is a
 fresh process (the router's caches start cold, as in a run) that routes every dev session through
 the runner's per-session loop (``route_session``: reading the data and writing the file are not
 timed) and takes the CPU time (``time.process_time``). ``--repeat N`` measurements per mode, best
@@ -82,7 +84,10 @@ LOCAL_TARGET = 5000
 #: hybrid's local fast path threshold compared here
 HYBRID_THRESHOLD = 0.9
 #: the realistic corpora ``--corpus`` reads, and the modes each is routed in (IRC: real chat logs, open only)
-CORPUS_MODES = {"sgd": ("closed", "open"), "irc": ("open",), "offline": ("closed", "open")}
+CORPUS_MODES = {"sgd": ("closed", "open"), "irc": ("open",), "offline": ("closed", "open"),
+                "model-style": ("closed", "open")}
+#: the sessions ``--corpus model-style`` reads by default
+MODEL_STYLE = ROOT / "benchmarks" / "data" / "model-style"
 #: offline sessions generated for ``--corpus offline`` (four in five are dev), and their seed: not
 #: the fit's (1) nor the demo's (0)
 OFFLINE_SESSIONS, OFFLINE_SEED = 100, 3
@@ -142,6 +147,8 @@ def corpus_sessions(corpus: str, data: str | None, tmp: Path) -> Path:
         from interleave_bench.generate.runner import generate_offline
 
         source = Path(generate_offline(OFFLINE_SESSIONS, tmp / "offline", seed=OFFLINE_SEED))
+    elif corpus == "model-style":
+        source = sessions_file(data or MODEL_STYLE)
     else:
         if data is None:
             fail(f"--corpus {corpus} needs --data (the corpus folder or an imported data folder)")
@@ -295,7 +302,8 @@ def main() -> None:
     ap.add_argument("--model-sessions", type=int, default=20)
     ap.add_argument("--delay", type=float, default=0.02, help="seconds the fake model takes per answer")
     ap.add_argument("--corpus", choices=sorted(CORPUS_MODES), help="time `local` on this corpus's dev sessions instead")
-    ap.add_argument("--data", help="--corpus sgd|irc: the corpus folder or a data folder imported from it")
+    ap.add_argument("--data", help="--corpus sgd|irc: the corpus folder or a data folder imported from it; "
+                                   "--corpus model-style: another data folder or sessions file")
     ap.add_argument("--repeat", type=int, default=5, help="--corpus: measurements per mode (best of them)")
     ap.add_argument("--against", metavar="TREE", help="--corpus: alternate with this project tree's code, compare")
     ap.add_argument("--instructions", action="store_true",
