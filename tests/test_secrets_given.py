@@ -165,12 +165,17 @@ def test_a_password_that_is_a_word_of_the_data_leaves_the_data_alone(tmp_path):
     assert REDACTED not in text and "database" in text
 
 
-def test_a_key_is_redacted_in_the_escaped_form_json_writes_it_in(tmp_path):
+def _key_router_run(tmp_path, key: str, out: str) -> list:
+    """The command routing fresh data in ``tmp_path`` with the key router, its ``api_key`` ``key``."""
     (tmp_path / "keyrouter.py").write_text(KEY_ROUTER, encoding="utf-8")
     data = write_data(tmp_path / "data")
+    return ["route", data, "--mode", "open", "--router", "keyrouter:KeyRouter", "--router-arg", f"api_key={key}",
+            "--out", tmp_path / out]
+
+
+def test_a_key_is_redacted_in_the_escaped_form_json_writes_it_in(tmp_path):
     key = 'abc"def\\ghijk9'
-    argv = ["route", data, "--mode", "open", "--router", "keyrouter:KeyRouter", "--router-arg", f"api_key={key}",
-            "--out", tmp_path / "e.jsonl"]
+    argv = _key_router_run(tmp_path, key, "e.jsonl")
     done = _run(argv, tmp_path)
     for form in (key, 'abc\\"def\\\\ghijk9'):  # as given, and as JSON writes it
         assert _files_holding(tmp_path, form) == [] and form not in done.stdout + done.stderr
@@ -265,11 +270,8 @@ def test_a_router_arg_named_like_a_key_is_a_secret_whatever_it_looks_like(tmp_pa
     """``api_key=correcthorse``: a word, no digit, no key's shape; its name says it is a key, so it
     reaches no file (the record, the rows holding the router's error naming it) and nothing
     printed, and the same command resumes."""
-    (tmp_path / "keyrouter.py").write_text(KEY_ROUTER, encoding="utf-8")
-    data = write_data(tmp_path / "data")
     word = "correcthorse"
-    argv = ["route", data, "--mode", "open", "--router", "keyrouter:KeyRouter", "--router-arg", f"api_key={word}",
-            "--out", tmp_path / "w.jsonl"]
+    argv = _key_router_run(tmp_path, word, "w.jsonl")
     first = _run(argv, tmp_path)
     assert "Traceback" not in first.stderr
     assert f"api_key={REDACTED}" in (tmp_path / "w.run.json").read_text(encoding="utf-8")
