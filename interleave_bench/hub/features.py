@@ -38,12 +38,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 from datasets import ClassLabel, Features, List, Value
 from pydantic import BaseModel
 
 from .. import schema
+from ..errors import InputError
+from ..json_text import parse_json
 from ..schema import ACTIONS, MID_REPLY_HOW, STYLES
 
 #: the configs the dataset publishes, the first one is the default
@@ -330,38 +332,74 @@ def is_label_index(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _cell_to_value(cell: Any, kind: Union[str, Label, ListOf, Spec]) -> Any:
+class CellError(ValueError):
+    """A cell :func:`from_row` cannot read: an ``extra`` or JSON cell that is not JSON text, or
+    holds what the strict reader refuses. ``field`` is where in the row (``turns[2].gold.extra``,
+    or a path into the cell's JSON: ``extra.a``), ``message`` what is wrong; ``str()`` is the
+    message, for a caller that names the field itself."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(message)
+
+
+def _where(parent: str, name: Any) -> str:
+    return f"{parent}[{name}]" if isinstance(name, int) else (f"{parent}.{name}" if parent else str(name))
+
+
+def _json_cell(cell: Any, where: str) -> Any:
+    """A JSON cell (``extra``, ``fact_types``) read as the records' files are read
+    (:func:`~interleave_bench.json_text.parse_json`: broken JSON, 1e400, NaN, a key named twice,
+    an integer outside 64 bits refused), else :class:`CellError` naming ``where``."""
+    if not isinstance(cell, str):
+        raise CellError(where, f"expected JSON text, got {type(cell).__name__} {cell!r}")
+    try:
+        return parse_json(where, None, cell)
+    except InputError as exc:
+        raise CellError(_where(where, exc.field) if exc.field else where, exc.message) from None
+
+
+def _cell_to_value(cell: Any, kind: Union[str, Label, ListOf, Spec], where: str) -> Any:
     if cell is None:
         return None
     if isinstance(kind, Label):
         # an index outside the names is handed on as it is, so the record check names its field
         return kind.names[cell] if is_label_index(cell) and 0 <= cell < len(kind.names) else cell
     if isinstance(kind, Spec):
-        return from_row(cell, kind)
+        # so is a cell of another shape than the column's (text where an object or a list belongs):
+        # the record check refuses it as it refuses the same value in a JSONL record
+        return _from_row(cell, kind, where) if isinstance(cell, Mapping) else cell
     if isinstance(kind, ListOf):
-        return [_cell_to_value(v, kind.item) for v in cell]
+        return [_cell_to_value(v, kind.item, _where(where, j)) for j, v in enumerate(cell)] if isinstance(cell, list) else cell
     if kind == "json":
-        return json.loads(cell)
+        return _json_cell(cell, where)
     return cell
 
 
-def from_row(row: dict[str, Any], spec: Spec) -> dict[str, Any]:
+def from_row(row: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     """A row (as ``datasets`` or pyarrow gives it) back as the record's plain JSON data.
 
     Nulls of ``spec.omit_null`` fields are left out, other nulls kept, ``extra`` merged back in.
-    Raises ``ValueError`` when an ``extra`` or JSON cell is not valid JSON.
+    A cell of another shape than its column's is handed on as it is, for the record check to name.
+    Raises :class:`CellError` (a ``ValueError``) when an ``extra`` or JSON cell is not JSON text of
+    what the records' files may hold (an ``extra`` also when it is no JSON object).
     """
+    return _from_row(row, spec, "")
+
+
+def _from_row(row: Mapping[str, Any], spec: Spec, where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, kind in spec.fields:
         cell = row.get(name)
         if cell is None and name in spec.omit_null:
             continue
-        out[name] = _cell_to_value(cell, kind)
+        out[name] = _cell_to_value(cell, kind, _where(where, name))
     extra = row.get(EXTRA)
     if extra is not None:
-        more = json.loads(extra)
+        more = _json_cell(extra, _where(where, EXTRA))
         if not isinstance(more, dict):
-            raise ValueError(f"{EXTRA} must hold a JSON object, got {type(more).__name__}")
+            raise CellError(_where(where, EXTRA), f"expected a JSON object, got {type(more).__name__} {extra!r}")
         out.update(more)
     return out
 

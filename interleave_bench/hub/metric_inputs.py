@@ -21,7 +21,7 @@ from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, PredictionRow, Session
 from ..score.labels import ThreadLabels
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
-from .features import TURN_V1, from_row, is_label_index
+from .features import TURN_V1, CellError, from_row, is_label_index
 from .metric_values import got, is_number, number_label, plain, texts, unicode_text
 
 #: the prediction-row fields the cost metrics read, as the evaluate modules take them (one list
@@ -54,15 +54,21 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def plain_turn(turn: Any) -> Any:
+def plain_turn(turn: Any, where: str = "turn") -> Any:
     """One turn as plain JSON data: a ``load_dataset`` row decoded (labels by name, ``extra``
-    merged), a JSONL turn kept as it is; anything that is not a mapping is left for the check."""
+    merged), a JSONL turn kept as it is; anything that is not a mapping, or a cell of another shape
+    than its column's, is left for the turn's check (the same as a JSONL turn's). Raises
+    ``ValueError`` in one line naming ``where`` (``references[0][3]``) and the cell for an ``extra``
+    that is not JSON text of an object a file could hold (:func:`~.features.from_row`)."""
     if not isinstance(turn, Mapping):
         return turn
     gold = turn.get("gold")
     action = gold.get("action") if isinstance(gold, Mapping) else None
     if "extra" in turn or is_label_index(action) or is_label_index(turn.get("style")):
-        return from_row(dict(turn), TURN_V1)
+        try:
+            return from_row(turn, TURN_V1)
+        except CellError as exc:
+            raise ValueError(f"{where}.{exc.field}: {exc.message}") from None
     return turn
 
 
@@ -71,8 +77,9 @@ def session_turns(references: Any) -> Any:
     references = plain(references)
     if not isinstance(references, list):
         return references
-    return [[plain_turn(t) for t in plain(turns)] if isinstance(plain(turns), list) else turns
-            for turns in references]
+    return [[plain_turn(t, f"references[{k}][{j}]") for j, t in enumerate(plain(turns))]
+            if isinstance(plain(turns), list) else turns
+            for k, turns in enumerate(references)]
 
 
 def thread_ids(threads: Any) -> Optional[list[list[str]]]:

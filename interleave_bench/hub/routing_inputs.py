@@ -136,7 +136,7 @@ def routing_inputs(predictions: str | os.PathLike | Iterable[Any], sessions: Any
     kept = [k for k, sid in enumerate(ids) if str(sid) in has_rows]
     per_session: list[list[Any]] = []
     for k in kept:
-        plain_turns = [plain_turn(t) for t in plain(turns[k]) or []]
+        plain_turns = [plain_turn(t, f"sessions[{k}].turns[{j}]") for j, t in enumerate(plain(turns[k]) or [])]
         per_session.append([by_key.get((str(ids[k]), t.get("i", j) if isinstance(t, Mapping) else j))
                             for j, t in enumerate(plain_turns)])
 
