@@ -52,6 +52,13 @@ ROUTING = [
      f"references[0][0].i: nan {NOT_JSON}"),
     ("tags a text", dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": "new"}, "tags": "cue"})),
      "references[0][0].tags: expected a list, got 'cue'"),
+    # a falsy text or style is no missing one: refused by the check, never evaluate's format dump or a default
+    ("text a number", dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": "new"}, "text": 0})),
+     "references[0][0].text: expected a string, got 0"),
+    ("text False", dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": "new"}, "text": False})),
+     "references[0][0].text: expected a string, got False"),
+    ("style empty", dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": "new"}, "style": ""})),
+     "references[0][0].style: '' is not one of explicit, cue, pronoun, implicit, oneoff"),
     ("a NaN latency", dict(predictions=LABELS, references=[GOLD], elapsed_ms=[[NAN, 1, 1, 1]]),
      f"elapsed_ms[0][0]: nan {NOT_JSON}"),
     ("a list for a latency", dict(predictions=LABELS, references=[GOLD], elapsed_ms=[[1, [2], 1, 1]]),

@@ -50,6 +50,7 @@ CELLS = [
     ("judge", ["a"], "references[0][0].judge: expected an object, got list ['a']"),
     ("tags", 3, "references[0][0].tags: expected a list, got 3"),
     ("tags", "abc", "references[0][0].tags: expected a list, got 'abc'"),
+    ("text", 0, "references[0][0].text: expected a string, got 0"),
 ]
 
 #: (extra cell, what is said of it): read as a JSONL line is read (json_text.parse_json)

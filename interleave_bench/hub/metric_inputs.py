@@ -327,10 +327,12 @@ def _turn(k: int, t: Mapping[str, Any]) -> dict[str, Any]:
         judge.pop("candidates", None)
     if judge.get("thread") is None:
         judge["thread"] = "none"
-    style = t.get("style") or ("oneoff" if gold.get("thread") is None else "explicit")
+    style = t.get("style")
+    if style is None:
+        style = "oneoff" if gold.get("thread") is None else "explicit"
     return {
         "i": k if t.get("i") is None else t["i"],
-        "text": t.get("text") or "",
+        "text": "" if t.get("text") is None else t["text"],
         "gold": gold,
         "style": style,
         "tags": [] if t.get("tags") is None else plain(t["tags"]),
