@@ -23,6 +23,9 @@ NOT_JSON = "is not a JSON number (NaN and Infinity are refused)"
 #: encoder's UnicodeEncodeError, naming neither the argument nor its index)
 LONE = "\ud800"
 NOT_UNICODE = "a lone surrogate (\\ud800-\\udfff) is not Unicode text"
+#: what a per-session input is, and what B-cubed asks of two inputs given in different forms
+PER_SESSION = "(labels, or gold turns such as load_dataset(...)['dev']['turns'])"
+BOTH = "give both one list per session, or both one label per item"
 
 
 def gold(first: dict) -> list[list[dict]]:
@@ -117,6 +120,14 @@ PER_ITEM = [
     ("interleave_bcubed", "per session, action True",
      dict(predictions=LABELS, references=gold({"gold": {"thread": "t1", "action": True}})),
      "references[0][0].gold.action: True is not one of new, continue, switch, return, oneoff"),
+    # one input per session and the other per item: one line, never evaluate's format dump
+    ("interleave_bcubed", "per-session predictions, per-item references", dict(predictions=LABELS, references=["a"] * 4),
+     f"interleave_bcubed: references must hold one list per session {PER_SESSION}; got a list holding str: {BOTH}"),
+    ("interleave_bcubed", "per-item predictions, per-session references", dict(predictions=LABELS[0], references=[GOLD]),
+     f"interleave_bcubed: predictions must hold one list per session {PER_SESSION}; got a list holding str: {BOTH}"),
+    ("interleave_bcubed", "groups with per-session predictions",
+     dict(predictions=LABELS, references=["a"] * 4, groups=["g"] * 4),
+     f"interleave_bcubed: references must hold one list per session {PER_SESSION}; got a list holding str: {BOTH}"),
     ("interleave_mid_reply", "a NaN destination", dict(predictions=[NAN, "new"], references=["running", "running"]),
      f"predictions[0]: a destination (running, a topic id or new) is text or None, nan {NOT_JSON}"),
     ("interleave_mid_reply", "a list for a reference", dict(predictions=["new", "new"], references=["running", ["new"]]),
@@ -187,6 +198,9 @@ def test_add_refuses_as_compute_does(load):
         load("interleave_bcubed").add(prediction=NAN, reference=1)
     with pytest.raises(ValueError, match=r"^reference: String should have at least 1 character \(got ''\)$"):
         load("interleave_mid_reply").add(prediction="new", reference="")
+    for mixed in (dict(prediction=LABELS[0], reference="a"), dict(prediction="a", reference=GOLD)):
+        with pytest.raises(ValueError, match=r"^interleave_bcubed: \w+ must hold one list per session .*: give both "):
+            load("interleave_bcubed").add(**mixed)
     for module in ("interleave_routing", "interleave_bcubed"):  # labels as add and add_batch take them
         with pytest.raises(ValueError, match=r"^predictions\[0\]\[1\]: a lone surrogate "):
             load(module).add(predictions=["t1", LONE, "t1", "t1"], references=GOLD)

@@ -35,14 +35,18 @@ def is_session_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(plain(v), list) for v in value)
 
 
-def check_sessions_form(module: str, predictions: Any, references: Any) -> None:
-    """Raise ``ValueError`` in one line unless both inputs hold one list per session."""
+#: what :func:`check_sessions_form` says a per-session module's inputs are not (the per-item modules)
+PER_ITEM_MODULES = "interleave_bcubed and interleave_mid_reply take one item per message"
+
+
+def check_sessions_form(module: str, predictions: Any, references: Any, hint: str = PER_ITEM_MODULES) -> None:
+    """Raise ``ValueError`` in one line unless both inputs hold one list per session (``hint`` ends
+    it: what else the module could take)."""
     for name, value in (("predictions", predictions), ("references", references)):
         if value is not None and not is_session_list(value):
             raise ValueError(
                 f"{module}: {name} must hold one list per session (labels, or gold turns such as "
-                f"load_dataset(...)['dev']['turns']); got {_kind(value)}: interleave_bcubed and "
-                "interleave_mid_reply take one item per message"
+                f"load_dataset(...)['dev']['turns']); got {_kind(value)}: {hint}"
             )
 
 

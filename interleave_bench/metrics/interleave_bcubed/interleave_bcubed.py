@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from interleave_bench.hub.metric_inputs import NullsAreMissing
+from interleave_bench.hub.metric_inputs import check_sessions_form
 from interleave_bench.hub.metric_inputs import encodable_labels
 from interleave_bench.hub.metric_inputs import encodable_turns
 from interleave_bench.hub.metric_inputs import is_empty
@@ -16,6 +17,9 @@ from interleave_bench.score.bcubed import CITATION
 from interleave_bench.score.bcubed import bcubed
 from interleave_bench.hub.metric_inputs import score_labels
 from interleave_bench.score.routing import rounded
+
+#: what a per-session input of one of its arguments asks of the other
+BOTH_FORMS = "give both one list per session, or both one label per item"
 
 _CITATION = CITATION
 
@@ -90,6 +94,7 @@ class InterleaveBcubed(NullsAreMissing, evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add items (one label each), or sessions as `interleave_routing` takes them."""
         if is_session_list(predictions) or is_session_list(references):
+            check_sessions_form(self.name, predictions, references, BOTH_FORMS)
             predictions, references = encodable_labels(predictions), encodable_turns(references)
         elif is_empty(predictions) and is_empty(references):
             return None  # no item to add (and none to read the inputs' format from)
@@ -101,7 +106,9 @@ class InterleaveBcubed(NullsAreMissing, evaluate.Metric):
         """Add one item, or one session (by the singular or the plural names)."""
         prediction = predictions if prediction is None else prediction
         reference = references if reference is None else reference
-        if isinstance(reference, list):
+        if is_session_list([prediction]) or is_session_list([reference]):
+            check_sessions_form(self.name, None if prediction is None else [prediction],
+                                None if reference is None else [reference], BOTH_FORMS)
             prediction, reference = encodable_labels([prediction])[0], encodable_turns([reference])[0]
         else:
             prediction, reference = cluster_label(prediction, "prediction"), cluster_label(reference, "reference")
