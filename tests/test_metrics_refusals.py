@@ -308,3 +308,25 @@ def test_own_topic_labels_in_closed_mode_are_refused_by_routing_and_scored_by_bc
     # labels that are all CLARIFY or ERROR
     assert routing.compute(predictions=[["t2", "x", "y", "CLARIFY"]], references=[GOLD])["accuracy"] == 0.0
     assert routing.compute(predictions=[["CLARIFY"] * 4], references=[GOLD])["accuracy"] == 0.0
+
+
+def test_an_argument_a_module_does_not_take_is_one_line_naming_it(load):
+    """evaluate hands every argument of compute to _compute, and evaluate.combine every module all of
+    them: one the module does not take was a TypeError naming neither the module nor what it takes."""
+    import evaluate
+
+    routing, b3 = load("interleave_routing"), load("interleave_bcubed")
+    takes = "predictions, references, mode, threads, session_ids, langs, predicted_refs, usage, elapsed_ms, via"
+    with pytest.raises(ValueError) as refused:
+        evaluate.combine([routing, b3]).compute(predictions=LABELS, references=[GOLD], groups=["s1"])
+    assert str(refused.value) == (f"interleave_routing: no argument 'groups' (it takes {takes}): interleave_bcubed's "
+                                  "groups apply to one label per item; per-session inputs are grouped by session")
+    with pytest.raises(ValueError, match=r"^interleave_bcubed: no argument 'modes' \(it takes predictions, references, "
+                                         r"groups, mode, "):
+        b3.compute(predictions=[], references=[], modes="open")
+    with pytest.raises(ValueError, match=r"^interleave_mid_reply: no argument 'langs' \(it takes predictions, "
+                                         r"references, running, lang, how, tags\)$"):
+        load("interleave_mid_reply").compute(predictions=["new"], references=["new"], langs=["en"])
+    # what every module takes, combined, still scores
+    both = evaluate.combine([routing, b3]).compute(predictions=LABELS, references=[GOLD], mode="open")
+    assert both["bcubed_f1"] == both["f1"]

@@ -175,6 +175,34 @@ class NullsAreMissing:
         return super()._enforce_nested_string_type(schema, obj)  # type: ignore[misc]
 
 
+class KnownArguments:
+    """A base of every InterleaveBench evaluate module, before ``evaluate.Metric``: ``compute`` given
+    an argument the module's ``_compute`` does not take raises ``ValueError`` in one line naming the
+    module, the argument and the ones it takes. ``evaluate`` hands every other argument of
+    ``compute`` to ``_compute``, and ``evaluate.combine`` hands each module all of them, so such an
+    argument was a ``TypeError`` naming neither. ``ARGUMENT_HINTS`` says more of an argument that
+    belongs to another module (``groups``, B-cubed's, given to routing)."""
+
+    ARGUMENT_HINTS: Mapping[str, str] = {}
+
+    def check_arguments(self, arguments: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` for the first of ``arguments`` (``compute``'s, but the inputs) that
+        ``_compute`` does not take."""
+        import inspect
+
+        taken = list(inspect.signature(self._compute).parameters)  # type: ignore[attr-defined]
+        for name in arguments:
+            if name not in taken:
+                hint = self.ARGUMENT_HINTS.get(name)
+                raise ValueError(f"{self.name}: no argument {name!r} (it takes {', '.join(taken)})"  # type: ignore[attr-defined]
+                                 + (f": {hint}" if hint else ""))
+
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
+        """As ``evaluate`` computes, once every argument is one the module takes."""
+        self.check_arguments(kwargs)
+        return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+
+
 def encodable_labels(predictions: Any) -> Any:
     """One list of labels per session (``datasets`` columns made lists), or one label per message;
     a label is text, and a number its text, as a prediction row reads it (open-mode systems

@@ -3,6 +3,7 @@
 import datasets
 import evaluate
 
+from interleave_bench.hub.metric_inputs import KnownArguments
 from interleave_bench.hub.metric_inputs import NullsAreMissing
 from interleave_bench.hub.metric_inputs import check_sessions_form
 from interleave_bench.hub.metric_inputs import encodable_labels
@@ -75,7 +76,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InterleaveBcubed(NullsAreMissing, evaluate.Metric):
+class InterleaveBcubed(KnownArguments, NullsAreMissing, evaluate.Metric):
     """B-cubed precision, recall and F1 with optional groups."""
 
     def _info(self):
@@ -118,6 +119,7 @@ class InterleaveBcubed(NullsAreMissing, evaluate.Metric):
         """As `evaluate` computes, and for no items at all B-cubed's undefined value (None each),
         as `interleave_routing` gives for no messages."""
         if self.writer is None and is_empty(predictions) and is_empty(references):
+            self.check_arguments(kwargs)
             return self._compute([], [], **kwargs)
         return super().compute(predictions=predictions, references=references, **kwargs)
 

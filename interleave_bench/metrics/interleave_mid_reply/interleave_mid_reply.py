@@ -7,6 +7,7 @@ A thin wrapper over :func:`interleave_bench.midreply.metrics.mid_reply_scores`, 
 import datasets
 import evaluate
 
+from interleave_bench.hub.metric_inputs import KnownArguments
 from interleave_bench.hub.metric_inputs import NullsAreMissing
 from interleave_bench.hub.metric_inputs import mid_reply_columns
 from interleave_bench.hub.metric_values import expected_destination
@@ -117,7 +118,7 @@ DESTINATION = "a destination (running, a topic id or new)"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InterleaveMidReply(NullsAreMissing, evaluate.Metric):
+class InterleaveMidReply(KnownArguments, NullsAreMissing, evaluate.Metric):
     """Mid-reply destination accuracy, right side, mixed in and split off, with intervals."""
 
     def _info(self):

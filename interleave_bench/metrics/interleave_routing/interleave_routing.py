@@ -2,6 +2,7 @@
 
 import evaluate
 
+from interleave_bench.hub.metric_inputs import KnownArguments
 from interleave_bench.hub.metric_inputs import NullsAreMissing
 from interleave_bench.hub.metric_inputs import check_sessions_form
 from interleave_bench.hub.metric_inputs import encodable_labels
@@ -115,8 +116,12 @@ _KWARGS_DESCRIPTION = _KWARGS_DESCRIPTION.replace("{returns}", _returns())
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InterleaveRouting(NullsAreMissing, evaluate.Metric):
+class InterleaveRouting(KnownArguments, NullsAreMissing, evaluate.Metric):
     """Routing metrics of InterleaveBench (docs/score.md#the-metrics-exactly)."""
+
+    #: B-cubed's argument, as ``evaluate.combine([routing, bcubed])`` hands it on
+    ARGUMENT_HINTS = {"groups": "interleave_bcubed's groups apply to one label per item; per-session inputs are "
+                                "grouped by session"}
 
     def _info(self):
         return evaluate.MetricInfo(

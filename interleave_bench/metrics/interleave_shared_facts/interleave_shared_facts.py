@@ -10,6 +10,7 @@ import evaluate
 from interleave_bench.errors import InputError
 from interleave_bench.facts.results import parse_lines
 from interleave_bench.facts.results import score_rows
+from interleave_bench.hub.metric_inputs import KnownArguments
 from interleave_bench.hub.metric_inputs import NullsAreMissing
 from interleave_bench.hub.metric_inputs import row_error
 from interleave_bench.hub.metric_values import text
@@ -91,7 +92,7 @@ SOURCE = "<predictions>"
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InterleaveSharedFacts(NullsAreMissing, evaluate.Metric):
+class InterleaveSharedFacts(KnownArguments, NullsAreMissing, evaluate.Metric):
     """Shared-facts strategies, deliveries, routing with and without facts, and the four gates."""
 
     def _info(self):
