@@ -330,3 +330,26 @@ def test_an_argument_a_module_does_not_take_is_one_line_naming_it(load):
     # what every module takes, combined, still scores
     both = evaluate.combine([routing, b3]).compute(predictions=LABELS, references=[GOLD], mode="open")
     assert both["bcubed_f1"] == both["f1"]
+
+
+#: (module, argument, inputs): one bare value where a list belongs, never read letter by letter
+NOT_LISTS = [
+    ("interleave_mid_reply", "running", dict(predictions=["new", "running"], references=["running", "new"], running="q3")),
+    ("interleave_mid_reply", "how", dict(predictions=["new", "running"], references=["running", "new"], how="queued")),
+    ("interleave_mid_reply", "lang", dict(predictions=["new", "running"], references=["running", "new"], lang="en")),
+    ("interleave_mid_reply", "tags", dict(predictions=["new", "running"], references=["running", "new"], tags="ab")),
+    ("interleave_mid_reply", "predictions", dict(predictions="ne", references=["running", "new"])),
+    ("interleave_routing", "langs", dict(predictions=LABELS, references=[GOLD], langs="e")),
+    ("interleave_routing", "session_ids", dict(predictions=LABELS, references=[GOLD], session_ids="s")),
+    ("interleave_routing", "via", dict(predictions=LABELS, references=[GOLD], via="l")),
+    ("interleave_bcubed", "groups", dict(predictions=["a", "b"], references=["a", "b"], groups="gg")),
+    ("interleave_bcubed", "predictions", dict(predictions="ab", references=["a", "b"])),
+    ("interleave_shared_facts", "predictions", dict(predictions="abc")),
+]
+
+
+@pytest.mark.parametrize("module, argument, inputs", NOT_LISTS, ids=[f"{c[0]}-{c[1]}" for c in NOT_LISTS])
+def test_a_text_where_a_list_belongs_is_refused_naming_the_argument(load, module, argument, inputs):
+    with pytest.raises(ValueError) as refused:
+        load(module).compute(**inputs)
+    assert str(refused.value) == f"{argument}: expected a list, got str {inputs[argument]!r}"

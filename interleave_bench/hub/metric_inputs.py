@@ -22,7 +22,7 @@ from ..score.labels import ThreadLabels
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
 from .features import TURN_V1, CellError, from_row, is_label_index
-from .metric_values import got, is_number, number_label, plain, texts, unicode_text
+from .metric_values import got, is_number, listed, number_label, plain, texts, unicode_text
 
 #: the prediction-row fields the cost metrics read, as the evaluate modules take them (one list
 #: per session, one entry per message, None where a row has none)
@@ -88,11 +88,9 @@ def session_turns(references: Any) -> Any:
 
 def thread_ids(threads: Any) -> Optional[list[list[str]]]:
     """Each session's thread ids, from ids or from thread rows (``ds["dev"]["threads"]``)."""
-    threads = plain(threads)
+    threads = listed(threads, "threads")
     if threads is None:
         return None
-    if not isinstance(threads, list):
-        raise ValueError(f"threads must hold one list per session, got {type(threads).__name__}")
     out: list[list[str]] = []
     for k, ts in enumerate(map(plain, threads)):
         if not isinstance(ts, list):
@@ -110,7 +108,7 @@ def row_fields(messages: Sequence[int], **columns: Any) -> Optional[list[Optiona
     (``usage=``, ``elapsed_ms=``, ``via=``); None when none is given. ``messages`` is each
     session's number of messages. Raises ``ValueError`` naming the column (and session) that has
     another number of sessions, or of entries than its session has messages."""
-    given = {name: plain(col) for name, col in columns.items() if col is not None}
+    given = {name: listed(col, name) for name, col in columns.items() if col is not None}
     if not given:
         return None
     n_sessions = len(messages)
@@ -247,7 +245,8 @@ def mid_reply_columns(running: Any, lang: Any, how: Any, tags: Any) -> dict[str,
     row without ``topicId``, a list where a text belongs, NaN, an index of no ``how``)."""
     from ..schema import MID_REPLY_HOW
 
-    running, lang, how, tags = plain(running), plain(lang), plain(how), plain(tags)
+    running, lang, how, tags = (listed(v, n) for v, n in ((running, "running"), (lang, "lang"), (how, "how"),
+                                                           (tags, "tags")))
     if isinstance(running, list):
         for i, r in enumerate(running):
             if isinstance(r, Mapping) and r.get("topicId") is None:

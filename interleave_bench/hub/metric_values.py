@@ -46,10 +46,21 @@ def number_label(value: Any, where: str, what: str = "") -> str:
     return PredictionRow.model_validate({"session_id": "s", "i": 0, "pred": value}).pred
 
 
-def texts(values: Any, name: str, what: str, *, nulls: bool = False) -> Any:
-    """``values`` (one per case or message) when each is text (or None, with ``nulls``): raises
-    :func:`text`'s error for one that is not."""
+def listed(values: Any, name: str) -> Any:
+    """``values``, an argument of one entry per case, message or session, as a list (a ``datasets``
+    ``Column``, a tuple, any iterable but text and mappings made one: :func:`plain`), or None; else
+    ``ValueError`` in one line naming the argument. The one check of every list argument: a text is
+    never read letter by letter (``running="q3"`` as two running topics), nor a mapping key by key."""
     values = plain(values)
+    if values is None or isinstance(values, list):
+        return values
+    raise ValueError(f"{name}: expected a list, {got(values)}")
+
+
+def texts(values: Any, name: str, what: str, *, nulls: bool = False) -> Any:
+    """``values`` (one per case or message, a list: :func:`listed`) when each is text (or None, with
+    ``nulls``): raises :func:`text`'s error for one that is not."""
+    values = listed(values, name)
     if isinstance(values, list):
         for i, v in enumerate(values):
             text(v, f"{name}[{i}]", what, nulls=nulls)
@@ -92,8 +103,9 @@ _EXPECT = TypeAdapter(MidReplyExpect)
 
 
 def cluster_labels(values: Any, name: str, what: str = "a cluster label") -> Any:
-    """``values`` (one per item) as text labels when each is a cluster label (:func:`cluster_label`)."""
-    values = plain(values)
+    """``values`` (one per item, a list: :func:`listed`) as text labels when each is a cluster label
+    (:func:`cluster_label`)."""
+    values = listed(values, name)
     if isinstance(values, list):
         return [cluster_label(v, f"{name}[{i}]", what) for i, v in enumerate(values)]
     return values

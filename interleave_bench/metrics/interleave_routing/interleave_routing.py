@@ -10,6 +10,7 @@ from interleave_bench.hub.metric_inputs import encodable_turns
 from interleave_bench.hub.metric_inputs import row_fields
 from interleave_bench.hub.metric_inputs import session_features
 from interleave_bench.hub.metric_inputs import thread_ids
+from interleave_bench.hub.metric_values import listed
 from interleave_bench.score.bcubed import CITATION
 from interleave_bench.hub.metric_inputs import score_labels
 from interleave_bench.score.table import family
@@ -166,9 +167,9 @@ class InterleaveRouting(KnownArguments, NullsAreMissing, evaluate.Metric):
             mode=mode,
             thread_labels=True,
             threads=thread_ids(threads),
-            session_ids=None if session_ids is None else list(session_ids),
-            langs=None if langs is None else list(langs),
-            predicted_refs=predicted_refs,
+            session_ids=listed(session_ids, "session_ids"),
+            langs=listed(langs, "langs"),
+            predicted_refs=listed(predicted_refs, "predicted_refs"),
             row_fields=row_fields([len(turns) for turns in references], usage=usage, elapsed_ms=elapsed_ms, via=via),
         )
         cluster = result.get("cluster")  # open mode: the field's conversation metrics beside ours
