@@ -2,8 +2,9 @@
 
 Order of work, so that a failure never leaves the repo half-updated:
 
-1. Validate the folder (README YAML against this package's features, every Parquet file's schema,
-   every row through the package's record checks). Invalid data is refused before any request.
+1. Validate the folder (no symbolic link in it, README YAML against this package's features, every
+   Parquet file's schema, every row through the package's record checks). Invalid data is refused
+   before any request.
 2. Create the dataset repo if needed; read the head of ``main``, its tags and its file list.
 3. Compare the local files with the remote ones (git blob id, or SHA-256 for LFS/Xet files). A
    config on the Hub that the folder does not carry is kept (its files stay, and the README pushed
@@ -80,13 +81,26 @@ def _local_file(path: Path, rel: str) -> LocalFile:
 
 
 def local_files(folder: Path) -> list[LocalFile]:
-    """Every file of the folder to publish (hidden files and folders, such as ``.git``, left out)."""
-    out = []
+    """Every file of the folder to publish (hidden files and folders, such as ``.git``, left out).
+
+    A symbolic link in it (to a file or a folder, inside the folder or not) is refused with an
+    :class:`InputError` naming it, one per link: the Hub would get the content of the file it names,
+    wherever that is (``/etc/hostname``), not the link. ``folder`` itself may be a link.
+    """
+    out, links = [], []
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder)
-        if not p.is_file() or any(part.startswith(".") for part in rel.parts):
+        if any(part.startswith(".") for part in rel.parts) or any(p.is_relative_to(link) for link in links):
             continue
-        out.append(_local_file(p, rel.as_posix()))
+        if p.is_symlink():
+            links.append(p)
+        elif p.is_file():
+            out.append(_local_file(p, rel.as_posix()))
+    if links:
+        errors = [InputError(str(p), None, None, f"a symbolic link (to {os.readlink(p)}): push uploads only the "
+                                                 "folder's own files; copy the file in or remove the link (nothing was sent)")
+                  for p in links]
+        raise errors[0] if len(errors) == 1 else InputErrors(errors)
     return out
 
 
@@ -119,6 +133,7 @@ def validate_folder(folder: str | os.PathLike) -> FolderSummary:
     root = Path(folder)
     if not root.is_dir():
         raise InputError(str(root), None, None, "no such folder (run `interleave-bench export` first)")
+    files = local_files(root)  # a link refused before any file is read
     readme = root / README
     if not readme.is_file():
         raise InputError(str(readme), None, None, "missing: not an exported dataset folder (run `interleave-bench export`)")
@@ -130,7 +145,6 @@ def validate_folder(folder: str | os.PathLike) -> FolderSummary:
         raise InputError(str(readme), None, "YAML header", f"cannot be read: {exc_text(exc)}") from None
     if not meta:
         raise InputError(str(readme), None, "configs", "the YAML header declares no configs")
-    files = local_files(root)
     names = [f.path for f in files]
     errors: list[InputError] = []
     summary: dict[str, dict[str, int]] = {}
