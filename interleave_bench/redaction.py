@@ -247,14 +247,32 @@ def add_shaped_secrets(text: str) -> Optional[str]:
     return short
 
 
-def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
-    """The values of the environment's secret variables (:func:`_is_secret_variable`: the keys the
-    project reads whatever their shape, others named as secrets when they :func:`looks_like_key`), in
-    every form a file may hold them (JSON-escaped, URL-encoded), and those given to :func:`add_secret`
-    and :func:`add_key_in_use`, longest first."""
+#: what :func:`secret_sources` calls the secrets this process was given other than in the environment
+GIVEN_SECRET = "a secret given to this run"
+
+
+def secret_sources(env: "dict[str, str] | None" = None) -> "list[tuple[str, frozenset[str]]]":
+    """``(name, forms)`` of every secret kept out of what is written: each secret variable of the
+    environment (:func:`_is_secret_variable`: the keys the project reads whatever their shape, others
+    named as secrets when they :func:`looks_like_key`) by its name, sorted, with every form a file
+    may hold its value in (JSON-escaped, URL-encoded); then, under :data:`GIVEN_SECRET`, those given
+    to :func:`add_secret` and :func:`add_key_in_use` (a Hub login's token) that no variable holds. A
+    refusal names a secret by its name here, never by its value."""
     env = _os.environ if env is None else env
-    found = {form for k, v in env.items() if _is_secret_variable(k, v.strip()) for form in _written_forms(v.strip())}
-    return sorted(found | _GIVEN, key=len, reverse=True)
+    out = [(k, _written_forms(v.strip())) for k, v in sorted(env.items()) if _is_secret_variable(k, v.strip())]
+    given = frozenset(_GIVEN.difference(*(forms for _, forms in out)))  # HF_TOKEN's is the Hub token given too
+    return out + ([(GIVEN_SECRET, given)] if given else [])
+
+
+def secret_values(env: "dict[str, str] | None" = None) -> "list[str]":
+    """Every form of every secret of :func:`secret_sources`, longest first."""
+    return sorted({form for _, forms in secret_sources(env) for form in forms}, key=len, reverse=True)
+
+
+def secrets_named_in(text: str, env: "dict[str, str] | None" = None) -> "list[str]":
+    """The names (:func:`secret_sources`) of the secrets ``text`` holds, in any of their forms; empty
+    when it holds none."""
+    return [name for name, forms in secret_sources(env) if any(form in text for form in forms)]
 
 
 def add_url_secrets(url: str) -> Optional[str]:

@@ -1,7 +1,7 @@
 """``interleave-bench push DIR --repo ORG/NAME``: publish an exported folder as one commit plus a tag.
 
-Validates the folder first and refuses invalid data and a symbolic link (exit 2, nothing sent).
-Creates the dataset
+Validates the folder first and refuses invalid data, a symbolic link, and a file holding a secret
+of the environment (exit 2, nothing sent). Creates the dataset
 repo if needed, uploads every changed file in one commit, tags it, and prints the commit and the
 URL. Pushing the same content again is reported as unchanged and makes no commit. A config on the
 Hub that the folder does not carry is kept (and the card pushed lists it) unless --delete-missing. The token comes

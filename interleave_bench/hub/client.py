@@ -76,11 +76,16 @@ def hub_api():
 
 
 def require_token() -> None:
-    """Stop with a clear message when there is no token to write with (nothing is sent without one)."""
+    """Stop with a clear message when there is no token to write with (nothing is sent without one).
+    The token, a login's too (not in the environment), is a secret from then on in this process
+    (:func:`~interleave_bench.redaction.add_key_in_use`): kept out of what is written, and refused
+    in what is published (:mod:`.outgoing`)."""
     from huggingface_hub import get_token
 
-    if not get_token():
+    token = get_token()
+    if not token:
         raise UsageError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (a token with write access)")
+    add_key_in_use(token)
 
 
 def check_repo_id(repo_id: str) -> str:

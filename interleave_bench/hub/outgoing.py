@@ -1,0 +1,78 @@
+"""What may leave for the Hub: no secret of this process in a file uploaded.
+
+Everything ``push`` (and ``release``) sends is public once committed. Before the first request
+every file is searched for the secrets :func:`~interleave_bench.redaction.secret_sources` names
+(the environment's keys, the Hub token however it was given, in every form a file may hold them),
+and one that holds any is refused in one line naming the file and the secret's name, never its
+value (exit 2, nothing sent).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import InputError, InputErrors
+from ..redaction import GIVEN_SECRET, secret_sources, secrets_named_in
+
+#: bytes of a file searched at a time (a secret across two blocks is found: they overlap)
+SCAN_BLOCK = 1 << 20
+#: why a file is refused (``%s``: what it holds, :func:`held`)
+_SECRET_FILE = "holds %s: a secret is never uploaded; take it out of the file (nothing was sent)"
+#: what a Parquet file starts with: its values are searched too, as compression hides them from its bytes
+PARQUET_MAGIC = b"PAR1"
+
+
+def held(names: list[str]) -> str:
+    """``the value of HF_TOKEN`` / ``the values of HF_TOKEN, OPENAI_API_KEY``: what a refusal says
+    is held, by the secrets' names (:func:`~interleave_bench.redaction.secret_sources`)."""
+    shown = [("the Hub token or a key this run was given" if n == GIVEN_SECRET else n) for n in names]
+    return f"the value{'s' if len(shown) > 1 else ''} of {', '.join(shown)}"
+
+
+def secrets_in_file(path: Path) -> list[str]:
+    """The names of the secrets the file at ``path`` holds: in its bytes, read a block at a time,
+    and, for a Parquet file, in its values too."""
+    sources = [(name, [f.encode("utf-8") for f in forms]) for name, forms in secret_sources()]
+    if not sources:
+        return []
+    overlap = max(len(f) for _, forms in sources for f in forms) - 1
+    found: set[str] = set()
+    tail = b""
+    with open(path, "rb") as fh:
+        head = fh.read(len(PARQUET_MAGIC))
+        fh.seek(0)
+        for block in iter(lambda: fh.read(SCAN_BLOCK), b""):
+            window = tail + block
+            found.update(name for name, forms in sources if name not in found and any(f in window for f in forms))
+            tail = window[-overlap:] if overlap else b""
+    if head == PARQUET_MAGIC:
+        found.update(_secrets_in_parquet_values(path))
+    return [name for name, _ in sources if name in found]
+
+
+def _secrets_in_parquet_values(path: Path) -> list[str]:
+    """The names of the secrets a Parquet file's values hold (as JSON text, a batch of rows at a
+    time); none when it cannot be read as Parquet (its bytes were searched)."""
+    import pyarrow.parquet as pq
+
+    found: list[str] = []
+    try:
+        for batch in pq.ParquetFile(path).iter_batches():
+            text = json.dumps(batch.to_pylist(), ensure_ascii=False, default=str)
+            found += [n for n in secrets_named_in(text) if n not in found]
+    except Exception:  # noqa: BLE001 - not readable as Parquet: what its bytes hold was found
+        return found
+    return found
+
+
+def refuse_secret_files(files: Iterable[tuple[Path, str]]) -> None:
+    """Refuse, before anything is sent, every file that holds a secret: ``files`` are
+    ``(path to read, name shown)``; raises :class:`InputError` (one line per file, naming the
+    secrets) when any does."""
+    errors = [InputError(shown, None, None, _SECRET_FILE % held(names))
+              for path, shown in files for names in [secrets_in_file(path)] if names]
+    if errors:
+        raise errors[0] if len(errors) == 1 else InputErrors(errors)
+

@@ -1,0 +1,82 @@
+"""What push sends, against the Hub stand-in: no file holding a secret of the environment, each
+refused in one line before any request."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import _hub_util as u
+from _hub_util import TOKEN, hub  # noqa: F401  (the fixture)
+
+from interleave_bench import redaction
+
+REPO = "org/interleavebench"
+OPENAI = "sk-OPENAIsecret987654321zyx"
+
+
+@pytest.fixture(autouse=True)
+def _own_secrets(monkeypatch):
+    """A key besides the Hub token in the environment, and no secret left given by another test."""
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
+    monkeypatch.setattr(redaction, "_GIVEN", set())
+
+
+def _export(tmp_path, capsys, rows=None):
+    rows = rows or u.sessions(4)
+    src = u.write_data(tmp_path / "src", rows, u.manifest(n=len(rows)))
+    out = tmp_path / "interleavebench"
+    code, _, err = u.cli(["export", "--v0", str(src), "--out", str(out)], capsys)
+    assert code == 0, err
+    return out
+
+
+def _refused(hub, capsys, args, *lines):
+    """Run push ``args``: exit 2, stderr exactly ``lines`` (each ``error: ...``), no request sent."""
+    code, out, err = u.cli(args, capsys)
+    assert code == 2, out + err
+    assert err.splitlines() == [f"error: {line}" for line in lines]
+    assert "Traceback" not in err and TOKEN not in out + err and OPENAI not in out + err
+    assert hub.log == [] and hub.repos == {}
+
+
+def test_every_file_holding_a_secret_is_refused_by_the_variable_s_name(hub, tmp_path, capsys):
+    folder = _export(tmp_path, capsys)
+    (folder / "extra.txt").write_text(f"token={TOKEN}\n", encoding="utf-8")
+    (folder / "notes").mkdir()
+    (folder / "notes" / "keys.json").write_text(f'{{"a": "{OPENAI}", "b": "{TOKEN}"}}', encoding="utf-8")
+    tail = "a secret is never uploaded; take it out of the file (nothing was sent)"
+    _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
+             f"{folder / 'extra.txt'}: holds the value of HF_TOKEN: {tail}",
+             f"{folder / 'notes' / 'keys.json'}: holds the values of HF_TOKEN, OPENAI_API_KEY: {tail}")
+
+
+def test_a_secret_in_a_compressed_parquet_value_is_refused(hub, tmp_path, capsys):
+    folder = _export(tmp_path, capsys)
+    path = folder / "v0" / "dev-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["persona"] = f"a developer whose key is {OPENAI} " + "and who repeats it " * 20
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path, compression="gzip",
+                   write_statistics=False)  # statistics would hold the value as it is
+    assert OPENAI.encode() not in path.read_bytes()  # only its values hold it
+    _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
+             f"{path}: holds the value of OPENAI_API_KEY: a secret is never uploaded; take it out of the file "
+             "(nothing was sent)")
+
+
+def test_a_login_token_not_in_the_environment_is_refused_in_a_file(hub, tmp_path, capsys, monkeypatch):
+    import huggingface_hub.constants as hc
+
+    monkeypatch.delenv("HF_TOKEN")
+    os.makedirs(os.path.dirname(hc.HF_TOKEN_PATH), exist_ok=True)
+    with open(hc.HF_TOKEN_PATH, "w", encoding="utf-8") as fh:
+        fh.write(TOKEN)
+    folder = _export(tmp_path, capsys)
+    (folder / "extra.txt").write_text(f"token={TOKEN}\n", encoding="utf-8")
+    _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
+             f"{folder / 'extra.txt'}: holds the value of the Hub token or a key this run was given: a secret is "
+             "never uploaded; take it out of the file (nothing was sent)")
