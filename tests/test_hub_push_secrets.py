@@ -1,5 +1,5 @@
-"""What push sends, against the Hub stand-in: no file holding a secret of the environment, each
-refused in one line before any request."""
+"""What push sends, against the Hub stand-in: no file, commit message or tag holding a secret of
+the environment, each refused in one line before any request."""
 
 from __future__ import annotations
 
@@ -80,3 +80,22 @@ def test_a_login_token_not_in_the_environment_is_refused_in_a_file(hub, tmp_path
     _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
              f"{folder / 'extra.txt'}: holds the value of the Hub token or a key this run was given: a secret is "
              "never uploaded; take it out of the file (nothing was sent)")
+
+
+@pytest.mark.parametrize("option, value, what", [
+    ("--message", f"upload {TOKEN} {OPENAI}", "the values of HF_TOKEN, OPENAI_API_KEY"),
+    ("--message", "upload sk-somebodyELSES0123456789abc", "what looks like a key or a password"),
+    ("--revision", f"v1-{OPENAI}", "the value of OPENAI_API_KEY"),
+    ("--repo", f"org/data-{OPENAI}", "the value of OPENAI_API_KEY"),
+])
+def test_an_option_published_holding_a_secret_is_refused(hub, tmp_path, capsys, option, value, what):
+    folder = _export(tmp_path, capsys)
+    _refused(hub, capsys, ["push", str(folder), "--repo", REPO, option, value],
+             f"{option} holds {what}: it would be published on the Hub; give it without (nothing was sent)")
+
+
+def test_a_message_without_a_secret_is_the_commit_s_title(hub, tmp_path, capsys):
+    folder = _export(tmp_path, capsys)
+    code, _, err = u.cli(["push", str(folder), "--repo", REPO, "--message", "first data"], capsys)
+    assert code == 0, err
+    assert hub.commits(REPO)[-1].title == "first data"

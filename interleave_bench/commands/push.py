@@ -1,7 +1,7 @@
 """``interleave-bench push DIR --repo ORG/NAME``: publish an exported folder as one commit plus a tag.
 
-Validates the folder first and refuses invalid data, a symbolic link, and a file holding a secret
-of the environment (exit 2, nothing sent). Creates the dataset
+Validates the folder first and refuses invalid data, a symbolic link, and a file or a --message
+holding a secret of the environment (exit 2, nothing sent). Creates the dataset
 repo if needed, uploads every changed file in one commit, tags it, and prints the commit and the
 URL. Pushing the same content again is reported as unchanged and makes no commit. A config on the
 Hub that the folder does not carry is kept (and the card pushed lists it) unless --delete-missing. The token comes
@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--revision", metavar="TAG",
                    help="tag the pushed revision with TAG (default: data-<content fingerprint>); tags are never moved")
     p.add_argument("--private", action="store_true", help="create the repo private (an existing repo keeps its visibility)")
-    p.add_argument("--message", metavar="TEXT", help="commit message (default names the configs and the package version)")
+    p.add_argument("--message", metavar="TEXT",
+                   help="commit message (default names the configs and the package version); one holding a secret is refused")
     p.add_argument("--delete-missing", action="store_true",
                    help="delete configs on the Hub that the folder does not carry (default: keep them, and the card lists them)")
     p.set_defaults(func=run)

@@ -1,20 +1,22 @@
-"""What may leave for the Hub: no secret of this process in a file uploaded.
+"""What may leave for the Hub: no secret of this process in a file uploaded or a text published.
 
-Everything ``push`` (and ``release``) sends is public once committed. Before the first request
-every file is searched for the secrets :func:`~interleave_bench.redaction.secret_sources` names
-(the environment's keys, the Hub token however it was given, in every form a file may hold them),
-and one that holds any is refused in one line naming the file and the secret's name, never its
-value (exit 2, nothing sent).
+Everything ``push`` (and ``release``) sends is public once committed: the files,
+the commit message, the tag, the repo's name. Before the first request each is searched for the
+secrets :func:`~interleave_bench.redaction.secret_sources` names (the environment's keys, the Hub
+token however it was given, in every form a file may hold them), and one that holds any is refused
+in one line naming the file or the option and the secret's name, never its value (exit 2, nothing
+sent). A text given on the command line is refused too when it holds something shaped like a key
+(what :func:`~interleave_bench.redaction.redact` takes out), whoever's it is.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
-from ..errors import InputError, InputErrors
-from ..redaction import GIVEN_SECRET, secret_sources, secrets_named_in
+from ..errors import InputError, InputErrors, UsageError
+from ..redaction import GIVEN_SECRET, redact, secret_sources, secrets_named_in
 
 #: bytes of a file searched at a time (a secret across two blocks is found: they overlap)
 SCAN_BLOCK = 1 << 20
@@ -76,3 +78,16 @@ def refuse_secret_files(files: Iterable[tuple[Path, str]]) -> None:
     if errors:
         raise errors[0] if len(errors) == 1 else InputErrors(errors)
 
+
+def refuse_secret_text(option: str, text: Optional[str]) -> None:
+    """Refuse (:class:`UsageError`, one line) a text given as ``option`` (``--message``) that would
+    be published and holds a secret of :func:`~interleave_bench.redaction.secret_sources`, or
+    anything :func:`~interleave_bench.redaction.redact` takes out (a key by its shape, a URL's
+    password): it is never sent, redacted or not."""
+    if not text:
+        return
+    names = secrets_named_in(text)
+    if not names and redact(text) == text:
+        return
+    what = held(names) if names else "what looks like a key or a password"
+    raise UsageError(f"{option} holds {what}: it would be published on the Hub; give it without (nothing was sent)")

@@ -3,9 +3,9 @@
 Order of work, so that a failure never leaves the repo half-updated:
 
 1. Validate the folder (no symbolic link in it, README YAML against this package's features, every
-   Parquet file's schema, every row through the package's record checks), and refuse every file
-   that holds a secret of this process (:mod:`.outgoing`). Invalid data is refused before any
-   request.
+   Parquet file's schema, every row through the package's record checks), and refuse every file,
+   and the ``--repo``, ``--revision`` and ``--message`` published, that hold a secret of this
+   process (:mod:`.outgoing`). Invalid data is refused before any request.
 2. Create the dataset repo if needed; read the head of ``main``, its tags and its file list.
 3. Compare the local files with the remote ones (git blob id, or SHA-256 for LFS/Xet files). A
    config on the Hub that the folder does not carry is kept (its files stay, and the README pushed
@@ -48,7 +48,7 @@ from .features import (
     from_row,
     rows_to_case_file,
 )
-from .outgoing import refuse_secret_files
+from .outgoing import refuse_secret_files, refuse_secret_text
 
 #: at most this many row errors are collected per file before validation stops reading it
 MAX_ERRORS_PER_FILE = 50
@@ -394,6 +394,8 @@ def push_folder(
     summary = validate_folder(folder)
     tag = revision or DEFAULT_TAG_PREFIX + content_fingerprint(summary.files)[:12]
     client.require_token()  # the token, a login's too, is a secret from here on
+    for option, text in (("--repo", repo_id), ("--revision", revision), ("--message", message)):
+        refuse_secret_text(option, text)
     refuse_secret_files((Path(f.abspath), f.abspath) for f in summary.files)
     api = client.hub_api()
     what = f"push to {repo_id}"
