@@ -1,9 +1,10 @@
-"""What push sends, against the Hub stand-in: no file, commit message or tag holding a secret of
-the environment, each refused in one line before any request."""
+"""What push and push-metrics send, against the Hub stand-in: no file, commit message or tag holding
+a secret of the environment, each refused in one line before any request."""
 
 from __future__ import annotations
 
 import os
+import shutil
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -99,3 +100,23 @@ def test_a_message_without_a_secret_is_the_commit_s_title(hub, tmp_path, capsys)
     code, _, err = u.cli(["push", str(folder), "--repo", REPO, "--message", "first data"], capsys)
     assert code == 0, err
     assert hub.commits(REPO)[-1].title == "first data"
+
+
+def test_push_metrics_refuses_a_module_file_holding_a_secret_before_any_space(hub, tmp_path, capsys, monkeypatch):
+    from interleave_bench import metric_names, metric_path
+    from interleave_bench.hub import spaces
+
+    last = metric_names()[-1]  # the Spaces before it are not published either
+    copy = tmp_path / last
+    shutil.copytree(metric_path(last), copy)
+    with open(copy / "app.py", "a", encoding="utf-8") as fh:
+        fh.write(f'\nKEY = "{OPENAI}"\n')
+    monkeypatch.setattr(spaces, "metric_path", lambda name: str(copy) if name == last else metric_path(name))
+    _refused(hub, capsys, ["push-metrics", "--org", "org"],
+             f"{copy}/app.py: holds the value of OPENAI_API_KEY: a secret is never uploaded; take it out of the file "
+             "(nothing was sent)")
+
+
+def test_push_metrics_refuses_an_org_holding_a_secret(hub, capsys):
+    _refused(hub, capsys, ["push-metrics", "--org", f"org-{OPENAI}"],
+             "--org holds the value of OPENAI_API_KEY: it would be published on the Hub; give it without (nothing was sent)")

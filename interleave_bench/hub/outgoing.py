@@ -1,6 +1,6 @@
 """What may leave for the Hub: no secret of this process in a file uploaded or a text published.
 
-Everything ``push`` (and ``release``) sends is public once committed: the files,
+Everything ``push`` (and ``release``) and ``push-metrics`` send is public once committed: the files,
 the commit message, the tag, the repo's name. Before the first request each is searched for the
 secrets :func:`~interleave_bench.redaction.secret_sources` names (the environment's keys, the Hub
 token however it was given, in every form a file may hold them), and one that holds any is refused
@@ -31,6 +31,11 @@ def held(names: list[str]) -> str:
     is held, by the secrets' names (:func:`~interleave_bench.redaction.secret_sources`)."""
     shown = [("the Hub token or a key this run was given" if n == GIVEN_SECRET else n) for n in names]
     return f"the value{'s' if len(shown) > 1 else ''} of {', '.join(shown)}"
+
+
+def secrets_in_bytes(data: bytes) -> list[str]:
+    """The names of the secrets ``data`` (a file's content) holds as UTF-8 text, in any of their forms."""
+    return [name for name, forms in secret_sources() if any(f.encode("utf-8") in data for f in forms)]
 
 
 def secrets_in_file(path: Path) -> list[str]:
@@ -75,6 +80,14 @@ def refuse_secret_files(files: Iterable[tuple[Path, str]]) -> None:
     secrets) when any does."""
     errors = [InputError(shown, None, None, _SECRET_FILE % held(names))
               for path, shown in files for names in [secrets_in_file(path)] if names]
+    if errors:
+        raise errors[0] if len(errors) == 1 else InputErrors(errors)
+
+
+def refuse_secret_contents(contents: dict[str, bytes]) -> None:
+    """:func:`refuse_secret_files` for contents held in memory: ``{name shown: bytes to upload}``."""
+    errors = [InputError(shown, None, None, _SECRET_FILE % held(names))
+              for shown, data in contents.items() for names in [secrets_in_bytes(data)] if names]
     if errors:
         raise errors[0] if len(errors) == 1 else InputErrors(errors)
 

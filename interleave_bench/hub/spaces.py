@@ -3,7 +3,8 @@
 A Space ``ORG/<name>`` holds the module script ``<name>.py``, its card ``README.md`` (evaluate's
 YAML header: gradio SDK, ``app.py``), the widget ``app.py`` and a ``requirements.txt`` naming this
 package, so ``evaluate.load("ORG/<name>")`` works in any project. A module whose files are already
-on the Space's ``main`` is reported unchanged and gets no commit.
+on the Space's ``main`` is reported unchanged and gets no commit. Every file of every module chosen,
+and the ``--org``, are refused before the first request when they hold a secret (:mod:`.outgoing`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Optional
 from .. import __version__, metric_names, metric_path
 from ..errors import UsageError
 from . import client
+from .outgoing import refuse_secret_contents, refuse_secret_text
 
 #: the Hub's repo type of an evaluate module
 SPACE_TYPE = "space"
@@ -68,12 +70,15 @@ def push_metrics(org: str, *, names: Optional[list[str]] = None, private: bool =
             raise UsageError(f"--metric {n!r}: not a module of this package; known: {', '.join(known)}")
     if not org or "/" in org or any(c.isspace() for c in org):
         raise UsageError(f"--org {org!r}: expected an organisation or user name, without '/'")
-    client.require_token()
+    client.require_token()  # the token, a login's too, is a secret from here on
+    refuse_secret_text("--org", org)
+    every = {name: space_files(name) for name in chosen}
+    refuse_secret_contents({f"{metric_path(n)}/{p}": c for n, files in every.items() for p, c in files.items()})
     api = client.hub_api()
     out = []
     for name in chosen:
         repo_id = f"{org}/{name}"
-        files = space_files(name)
+        files = every[name]
         what = f"push-metrics to {repo_id}"
         with client.hub_errors(what):
             api.create_repo(repo_id, repo_type=SPACE_TYPE, space_sdk=SPACE_SDK, private=private, exist_ok=True)
