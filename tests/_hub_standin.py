@@ -21,7 +21,7 @@ Test hooks: ``token`` (writes need ``Authorization: Bearer <token>``; private re
 read), ``fail_next_commits(n, status)`` (the next commits fail with a server error and change
 nothing, as a failed commit on the Hub does), ``hold_next(op, applied)`` (the next commit or tag
 request waits until the test releases it: a barrier for interrupting the client mid-request),
-``commits(repo_id)``, ``tags(repo_id)``, ``files(repo_id, rev)`` and ``log`` (every request:
+``commits(repo_id)``, ``tags(repo_id)`` (a repo's ``tag_messages`` too), ``files(repo_id, rev)`` and ``log`` (every request:
 method, path, status).
 """
 
@@ -67,6 +67,8 @@ class Repo:
     commits: dict[str, Commit] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    #: each tag's message, as the request gave it (None without one)
+    tag_messages: dict[str, Optional[str]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
 
 
@@ -483,6 +485,7 @@ class _Handler(BaseHTTPRequestHandler):
         if name in repo.tags or name in repo.branches:
             raise HttpError(409, f"Tag {name} already exists")
         repo.tags[name] = oid
+        repo.tag_messages[name] = body.get("message")
         self._json({"ref": f"refs/tags/{name}", "oid": oid})
 
     def _resolve_file(self, kind: str, repo_id: str, rev: str, path: str) -> None:

@@ -251,5 +251,5 @@ def test_a_login_token_the_hub_echoes_encoded_is_redacted(monkeypatch):
     token = "hf_Login/Token+abcdefghij123"
     monkeypatch.setattr(redaction, "_GIVEN", set())
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: token)
-    assert client._scrub(f"401 for ?t={quote(token, safe='')} and {token}") == "401 for ?t=[redacted] and [redacted]"
+    assert client.scrub(f"401 for ?t={quote(token, safe='')} and {token}") == "401 for ?t=[redacted] and [redacted]"
     assert redaction.redact_secrets(f"later {quote(token, safe='')}") == "later [redacted]"

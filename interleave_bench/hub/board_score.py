@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from ..errors import InputError, InputErrors, UsageError, clip, exc_text, require_file, shown
 from ..io import read_json
+from ..redaction import REDACTED, redact
 from .board_rows import (
     SUMMARY_KINDS,
     row_from_score,
@@ -63,8 +64,9 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
     """A system name as the board keeps it: NFKC, runs of white space as one space, trimmed.
 
     Raises :class:`InputError` (naming ``path`` and ``field``) for a name that is not text, is
-    empty, holds a control or format character (a line break forges a line of output) or is
-    longer than :data:`MAX_NAME_CHARS`.
+    empty, holds a control or format character (a line break forges a line of output), holds a
+    secret (:func:`~interleave_bench.redaction.redact` would change it: the board publishes its
+    names, and a name redacted would be another name) or is longer than :data:`MAX_NAME_CHARS`.
     """
     if not isinstance(raw, str):
         raise InputError(path, None, field, f"expected a name (text), got {type(raw).__name__}")
@@ -76,6 +78,9 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
         raise InputError(path, None, field, "empty: the board needs a name for the run")
     if len(name) > MAX_NAME_CHARS:
         raise InputError(path, None, field, f"{len(name)} characters: a name on the board has at most {MAX_NAME_CHARS}")
+    if redact(name) != name:
+        raise InputError(path, None, field, f"{shown(name)} holds a secret (a key or token, {REDACTED} here): the board "
+                                            "publishes its names; give a name without it")
     return name
 
 

@@ -102,8 +102,9 @@ def repo_url(repo_id: str, revision: str | None = None) -> str:
     return f"{base}/tree/{revision}" if revision else base
 
 
-def _scrub(text: str) -> str:
-    """An error text of the Hub client without the token (wherever it was read from: a login's file
+def scrub(text: str) -> str:
+    """A text of or for the Hub (an error of its client, a commit's message, a cell of a file
+    published) without the token (wherever it was read from: a login's file
     too, taken for a secret from then on, in every form it may be written in) or any other secret
     (:func:`~interleave_bench.redaction.redact`)."""
     from huggingface_hub import get_token
@@ -140,16 +141,16 @@ def hub_errors(what: str, after: str = "") -> Iterator[None]:
     except ValueError as exc:  # the client's own checks, e.g. README metadata the Hub rejects
         raise UsageError(f"{what}: {_first_line(exc)}{tail}") from None
     except httpx2.HTTPError as exc:
-        raise UsageError(f"{what}: cannot reach {endpoint()} ({type(exc).__name__}: {_scrub(str(exc))}){tail}") from None
+        raise UsageError(f"{what}: cannot reach {endpoint()} ({type(exc).__name__}: {scrub(str(exc))}){tail}") from None
 
 
 def _first_line(exc: Exception) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return _scrub(lines[0] if lines else type(exc).__name__)
+    return scrub(lines[0] if lines else type(exc).__name__)
 
 
 def _server_message(exc) -> str:
     msg = getattr(exc, "server_message", None)
     if msg:
-        return _scrub(" ".join(str(msg).split()))
+        return scrub(" ".join(str(msg).split()))
     return _first_line(exc)

@@ -198,12 +198,10 @@ def add_runs(
     computed. Every check runs before anything is written. Returns the tag, commit and rows now on
     the board.
     """
-    from huggingface_hub import CommitOperationAdd
-
     client.check_repo_id(repo_id)
     scored = score_given(list(paths), data=data, system=system, model=model, data_repo=data_repo,
                          data_revision=data_revision, split=split)
-    new, docs, where = [s.row for s in scored], [s.doc for s in scored], [s.path for s in scored]
+    new, docs, where = [secret_free(s.row) for s in scored], [s.doc for s in scored], [s.path for s in scored]
     check_values(new, where)
     check_intervals(new, where)
     check_complete(docs, where)
@@ -227,22 +225,73 @@ def add_runs(
         r["date"] = stamp
         r["publication"] = tag
     rows = state.rows + new
+    names = ", ".join(describe(r) for r in new)
     with tempfile.TemporaryDirectory(prefix="interleave-board-") as tmp:
         files = write_board(Path(tmp), repo_id, rows, tag)
-        ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(Path(tmp) / rel)) for rel in files]
-        names = ", ".join(describe(r) for r in new)
         try:
-            with client.hub_errors(what):
-                info = api.create_commit(repo_id, ops, commit_message=f"Add {names} ({tag})",
-                                         commit_description=f"interleave-bench {__version__}",
-                                         repo_type=client.REPO_TYPE, parent_commit=state.head)
+            info = _publish_commit(api, repo_id, Path(tmp), files, f"Add {names} ({tag})", state.head)
         except UsageError as exc:
             raise UsageError(f"{exc}; {_left_at(api, repo_id, state.head)}") from None
-    with client.hub_errors(what, after=f"commit {info.oid[:12]} is on main but was not tagged {tag!r}: "
-                                       "run the add again to tag it"):
-        api.create_tag(repo_id, tag=tag, revision=info.oid, repo_type=client.REPO_TYPE,
-                       tag_message=f"leaderboard publication {tag}: {names}")
+    _publish_tag(api, repo_id, tag, info.oid, names, f"commit {info.oid[:12]} is on main but was not tagged {tag!r}: "
+                                                     "run the add again to tag it")
     return AddResult(repo_id, tag, info.oid, new, rows)
+
+
+# --- what the board sends to the Hub: every upload passes here ------------------------------------------------
+#
+# Nothing the board publishes holds a secret (docs/leaderboard.md#secrets): the rows are written
+# redacted (:func:`write_board`), the texts sent (a commit's title and description, a tag's message)
+# are redacted here, and every file is read back before it is sent: one that still holds a secret
+# (a field or file added later that no writer redacts) is refused, and nothing is published.
+
+
+def _publish_commit(api: Any, repo_id: str, folder: Path, files: list[str], title: str, parent: Optional[str]) -> Any:
+    """Commit ``files`` (relative to ``folder``) to the board with ``title``, on top of ``parent``; the
+    only commit the board makes. Refuses a file that holds a secret (:func:`secret_in_file`)."""
+    from huggingface_hub import CommitOperationAdd
+
+    for rel in files:
+        where = secret_in_file(folder / rel)
+        if where is not None:
+            raise UsageError(f"leaderboard add to {repo_id}: {rel} ({where}) holds a secret (a key or token): "
+                             "the board publishes no secret")
+    ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(folder / rel)) for rel in files]
+    with client.hub_errors(f"leaderboard add to {repo_id}"):
+        return api.create_commit(repo_id, ops, commit_message=client.scrub(title),
+                                 commit_description=client.scrub(f"interleave-bench {__version__}"),
+                                 repo_type=client.REPO_TYPE, parent_commit=parent)
+
+
+def _publish_tag(api: Any, repo_id: str, tag: str, commit: str, names: str, after: str) -> None:
+    """Tag ``commit`` as the publication ``tag`` of the runs ``names``; the only tag the board makes."""
+    with client.hub_errors(f"leaderboard add to {repo_id}", after=after):
+        api.create_tag(repo_id, tag=tag, revision=commit, repo_type=client.REPO_TYPE,
+                       tag_message=client.scrub(f"leaderboard publication {tag}: {names}"))
+
+
+def secret_free(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with every secret in its text redacted (:func:`~.client.scrub`): a model named by a URL
+    with its key (``gpt-4o@https://host/v1?api_key=...``), a path holding a token. Numbers are as they were."""
+    return {k: client.scrub(v) if isinstance(v, str) else v for k, v in row.items()}
+
+
+def secret_in_file(path: Path) -> Optional[str]:
+    """Where the file ``path`` holds a secret (:func:`~.client.scrub` would change it): ``row 2,
+    column model`` of a Parquet file (its schema's metadata too), ``line 12`` of any other; else None."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        meta = pq.read_schema(path).metadata or {}
+        if any(client.scrub(v.decode("utf-8", "replace")) != v.decode("utf-8", "replace") for v in meta.values()):
+            return "its metadata"
+        for k, row in enumerate(pq.read_table(path).to_pylist(), start=1):
+            col = next((c for c, v in row.items() if isinstance(v, str) and client.scrub(v) != v), None)
+            if col is not None:
+                return f"row {k}, column {col}"
+        return None
+    text = path.read_bytes().decode("utf-8", "replace")
+    k = next((k for k, line in enumerate(text.splitlines(), start=1) if client.scrub(line) != line), None)
+    return None if k is None else f"line {k}"
 
 
 def unfinished_publication(state: BoardState) -> Optional[str]:
@@ -269,10 +318,7 @@ def finish_publication(api: Any, repo_id: str, state: BoardState) -> Optional[st
     if tag is None:
         return None
     names = ", ".join(describe(r) for r in state.rows if r.get("publication") == tag)
-    with client.hub_errors(f"leaderboard add to {repo_id}",
-                           after=f"commit {state.head[:12]} is on main but was not tagged {tag!r}"):
-        api.create_tag(repo_id, tag=tag, revision=state.head, repo_type=client.REPO_TYPE,
-                       tag_message=f"leaderboard publication {tag}: {names}")
+    _publish_tag(api, repo_id, tag, state.head, names, f"commit {state.head[:12]} is on main but was not tagged {tag!r}")
     state.tags[tag] = state.head
     print(f"tagged {tag} ({names}): commit {state.head[:12]}, published by an add that stopped before tagging it",
           file=sys.stderr)
@@ -307,11 +353,15 @@ def _left_at(api: Any, repo_id: str, read: Optional[str]) -> str:
 
 
 def write_board(folder: Path, repo_id: str, rows: list[dict[str, Any]], publication: str) -> list[str]:
-    """Write the board's Parquet file and README into ``folder``; returns their relative paths."""
+    """Write the board's Parquet file and README into ``folder``; returns their relative paths.
+
+    Every row is written :func:`secret_free` (the board's earlier rows too), and the README is made
+    from those rows."""
     import datasets
 
     from .export import quiet_datasets
 
+    rows = [secret_free(r) for r in rows]
     (folder / BOARD_FILE).parent.mkdir(parents=True, exist_ok=True)
     with quiet_datasets():
         datasets.Dataset.from_list(rows, features=board_features()).to_parquet(str(folder / BOARD_FILE))
