@@ -21,6 +21,7 @@ from interleave_bench.hub.board_checks import (
     check_complete,
     check_intervals,
     check_oracle,
+    check_out_of_sample,
     check_real_model,
     check_values,
 )
@@ -38,6 +39,7 @@ def verdict(paths: list[str], existing: list[dict[str, Any]] = (), **options: An
         check_intervals(rows, where)
         check_complete([s.doc for s in scored], where)
         check_real_model([s.doc for s in scored], where)
+        check_out_of_sample([s.doc for s in scored], where)
         check_additions(list(existing), rows, where)
         check_oracle([s.doc for s in scored], where)
     except InputErrors as exc:

@@ -116,6 +116,23 @@ def check_real_model(docs: list[Any], paths: list[str]) -> None:
         raise InputErrors(errs)
 
 
+def check_out_of_sample(docs: list[Any], paths: list[str]) -> None:
+    """Refuse a routing run scored on data its weights' fit read: the board's own scoring marks it
+    ``in_sample`` (:func:`~..score.in_sample.in_sample_of`, by the data's manifest and the run's
+    weights, as ``score`` does; a score file saying otherwise was refused as differing). Its
+    accuracy and calibration there are in-sample, not figures for chat the fit never saw, and would
+    rank above every honest run (``local`` on IRC's dev logs: 0.81, against 0.20 out of sample)."""
+    from ..score.in_sample import in_sample_text
+
+    errs = [InputError(p, None, "in_sample", f"scored on {in_sample_text(doc['in_sample'])}, which the local weights "
+                                             "were fitted on: its figures are in-sample (docs/score.md#in-sample), "
+                                             "and the board ranks figures for data a fit never saw (add a run on "
+                                             "another split or corpus)")
+            for p, doc in zip(paths, docs) if doc.get("kind") not in SUMMARY_KINDS and doc.get("in_sample")]
+    if errs:
+        raise InputErrors(errs)
+
+
 def _fake_answers(doc: dict[str, Any]) -> tuple[str, int]:
     """``(run record, its usage.fake_answers)`` of a routing run's predictions file (the file its
     computed document names); ``("", 0)`` for a summary, or predictions without a record. A record

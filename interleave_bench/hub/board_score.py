@@ -323,14 +323,14 @@ def refuse_disagreement(path: str, stated: dict[str, Any], computed: dict[str, A
 
 #: the parts of a routing score document the recomputation must reproduce
 ROUTING_PARTS = ("mode", "split", "policy", "model", "metrics", "intervals", "counts", "outcomes", "burst", "breakdowns",
-                 "cluster", "calibration")
+                 "cluster", "calibration", "in_sample")
 #: parts of :data:`ROUTING_PARTS` whose form (its figures adding up) the board does not check
 #: before the recomputation: whatever a stated one holds, the recomputation names its first field
 #: that differs (the bins of a forged calibration add up or not)
 RECOMPUTED_WHOLE = ("calibration",)
 #: parts and fields (dotted) a score file written before they existed leaves out: reproduced when
 #: the file states them (:func:`without_later` leaves them out of the comparison otherwise)
-LATER_PARTS = ("calibration", "counts.error_rows")
+LATER_PARTS = ("calibration", "counts.error_rows", "in_sample")
 
 
 def without_later(stated: dict[str, Any], computed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -384,6 +384,7 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, bootstrap_problem
     from ..score.routing import decisions_fingerprint
     from ..score.read import other_kind, read_predictions_fast
+    from ..route.local_sample import fit_sample
     from ..score.run import score_files
 
     where = stated_path or str(pred)
@@ -412,7 +413,8 @@ def score_routing(pred: Path, data: str, *, stated: Optional[dict[str, Any]] = N
     check_recorded_mode(pred, (stated or {}).get("mode"), where)
     try:
         run = score_files(local, [pred], mode=(stated or {}).get("mode"), split=run_split, bootstrap=n_boot, seed=n_seed,
-                          write=False, data_source=source, price=prices_from(os.environ))[0]
+                          write=False, data_source=source, price=prices_from(os.environ),
+                          in_sample=fit_sample(sessions_file(local), run_split))[0]
     except UsageError as exc:
         raise InputError(where, None, None, str(exc)) from None
     except (ValueError, RecursionError) as exc:  # what the readers let through is still one line, not a traceback

@@ -41,6 +41,7 @@ from .board_checks import (  # noqa: F401 - the board's rules, importable from h
     check_data_revisions,
     check_intervals,
     check_oracle,
+    check_out_of_sample,
     check_real_model,
     check_values,
     current_revision,
@@ -206,6 +207,7 @@ def add_runs(
     check_intervals(new, where)
     check_complete(docs, where)
     check_real_model(docs, where)
+    check_out_of_sample(docs, where)
     client.require_token()
     api = client.hub_api()
     what = f"leaderboard add to {repo_id}"
