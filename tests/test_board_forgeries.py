@@ -23,6 +23,7 @@ from interleave_bench.hub.board_checks import (
     check_oracle,
     check_out_of_sample,
     check_real_model,
+    check_shown,
     check_values,
 )
 from interleave_bench.hub.board_score import score_given
@@ -35,6 +36,7 @@ def verdict(paths: list[str], existing: list[dict[str, Any]] = (), **options: An
     try:
         scored = score_given(paths, **options)
         rows, where = [s.row for s in scored], [s.path for s in scored]
+        check_shown(rows, where)
         check_values(rows, where)
         check_intervals(rows, where)
         check_complete([s.doc for s in scored], where)

@@ -17,7 +17,7 @@ from ..io import read_run_record
 from ..errors import InputError, InputErrors
 from ..schema import CONFIG_VERSIONS
 from . import client
-from .board_score import name_key
+from .board_score import check_shown_text, name_key
 from .board_rows import (
     COST_FIELDS,
     INTERVAL_COLUMNS,
@@ -70,6 +70,28 @@ def check_values(rows: list[dict[str, Any]], paths: list[str]) -> None:
             v, lo, hi = r.get(m), r.get(f"{m}_lo"), r.get(f"{m}_hi")
             if m in INTERVAL_COLUMNS and None not in (v, lo, hi) and not (lo - INTERVAL_SLACK <= v <= hi + INTERVAL_SLACK):
                 errs.append(InputError(p, None, _field(r, m), f"{v} lies outside its own 95% interval [{lo}, {hi}]"))
+    if errs:
+        raise InputErrors(errs)
+
+
+#: the columns of a row the board shows as text: in its tables (system, policy, model), their
+#: headings (config, split, mode), the README's line on the data, commit titles and tag messages
+SHOWN_COLUMNS = ("system", "policy", "model", "mode", "split", "data_repo", "data_revision", "data_config")
+
+
+def check_shown(rows: list[dict[str, Any]], paths: list[str]) -> None:
+    """Refuse a row whose shown text (:data:`SHOWN_COLUMNS`) holds a line break, a bidi control or
+    another character no output may carry (:func:`~.board_score.check_shown_text`, the rule of
+    system names): a model named ``gpt-4o\\n| 1 | fake |`` would add a row to the README's table.
+    Raises :class:`InputErrors`, one line per file, naming its first such column."""
+    errs: list[InputError] = []
+    for p, r in zip(paths, rows):
+        try:
+            for col in SHOWN_COLUMNS:
+                if isinstance(r.get(col), str):
+                    check_shown_text(r[col], p, col)
+        except InputError as exc:
+            errs.append(exc)
     if errs:
         raise InputErrors(errs)
 

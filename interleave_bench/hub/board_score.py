@@ -70,9 +70,7 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
     """
     if not isinstance(raw, str):
         raise InputError(path, None, field, f"expected a name (text), got {type(raw).__name__}")
-    bad = next((c for c in raw if unicodedata.category(c).startswith("C") and c not in " \t"), None)
-    if bad is not None:
-        raise InputError(path, None, field, f"a name may not hold control characters (U+{ord(bad):04X})")
+    check_shown_text(raw, path, field)
     name = " ".join(unicodedata.normalize("NFKC", raw).split())
     if not name:
         raise InputError(path, None, field, "empty: the board needs a name for the run")
@@ -82,6 +80,23 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
         raise InputError(path, None, field, f"{shown(name)} holds a secret (a key or token, {REDACTED} here): the board "
                                             "publishes its names; give a name without it")
     return name
+
+
+#: the categories of character no text the board shows may hold, besides a tab: control, format
+#: (U+202E, a right-to-left override, reorders what follows), private and unassigned (``C*``), and
+#: the line and paragraph separators (U+2028, U+2029: a line break)
+UNSHOWN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def check_shown_text(raw: str, path: str, field: str) -> None:
+    """Refuse text the board shows (a system name, a model, a policy, a data revision: in its tables,
+    README and commit titles) that holds a character of :data:`UNSHOWN_CATEGORIES`: a line break
+    would forge a line of output (a row of a table, a line of a commit message), a bidi control
+    would make a name read as another. One :class:`InputError` naming ``path`` and ``field``."""
+    bad = next((c for c in raw if unicodedata.category(c) in UNSHOWN_CATEGORIES and c != "\t"), None)
+    if bad is not None:
+        raise InputError(path, None, field, f"a name may not hold control characters (U+{ord(bad):04X}): "
+                                            "a line break would forge a line of output, a bidi control reorder it")
 
 
 #: letters that read as Latin ones (case-folded Cyrillic and Greek whose small or capital form looks
@@ -488,6 +503,9 @@ def _score_one(p: str, *, data: Optional[str], system: Optional[str], model: Opt
 
     if system is not None:
         system = normalise_name(system, p, "--system")
+    for option, value in (("--model", model), ("--data-revision", data_revision), ("--data-repo", data_repo)):
+        if value is not None:
+            check_shown_text(value, p, option)
     if not is_document(p):
         if data is None:
             raise UsageError(f"{p}: a predictions file is scored on its data: give --data DIR or --data hub:ORG/NAME@REV")

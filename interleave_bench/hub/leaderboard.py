@@ -43,6 +43,7 @@ from .board_checks import (  # noqa: F401 - the board's rules, importable from h
     check_oracle,
     check_out_of_sample,
     check_real_model,
+    check_shown,
     check_values,
     current_revision,
     describe,
@@ -203,6 +204,7 @@ def add_runs(
     scored = score_given(list(paths), data=data, system=system, model=model, data_repo=data_repo,
                          data_revision=data_revision, split=split)
     new, docs, where = [secret_free(s.row) for s in scored], [s.doc for s in scored], [s.path for s in scored]
+    check_shown(new, where)
     check_values(new, where)
     check_intervals(new, where)
     check_complete(docs, where)
