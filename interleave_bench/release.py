@@ -106,8 +106,12 @@ class ReleaseOptions:
     def check(self) -> None:
         """Raise :class:`UsageError` for options no step could run with."""
         from .hub.client import check_repo_id
+        from .hub.outgoing import refuse_secret_text
 
         check_repo_id(self.repo)
+        # before any step: the revision names the release's folder and is written in its card
+        refuse_secret_text("--revision", self.revision)
+        refuse_secret_text("--repo", self.repo)
         if not _REVISION.match(self.revision):
             raise UsageError(f"--revision {self.revision!r}: use letters, digits, '.', '-' and '_' (e.g. v0.1)")
         unknown = sorted(set(self.data) - set(SESSION_CONFIGS))

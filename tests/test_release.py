@@ -187,3 +187,15 @@ def test_rerunning_a_release_that_kept_another_config_makes_no_commit(hub, tmp_p
     assert code == 0, err
     assert f"tag v0.2 already names commit {head[:12]} holding this content: no commit made" in out
     assert hub.repo(REPO).branches["main"] == head and len(_writes(hub)) == writes
+
+
+def test_a_revision_holding_a_key_is_refused_before_any_step(hub, tmp_path, capsys, monkeypatch):
+    """The revision names the release's folder and is written in its card: a key there reached
+    ``releases/<revision>/dataset/README.md`` before the push refused it. Now nothing is written."""
+    key = "sk-test-RELEASE-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    code, out, err = _release(tmp_path, capsys, "--revision", f"v1-{key}", "--offline", "--sessions", "3",
+                              "--split", "all", "--no-mid-reply")
+    assert code == 2 and err == ("error: --revision holds the value of OPENAI_API_KEY: it would be published on the "
+                                 "Hub; give it without (nothing was sent)\n")
+    assert key not in out and hub.log == [] and not (tmp_path / "rel").exists()
