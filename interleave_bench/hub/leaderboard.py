@@ -28,6 +28,7 @@ from typing import Any, Optional
 from .. import __version__
 from ..errors import InputError, UsageError, exc_text, shown
 from . import client
+from .outgoing import refuse_secret_files
 from .source import HUB_PREFIX
 from .board_checks import (  # noqa: F401 - the board's rules, importable from here as before
     KIND_CONFIGS,
@@ -251,14 +252,11 @@ def add_runs(
 
 def _publish_commit(api: Any, repo_id: str, folder: Path, files: list[str], title: str, parent: Optional[str]) -> Any:
     """Commit ``files`` (relative to ``folder``) to the board with ``title``, on top of ``parent``; the
-    only commit the board makes. Refuses a file that holds a secret (:func:`secret_in_file`)."""
+    only commit the board makes. Refuses a file that holds a secret, as ``push`` does
+    (:func:`~.outgoing.refuse_secret_files`: its bytes and every Parquet value)."""
     from huggingface_hub import CommitOperationAdd
 
-    for rel in files:
-        where = secret_in_file(folder / rel)
-        if where is not None:
-            raise UsageError(f"leaderboard add to {repo_id}: {rel} ({where}) holds a secret (a key or token): "
-                             "the board publishes no secret")
+    refuse_secret_files([(folder / rel, rel) for rel in files])
     ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(folder / rel)) for rel in files]
     with client.hub_errors(f"leaderboard add to {repo_id}"):
         return api.create_commit(repo_id, ops, commit_message=client.scrub(title),
@@ -277,25 +275,6 @@ def secret_free(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with every secret in its text redacted (:func:`~.client.scrub`): a model named by a URL
     with its key (``gpt-4o@https://host/v1?api_key=...``), a path holding a token. Numbers are as they were."""
     return {k: client.scrub(v) if isinstance(v, str) else v for k, v in row.items()}
-
-
-def secret_in_file(path: Path) -> Optional[str]:
-    """Where the file ``path`` holds a secret (:func:`~.client.scrub` would change it): ``row 2,
-    column model`` of a Parquet file (its schema's metadata too), ``line 12`` of any other; else None."""
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        meta = pq.read_schema(path).metadata or {}
-        if any(client.scrub(v.decode("utf-8", "replace")) != v.decode("utf-8", "replace") for v in meta.values()):
-            return "its metadata"
-        for k, row in enumerate(pq.read_table(path).to_pylist(), start=1):
-            col = next((c for c, v in row.items() if isinstance(v, str) and client.scrub(v) != v), None)
-            if col is not None:
-                return f"row {k}, column {col}"
-        return None
-    text = path.read_bytes().decode("utf-8", "replace")
-    k = next((k for k, line in enumerate(text.splitlines(), start=1) if client.scrub(line) != line), None)
-    return None if k is None else f"line {k}"
 
 
 def unfinished_publication(state: BoardState) -> Optional[str]:
