@@ -308,3 +308,23 @@ def files_containing(root: Path, needle: str) -> list[str]:
             except OSError:
                 pass
     return hits
+
+
+def exported(tmp_path: Path, capsys, rows: list[dict[str, Any]] | None = None) -> Path:
+    """A folder ``export`` wrote from ``rows`` (4 sessions by default): what ``push`` uploads."""
+    rows = rows or sessions(4)
+    src = write_data(tmp_path / "src", rows, manifest(n=len(rows)))
+    out = tmp_path / "interleavebench"
+    code, _, err = cli(["export", "--v0", str(src), "--out", str(out)], capsys)
+    assert code == 0, err
+    return out
+
+
+def refused_before_sending(hub, capsys, args: list[str], *lines: str, secrets: tuple[str, ...] = (TOKEN,)) -> None:
+    """Run ``args``: exit 2, stderr exactly ``lines`` (each ``error: ...``), none of ``secrets``
+    printed, and no request sent to the stand-in ``hub``."""
+    code, out, err = cli(args, capsys)
+    assert code == 2, out + err
+    assert err.splitlines() == [f"error: {line}" for line in lines]
+    assert "Traceback" not in err and not any(s in out + err for s in secrets)
+    assert hub.log == [] and hub.repos == {}

@@ -11,26 +11,8 @@ from _hub_util import TOKEN, hub  # noqa: F401  (the fixture)
 REPO = "org/interleavebench"
 
 
-def _export(tmp_path, capsys, rows=None):
-    rows = rows or u.sessions(4)
-    src = u.write_data(tmp_path / "src", rows, u.manifest(n=len(rows)))
-    out = tmp_path / "interleavebench"
-    code, _, err = u.cli(["export", "--v0", str(src), "--out", str(out)], capsys)
-    assert code == 0, err
-    return out
-
-
-def _refused(hub, capsys, args, *lines):
-    """Run push ``args``: exit 2, stderr exactly ``lines`` (each ``error: ...``), no request sent."""
-    code, out, err = u.cli(args, capsys)
-    assert code == 2, out + err
-    assert err.splitlines() == [f"error: {line}" for line in lines]
-    assert "Traceback" not in err and TOKEN not in out + err
-    assert hub.log == [] and hub.repos == {}
-
-
 def test_a_symbolic_link_is_refused_and_nothing_is_sent(hub, tmp_path, capsys):
-    folder = _export(tmp_path, capsys)
+    folder = u.exported(tmp_path, capsys)
     outside = tmp_path / "outside.txt"
     outside.write_text("not for the Hub\n", encoding="utf-8")
     (tmp_path / "elsewhere").mkdir()
@@ -38,14 +20,14 @@ def test_a_symbolic_link_is_refused_and_nothing_is_sent(hub, tmp_path, capsys):
     os.symlink(tmp_path / "elsewhere", folder / "more")
     os.symlink("../README.md", folder / "v0" / "card.md")  # inside the folder: refused all the same
     tail = "push uploads only the folder's own files; copy the file in or remove the link (nothing was sent)"
-    _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO],
              f"{folder / 'more'}: a symbolic link (to {tmp_path / 'elsewhere'}): {tail}",
              f"{folder / 'v0' / 'card.md'}: a symbolic link (to ../README.md): {tail}",
              f"{folder / 'v0' / 'notes.txt'}: a symbolic link (to {outside}): {tail}")
 
 
 def test_the_folder_itself_may_be_a_link(hub, tmp_path, capsys):
-    folder = _export(tmp_path, capsys)
+    folder = u.exported(tmp_path, capsys)
     link = tmp_path / "linked"
     os.symlink(folder, link)
     code, _, err = u.cli(["push", str(link), "--repo", REPO, "--revision", "v1"], capsys)

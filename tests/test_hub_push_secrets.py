@@ -17,6 +17,8 @@ from interleave_bench import redaction
 
 REPO = "org/interleavebench"
 OPENAI = "sk-OPENAIsecret987654321zyx"
+#: what no output may show
+BOTH = (TOKEN, OPENAI)
 
 
 @pytest.fixture(autouse=True)
@@ -26,37 +28,19 @@ def _own_secrets(monkeypatch):
     monkeypatch.setattr(redaction, "_GIVEN", set())
 
 
-def _export(tmp_path, capsys, rows=None):
-    rows = rows or u.sessions(4)
-    src = u.write_data(tmp_path / "src", rows, u.manifest(n=len(rows)))
-    out = tmp_path / "interleavebench"
-    code, _, err = u.cli(["export", "--v0", str(src), "--out", str(out)], capsys)
-    assert code == 0, err
-    return out
-
-
-def _refused(hub, capsys, args, *lines):
-    """Run push ``args``: exit 2, stderr exactly ``lines`` (each ``error: ...``), no request sent."""
-    code, out, err = u.cli(args, capsys)
-    assert code == 2, out + err
-    assert err.splitlines() == [f"error: {line}" for line in lines]
-    assert "Traceback" not in err and TOKEN not in out + err and OPENAI not in out + err
-    assert hub.log == [] and hub.repos == {}
-
-
 def test_every_file_holding_a_secret_is_refused_by_the_variable_s_name(hub, tmp_path, capsys):
-    folder = _export(tmp_path, capsys)
+    folder = u.exported(tmp_path, capsys)
     (folder / "extra.txt").write_text(f"token={TOKEN}\n", encoding="utf-8")
     (folder / "notes").mkdir()
     (folder / "notes" / "keys.json").write_text(f'{{"a": "{OPENAI}", "b": "{TOKEN}"}}', encoding="utf-8")
     tail = "a secret is never uploaded; take it out of the file (nothing was sent)"
-    _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO],
              f"{folder / 'extra.txt'}: holds the value of HF_TOKEN: {tail}",
-             f"{folder / 'notes' / 'keys.json'}: holds the values of HF_TOKEN, OPENAI_API_KEY: {tail}")
+             f"{folder / 'notes' / 'keys.json'}: holds the values of HF_TOKEN, OPENAI_API_KEY: {tail}", secrets=BOTH)
 
 
 def test_a_secret_in_a_compressed_parquet_value_is_refused(hub, tmp_path, capsys):
-    folder = _export(tmp_path, capsys)
+    folder = u.exported(tmp_path, capsys)
     path = folder / "v0" / "dev-00000-of-00001.parquet"
     table = pq.read_table(path)
     rows = table.to_pylist()
@@ -64,9 +48,9 @@ def test_a_secret_in_a_compressed_parquet_value_is_refused(hub, tmp_path, capsys
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path, compression="gzip",
                    write_statistics=False)  # statistics would hold the value as it is
     assert OPENAI.encode() not in path.read_bytes()  # only its values hold it
-    _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO],
              f"{path}: holds the value of OPENAI_API_KEY: a secret is never uploaded; take it out of the file "
-             "(nothing was sent)")
+             "(nothing was sent)", secrets=BOTH)
 
 
 def test_a_login_token_not_in_the_environment_is_refused_in_a_file(hub, tmp_path, capsys, monkeypatch):
@@ -76,11 +60,11 @@ def test_a_login_token_not_in_the_environment_is_refused_in_a_file(hub, tmp_path
     os.makedirs(os.path.dirname(hc.HF_TOKEN_PATH), exist_ok=True)
     with open(hc.HF_TOKEN_PATH, "w", encoding="utf-8") as fh:
         fh.write(TOKEN)
-    folder = _export(tmp_path, capsys)
+    folder = u.exported(tmp_path, capsys)
     (folder / "extra.txt").write_text(f"token={TOKEN}\n", encoding="utf-8")
-    _refused(hub, capsys, ["push", str(folder), "--repo", REPO],
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO],
              f"{folder / 'extra.txt'}: holds the value of the Hub token or a key this run was given: a secret is "
-             "never uploaded; take it out of the file (nothing was sent)")
+             "never uploaded; take it out of the file (nothing was sent)", secrets=BOTH)
 
 
 @pytest.mark.parametrize("option, value, what", [
@@ -90,13 +74,13 @@ def test_a_login_token_not_in_the_environment_is_refused_in_a_file(hub, tmp_path
     ("--repo", f"org/data-{OPENAI}", "the value of OPENAI_API_KEY"),
 ])
 def test_an_option_published_holding_a_secret_is_refused(hub, tmp_path, capsys, option, value, what):
-    folder = _export(tmp_path, capsys)
-    _refused(hub, capsys, ["push", str(folder), "--repo", REPO, option, value],
-             f"{option} holds {what}: it would be published on the Hub; give it without (nothing was sent)")
+    folder = u.exported(tmp_path, capsys)
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO, option, value],
+             f"{option} holds {what}: it would be published on the Hub; give it without (nothing was sent)", secrets=BOTH)
 
 
 def test_a_message_without_a_secret_is_the_commit_s_title(hub, tmp_path, capsys):
-    folder = _export(tmp_path, capsys)
+    folder = u.exported(tmp_path, capsys)
     code, _, err = u.cli(["push", str(folder), "--repo", REPO, "--message", "first data"], capsys)
     assert code == 0, err
     assert hub.commits(REPO)[-1].title == "first data"
@@ -112,11 +96,11 @@ def test_push_metrics_refuses_a_module_file_holding_a_secret_before_any_space(hu
     with open(copy / "app.py", "a", encoding="utf-8") as fh:
         fh.write(f'\nKEY = "{OPENAI}"\n')
     monkeypatch.setattr(spaces, "metric_path", lambda name: str(copy) if name == last else metric_path(name))
-    _refused(hub, capsys, ["push-metrics", "--org", "org"],
+    u.refused_before_sending(hub, capsys, ["push-metrics", "--org", "org"],
              f"{copy}/app.py: holds the value of OPENAI_API_KEY: a secret is never uploaded; take it out of the file "
-             "(nothing was sent)")
+             "(nothing was sent)", secrets=BOTH)
 
 
 def test_push_metrics_refuses_an_org_holding_a_secret(hub, capsys):
-    _refused(hub, capsys, ["push-metrics", "--org", f"org-{OPENAI}"],
-             "--org holds the value of OPENAI_API_KEY: it would be published on the Hub; give it without (nothing was sent)")
+    u.refused_before_sending(hub, capsys, ["push-metrics", "--org", f"org-{OPENAI}"],
+             "--org holds the value of OPENAI_API_KEY: it would be published on the Hub; give it without (nothing was sent)", secrets=BOTH)
