@@ -35,6 +35,18 @@ DATA_KEY_WORDS = ("sort", "group", "join", "primary", "foreign", "partition", "h
 #: ``max_tokens``, ``max_new_tokens``, ``prompt_tokens``
 TOKEN_COUNT_WORDS = ("max", "min", "num", "n", "total", "prompt", "completion", "input", "output", "reasoning")
 NOT_SECRET_VARIABLES = ("PWD",)  #: secret-named variables holding none: the working folder, in every path
+#: the last words of a setting whose value is a secret whatever it looks like (:func:`is_secret_setting`):
+#: ``password``, ``auth_token``, ``client_secret``, ``credentials``; run together after any word too
+#: (``authtoken``, ``clientsecret``). Stricter than :data:`SECRET_WORDS`: such a value is taken out of
+#: every text written, so a name must say it holds the secret itself, not a count or a choice about one
+#: (``token_budget``, ``tokens``, ``pass_threshold``, ``auth``, ``key_field``)
+SETTING_SECRET_WORDS = ("token", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "passcode",
+                        "apikey", "credential", "credentials", "bearer", "cookie", "signature", "sig")
+#: the words that, just before ``key`` (or run together with it: ``openaikey``), say whose key a
+#: setting holds, and so that it is a secret (``api_key``, ``secret_key``, ``OpenAIKey``): a bare
+#: ``key`` or ``key_field`` names a key of the data
+KEY_OWNER_WORDS = ("api", "ai", "openai", "hf", "anthropic", "secret", "access", "private", "auth", "client",
+                   "signing", "encryption", "service", "master", "app", "license", "account", "session", "user")
 #: secrets shorter than this are not looked for: a value such as "1" or "dev" is no key, and
 #: replacing it would maim ordinary text. It holds for a key in use too (:data:`KEY_VARIABLES`): a local
 #: server takes "x", "sk", "EMPTY" or "test", which guard nothing, and taking "test" out of every text
@@ -146,6 +158,30 @@ def is_secret_name(name: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=1024)
+def is_secret_setting(name: str) -> bool:
+    """Whether a setting called ``name`` (a ``--router-arg``, a key inside one's JSON value, a URL's
+    query parameter) holds a secret whatever its value looks like: its last word (:func:`name_words`)
+    is one of :data:`SETTING_SECRET_WORDS`, or ends in one run together (``authtoken``), or is ``key``
+    after one of :data:`KEY_OWNER_WORDS` (or run together with one: ``openaikey``); not a number of
+    tokens (``max_token``). Such a value is taken out of every text written
+    (:func:`add_named_secret`), so a name that does not say it holds the secret itself is not one:
+    ``key=session_id``, ``token_field=messages``, ``tokens=256``, ``pass_threshold=0.5``. Stricter than
+    :func:`is_secret_name`, which names the environment's secrets, taken out only when they
+    :func:`looks_like_key`."""
+    words = name_words(name)
+    if not words:
+        return False
+    last, before = words[-1], words[:-1]
+    if last in ("key", "keys"):
+        return bool(before) and before[-1] in KEY_OWNER_WORDS
+    if last.endswith("key") and last[:-3] in KEY_OWNER_WORDS:
+        return True
+    if last in ("token", "tokens") and any(w in TOKEN_COUNT_WORDS for w in before):
+        return False
+    return last in SETTING_SECRET_WORDS or any(last.endswith(w) for w in SETTING_SECRET_WORDS if w != "secrets")
+
+
 def looks_like_key(value: str) -> bool:
     """Whether a secret-named value is a key to keep out of what is written: no blanks, and
     :data:`SECRET_WORDLESS_CHARS` characters or more, or :data:`SECRET_MIN_CHARS` or more with a digit."""
@@ -181,7 +217,7 @@ def add_secret(value: str) -> None:
 def add_named_secret(value: str) -> bool:
     """Take ``value``, given on the command line where only a secret goes, for a secret from now on
     whatever its shape, as a key in use is (:func:`is_key_in_use`): the value of a ``--router-arg``
-    with a secret's name (:func:`is_secret_name`), of a URL's query parameter with one
+    with a secret's name (:func:`is_secret_setting`), of a URL's query parameter with one
     (``?token=...``), a URL's password. Its name says it is a secret, so ``correcthorse`` or
     ``12345678`` is one, where :func:`add_secret` would take only what :func:`looks_like_key`.
     False, nothing taken, for a value of 1 to :data:`SECRET_MIN_CHARS` - 1 characters, which the
@@ -240,7 +276,7 @@ def add_shaped_secrets(text: str) -> Optional[str]:
             add_secret(shown.split()[-1])  # past a scheme word ("Bearer ")
     short = None
     for m in _QUERY_PARAM.finditer(text):
-        if is_secret_name(m.group(2)) and not add_named_secret(_query_value(m.group(3))[0]):
+        if is_secret_setting(m.group(2)) and not add_named_secret(_query_value(m.group(3))[0]):
             short = short or f"its parameter {m.group(2)!r}"
     for url in _URL.findall(text):
         short = add_url_secrets(url) or short
@@ -298,7 +334,7 @@ def add_url_secrets(url: str) -> Optional[str]:
         short.append("its password")
     for pair in parts.query.split("&"):
         name, _, value = pair.partition("=")
-        if is_secret_name(unquote_plus(name)) and not all([add_named_secret(value),
+        if is_secret_setting(unquote_plus(name)) and not all([add_named_secret(value),
                                                             add_named_secret(unquote_plus(value))]):
             short.append(f"its parameter {unquote_plus(name)!r}")
     return short[0] if short else None

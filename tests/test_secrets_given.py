@@ -287,7 +287,9 @@ def test_a_router_arg_named_like_a_key_is_a_secret_whatever_it_looks_like(tmp_pa
     ("db_password=12345678", ["12345678"]),  # a number to JSON, the router gets 12345678
     ("token=two words here", ["two words here"]),
     ('secret="quoted-word"', ['"quoted-word"', "quoted-word"]),  # as written, and as the router gets it
-    ('keys=["first-secret", {"spare": 87654321}]', ["first-secret", "87654321"]),
+    ('api_keys=["first-secret", {"spare": 87654321}]', ["first-secret", "87654321"]),
+    ('config={"db": {"password": "correcthorse"}, "depth": 3}', ["correcthorse"]),  # a secret's key inside
+    ("authtoken=correcthorse", ["correcthorse"]),  # run together
 ])
 def test_what_a_secret_named_router_arg_takes_out(monkeypatch, pair, secrets):
     from interleave_bench import redaction
@@ -299,7 +301,12 @@ def test_what_a_secret_named_router_arg_takes_out(monkeypatch, pair, secrets):
         assert redaction.redact_secrets(f"[{secret}] depth") == f"[{REDACTED}] depth", secret
 
 
-@pytest.mark.parametrize("pair", ["use_auth=true", "token=null", "api_key=", "keys=[]", "sort_key=a", "depth=2"])
+@pytest.mark.parametrize("pair", ["use_auth=true", "token=null", "api_key=", "keys=[]", "sort_key=a", "depth=2",
+                                  # settings about tokens, keys and passes, not secrets (a hostile trial's list)
+                                  "token_overlap=0.3", "token_budget=500", "tokens=256", "context_tokens=2000",
+                                  'stop_tokens=["x"]', "pass_threshold=0.5", "sig_level=0.05", "key_field=id",
+                                  "key=title", "num_keys=3", "auth=none", "key=session_id",
+                                  'token_field="messages"'])
 def test_a_router_arg_holding_no_secret_takes_nothing_out(monkeypatch, pair):
     """A flag, null, an empty value, or a name that is no secret's: nothing to keep out, nothing refused."""
     from interleave_bench import redaction
@@ -311,8 +318,9 @@ def test_a_router_arg_holding_no_secret_takes_nothing_out(monkeypatch, pair):
 
 
 @pytest.mark.parametrize("pair, named", [
-    ("api_key=a", "api_key"), ("password=1234567", "password"), ('token="abc"', "token"), ("auth=basic", "auth"),
-    ('keys=["long-enough-secret", "x"]', "keys"), ("secret_pin=0", "secret_pin"), ("endpoint=http://h/r?token=abc", "endpoint"),
+    ("api_key=a", "api_key"), ("password=1234567", "password"), ('token="abc"', "token"),
+    ("auth_token=basic", "auth_token"), ('api_keys=["long-enough-secret", "x"]', "api_keys"),
+    ("access_token=0", "access_token"), ("endpoint=http://h/r?token=abc", "endpoint"),
     ("url=http://me:pw@h/r", "url"),
 ])
 def test_a_secret_too_short_to_keep_out_is_refused_in_one_line(tmp_path, pair, named):

@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from ..errors import InputError, InterleaveError, UsageError, exc_said
-from ..redaction import (add_named_secret, add_shaped_secrets, add_url_secrets, is_secret_name, redact,
+from ..redaction import (add_named_secret, add_secret, add_shaped_secrets, add_url_secrets, is_secret_name,
+                         is_secret_setting, redact,
                          short_secret_refusal)
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
@@ -250,10 +251,12 @@ class PluginRouter:
 def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
     """``["k=v", ...]`` as keyword arguments; a value is read as JSON when it is JSON (``3``,
     ``true``, ``["a"]``), else kept as text. The value of an argument with a secret's name
-    (``api_key``, ``token``: :func:`~interleave_bench.redaction.is_secret_name`) is a secret from then
-    on whatever its shape (:func:`~interleave_bench.redaction.add_named_secret`), as written and as
-    the router gets it (the texts a JSON value holds), unless JSON reads it as ``true``, ``false``
-    or ``null``; so is a key inside any value, whatever its name (``openai_key=sk-...``:
+    (``api_key``, ``token``: :func:`~interleave_bench.redaction.is_secret_setting`), or of such a key
+    inside a JSON object (``config={"api_key": ...}``), is a secret from then on whatever its shape
+    (:func:`~interleave_bench.redaction.add_named_secret`), as written and as the router gets it (the
+    texts a JSON value holds), unless JSON reads it as ``true``, ``false`` or ``null``; under a name
+    near a secret's (``keys``, ``auth``: :func:`~interleave_bench.redaction.is_secret_name`), what
+    looks like a key is; so is a key inside any value, whatever its name (``openai_key=sk-...``:
     :func:`~interleave_bench.redaction.add_shaped_secrets`). Raises :class:`UsageError` for a pair
     without ``=``, and for a secret too short to keep out of what is written, naming it alone."""
     out: dict[str, Any] = {}
@@ -268,14 +271,26 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
         short = add_shaped_secrets(value)  # a provider's key, a bearer token, a URL's password: whatever the name
         if short:
             raise UsageError(f"--router-arg {key}: a URL in its value: {short_secret_refusal(short)}")
-        secrets = _texts_in(out[key]) if is_secret_name(key) else []
-        if secrets and not isinstance(out[key], (list, dict)):
+        named = is_secret_setting(key)
+        secrets = _texts_in(out[key]) if named else _named_texts_in(out[key])
+        if secrets and named and not isinstance(out[key], (list, dict)):
             secrets.append(value)  # as written too: a quoted "...", a number as typed
+        if not named and is_secret_name(key):  # a name near a secret's (``keys``, ``auth``): what looks like a key
+            for text in _texts_in(out[key]) + [value]:
+                add_secret(text)
         # kept out of every file and message: as written, and as the router gets it
         if not all([add_named_secret(text) for text in secrets]):
             raise UsageError(f"--router-arg {key}: {short_secret_refusal('its value')}, or (no secret) a name "
                              "that does not say it is one")
     return out
+
+
+def _named_texts_in(value: Any) -> list[str]:
+    """The texts and numbers held under a secret's name anywhere inside a JSON value
+    (``{"db": {"password": "..."}}``, ``[{"api_key": "..."}]``), as :func:`_texts_in` gives them."""
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (_texts_in(v) if is_secret_setting(k) else _named_texts_in(v))]
+    return [t for v in value for t in _named_texts_in(v)] if isinstance(value, list) else []
 
 
 def _texts_in(value: Any) -> list[str]:
@@ -412,7 +427,7 @@ SECRET_SETTING = "[secret]"
 def router_state(router: Any) -> Optional[str]:
     """The SHA-256 (``sha256:<hex>``) of a router object's settings: its public attributes (no
     leading ``_``) that hold plain data, as canonical JSON, taken before the run routes anything;
-    a secret-named one (:func:`~interleave_bench.redaction.is_secret_name`) as :data:`SECRET_SETTING`
+    a secret-named one (:func:`~interleave_bench.redaction.is_secret_setting`) as :data:`SECRET_SETTING`
     and any secret the text holds redacted (a secret's hash is guessed back when the secret is weak);
     None when it has none, or for a router served over HTTP. Kept in the run record, so that a
     router handed in from Python, whose constructor arguments no ``--router-arg`` records, is
@@ -431,7 +446,7 @@ def router_state(router: Any) -> Optional[str]:
         ok, value = _plain(attrs[name]) if not name.startswith("_") else (False, None)
         if ok:
             # a secret is never hashed: a hash of a weak one (``api_key="hunter2"``) is guessed back
-            state[name] = SECRET_SETTING if is_secret_name(name) else value
+            state[name] = SECRET_SETTING if is_secret_setting(name) else value
     if not state:
         return None
     text = redact(json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
