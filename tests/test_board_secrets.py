@@ -112,3 +112,26 @@ def test_a_file_that_would_still_hold_a_secret_is_not_sent(hub, runs, tmp_path, 
     assert not any(s in out + err for s in SECRETS)
     assert [c.title for c in hub.commits(BOARD)] == [hub.commits(BOARD)[0].title]  # the repo's creation only
     assert _leaks(hub, BOARD) == []
+
+
+def test_a_file_named_with_a_secret_is_not_sent(hub, runs, capsys, monkeypatch):
+    """The board's files are checked by their path in the repo too: a writer that named a file with
+    a key (here one added to what the board writes) gets a refusal in one line, and nothing is published."""
+    from interleave_bench.hub import leaderboard as lb
+
+    data, preds = runs
+    write = lb.write_board
+
+    def with_named_file(folder, *args):
+        (folder / f"notes-{OPENAI_KEY}.txt").write_text("hi\n", encoding="utf-8")
+        return write(folder, *args) + [f"notes-{OPENAI_KEY}.txt"]
+
+    monkeypatch.setattr(lb, "write_board", with_named_file)
+    code, out, err = u.cli(["leaderboard", "add", str(preds["open-bm25"]), "--data", str(data), "--repo", BOARD], capsys)
+    assert code == 2
+    assert err.strip().splitlines() == ["error: notes-[redacted].txt: its path in the repo holds the value of "
+                                        "OPENAI_API_KEY: a secret is never uploaded, not even in a name; rename it "
+                                        "(nothing was sent)"], err
+    assert not any(s in out + err for s in SECRETS)
+    assert [c.title for c in hub.commits(BOARD)] == [hub.commits(BOARD)[0].title]  # the repo's creation only
+    assert not any(s in p for p in hub.files(BOARD) for s in SECRETS)

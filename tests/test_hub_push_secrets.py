@@ -101,6 +101,49 @@ def test_push_metrics_refuses_a_module_file_holding_a_secret_before_any_space(hu
              "(nothing was sent)", secrets=BOTH)
 
 
+def test_push_metrics_refuses_a_file_named_with_a_secret_before_any_space(hub, capsys, monkeypatch):
+    from interleave_bench import metric_names, metric_path
+    from interleave_bench.hub import spaces
+
+    last = metric_names()[-1]
+    shipped = spaces.space_files
+    monkeypatch.setattr(spaces, "space_files",
+                        lambda name: {**shipped(name), **({f"{TOKEN}/x.md": b"hi"} if name == last else {})})
+    u.refused_before_sending(hub, capsys, ["push-metrics", "--org", "org"],
+             f"{metric_path(last)}/[redacted]/x.md: its path in the repo holds the value of HF_TOKEN: a secret is "
+             "never uploaded, not even in a name; rename it (nothing was sent)", secrets=BOTH)
+
 def test_push_metrics_refuses_an_org_holding_a_secret(hub, capsys):
     u.refused_before_sending(hub, capsys, ["push-metrics", "--org", f"org-{OPENAI}"],
              "--org holds the value of OPENAI_API_KEY: it would be published on the Hub; give it without (nothing was sent)", secrets=BOTH)
+
+
+def test_a_file_or_folder_named_with_a_secret_is_refused_by_the_variable_s_name(hub, tmp_path, capsys):
+    folder = u.exported(tmp_path, capsys)
+    (folder / TOKEN).mkdir()
+    shutil.copy(folder / "README.md", folder / TOKEN / "x.md")
+    (folder / f"notes-{OPENAI}.txt").write_text("hi\n", encoding="utf-8")
+    tail = "a secret is never uploaded, not even in a name; rename it (nothing was sent)"
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO],
+             f"{folder / '[redacted]' / 'x.md'}: its path in the repo holds the value of HF_TOKEN: {tail}",
+             f"{folder / 'notes-[redacted].txt'}: its path in the repo holds the value of OPENAI_API_KEY: {tail}",
+             secrets=BOTH)
+
+
+def test_a_file_whose_name_and_content_hold_a_secret_is_refused_in_one_line(hub, tmp_path, capsys):
+    folder = u.exported(tmp_path, capsys)
+    (folder / f"notes-{OPENAI}.txt").write_text(f"token={TOKEN}\n", encoding="utf-8")
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO],
+             f"{folder / 'notes-[redacted].txt'}: its path in the repo holds the value of OPENAI_API_KEY, and it "
+             "holds the value of HF_TOKEN: a secret is never uploaded, not even in a name; rename it and take it "
+             "out of the file (nothing was sent)", secrets=BOTH)
+
+
+def test_a_secret_in_the_folder_s_own_path_is_not_sent_and_not_refused(hub, tmp_path, capsys):
+    """Only the path in the repo is published: the local folder's own name holding a key sends nothing."""
+    folder = u.exported(tmp_path / f"work-{OPENAI}", capsys)
+    code, out, err = u.cli(["push", str(folder), "--repo", REPO], capsys)
+    assert code == 0, err
+    assert not any(s in out + err for s in BOTH)
+    assert not any(s in p for p in hub.files(REPO) for s in BOTH)
+

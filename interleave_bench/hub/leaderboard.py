@@ -253,10 +253,10 @@ def add_runs(
 def _publish_commit(api: Any, repo_id: str, folder: Path, files: list[str], title: str, parent: Optional[str]) -> Any:
     """Commit ``files`` (relative to ``folder``) to the board with ``title``, on top of ``parent``; the
     only commit the board makes. Refuses a file that holds a secret, as ``push`` does
-    (:func:`~.outgoing.refuse_secret_files`: its bytes and every Parquet value)."""
+    (:func:`~.outgoing.refuse_secret_files`: its path, its bytes and every Parquet value)."""
     from huggingface_hub import CommitOperationAdd
 
-    refuse_secret_files([(folder / rel, rel) for rel in files])
+    refuse_secret_files([(folder / rel, rel, rel) for rel in files])
     ops = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(folder / rel)) for rel in files]
     with client.hub_errors(f"leaderboard add to {repo_id}"):
         return api.create_commit(repo_id, ops, commit_message=client.scrub(title),

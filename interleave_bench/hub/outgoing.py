@@ -3,10 +3,11 @@
 Everything ``push`` (and ``release``) and ``push-metrics`` send is public once committed: the files,
 the commit message, the tag, the repo's name. Before the first request each is searched for the
 secrets :func:`~interleave_bench.redaction.secret_sources` names (the environment's keys, the Hub
-token however it was given, in every form a file may hold them), and one that holds any is refused
-in one line naming the file or the option and the secret's name, never its value (exit 2, nothing
-sent). A text given on the command line is refused too when it holds something shaped like a key
-(what :func:`~interleave_bench.redaction.redact` takes out), whoever's it is.
+token however it was given, in every form a file may hold them), a file's path in the repo too (a
+file or folder named with a key publishes it as its content would), and one that holds any is
+refused in one line naming the file or the option and the secret's name, never its value (exit 2,
+nothing sent). A text given on the command line is refused too when it holds something shaped like
+a key (what :func:`~interleave_bench.redaction.redact` takes out), whoever's it is.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from ..redaction import GIVEN_SECRET, redact, secret_sources, secrets_named_in
 
 #: bytes of a file searched at a time (a secret across two blocks is found: they overlap)
 SCAN_BLOCK = 1 << 20
-#: why a file is refused (``%s``: what it holds, :func:`held`)
-_SECRET_FILE = "holds %s: a secret is never uploaded; take it out of the file (nothing was sent)"
 #: what a Parquet file starts with: its values are searched too, as compression hides them from its bytes
 PARQUET_MAGIC = b"PAR1"
 
@@ -74,22 +73,37 @@ def _secrets_in_parquet_values(path: Path) -> list[str]:
     return found
 
 
-def refuse_secret_files(files: Iterable[tuple[Path, str]]) -> None:
-    """Refuse, before anything is sent, every file that holds a secret: ``files`` are
-    ``(path to read, name shown)``; raises :class:`InputError` (one line per file, naming the
-    secrets) when any does."""
-    errors = [InputError(shown, None, None, _SECRET_FILE % held(names))
-              for path, shown in files for names in [secrets_in_file(path)] if names]
+def refuse_secret_files(files: Iterable[tuple[Path, str, str]]) -> None:
+    """Refuse, before anything is sent, every file that holds a secret in its content or in its path
+    in the repo: ``files`` are ``(path to read, path in the repo, name shown)``; raises
+    :class:`InputError` (one line per file, naming the secrets) when any does."""
+    _refuse((shown, secrets_named_in(in_repo), secrets_in_file(path)) for path, in_repo, shown in files)
+
+
+def refuse_secret_contents(contents: Iterable[tuple[bytes, str, str]]) -> None:
+    """:func:`refuse_secret_files` for contents held in memory: ``(bytes to upload, path in the repo,
+    name shown)``."""
+    _refuse((shown, secrets_named_in(in_repo), secrets_in_bytes(data)) for data, in_repo, shown in contents)
+
+
+def _refuse(found: Iterable[tuple[str, list[str], list[str]]]) -> None:
+    """Raise one :class:`InputError` per file of ``found``, ``(name shown, the secrets its path in
+    the repo holds, those its content holds)``, that holds any: one line naming both."""
+    errors = [InputError(shown, None, None, _file_refusal(in_name, in_content))
+              for shown, in_name, in_content in found if in_name or in_content]
     if errors:
         raise errors[0] if len(errors) == 1 else InputErrors(errors)
 
 
-def refuse_secret_contents(contents: dict[str, bytes]) -> None:
-    """:func:`refuse_secret_files` for contents held in memory: ``{name shown: bytes to upload}``."""
-    errors = [InputError(shown, None, None, _SECRET_FILE % held(names))
-              for shown, data in contents.items() for names in [secrets_in_bytes(data)] if names]
-    if errors:
-        raise errors[0] if len(errors) == 1 else InputErrors(errors)
+def _file_refusal(in_name: list[str], in_content: list[str]) -> str:
+    """Why a file is refused: the secrets its path in the repo holds (``in_name``) and those its
+    content holds (``in_content``), and what to do."""
+    if not in_name:
+        return f"holds {held(in_content)}: a secret is never uploaded; take it out of the file (nothing was sent)"
+    also = f", and it holds {held(in_content)}" if in_content else ""
+    fix = "rename it and take it out of the file" if in_content else "rename it"
+    return (f"its path in the repo holds {held(in_name)}{also}: a secret is never uploaded, not even in a name; "
+            f"{fix} (nothing was sent)")
 
 
 def refuse_secret_text(option: str, text: Optional[str]) -> None:

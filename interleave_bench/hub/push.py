@@ -3,9 +3,10 @@
 Order of work, so that a failure never leaves the repo half-updated:
 
 1. Validate the folder (no symbolic link in it, README YAML against this package's features, every
-   Parquet file's schema, every row through the package's record checks), and refuse every file,
-   and the ``--repo``, ``--revision`` and ``--message`` published, that hold a secret of this
-   process (:mod:`.outgoing`). Invalid data is refused before any request.
+   Parquet file's schema, every row through the package's record checks), and refuse every file
+   (its content or its path in the repo), and the ``--repo``, ``--revision`` and ``--message``
+   published, that hold a secret of this process (:mod:`.outgoing`). Invalid data is refused
+   before any request.
 2. Create the dataset repo if needed; read the head of ``main``, its tags and its file list.
 3. Compare the local files with the remote ones (git blob id, or SHA-256 for LFS/Xet files). A
    config on the Hub that the folder does not carry is kept (its files stay, and the README pushed
@@ -396,7 +397,7 @@ def push_folder(
     client.require_token()  # the token, a login's too, is a secret from here on
     for option, text in (("--repo", repo_id), ("--revision", revision), ("--message", message)):
         refuse_secret_text(option, text)
-    refuse_secret_files((Path(f.abspath), f.abspath) for f in summary.files)
+    refuse_secret_files((Path(f.abspath), f.path, f.abspath) for f in summary.files)
     api = client.hub_api()
     what = f"push to {repo_id}"
     with client.hub_errors(what):
@@ -424,7 +425,7 @@ def push_folder(
                               encoding="utf-8", newline="\n")
             tasks = Path(tmp) / EVAL_YAML
             tasks.write_text(eval_yaml([*summary.configs, *kept]), encoding="utf-8", newline="\n")
-            refuse_secret_files([(merged, f"{README} as merged with {repo_id}'s"), (tasks, EVAL_YAML)])
+            refuse_secret_files([(merged, README, f"{README} as merged with {repo_id}'s"), (tasks, EVAL_YAML, EVAL_YAML)])
             files = [f for f in files if f.path not in (README, EVAL_YAML)] + [_local_file(merged, README),
                                                                                _local_file(tasks, EVAL_YAML)]
         added, changed, deleted = diff_remote(files, remote, keep=tuple(kept))

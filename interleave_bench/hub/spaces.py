@@ -3,8 +3,9 @@
 A Space ``ORG/<name>`` holds the module script ``<name>.py``, its card ``README.md`` (evaluate's
 YAML header: gradio SDK, ``app.py``), the widget ``app.py`` and a ``requirements.txt`` naming this
 package, so ``evaluate.load("ORG/<name>")`` works in any project. A module whose files are already
-on the Space's ``main`` is reported unchanged and gets no commit. Every file of every module chosen,
-and the ``--org``, are refused before the first request when they hold a secret (:mod:`.outgoing`).
+on the Space's ``main`` is reported unchanged and gets no commit. Every file of every module chosen
+(its content or its path), and the ``--org``, are refused before the first request when they hold a
+secret (:mod:`.outgoing`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def push_metrics(org: str, *, names: Optional[list[str]] = None, private: bool =
     client.require_token()  # the token, a login's too, is a secret from here on
     refuse_secret_text("--org", org)
     every = {name: space_files(name) for name in chosen}
-    refuse_secret_contents({f"{metric_path(n)}/{p}": c for n, files in every.items() for p, c in files.items()})
+    refuse_secret_contents((c, p, f"{metric_path(n)}/{p}") for n, files in every.items() for p, c in files.items())
     api = client.hub_api()
     out = []
     for name in chosen:
