@@ -147,3 +147,25 @@ def test_a_secret_in_the_folder_s_own_path_is_not_sent_and_not_refused(hub, tmp_
     assert not any(s in out + err for s in BOTH)
     assert not any(s in p for p in hub.files(REPO) for s in BOTH)
 
+
+
+@pytest.mark.parametrize("message", [
+    "Fix bearer tokenizer_config handling",
+    "Document the Authorization: header and ?token=abc option",
+])
+def test_a_message_that_only_names_a_secret_s_place_is_the_commit_s_title(hub, tmp_path, capsys, message):
+    folder = u.exported(tmp_path, capsys)
+    code, _, err = u.cli(["push", str(folder), "--repo", REPO, "--message", message], capsys)
+    assert code == 0, err
+    assert hub.commits(REPO)[-1].title == message
+
+
+@pytest.mark.parametrize("message", [
+    "mirror of https://someone:hunter2pass@git.example.org/data",
+    "token ghp_0123456789abcdefghijABCDEFGHIJ0123 was revoked",
+])
+def test_a_message_holding_a_password_or_another_s_key_by_its_shape_is_refused(hub, tmp_path, capsys, message):
+    folder = u.exported(tmp_path, capsys)
+    u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO, "--message", message],
+             "--message holds what looks like a key or a password: it would be published on the Hub; give it "
+             "without (nothing was sent)", secrets=BOTH)

@@ -6,8 +6,10 @@ secrets :func:`~interleave_bench.redaction.secret_sources` names (the environmen
 token however it was given, in every form a file may hold them), a file's path in the repo too (a
 file or folder named with a key publishes it as its content would), and one that holds any is
 refused in one line naming the file or the option and the secret's name, never its value (exit 2,
-nothing sent). A text given on the command line is refused too when it holds something shaped like
-a key (what :func:`~interleave_bench.redaction.redact` takes out), whoever's it is.
+nothing sent). A text given on the command line is refused too when it holds a key by its shape
+or a URL's credentials, whoever's they are (what :mod:`~interleave_bench.vet` reports as such: ``sk-...``,
+``hf_...``, ``ghp_...``, ``https://user:password@host``); a word that only names a secret's place
+(``Bearer``, ``Authorization:``, ``?token=abc``) is no secret, and such a text is sent as given.
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import InputError, InputErrors, UsageError
-from ..redaction import GIVEN_SECRET, redact, secret_sources, secrets_named_in
+from ..redaction import GIVEN_SECRET, secret_sources, secrets_named_in
+from ..vet import API_KEY, URL_CREDENTIALS, scan_text
 
 #: bytes of a file searched at a time (a secret across two blocks is found: they overlap)
 SCAN_BLOCK = 1 << 20
+#: what :func:`~interleave_bench.vet.scan_text` finds that a published text is refused for, whoever's
+#: secret it is: a key by its shape (``sk-...``, ``hf_...``, ``ghp_...``), a URL's password or key
+SHAPED_SECRETS = (API_KEY, URL_CREDENTIALS)
 #: what a Parquet file starts with: its values are searched too, as compression hides them from its bytes
 PARQUET_MAGIC = b"PAR1"
 
@@ -108,13 +114,14 @@ def _file_refusal(in_name: list[str], in_content: list[str]) -> str:
 
 def refuse_secret_text(option: str, text: Optional[str]) -> None:
     """Refuse (:class:`UsageError`, one line) a text given as ``option`` (``--message``) that would
-    be published and holds a secret of :func:`~interleave_bench.redaction.secret_sources`, or
-    anything :func:`~interleave_bench.redaction.redact` takes out (a key by its shape, a URL's
-    password): it is never sent, redacted or not."""
+    be published and holds a secret of :func:`~interleave_bench.redaction.secret_sources`, or one
+    of :data:`SHAPED_SECRETS` (a key by its shape, a URL's password): it is never sent, redacted or
+    not. Prose that only names a secret's place (``Fix bearer tokenizer_config handling``,
+    ``the Authorization: header``, ``?token=abc``) holds none."""
     if not text:
         return
     names = secrets_named_in(text)
-    if not names and redact(text) == text:
+    if not names and not any(m.kind in SHAPED_SECRETS for m in scan_text(text)):
         return
     what = held(names) if names else "what looks like a key or a password"
     raise UsageError(f"{option} holds {what}: it would be published on the Hub; give it without (nothing was sent)")
