@@ -86,3 +86,35 @@ def test_another_router_on_the_same_data_is_ranked(hub, irc, capsys):
     code, out, lines = _add([str(score)], capsys)
     assert code == 0, lines
     assert "| 1 | open-bm25 | bm25 |" in out
+
+
+WRAP = '''
+from interleave_bench.route.local import LocalRouter
+
+
+class Wrap:
+    policy = "mylocal"
+
+    def __init__(self):
+        self._inner = LocalRouter()
+
+    async def route(self, view):
+        return await self._inner.route(view)
+'''
+
+
+def test_local_run_through_your_own_router_is_refused_as_local_is(hub, tmp_path, capsys, monkeypatch):
+    from interleave_bench.generate.runner import generate_offline
+
+    from _route_util import module_at
+
+    data = tmp_path / "seed1"
+    generate_offline(5, data, seed=1)  # the offline data the shipped fit read
+    with module_at(tmp_path / "mods", "wrapr", WRAP, monkeypatch):
+        assert u.cli(["route", str(data), "--mode", "closed", "--split", "dev", "--router", "wrapr:Wrap"],
+                     capsys)[0] == 0
+    pred = data / "predictions" / "closed-mylocal.jsonl"
+    code, _, lines = _add([str(pred), "--data", str(data), "--split", "dev"], capsys)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"error: {pred}: in_sample: scored on the offline dev sessions of seed 1, {REFUSED}"), lines
+    assert ("dataset", BOARD) not in hub.repos

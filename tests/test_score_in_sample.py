@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from interleave_bench.generate.runner import generate_offline
+from interleave_bench.io import read_json
 from interleave_bench.irc import import_irc
 from interleave_bench.route.local import shipped_weights
 from interleave_bench.route.local_sample import corpus_read, fit_corpora, fit_sample
@@ -162,3 +163,70 @@ def test_a_run_is_matched_by_the_weights_its_record_names(tmp_path, capsys):
     # no record: the rows say local decided them
     record.unlink()
     assert score(capsys, data)[2]["open-local"]["in_sample"]["corpus"] == "irc"
+
+
+# --- your own router built on local ----------------------------------------------------------------------
+
+#: routers of your own, run by ``--router own_routers:<Class>``: three decide with the shipped weights
+OWN_ROUTERS = '''
+from interleave_bench.route.bm25 import Bm25Router
+from interleave_bench.route.local import LocalRouter
+
+
+class Wrap:  # holds local privately, as the report's wrapper did
+    policy = "wraplocal"
+
+    def __init__(self):
+        self._inner = LocalRouter()
+
+    async def route(self, view):
+        return await self._inner.route(view)
+
+
+class Fast:  # holds local in a public attribute
+    policy = "fastlocal"
+
+    def __init__(self):
+        self.fast = LocalRouter()
+
+    async def route(self, view):
+        return await self.fast.route(view)
+
+
+class Sub(LocalRouter):
+    policy = "sublocal"
+
+
+class Bm25Wrap:  # holds a router, but not local
+    policy = "bm25wrap"
+
+    def __init__(self):
+        self._inner = Bm25Router()
+
+    async def route(self, view):
+        return await self._inner.route(view)
+'''
+
+
+def test_your_own_router_built_on_local_is_marked_on_the_data_its_weights_were_fitted_on(tmp_path, capsys,
+                                                                                         monkeypatch):
+    from _route_util import module_at
+
+    data = tmp_path / "seed1"
+    generate_offline(5, data, seed=1)
+    with module_at(tmp_path / "mods", "own_routers", OWN_ROUTERS, monkeypatch):
+        for cls in ("Wrap", "Fast", "Sub", "Bm25Wrap"):
+            code, _, err = run_cli(capsys, "route", data, "--mode", "closed", "--split", "dev",
+                                   "--router", f"own_routers:{cls}")
+            assert code == 0, err
+    records = {p.name.split(".")[0]: read_json(p) for p in (data / "predictions").glob("*.run.json")}
+    weights = shipped_weights().fingerprint()
+    assert {name: r["options"].get("local_weights") for name, r in records.items()} == {
+        "closed-wraplocal": weights, "closed-fastlocal": weights, "closed-sublocal": weights,
+        "closed-bm25wrap": None}
+    out, err, docs = score(capsys, data, "--split", "dev")
+    for name in ("closed-wraplocal", "closed-fastlocal", "closed-sublocal"):
+        assert docs[name]["in_sample"] == {"corpus": "offline", "split": "dev", "seed": 1, "weights": weights}
+        assert f"| {name} (in-sample) | closed |" in out and f"{name} (the offline dev sessions of seed 1)" in err
+    assert docs["closed-bm25wrap"]["in_sample"] is None
+    assert "closed-bm25wrap (in-sample)" not in out + err and "| closed-bm25wrap | closed |" in out

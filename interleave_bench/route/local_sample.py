@@ -101,3 +101,38 @@ def fit_sample(data_file: str | os.PathLike, split: str) -> Optional[FitSample]:
     read = weights.fit["corpora"][corpus]
     seed = read.get("seed") if read.get("data") == "generated" else None
     return FitSample(corpus, str(weights.fit.get("split", FIT_SPLIT)), weights.fingerprint(), POLICY, seed)
+
+
+def local_weights_of(router: Any) -> Optional[str]:
+    """The fingerprint of the ``local`` weights ``router`` decides with, for its run record's
+    ``local_weights`` (by which :func:`~interleave_bench.score.in_sample.in_sample_of` marks a run
+    in-sample); None for a router without them.
+
+    They are the weights of a :class:`~.local.LocalRouter` (or a subclass) that the router is, or
+    else holds in one of its own attributes, public or private (``hybrid``'s ``local``; your own
+    router's ``self._inner = LocalRouter()``), the first found. Your own router is looked at through
+    the plug-in wrapper that runs it (:class:`~.plugin.PluginRouter`'s ``inner``). One level only: a
+    ``LocalRouter`` inside a list, a dict or another object the router holds is not looked for. A
+    router holding one is taken to decide with it, which errs towards in-sample."""
+    from .local import LocalRouter
+    from .plugin import PluginRouter
+
+    if isinstance(router, PluginRouter):
+        router = router.inner
+    for held in (router, *_attribute_values(router)):
+        if isinstance(held, LocalRouter):
+            return held.weights.fingerprint()
+    return None
+
+
+def _attribute_values(obj: Any) -> list[Any]:
+    """The values of ``obj``'s own attributes: those of its ``__dict__``, then of its classes' ``__slots__``."""
+    values = list(vars(obj).values()) if hasattr(obj, "__dict__") else []
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name.startswith("__") and not name.endswith("__"):  # ``__x`` is kept as ``_Class__x``
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            if name not in ("__dict__", "__weakref__"):
+                values.append(getattr(obj, name, None))
+    return values

@@ -49,6 +49,7 @@ from .base import (
 from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter, threshold_problem
+from .local_sample import local_weights_of
 from .digest import conversation_digests
 from .selection import check_mode_applies, select_sessions
 from .resume import (FILE_COUNTS, START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows,
@@ -329,13 +330,6 @@ class RouteResult:
     counts: SessionCounts = field(default_factory=SessionCounts)
     seconds: float = 0.0
     errors_left: int = 0  # ERROR rows in the file at the end (a plain rerun asks for them again)
-
-
-def local_weights_of(router: Any) -> Optional[str]:
-    """The fingerprint of the ``local`` weights ``router`` decides with (itself, or ``hybrid``'s
-    fast path); None for a router without them."""
-    local = router if isinstance(router, LocalRouter) else getattr(router, "local", None)
-    return local.weights.fingerprint() if isinstance(local, LocalRouter) else None
 
 
 def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
