@@ -95,6 +95,14 @@ ROUTING = [
      f"predictions[0][0]: {NOT_UNICODE}"),
     ("a lone surrogate ref", dict(predictions=LABELS, references=[GOLD], predicted_refs=[[[LONE], None, None, None]]),
      f"predicted_refs[0][0][0]: {NOT_UNICODE}"),
+    # what B-cubed takes unread is checked all the same: it once scored with each of these
+    ("a number for a language", dict(predictions=LABELS, references=[GOLD], langs=[3]), "langs[0]: expected a string, got 3"),
+    ("session ids a text", dict(predictions=LABELS, references=[GOLD], session_ids="s1"),
+     "session_ids: expected a list, got str 's1'"),
+    ("usage a text", dict(predictions=LABELS, references=[GOLD], usage="x"), "usage: expected a list, got str 'x'"),
+    ("via numbers", dict(predictions=LABELS, references=[GOLD], via=[[1, 2, 3, 4]]), "via[0][0]: expected a string, got 1"),
+    ("latencies of no session", dict(predictions=[], references=[], elapsed_ms=[[NAN, 1, 1]]),
+     "elapsed_ms must hold one list per session (0), one entry per message"),
 ]
 
 PER_ITEM = [
@@ -128,6 +136,14 @@ PER_ITEM = [
     ("interleave_bcubed", "groups with per-session predictions",
      dict(predictions=LABELS, references=["a"] * 4, groups=["g"] * 4),
      f"interleave_bcubed: references must hold one list per session {PER_SESSION}; got a list holding str: {BOTH}"),
+    # per item, B-cubed takes no per-session argument: one line, never a result that ignored it
+    *[("interleave_bcubed", f"{name} with one label per item", dict(predictions=["x", "y"], references=["a", "b"], **{name: value}),
+       f"interleave_bcubed: {name} applies to per-session inputs (one list of labels and one of gold turns per session); "
+       "one label per item takes only groups and mode")
+      for name, value in (("langs", [3]), ("session_ids", "s1"), ("usage", "x"), ("elapsed_ms", [[NAN, 1]]),
+                          ("via", [[1, 2]]), ("threads", [["t1"]]), ("predicted_refs", [None, None]))],
+    ("interleave_bcubed", "a mode in capitals with one label per item",
+     dict(predictions=["x", "y"], references=["a", "b"], mode="Closed"), "mode: 'Closed' is not one of closed, open"),
     ("interleave_mid_reply", "a NaN destination", dict(predictions=[NAN, "new"], references=["running", "running"]),
      f"predictions[0]: a destination (running, a topic id or new) is text or None, nan {NOT_JSON}"),
     ("interleave_mid_reply", "a list for a reference", dict(predictions=["new", "new"], references=["running", ["new"]]),
@@ -175,9 +191,9 @@ def load(evaluate_caches):  # noqa: F811
 
 @pytest.mark.parametrize("case, inputs, message", ROUTING, ids=[c[0] for c in ROUTING])
 def test_the_routing_module_refuses_a_bad_input_in_one_line_naming_it(load, case, inputs, message):
-    # bcubed reads per-session labels, turns and threads the same way (and takes the cost inputs unread)
-    read_by_bcubed = set(inputs) <= {"predictions", "references", "threads"}
-    for name in ("interleave_routing", "interleave_bcubed") if read_by_bcubed else ("interleave_routing",):
+    # bcubed takes the same per-session arguments and checks every one as routing does (one
+    # definition: metric_inputs.score_sessions), though it reads none but labels, turns and threads
+    for name in ("interleave_routing", "interleave_bcubed"):
         with pytest.raises(ValueError) as refused:
             load(name).compute(**inputs)
         assert str(refused.value) == message, name

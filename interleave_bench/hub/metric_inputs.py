@@ -514,6 +514,37 @@ def _require_thread_labels(sessions: Sequence[Session], rows: Sequence[Predictio
         raise ValueError(labels.problem("mode='closed' (the default)", "with mode='open'"))
 
 
+def check_mode(mode: Any) -> None:
+    """Raise ``ValueError`` in one line unless ``mode`` (the argument itself, not every row built
+    from it) is one of :data:`~interleave_bench.schema.MODES`."""
+    if mode not in MODES:
+        raise ValueError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+
+
+#: the per-session modules' arguments beside the inputs and ``mode``, which :func:`score_sessions` reads
+SESSION_ARGUMENTS = ("threads", "session_ids", "langs", "predicted_refs", *COST_FIELDS)
+
+
+def score_sessions(references: Any, predictions: Any, *, mode: str = "closed", thread_labels: bool = False,
+                   threads: Any = None, session_ids: Any = None, langs: Any = None, predicted_refs: Any = None,
+                   usage: Any = None, elapsed_ms: Any = None, via: Any = None) -> dict[str, Any]:
+    """:func:`score_labels` of the per-session modules' ``compute`` arguments as users give them
+    (``datasets`` columns, thread rows), every one of them checked, whichever metrics the module
+    returns: the one reading of :data:`SESSION_ARGUMENTS` that ``interleave_routing`` and
+    ``interleave_bcubed`` share, so each refuses what the other does, in the same words."""
+    return score_labels(
+        references,
+        predictions,
+        mode=mode,
+        thread_labels=thread_labels,
+        threads=thread_ids(threads),
+        session_ids=listed(session_ids, "session_ids"),
+        langs=listed(langs, "langs"),
+        predicted_refs=listed(predicted_refs, "predicted_refs"),
+        row_fields=row_fields([len(turns) for turns in references], usage=usage, elapsed_ms=elapsed_ms, via=via),
+    )
+
+
 def score_labels(
     references: Sequence[Sequence[Mapping[str, Any]]],
     predictions: Sequence[Sequence[str | None]],
@@ -534,8 +565,7 @@ def score_labels(
     B-cubed reads no label as a thread), closed-mode labels of which not one names a thread of its
     session are refused (:func:`_require_thread_labels`).
     """
-    if mode not in MODES:  # the argument itself, not every row built from it
-        raise ValueError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+    check_mode(mode)
     sessions, rows = build_inputs(references, predictions, mode=mode, **inputs)
     if thread_labels and mode == "closed":
         _require_thread_labels(sessions, rows)

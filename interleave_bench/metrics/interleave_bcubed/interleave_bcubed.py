@@ -11,12 +11,13 @@ from interleave_bench.hub.metric_inputs import encodable_turns
 from interleave_bench.hub.metric_inputs import is_empty
 from interleave_bench.hub.metric_inputs import is_session_list
 from interleave_bench.hub.metric_inputs import session_features
-from interleave_bench.hub.metric_inputs import thread_ids
+from interleave_bench.hub.metric_inputs import SESSION_ARGUMENTS
+from interleave_bench.hub.metric_inputs import check_mode
 from interleave_bench.hub.metric_values import cluster_label
 from interleave_bench.hub.metric_values import cluster_labels
 from interleave_bench.score.bcubed import CITATION
 from interleave_bench.score.bcubed import bcubed
-from interleave_bench.hub.metric_inputs import score_labels
+from interleave_bench.hub.metric_inputs import score_sessions
 from interleave_bench.score.routing import rounded
 
 #: what a per-session input of one of its arguments asks of the other
@@ -47,8 +48,9 @@ Args:
     groups: optional, a group id per item; clusters never span groups (per-session inputs: the
         sessions are the groups).
     mode, threads, session_ids, langs, predicted_refs, usage, elapsed_ms, via: accepted for
-        per-session inputs (as `evaluate.combine` hands every module the same arguments); they do
-        not change B-cubed.
+        per-session inputs (as `evaluate.combine` hands every module the same arguments) and checked
+        as `interleave_routing` checks them (a bad one is the same ValueError); they do not change
+        B-cubed. One label per item takes none of them but mode.
 Returns:
     precision, recall, f1: floats in [0, 1], rounded to 4 decimals as `interleave-bench score`
     rounds `bcubed_precision`, `bcubed_recall` and `bcubed_f1`; None each for no items, undefined
@@ -125,13 +127,21 @@ class InterleaveBcubed(KnownArguments, NullsAreMissing, evaluate.Metric):
 
     def _compute(self, predictions, references, groups=None, mode="closed", threads=None, session_ids=None,
                  langs=None, predicted_refs=None, usage=None, elapsed_ms=None, via=None):
-        if references and isinstance(references[0], list):
+        session_arguments = dict(threads=threads, session_ids=session_ids, langs=langs, predicted_refs=predicted_refs,
+                                 usage=usage, elapsed_ms=elapsed_ms, via=via)
+        given = [name for name in SESSION_ARGUMENTS if session_arguments[name] is not None]
+        if (references and isinstance(references[0], list)) or (not references and given):
             if groups is not None:
                 raise ValueError("interleave_bcubed: groups apply to one label per item; per-session inputs "
                                  "are grouped by session")
-            metrics = score_labels(references, predictions, mode=mode, threads=thread_ids(threads))["metrics"]
+            # checked as interleave_routing checks them, though B-cubed reads none but threads
+            metrics = score_sessions(references, predictions, mode=mode, **session_arguments)["metrics"]
             return {"precision": metrics["bcubed_precision"], "recall": metrics["bcubed_recall"],
                     "f1": metrics["bcubed_f1"]}
+        check_mode(mode)
+        if given:
+            raise ValueError(f"interleave_bcubed: {given[0]} applies to per-session inputs (one list of labels and "
+                             "one of gold turns per session); one label per item takes only groups and mode")
         precision, recall, f1 = bcubed(references, predictions, cluster_labels(groups, "groups", "a group id"))
         return {
             "precision": rounded("bcubed_precision", precision),

@@ -7,12 +7,9 @@ from interleave_bench.hub.metric_inputs import NullsAreMissing
 from interleave_bench.hub.metric_inputs import check_sessions_form
 from interleave_bench.hub.metric_inputs import encodable_labels
 from interleave_bench.hub.metric_inputs import encodable_turns
-from interleave_bench.hub.metric_inputs import row_fields
 from interleave_bench.hub.metric_inputs import session_features
-from interleave_bench.hub.metric_inputs import thread_ids
-from interleave_bench.hub.metric_values import listed
 from interleave_bench.score.bcubed import CITATION
-from interleave_bench.hub.metric_inputs import score_labels
+from interleave_bench.hub.metric_inputs import score_sessions
 from interleave_bench.score.table import family
 
 _CITATION = """\
@@ -161,17 +158,9 @@ class InterleaveRouting(KnownArguments, NullsAreMissing, evaluate.Metric):
         elapsed_ms=None,
         via=None,
     ):
-        result = score_labels(
-            references,
-            predictions,
-            mode=mode,
-            thread_labels=True,
-            threads=thread_ids(threads),
-            session_ids=listed(session_ids, "session_ids"),
-            langs=listed(langs, "langs"),
-            predicted_refs=listed(predicted_refs, "predicted_refs"),
-            row_fields=row_fields([len(turns) for turns in references], usage=usage, elapsed_ms=elapsed_ms, via=via),
-        )
+        result = score_sessions(references, predictions, mode=mode, thread_labels=True, threads=threads,
+                                session_ids=session_ids, langs=langs, predicted_refs=predicted_refs, usage=usage,
+                                elapsed_ms=elapsed_ms, via=via)
         cluster = result.get("cluster")  # open mode: the field's conversation metrics beside ours
         return {**result["metrics"], **(cluster["metrics"] if cluster else {})}
 
