@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional
 
 from .errors import InputError, shown
-from .redaction import API_KEY_PATTERNS, api_key_patterns
+from .redaction import API_KEY_PATTERNS, REDACTED, api_key_patterns
 from .io import iter_json_lines
 
 # --- kinds -------------------------------------------------------------------------------------------
@@ -90,7 +90,7 @@ _URL_USERINFO = re.compile(_URL_SCHEME + r"[^\s/@:\"'<>]+:[^\s/@\"'<>]+@[^\s\"'<
 _URL_RUN = re.compile(r"[^\s\"'<>]+")
 _URL_SCHEME_IN_RUN = re.compile(_URL_SCHEME)
 _URL_SECRET_PARAM = re.compile(
-    r"(?i)[?&](?:access_token|api_key|apikey|token|key|password|secret|sig|signature)=[^\s&\"'<>]{8,}"
+    r"(?i)[?&](?:access_token|api_key|apikey|token|key|password|secret|sig|signature)=([^\s&\"'<>]{8,})"
 )
 
 _IBAN = re.compile(_NOT_ALNUM_BEFORE + r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?" + _NOT_ALNUM_AFTER)
@@ -278,14 +278,30 @@ def _finditer(kind: str, pattern: re.Pattern[str], text: str, ok: Any = None, st
     return out
 
 
+def _is_placeholder(secret: str) -> bool:
+    """True when a URL's password or secret parameter value is the project's own redaction
+    placeholder (:data:`~.redaction.REDACTED`, a sentence's punctuation after it aside): what the
+    project wrote in place of a secret (a run record's ``--router`` URL), no credential."""
+    return secret.rstrip(_TRAILING) == REDACTED
+
+
+def _userinfo_ok(found: str) -> bool:
+    """A :data:`_URL_USERINFO` match is a credential unless its password is the placeholder
+    (``http://acme:[redacted]@host/``: a user name alone opens nothing)."""
+    userinfo = found.partition("://")[2].partition("@")[0]
+    return not _is_placeholder(userinfo.partition(":")[2])
+
+
 def _secret_param_urls(text: str) -> Iterator[Match]:
     """URLs with a key, token or password in their query: from the first scheme of a run of URL
-    characters to the run's end, when a secret parameter follows that scheme. Each character is
-    read once per step (the run, the scheme, the parameter), where one pattern spanning scheme to
-    parameter would read the rest of the run again from every scheme in it."""
+    characters to the run's end, when a secret parameter follows that scheme whose value is not the
+    placeholder (:func:`_is_placeholder`). Each character is read once per step (the run, the
+    scheme, the parameters), where one pattern spanning scheme to parameter would read the rest of
+    the run again from every scheme in it."""
     for run in _URL_RUN.finditer(text):
         scheme = _URL_SCHEME_IN_RUN.search(text, run.start(), run.end())
-        if scheme is not None and _URL_SECRET_PARAM.search(text, scheme.end(), run.end()):
+        if scheme is not None and any(not _is_placeholder(p.group(1))
+                                      for p in _URL_SECRET_PARAM.finditer(text, scheme.end(), run.end())):
             found = text[scheme.start():run.end()].rstrip(_TRAILING)
             yield make_record(Match, (URL_CREDENTIALS, found, scheme.start(), scheme.start() + len(found)))
 
@@ -297,7 +313,7 @@ def _candidates(text: str) -> Iterator[list[Match]]:
     for p in api_key_patterns(text):
         yield _finditer(API_KEY, p, text)
     if "://" in text:
-        yield _finditer(URL_CREDENTIALS, _URL_USERINFO, text)
+        yield _finditer(URL_CREDENTIALS, _URL_USERINFO, text, _userinfo_ok)
         yield list(_secret_param_urls(text))
     if "@" in text:
         yield _finditer(EMAIL, _EMAIL, text, _email_ok, strip=False)

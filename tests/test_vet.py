@@ -204,6 +204,23 @@ def test_overlapping_hits_are_reported_once_by_the_first_kind():
     assert [m.kind for m in scan_text("https://x.io/?key=AIzaSyA1234567890abcdefghijklmnopqrstuv")] == [API_KEY]
 
 
+def test_a_url_whose_secret_is_the_redaction_placeholder_holds_no_credential(tmp_path, capsys):
+    # what the project writes for a --router URL's password or secret parameter: no credential left
+    for url in ("http://acme:[redacted]@127.0.0.1:18765/route", "https://router.corp.io/route?token=[redacted]",
+                "see https://router.corp.io/route?user=a&key=[redacted]."):
+        assert scan_text(url) == [], url
+    # a real password or value beside the placeholder, or the placeholder as part of one, still is
+    for url in ("http://acme:[redacted]x@router.corp.io/", "http://acme:hunter2pw@router.corp.io/",
+                "https://router.corp.io/route?token=[redacted]&key=abcd1234efgh5678"):
+        assert [m.kind for m in scan_text(url)] == [URL_CREDENTIALS], url
+    record = tmp_path / "d" / "closed-sticky.run.json"
+    record.parent.mkdir()
+    record.write_text(json.dumps({"options": {"router": "http://acme:[redacted]@127.0.0.1:18765/route"}}, indent=2))
+    code, out, _ = u.cli(["vet", str(record.parent)], capsys)
+    assert code == 0, out
+    assert "0 findings" in out
+
+
 _dates = st.dates().flatmap(lambda d: st.sampled_from([
     f"{d:%Y-%m-%d}", f"{d:%d/%m/%Y}", f"{d:%d.%m.%Y}", f"{d:%Y%m%d}", f"{d:%B %d, %Y}", f"{d.year}年{d.month}月{d.day}日",
     f"{d:%Y-%m-%d} {d.day % 24:02d}:{d.month:02d}:00",
