@@ -32,6 +32,9 @@ SCORE_FORMAT = "interleave-score-v1"
 RUN_FORMAT = "interleave-run-v1"
 BOARD_ROW_FORMAT = "interleave-board-row-v1"
 MID_REPLY_FORMAT = "interleave-mid-reply-v1"
+#: the ``kind`` of a facts summary (the ``.score.json`` beside a facts results file): its ``format``
+#: is a number (``facts.results.SUMMARY_FORMAT``), so its kind names it
+FACTS_SUMMARY_KIND = "facts"
 
 
 def document_head_of(value: str, field: str = "format") -> "Callable[[bytes], bool]":

@@ -5,7 +5,8 @@ where it goes) rather than with an error for every field of every line.
 Every reader of sessions (:func:`interleave_bench.io.iter_sessions`, and through it every command)
 and the scorer's reader of predictions use :func:`other_kind`; ``validate`` tells a file's kind by
 the same rule (:func:`record_kind`) and names a JSON document it does not check as they do
-(:func:`document_words`), as ``vet`` names one in a ``.jsonl`` file (:func:`document_in`). This is
+(:func:`document_words`), as ``vet`` names one in a ``.jsonl`` file (:func:`document_in`) and the
+reader of facts results refuses one (:func:`refuse_document`, as :func:`other_kind` does). This is
 the schema layer: it imports ``errors``, ``documents`` and ``json_text`` (where a line ends).
 """
 
@@ -15,7 +16,7 @@ import json
 import os
 from typing import Optional
 
-from .documents import BOARD_ROW_FORMAT, MID_REPLY_FORMAT, RUN_FORMAT, SCORE_FORMAT
+from .documents import BOARD_ROW_FORMAT, FACTS_SUMMARY_KIND, MID_REPLY_FORMAT, RUN_FORMAT, SCORE_FORMAT
 from .errors import InputError
 from .json_text import open_lines
 
@@ -89,10 +90,7 @@ def other_kind(path: str | os.PathLike, what: str, data_goes: Optional[str] = No
     except (OSError, UnicodeDecodeError):
         return  # the strict reader says what is wrong with it
     if first.strip() == "{":
-        words = document_in(path)
-        if words is not None:
-            raise InputError(str(path), None, None,
-                             f"{words}, given as {what}: {what} are JSON Lines, one record a line")
+        refuse_document(path, what)
         return
     try:
         obj = json.loads(first)
@@ -133,13 +131,15 @@ _FORMAT_WORDS = {SCORE_FORMAT: "a score document", RUN_FORMAT: "a run record", B
                  MID_REPLY_FORMAT: "a mid-reply summary"}
 #: what a JSON document without a ``format`` is, by the field that names its kind (``validate``'s rule)
 DOCUMENT_KEYS = {"cases": "a mid-reply case file", "writer": "a manifest"}
+#: what a JSON document whose ``format`` is no string is, by its ``kind``
+_KIND_WORDS = {FACTS_SUMMARY_KIND: "a facts summary"}
 
 
 def document_words(doc: object) -> str:
     """What the JSON document ``doc`` is, for a message: a mid-reply case file or a manifest (by
     :data:`DOCUMENT_KEYS`), a score document, a run record... (by its ``format``, given after it:
-    ``a score document (interleave-score-v1)``), else ``a JSON document`` (with its ``format``
-    when it states a short one)."""
+    ``a score document (interleave-score-v1)``), a facts summary (by its ``kind``), else ``a JSON
+    document`` (with its ``format`` when it states a short one)."""
     if not isinstance(doc, dict):
         return "a JSON document"
     for key, words in DOCUMENT_KEYS.items():
@@ -148,8 +148,21 @@ def document_words(doc: object) -> str:
     kind = doc.get("format")
     if isinstance(kind, str) and len(kind) <= 60:
         return f"{_FORMAT_WORDS.get(kind, 'a JSON document')} ({kind})"
-    return "a JSON document"
+    words = _KIND_WORDS.get(doc.get("kind")) if isinstance(doc.get("kind"), str) else None
+    return words or "a JSON document"
 
+
+
+def refuse_document(path: str | os.PathLike, what: str) -> None:
+    """Raise :class:`InputError` (one line, naming what it is: :func:`document_in`) when the file
+    ``path``, given as ``what`` (a kind of JSON Lines file, in the plural: ``predictions``, ``facts
+    results``), is a JSON document written over several lines, whose first line would otherwise be
+    refused as broken JSON. The one check :func:`other_kind` and the facts results reader make."""
+    if not os.path.isfile(path):
+        return  # (a FIFO is not opened: it would be waited on; the reader names what it is)
+    words = document_in(path)
+    if words is not None:
+        raise InputError(str(path), None, None, f"{words}, given as {what}: {what} are JSON Lines, one record a line")
 
 
 def document_in(path: str | os.PathLike) -> Optional[str]:

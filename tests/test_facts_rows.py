@@ -128,6 +128,24 @@ def test_an_empty_results_file_is_exit_2(tmp_path, capsys):
     assert read_rows(path) == []  # a facts run resuming its own file, cut before its first session, reads on
 
 
+def test_a_json_document_given_as_results_is_named_for_what_it_is(tmp_path, capsys):
+    """A run's own summary given to score-facts was refused as broken JSON ("the line ends before
+    the JSON value does"), though it is valid JSON over several lines: it is named, as score names a
+    JSON document given as predictions, in one line, and nothing is written beside it."""
+    path = tmp_path / "passing.jsonl"
+    path.write_bytes((FIXTURES / "passing.jsonl").read_bytes())
+    assert score(path, capsys)[0] == 0
+    summary = tmp_path / "passing.score.json"
+    lines = ": facts results are JSON Lines, one record a line"
+    score_doc = tmp_path / "x.score.json"
+    score_doc.write_text(json.dumps({"format": "interleave-score-v1", "system": "x"}, indent=2), encoding="utf-8")
+    for given, words in ((summary, "a facts summary"), (score_doc, "a score document (interleave-score-v1)")):
+        before = sorted(tmp_path.iterdir())
+        code, _, err = score(given, capsys)
+        assert (code, err) == (2, [f"error: {given}: {words}, given as facts results{lines}"])
+        assert sorted(tmp_path.iterdir()) == before
+
+
 def answer(probe: str, category: str, text: str, verdict: str, strategy: str = "facts") -> dict:
     return {"kind": "answer", "session_id": "en-0001", "probe": probe, "strategy": strategy, "category": category,
             "lang": "en", "answer": text, "verdict": verdict}

@@ -333,6 +333,7 @@ def test_a_json_document_validate_does_not_check_is_named_by_its_kind(tmp_path, 
               "files (with 'cases')")
     docs = {"x.score.json": ({"format": "interleave-score-v1", "system": "x"}, "a score document (interleave-score-v1)"),
             "x.run.json": ({"format": "interleave-run-v1"}, "a run record (interleave-run-v1)"),
+            "f.score.json": ({"format": 1, "kind": "facts"}, "a facts summary"),
             "other.json": ({"format": "someone-else-v2"}, "a JSON document (someone-else-v2)"),
             "list.json": ([1, 2], "a JSON document")}
     for name, (doc, words) in docs.items():

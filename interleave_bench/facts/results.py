@@ -15,8 +15,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from pydantic import Field
 
-from ..documents import document_head_of
+from ..documents import FACTS_SUMMARY_KIND, document_head_of
 from ..errors import InputError, InputErrors, shown
+from ..file_kinds import refuse_document
 from ..io import iter_json_lines, parse_record
 from ..schema import Probe, Record, Session
 from ..strictjson import parse_strict
@@ -67,7 +68,9 @@ def read_rows(path: str | os.PathLike, *, require_rows: bool = False) -> list[tu
     """Every row of a results file with its line number; raises on the first bad line, on a second
     row of what a file holds one row of (:func:`refuse_repeated_rows`), and with ``require_rows``
     for a file with no rows (a file given to be scored: nothing to score is not a score of nothing;
-    a run resuming its own file may find it empty)."""
+    a run resuming its own file may find it empty). A JSON document (its summary, a score file) is
+    refused in one line naming what it is (:func:`~interleave_bench.file_kinds.refuse_document`)."""
+    refuse_document(path, "facts results")
     rows = [(line, parse_row(str(path), line, text)) for line, text in iter_json_lines(path)]
     if require_rows and not rows:
         raise InputError(str(path), None, None, "holds no result rows")
@@ -267,14 +270,14 @@ def score_file(path: str | os.PathLike) -> dict[str, Any]:
 
 #: whether a file's first bytes are those of a facts summary (a JSON object of kind ``facts``):
 #: what ``score-facts`` and ``facts`` may write over (:func:`~interleave_bench.errors.require_output`)
-is_summary_head = document_head_of("facts", field="kind")
+is_summary_head = document_head_of(FACTS_SUMMARY_KIND, field="kind")
 
 
 class FactsSummary(Record):
     """The ``.score.json`` of a facts run: figures, gates and where they came from."""
 
     format: int = SUMMARY_FORMAT
-    kind: str = "facts"
+    kind: str = FACTS_SUMMARY_KIND
     results: dict[str, Any] = Field(default_factory=dict)  # {path, sha256}
     data: Optional[dict[str, Any]] = None  # {path, sha256} when the run knows its data
     split: Optional[str] = None  # the split its rows' sessions are of (split_of), when the data is known
