@@ -125,14 +125,65 @@ def test_a_urls_credentials_are_sent_as_basic_auth_on_every_request(tmp_path, ca
 
 
 def test_a_refused_password_is_one_line_naming_no_part_of_it(tmp_path, capsys):
-    """The server says 401 and echoes the header it got: the line shows neither the password nor the header."""
+    """The server says 401 and echoes the header it got: the line says the credentials were refused
+    and shows neither the password nor the header."""
     data = write_data(tmp_path / "data")
     with Server(basic(USER, "another-password")) as server:
         assert cli("route", data, "--mode", "open", "--router", server.url(f"{USER}:{PASSWORD}")) == 2
     err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and "GET answered HTTP 401" in err, err
+    assert len(err.splitlines()) == 1 and "GET answered HTTP 401 (the server refused the credentials the URL " \
+                                          'gives): {"error": "bad credentials Basic ' in err, err
     assert PASSWORD not in err and basic(USER, PASSWORD).split()[1] not in err and "Traceback" not in err
     assert not (data / "predictions").exists() or files_holding(data / "predictions", PASSWORD) == []
+
+
+class Answering(Server):
+    """A server on loopback answering every ``GET`` and ``POST`` with the status and body given."""
+
+    def __init__(self, get: tuple[int, bytes], post: tuple[int, bytes] = (200, b"")):
+        super().__init__(None)
+        answers = {"GET": get, "POST": post}
+
+        class Handler(BaseHTTPRequestHandler):
+            def reply(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, body = answers[self.command]
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = reply
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd.RequestHandlerClass = Handler
+
+
+@pytest.mark.parametrize("status, userinfo, line", [
+    (401, "", "GET answered HTTP 401 (the server needs credentials: give them in the URL, as USER:PASSWORD@ "
+              "before its host)"),
+    (403, f"{USER}:{PASSWORD}", "GET answered HTTP 403 (the server refused the credentials the URL gives)"),
+    (500, "", 'GET answered HTTP 500, not {"policy": NAME}'),  # an empty body: nothing after the status
+])
+def test_a_get_refused_says_whether_for_its_credentials(tmp_path, capsys, status, userinfo, line):
+    """It said ``GET answered HTTP 401 , not {"policy": NAME}``: a stray space, no word of credentials."""
+    data = write_data(tmp_path / "data")
+    with Answering(get=(status, b"")) as server:
+        assert cli("route", data, "--mode", "open", "--router", server.url(userinfo)) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.rstrip("\n").endswith(f"/route: {line}"), err
+
+
+def test_a_post_refused_for_its_credentials_says_so_in_its_error(tmp_path, capsys):
+    """Every decision refused: the run stops in one line, the last failure's words in it."""
+    data = write_data(tmp_path / "data")
+    with Answering(get=(200, b'{"policy": "sticky"}'), post=(403, b"forbidden")) as server:
+        assert cli("route", data, "--mode", "open", "--router", server.url(f"{USER}:{PASSWORD}")) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and ("(last: router sticky answered HTTP 403 (the server refused the credentials "
+                                           "the URL gives): forbidden)") in err, err
 
 
 def test_credentials_are_not_sent_on_to_where_a_redirect_leads(tmp_path, capsys):

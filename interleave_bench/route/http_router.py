@@ -26,6 +26,8 @@ from .plugin import RouterFailure, decision_from_json, view_json
 
 #: the longest error text kept from a server's answer (an error row stays one readable line)
 MAX_ERROR_CHARS = 200
+#: the statuses of a server refusing a request for its credentials: 401 (none, or not these), 403
+CREDENTIALS_REFUSED = (401, 403)
 
 
 class HttpRouter:
@@ -44,8 +46,20 @@ class HttpRouter:
         except (OSError, ValueError) as exc:
             raise UsageError(f"--router {url}: GET did not answer {{\"policy\": NAME}}: {_short(exc)}") from None
         if not isinstance(hello, dict) or not isinstance(hello.get("policy"), str):
-            raise UsageError(f"--router {url}: GET answered HTTP {status} {_short(text)}, not {{\"policy\": NAME}}")
+            expected = "" if status in CREDENTIALS_REFUSED else ', not {"policy": NAME}'
+            raise UsageError(f"--router {url}: GET {self._answered(status, text, expected)}")
         self.policy = hello["policy"]
+
+    def _answered(self, status: int, text: str, expected: str = "") -> str:
+        """``answered HTTP STATUS`` for a message: for 401 or 403 what it means (the server refused
+        the credentials the URL gives, or needs some when it gives none), then ``expected`` (what
+        the answer should have been), then the answer's text, when it has any."""
+        words = f"answered HTTP {status}"
+        if status in CREDENTIALS_REFUSED:
+            words += (" (the server refused the credentials the URL gives)" if self.authorization else
+                      " (the server needs credentials: give them in the URL, as USER:PASSWORD@ before its host)")
+        body = _short(text)
+        return f"{words}{expected}: {body}" if body else words + expected
 
     def _ask(self, body: Optional[bytes]) -> tuple[int, str]:
         """``(status, text)`` of a GET (``body`` None) or a JSON POST; raises ``OSError`` when no answer came."""
@@ -66,7 +80,7 @@ class HttpRouter:
         except OSError as exc:
             raise RouterFailure(f"request failed: {_short(exc)}") from None
         if status != 200:
-            raise RouterFailure(f"answered HTTP {status}: {_short(text)}")
+            raise RouterFailure(self._answered(status, text))
         try:
             answer = json.loads(text)
         except ValueError:
