@@ -12,7 +12,7 @@ import json
 from typing import Any, Optional
 
 from ..errors import InputError, InputErrors
-from ..documents import LeaderboardRow, read_score_document
+from ..documents import FACTS_SUMMARY_KIND, LeaderboardRow, read_score_document
 from ..score.table import HEADLINE, family, metric
 
 BOARD_FILE = "data/leaderboard.parquet"
@@ -31,7 +31,7 @@ KIND_MID_REPLY = "mid_reply"
 KIND_SHARED_FACTS = "shared_facts"
 #: the ``kind`` a summary document declares -> the kind of its row (``interleave-bench mid-reply``
 #: and ``interleave-bench score-facts`` write them)
-SUMMARY_KINDS = {"mid-reply": KIND_MID_REPLY, "facts": KIND_SHARED_FACTS}
+SUMMARY_KINDS = {"mid-reply": KIND_MID_REPLY, FACTS_SUMMARY_KIND: KIND_SHARED_FACTS}
 #: a facts summary ranks the shared-facts strategy: its rates, under the board's column names
 FACTS_STRATEGY = "facts"
 FACTS_RATES = {"accuracy": "answer_accuracy", "stale": "stale_answers", "proposal": "proposal_answers"}
