@@ -175,11 +175,11 @@ def is_secret_setting(name: str) -> bool:
     last, before = words[-1], words[:-1]
     if last in ("key", "keys"):
         return bool(before) and before[-1] in KEY_OWNER_WORDS
-    if last.endswith("key") and last[:-3] in KEY_OWNER_WORDS:
-        return True
+    if last.endswith(("key", "keys")) and last.rstrip("s")[:-3].endswith(KEY_OWNER_WORDS):
+        return True  # run together: openaikey, myapikey, userkeys
     if last in ("token", "tokens") and any(w in TOKEN_COUNT_WORDS for w in before):
         return False
-    return last in SETTING_SECRET_WORDS or any(last.endswith(w) for w in SETTING_SECRET_WORDS if w != "secrets")
+    return last in SETTING_SECRET_WORDS or any(last.endswith(w) for w in SETTING_SECRET_WORDS)
 
 
 def looks_like_key(value: str) -> bool:
@@ -357,11 +357,31 @@ def _redacted_query_param(m: "_re.Match[str]") -> str:
 
 def redact_secrets(text: str, env: "dict[str, str] | None" = None) -> str:
     """``text`` with every secret value of the environment replaced by :data:`REDACTED`; other text
-    is unchanged (so data written through it stays the same bytes unless it held a key)."""
+    is unchanged (so data written through it stays the same bytes unless it held a key). A secret
+    that does not :func:`looks_like_key` (a word given under a secret's name: ``api_key=messages``)
+    is left where it is a whole JSON object's key (``"messages": 4``): the project's own field names,
+    which taken out would make a row or a record another document, or no JSON at all."""
     for value in secret_values(env):
         if value in text:
-            text = text.replace(value, REDACTED)
+            text = text.replace(value, REDACTED) if looks_like_key(value) else _outside_json_keys(text, value)
     return text
+
+
+#: what follows a JSON object's key: its closing quote, then ``:``
+_KEY_END = _re.compile(r'"[ \t\r\n]*:')
+
+
+def _outside_json_keys(text: str, value: str) -> str:
+    """``text`` with ``value`` replaced by :data:`REDACTED` wherever it is not a whole JSON object's
+    key (``"value":``)."""
+    parts, start, at = [], 0, text.find(value)
+    while at != -1:
+        end = at + len(value)
+        if not (at and text[at - 1] == '"' and _KEY_END.match(text, end)):
+            parts += (text[start:at], REDACTED)
+            start = end
+        at = text.find(value, end)
+    return "".join(parts) + text[start:]
 
 
 def redact(text: str, env: "dict[str, str] | None" = None) -> str:

@@ -5,13 +5,15 @@ reaches no file a run or its score writes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interleave_bench.redaction import (ABOUT_A_SECRET_WORDS, DATA_KEY_WORDS, REDACTED, SECRET_WORDS, TOKEN_COUNT_WORDS,
-                                        is_secret_name, name_words)
+from interleave_bench.redaction import (ABOUT_A_SECRET_WORDS, DATA_KEY_WORDS, REDACTED, SECRET_WORDS,
+                                        SETTING_SECRET_WORDS, TOKEN_COUNT_WORDS, is_secret_name, is_secret_setting,
+                                        name_words)
 from _route_util import write_data
 from test_secrets_given import _files_holding, _run
 
@@ -115,3 +117,42 @@ def test_no_file_the_run_writes_holds_a_secret_named_router_arg(tmp_path: Path):
     printed = first.stdout + first.stderr + again.stdout + again.stderr + scored.stdout + scored.stderr
     for value in GIVEN.values():
         assert _files_holding(tmp_path, value) == [] and value not in printed, value
+
+
+# --- settings whose value is a secret whatever it looks like (is_secret_setting) -------------------
+
+
+@given(st.sampled_from(SETTING_SECRET_WORDS + ("api_key", "secret_key", "private_key", "openaikey")),
+       st.lists(st.sampled_from(PREFIXES), max_size=2), st.sampled_from(SEPARATORS + ("",)))
+def test_a_setting_ending_in_a_secret_word_holds_a_secret(word, before, sep):
+    """``db_password``, ``client.secret``, ``authtoken``: the last word says the value is the secret."""
+    sep = sep or ("_" if "_" in word else "")  # (a word of two run together only where it is one: openaikey)
+    name = sep.join(before + [word])
+    assert is_secret_setting(name), name
+
+
+@given(st.sampled_from(ORDINARY + ABOUT_A_SECRET_WORDS), st.lists(st.sampled_from(SETTING_SECRET_WORDS), max_size=2))
+def test_a_setting_about_a_secret_word_holds_none(last, before):
+    """``token_budget``, ``password_file``, ``tokens``, ``key``: the last word names a count, a choice or a path."""
+    name = "_".join(before + [last])
+    assert not is_secret_setting(name), name
+
+
+def test_a_secret_equal_to_a_field_name_leaves_the_rows_and_record_whole(tmp_path: Path):
+    """A word given under a secret's name (``api_key=session_id``) is taken out of every text, but
+    not where it is a whole JSON key: the rows keep their ``session_id`` field and the record its
+    ``messages`` count, so the run scores and resumes, and the value is in no text besides."""
+    (tmp_path / "kr.py").write_text(ANY_ROUTER, encoding="utf-8")
+    data = write_data(tmp_path / "data")
+    argv = ["route", data, "--mode", "open", "--router", "kr:KR", "--out", tmp_path / "p.jsonl",
+            "--router-arg", "api_key=session_id", "--router-arg", "password=messages"]
+    first = _run(argv, tmp_path)
+    assert first.returncode == 0, first.stderr
+    record = json.loads((tmp_path / "p.run.json").read_text(encoding="utf-8"))
+    assert record["options"]["router_args"] == [f"api_key={REDACTED}", f"password={REDACTED}"]
+    assert record["counts"]["messages"] > 0
+    assert all("session_id" in json.loads(line) for line in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines())
+    again = _run(argv, tmp_path)
+    assert again.returncode == 0 and "other run" not in again.stderr, again.stderr
+    scored = _run(["score", data, tmp_path / "p.jsonl", "--bootstrap", "0"], tmp_path)
+    assert scored.returncode == 0, scored.stderr
