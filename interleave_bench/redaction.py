@@ -45,8 +45,16 @@ SETTING_SECRET_WORDS = ("token", "secret", "secrets", "password", "passwd", "pwd
 #: the words that, just before ``key`` (or run together with it: ``openaikey``), say whose key a
 #: setting holds, and so that it is a secret (``api_key``, ``secret_key``, ``OpenAIKey``): a bare
 #: ``key`` or ``key_field`` names a key of the data
-KEY_OWNER_WORDS = ("api", "ai", "openai", "hf", "anthropic", "secret", "access", "private", "auth", "client",
-                   "signing", "encryption", "service", "master", "app", "license", "account", "session", "user")
+KEY_OWNER_WORDS = ("api", "ai", "openai", "hf", "anthropic", "deepseek", "groq", "mistral", "gemini", "google",
+                   "azure", "aws", "github", "gh", "cohere", "together", "fireworks", "xai", "stripe", "slack",
+                   "secret", "access", "private", "auth", "client", "signing", "encryption", "service", "master",
+                   "app", "license", "account", "session", "user")
+#: last words that say a setting holds the value of what the word before names (``password_value``,
+#: ``token_str``): the word before is read as the last
+VALUE_WORDS = ("value", "val", "str", "string", "text", "plain", "raw")
+#: a URL query parameter that holds a key whatever it looks like, though the setting ``key`` does
+#: not (a dict's key): Google's and many other APIs' ``?key=...``
+KEY_PARAMETERS = ("key",)
 #: secrets shorter than this are not looked for: a value such as "1" or "dev" is no key, and
 #: replacing it would maim ordinary text. It holds for a key in use too (:data:`KEY_VARIABLES`): a local
 #: server takes "x", "sk", "EMPTY" or "test", which guard nothing, and taking "test" out of every text
@@ -170,9 +178,13 @@ def is_secret_setting(name: str) -> bool:
     :func:`is_secret_name`, which names the environment's secrets, taken out only when they
     :func:`looks_like_key`."""
     words = name_words(name)
+    while len(words) > 1 and words[-1] in VALUE_WORDS:
+        words = words[:-1]
     if not words:
         return False
     last, before = words[-1], words[:-1]
+    if last == "pass" and before:  # db_pass (a bare pass, or pass_threshold, names no secret)
+        return True
     if last in ("key", "keys"):
         return bool(before) and before[-1] in KEY_OWNER_WORDS
     if last.endswith(("key", "keys")) and last.rstrip("s")[:-3].endswith(KEY_OWNER_WORDS):
@@ -220,23 +232,31 @@ def add_named_secret(value: str) -> bool:
     with a secret's name (:func:`is_secret_setting`), of a URL's query parameter with one
     (``?token=...``), a URL's password. Its name says it is a secret, so ``correcthorse`` or
     ``12345678`` is one, where :func:`add_secret` would take only what :func:`looks_like_key`.
-    False, nothing taken, for a value of 1 to :data:`SECRET_MIN_CHARS` - 1 characters, which the
-    caller refuses (:func:`short_secret_refusal`): looked for in every text, it would take the same
-    letters out of all of them, and not looked for, it would be written as given. An empty value
-    holds no secret."""
+    False, nothing taken, for a value of 1 to :data:`SECRET_MIN_CHARS` - 1 characters or a plain
+    word (:data:`_PLAIN_WORD`), which the caller refuses (:func:`short_secret_refusal`): looked for
+    in every text, it would take the same letters out of all of them (or the run's own field and file
+    names), and not looked for, it would be written as given. An empty value holds no secret."""
     value = value.strip()
-    if value and not is_key_in_use(value):
+    if value and (not is_key_in_use(value) or _PLAIN_WORD.fullmatch(value)):
         return False
     if value:
         _GIVEN.update(_written_forms(value))
     return True
 
 
+#: a value :func:`add_named_secret` refuses besides a short one: a plain word (letters and ``_``
+#: alone), which the run's own files may hold as a field's or a file's name (``messages``,
+#: ``session_id``), and so which cannot be taken out of them
+_PLAIN_WORD = _re.compile(r"[A-Za-z_]+")
+
+
 def short_secret_refusal(what: str) -> str:
     """Why ``what`` (``--router-arg api_key``, ``--router URL: its password``), a value
     :func:`add_named_secret` did not take, is refused: one line, the value itself not shown."""
-    return (f"{what} is a secret of under {SECRET_MIN_CHARS} characters, too short to keep out of what is "
-            "written (it would take the same letters out of every text): give a longer one")
+    return (f"{what} is a secret of under {SECRET_MIN_CHARS} characters or a plain word (letters and _ alone), "
+            "which cannot be kept out of what is written (the same letters or word are in every text, and in "
+            "the run's own field and file names): give one with a digit or a sign, or let your router read it "
+            "from an environment variable")
 
 
 def is_key_in_use(value: str) -> bool:
@@ -276,8 +296,11 @@ def add_shaped_secrets(text: str) -> Optional[str]:
             add_secret(shown.split()[-1])  # past a scheme word ("Bearer ")
     short = None
     for m in _QUERY_PARAM.finditer(text):
-        if is_secret_setting(m.group(2)) and not add_named_secret(_query_value(m.group(3))[0]):
+        value = _query_value(m.group(3))[0]
+        if _forces_parameter(m.group(2)) and not add_named_secret(value):
             short = short or f"its parameter {m.group(2)!r}"
+        elif is_secret_name(m.group(2)):  # a name near a secret's (?token_v2=): a value that looks like a key
+            add_secret(value)
     for url in _URL.findall(text):
         short = add_url_secrets(url) or short
     return short
@@ -334,10 +357,19 @@ def add_url_secrets(url: str) -> Optional[str]:
         short.append("its password")
     for pair in parts.query.split("&"):
         name, _, value = pair.partition("=")
-        if is_secret_setting(unquote_plus(name)) and not all([add_named_secret(value),
-                                                            add_named_secret(unquote_plus(value))]):
-            short.append(f"its parameter {unquote_plus(name)!r}")
+        if _forces_parameter(unquote_plus(name)):
+            if not all([add_named_secret(value), add_named_secret(unquote_plus(value))]):
+                short.append(f"its parameter {unquote_plus(name)!r}")
+        elif is_secret_name(unquote_plus(name)):  # near a secret's name: a value that looks like a key
+            add_secret(value)
+            add_secret(unquote_plus(value))
     return short[0] if short else None
+
+
+def _forces_parameter(name: str) -> bool:
+    """Whether a URL query parameter called ``name`` holds a secret whatever its value looks like:
+    a setting's name that says so (:func:`is_secret_setting`), or one of :data:`KEY_PARAMETERS`."""
+    return is_secret_setting(name) or name.casefold() in KEY_PARAMETERS
 
 
 def _query_value(matched: str) -> "tuple[str, str]":

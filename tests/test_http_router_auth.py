@@ -202,7 +202,7 @@ def test_a_password_too_short_to_keep_out_is_refused_before_any_request(tmp_path
         assert server.seen == []
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "sekret" not in err
-    assert err.startswith(f"error: --router http://{REDACTED}@127.0.0.1:") and "its password is a secret of under 8" in err
+    assert err.startswith(f"error: --router http://{REDACTED}@127.0.0.1:") and "its password is a secret of under 8 characters or a plain word" in err
 
 
 @pytest.mark.parametrize("url, bare, pair", [

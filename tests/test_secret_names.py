@@ -138,21 +138,15 @@ def test_a_setting_about_a_secret_word_holds_none(last, before):
     assert not is_secret_setting(name), name
 
 
-def test_a_secret_equal_to_a_field_name_leaves_the_rows_and_record_whole(tmp_path: Path):
-    """A word given under a secret's name (``api_key=session_id``) is taken out of every text, but
-    not where it is a whole JSON key: the rows keep their ``session_id`` field and the record its
-    ``messages`` count, so the run scores and resumes, and the value is in no text besides."""
-    (tmp_path / "kr.py").write_text(ANY_ROUTER, encoding="utf-8")
-    data = write_data(tmp_path / "data")
-    argv = ["route", data, "--mode", "open", "--router", "kr:KR", "--out", tmp_path / "p.jsonl",
-            "--router-arg", "api_key=session_id", "--router-arg", "password=messages"]
-    first = _run(argv, tmp_path)
-    assert first.returncode == 0, first.stderr
-    record = json.loads((tmp_path / "p.run.json").read_text(encoding="utf-8"))
-    assert record["options"]["router_args"] == [f"api_key={REDACTED}", f"password={REDACTED}"]
-    assert record["counts"]["messages"] > 0
-    assert all("session_id" in json.loads(line) for line in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines())
-    again = _run(argv, tmp_path)
-    assert again.returncode == 0 and "other run" not in again.stderr, again.stderr
-    scored = _run(["score", data, tmp_path / "p.jsonl", "--bootstrap", "0"], tmp_path)
-    assert scored.returncode == 0, scored.stderr
+def test_a_key_equal_to_a_field_name_is_left_where_it_is_a_json_key():
+    """A key the project sends is taken out of every text whatever its shape (``OPENAI_API_KEY``
+    set to ``session_id`` for a local server), but not where it is a whole JSON key: a row keeps its
+    ``session_id`` field, a record its ``messages`` count; every other place is redacted."""
+    from interleave_bench.redaction import redact_secrets
+
+    env = {"OPENAI_API_KEY": "session_id", "DEEPSEEK_API_KEY": "messages"}
+    row = '{"session_id": "en-0001", "i": 0, "error": "no session_id for messages"}'
+    assert json.loads(redact_secrets(row, env)) == {"session_id": "en-0001", "i": 0,
+                                                    "error": f"no {REDACTED} for {REDACTED}"}
+    record = '{\n  "counts": {\n    "messages" : 3\n  },\n  "note": "session_id"\n}'
+    assert json.loads(redact_secrets(record, env)) == {"counts": {"messages": 3}, "note": REDACTED}

@@ -267,10 +267,10 @@ def test_a_key_the_models_name_holds_is_refused_before_it_renames_the_model(tmp_
 
 
 def test_a_router_arg_named_like_a_key_is_a_secret_whatever_it_looks_like(tmp_path):
-    """``api_key=correcthorse``: a word, no digit, no key's shape; its name says it is a key, so it
+    """``api_key=correct-horse``: no digit, no key's shape; its name says it is a key, so it
     reaches no file (the record, the rows holding the router's error naming it) and nothing
     printed, and the same command resumes."""
-    word = "correcthorse"
+    word = "correct-horse"
     argv = _key_router_run(tmp_path, word, "w.jsonl")
     first = _run(argv, tmp_path)
     assert "Traceback" not in first.stderr
@@ -283,13 +283,15 @@ def test_a_router_arg_named_like_a_key_is_a_secret_whatever_it_looks_like(tmp_pa
 
 
 @pytest.mark.parametrize("pair, secrets", [
-    ("api_key=correcthorse", ["correcthorse"]),
+    ("api_key=correct-horse", ["correct-horse"]),
     ("db_password=12345678", ["12345678"]),  # a number to JSON, the router gets 12345678
     ("token=two words here", ["two words here"]),
     ('secret="quoted-word"', ['"quoted-word"', "quoted-word"]),  # as written, and as the router gets it
     ('api_keys=["first-secret", {"spare": 87654321}]', ["first-secret", "87654321"]),
-    ('config={"db": {"password": "correcthorse"}, "depth": 3}', ["correcthorse"]),  # a secret's key inside
-    ("authtoken=correcthorse", ["correcthorse"]),  # run together
+    ('config={"db": {"password": "correct-horse"}, "depth": 3}', ["correct-horse"]),  # a secret's key inside
+    ("authtoken=correct-horse", ["correct-horse"]),  # run together
+    ("deepseek_key=wrench.pliers", ["wrench.pliers"]), ("password_value=wrench.pliers", ["wrench.pliers"]),
+    ("db_pass=wrench.pliers", ["wrench.pliers"]),
 ])
 def test_what_a_secret_named_router_arg_takes_out(monkeypatch, pair, secrets):
     from interleave_bench import redaction
@@ -321,6 +323,8 @@ def test_a_router_arg_holding_no_secret_takes_nothing_out(monkeypatch, pair):
     ("api_key=a", "api_key"), ("password=1234567", "password"), ('token="abc"', "token"),
     ("auth_token=basic", "auth_token"), ('api_keys=["long-enough-secret", "x"]', "api_keys"),
     ("access_token=0", "access_token"), ("endpoint=http://h/r?token=abc", "endpoint"),
+    # a plain word, which the run's own files may hold as a field's or a file's name
+    ("api_key=correcthorse", "api_key"), ("password=session_id", "password"), ("token=messages", "token"),
     ("url=http://me:pw@h/r", "url"),
 ])
 def test_a_secret_too_short_to_keep_out_is_refused_in_one_line(tmp_path, pair, named):
@@ -331,7 +335,7 @@ def test_a_secret_too_short_to_keep_out_is_refused_in_one_line(tmp_path, pair, n
     done = _run(["route", data, "--mode", "open", "--router", "anyargs:AnyArgs", "--router-arg", pair,
                  "--out", tmp_path / "r.jsonl"], tmp_path)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
-    assert done.stderr.startswith(f"error: --router-arg {named}: ") and "under 8 characters" in done.stderr
+    assert done.stderr.startswith(f"error: --router-arg {named}: ") and "under 8 characters or a plain word" in done.stderr
     value = pair.partition("=")[2].strip('"')
     assert value not in done.stderr.partition(f"--router-arg {named}")[2] or len(value) < 2
     assert not (tmp_path / "r.jsonl").exists()
@@ -363,7 +367,7 @@ def test_a_routers_state_hashes_no_secret_it_holds(monkeypatch):
         def __init__(self, **kw):
             self.__dict__.update(kw)
 
-    weak = router_state(R(api_key="correcthorse", min_score=1))
+    weak = router_state(R(api_key="correcthorse", min_score=1))  # (a router's own attribute: any value)
     plain = json.dumps({"api_key": "correcthorse", "min_score": 1}, sort_keys=True, separators=(",", ":"))
     assert weak != "sha256:" + hashlib.sha256(plain.encode("utf-8")).hexdigest()
     assert weak == router_state(R(api_key="another-pass", min_score=1))  # the key is no setting
@@ -371,3 +375,27 @@ def test_a_routers_state_hashes_no_secret_it_holds(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-0123456789abcdef")
     held = router_state(R(client={"headers": ["Bearer sk-test-SECRET-0123456789abcdef"]}))
     assert held == router_state(R(client={"headers": ["Bearer sk-test-SECRET-99999999999999"]}))
+
+
+def test_a_key_shaped_value_under_a_parameter_near_a_secrets_name_is_a_secret(monkeypatch):
+    """``?key=``, ``?token_v2=``, ``?auth=``: not settings that hold a secret whatever it looks like
+    (a bare ``key`` is forced in a URL alone), but a value that looks like a key is one."""
+    from interleave_bench import redaction
+
+    monkeypatch.setattr(redaction, "_GIVEN", set())
+    add_url_secrets("https://api.example/v1?key=abcd1234efgh5678ijkl&token_v2=zyx987wvu654&auth=Real5ecretValue"
+                    "&sort=session_id")
+    text = "abcd1234efgh5678ijkl zyx987wvu654 Real5ecretValue session_id"
+    assert redaction.redact_secrets(text) == f"{REDACTED} {REDACTED} {REDACTED} session_id"
+
+
+def test_a_weak_secret_near_a_secrets_name_is_not_hashed_into_the_state():
+    """``db_pw="hunter22"`` is hashed as a mark; a list of stop ``tokens`` is a setting, hashed."""
+    from interleave_bench.route.plugin import router_state
+
+    class R:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    assert router_state(R(db_pw="hunter22", k=1)) == router_state(R(db_pw="other-one", k=1))
+    assert router_state(R(tokens=["a"], k=1)) != router_state(R(tokens=["b"], k=1))

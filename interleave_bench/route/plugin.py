@@ -424,6 +424,15 @@ def _plain(value: Any, depth: int = 0) -> tuple[bool, Any]:
 SECRET_SETTING = "[secret]"
 
 
+def _holds_secret(name: str, value: Any) -> bool:
+    """Whether a router's setting is hashed as :data:`SECRET_SETTING`: its name says it holds a
+    secret (:func:`~interleave_bench.redaction.is_secret_setting`), or is near a secret's
+    (:func:`~interleave_bench.redaction.is_secret_name`: ``db_pw``, ``auth``) and it holds one text or
+    number (a weak password: a list of stop ``tokens`` is a setting)."""
+    return is_secret_setting(name) or (is_secret_name(name) and isinstance(value, (str, int, float))
+                                       and not isinstance(value, bool))
+
+
 def router_state(router: Any) -> Optional[str]:
     """The SHA-256 (``sha256:<hex>``) of a router object's settings: its public attributes (no
     leading ``_``) that hold plain data, as canonical JSON, taken before the run routes anything;
@@ -446,7 +455,7 @@ def router_state(router: Any) -> Optional[str]:
         ok, value = _plain(attrs[name]) if not name.startswith("_") else (False, None)
         if ok:
             # a secret is never hashed: a hash of a weak one (``api_key="hunter2"``) is guessed back
-            state[name] = SECRET_SETTING if is_secret_setting(name) else value
+            state[name] = SECRET_SETTING if _holds_secret(name, value) else value
     if not state:
         return None
     text = redact(json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
