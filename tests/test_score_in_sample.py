@@ -167,7 +167,7 @@ def test_a_run_is_matched_by_the_weights_its_record_names(tmp_path, capsys):
 
 # --- your own router built on local ----------------------------------------------------------------------
 
-#: routers of your own, run by ``--router own_routers:<Class>``: three decide with the shipped weights
+#: routers of your own, run by ``--router own_routers:<Class>``: those holding local decide with the shipped weights
 OWN_ROUTERS = '''
 from interleave_bench.route.bm25 import Bm25Router
 from interleave_bench.route.local import LocalRouter
@@ -195,6 +195,76 @@ class Fast:  # holds local in a public attribute
 
 class Sub(LocalRouter):
     policy = "sublocal"
+
+
+class Box:
+    pass
+
+
+def box(**held):
+    b = Box()
+    b.__dict__.update(held)
+    return b
+
+
+class InList:  # local in a list attribute
+    policy = "listlocal"
+
+    def __init__(self):
+        self.routers = [Bm25Router(), LocalRouter()]
+
+    async def route(self, view):
+        return await self.routers[1].route(view)
+
+
+class TwoDown:  # local in an object the router holds
+    policy = "deeplocal"
+
+    def __init__(self):
+        self.box = box(r=LocalRouter())
+
+    async def route(self, view):
+        return await self.box.r.route(view)
+
+
+class InClass:  # local as a class attribute
+    policy = "classlocal"
+    inner = LocalRouter()
+
+    async def route(self, view):
+        return await self.inner.route(view)
+
+
+class Bound:  # local's bound method
+    policy = "boundlocal"
+
+    def __init__(self):
+        self._decide = LocalRouter().route
+
+    async def route(self, view):
+        return await self._decide(view)
+
+
+class Bm25List:  # a list of routers, none of them local
+    policy = "bm25list"
+
+    def __init__(self):
+        self.routers = [Bm25Router()]
+
+    async def route(self, view):
+        return await self.routers[0].route(view)
+
+
+class Cycle:  # plain objects that hold each other, and no local
+    policy = "cycle"
+
+    def __init__(self):
+        a, b = box(), box()
+        a.other, b.other, a.me, b.routers = b, a, self, {"bm25": Bm25Router()}
+        self.a = a
+
+    async def route(self, view):
+        return await self.a.other.routers["bm25"].route(view)
 
 
 class Bm25Wrap:  # holds a router, but not local
@@ -230,3 +300,57 @@ def test_your_own_router_built_on_local_is_marked_on_the_data_its_weights_were_f
         assert f"| {name} (in-sample) | closed |" in out and f"{name} (the offline dev sessions of seed 1)" in err
     assert docs["closed-bm25wrap"]["in_sample"] is None
     assert "closed-bm25wrap (in-sample)" not in out + err and "| closed-bm25wrap | closed |" in out
+
+
+def test_your_own_router_holding_local_further_down_is_marked_too(tmp_path, capsys, monkeypatch):
+    # in a list, two levels down, as a class attribute, as a bound method; none in a list or a cycle
+    from _route_util import module_at
+
+    data = tmp_path / "seed1"
+    generate_offline(5, data, seed=1)
+    held = ("InList", "TwoDown", "InClass", "Bound")
+    with module_at(tmp_path / "mods", "own_routers", OWN_ROUTERS, monkeypatch):
+        for cls in (*held, "Bm25List", "Cycle"):
+            code, _, err = run_cli(capsys, "route", data, "--mode", "closed", "--split", "dev",
+                                   "--router", f"own_routers:{cls}")
+            assert code == 0, err
+    records = {p.name.split(".")[0]: read_json(p) for p in (data / "predictions").glob("*.run.json")}
+    weights = shipped_weights().fingerprint()
+    marked = ("closed-listlocal", "closed-deeplocal", "closed-classlocal", "closed-boundlocal")
+    assert {name: r["options"].get("local_weights") for name, r in records.items()} == {
+        **{name: weights for name in marked}, "closed-bm25list": None, "closed-cycle": None}
+    out, err, docs = score(capsys, data, "--split", "dev")
+    for name in marked:
+        assert docs[name]["in_sample"] == {"corpus": "offline", "split": "dev", "seed": 1, "weights": weights}
+        assert f"| {name} (in-sample) | closed |" in out
+    for name in ("closed-bm25list", "closed-cycle"):
+        assert docs[name]["in_sample"] is None
+        assert f"{name} (in-sample)" not in out + err and f"| {name} | closed |" in out
+
+
+def test_the_search_for_local_is_bounded():
+    from types import SimpleNamespace as Obj
+
+    from interleave_bench.route.local import LocalRouter
+    from interleave_bench.route.local_sample import SEARCH_DEPTH, SEARCH_ITEMS, local_weights_of
+
+    weights = LocalRouter().weights.fingerprint()
+    assert local_weights_of(Obj(by_mode={"closed": Obj(fast=LocalRouter())})) == weights
+    # a cycle ends; a dict holding itself too
+    a, b = Obj(), Obj()
+    a.b, b.a, b.d = b, a, {}
+    b.d["self"] = b.d
+    assert local_weights_of(a) is None
+    # deeper than SEARCH_DEPTH, or past SEARCH_ITEMS items of a container: not found
+    deep = LocalRouter()
+    for _ in range(SEARCH_DEPTH):
+        deep = Obj(x=deep)
+    assert local_weights_of(deep) == weights and local_weights_of(Obj(x=deep)) is None
+    assert local_weights_of(Obj(many=[Obj() for _ in range(SEARCH_ITEMS)] + [LocalRouter()])) is None
+    assert local_weights_of(Obj(many=[Obj() for _ in range(SEARCH_ITEMS - 1)] + [LocalRouter()])) == weights
+    # a wide tree is looked at no further than SEARCH_OBJECTS objects, and the search ends
+    wide = Obj(kids=[Obj(kids=[Obj(kids=[Obj() for _ in range(SEARCH_ITEMS)]) for _ in range(SEARCH_ITEMS)])
+                     for _ in range(SEARCH_ITEMS)])
+    assert local_weights_of(wide) is None
+    # made inside route() or held in a module's global: not seen before the run
+    assert local_weights_of(Obj(route=lambda view: LocalRouter().route(view))) is None

@@ -23,7 +23,9 @@ sessions of its seed, are marked too.
 
 from __future__ import annotations
 
+import itertools
 import os
+import types
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -103,31 +105,95 @@ def fit_sample(data_file: str | os.PathLike, split: str) -> Optional[FitSample]:
     return FitSample(corpus, str(weights.fit.get("split", FIT_SPLIT)), weights.fingerprint(), POLICY, seed)
 
 
+#: how deep :func:`local_weights_of` looks into the router's attributes (the router itself is depth 0)
+SEARCH_DEPTH = 3
+#: the most items of one container (list, tuple, set, dict) it looks at
+SEARCH_ITEMS = 64
+#: the most objects it looks at in all (a bound on the search whatever the router holds)
+SEARCH_OBJECTS = 2000
+
+
 def local_weights_of(router: Any) -> Optional[str]:
     """The fingerprint of the ``local`` weights ``router`` decides with, for its run record's
     ``local_weights`` (by which :func:`~interleave_bench.score.in_sample.in_sample_of` marks a run
     in-sample); None for a router without them.
 
     They are the weights of a :class:`~.local.LocalRouter` (or a subclass) that the router is, or
-    else holds in one of its own attributes, public or private (``hybrid``'s ``local``; your own
-    router's ``self._inner = LocalRouter()``), the first found. Your own router is looked at through
-    the plug-in wrapper that runs it (:class:`~.plugin.PluginRouter`'s ``inner``). One level only: a
-    ``LocalRouter`` inside a list, a dict or another object the router holds is not looked for. A
-    router holding one is taken to decide with it, which errs towards in-sample."""
+    else holds, the first found. Your own router is looked at through the plug-in wrapper that runs
+    it (:class:`~.plugin.PluginRouter`'s ``inner``), then breadth first, up to :data:`SEARCH_DEPTH`
+    levels down: its own attributes, public or private (``__dict__`` and ``__slots__``;
+    ``hybrid``'s ``local``, ``self._inner = LocalRouter()``), its class's attributes (``inner =
+    LocalRouter()`` in the class body, and its base classes' below ``object``), the items of a list,
+    tuple or set and the values of a dict it holds (``self.routers = [LocalRouter()]``), the object
+    of a bound method (``self._decide = LocalRouter().route``) and the attributes of another object
+    it holds (``self.box.r``). Each object is looked at once (a cycle ends), at most
+    :data:`SEARCH_ITEMS` items of one container and :data:`SEARCH_OBJECTS` objects in all. Modules,
+    classes other than the router's own and functions are not looked into. Several ``LocalRouter``
+    of different weights: the first found (the nearest, then the first in attribute order) names the
+    run. A router holding one is taken to decide with it, which errs towards in-sample.
+
+    What is not held when the run starts cannot be seen: a ``LocalRouter`` made inside ``route()``,
+    held only in a module's global or in a function's closure, or deeper down, is not found, and the
+    run is not marked in-sample."""
     from .local import LocalRouter
     from .plugin import PluginRouter
 
     if isinstance(router, PluginRouter):
         router = router.inner
-    for held in (router, *_attribute_values(router)):
-        if isinstance(held, LocalRouter):
-            return held.weights.fingerprint()
+    seen: set[int] = set()
+    level = [router]
+    budget = SEARCH_OBJECTS
+    for depth in range(SEARCH_DEPTH + 1):
+        below: list[Any] = []
+        for held in level:
+            if id(held) in seen:
+                continue
+            if budget <= 0:
+                return None
+            seen.add(id(held))
+            budget -= 1
+            if isinstance(held, LocalRouter):
+                return held.weights.fingerprint()
+            if depth < SEARCH_DEPTH:
+                try:
+                    below += _held_by(held, own_class=held is router)
+                except Exception:  # an object whose attributes cannot be read holds nothing seen
+                    pass
+        level = below
     return None
+
+
+def _held_by(obj: Any, own_class: bool = False) -> list[Any]:
+    """What :func:`local_weights_of` looks at one level below ``obj``: a container's items (the
+    first :data:`SEARCH_ITEMS`), a bound method's object, an object's own attributes, and with
+    ``own_class`` (the router itself) its classes' attributes too."""
+    if isinstance(obj, (str, bytes, bytearray, int, float, complex, bool)) or obj is None:
+        return []
+    if isinstance(obj, dict):
+        return list(itertools.islice(dict.values(obj), SEARCH_ITEMS))
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(itertools.islice(iter(obj), SEARCH_ITEMS))
+    if isinstance(obj, types.MethodType):
+        return [obj.__self__]
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
+        return []
+    values = _attribute_values(obj)[:SEARCH_ITEMS]
+    if own_class:
+        for cls in type(obj).__mro__[:-1]:  # not ``object``
+            values += [v for v in itertools.islice(cls.__dict__.values(), SEARCH_ITEMS) if not _is_code(v)]
+    return values
+
+
+def _is_code(value: Any) -> bool:
+    """A class body's function, descriptor or nested class: not an object it holds."""
+    return isinstance(value, (type, types.FunctionType, staticmethod, classmethod, property,
+                              types.MemberDescriptorType, types.GetSetDescriptorType))
 
 
 def _attribute_values(obj: Any) -> list[Any]:
     """The values of ``obj``'s own attributes: those of its ``__dict__``, then of its classes' ``__slots__``."""
-    values = list(vars(obj).values()) if hasattr(obj, "__dict__") else []
+    own = getattr(obj, "__dict__", None)
+    values = list(own.values()) if isinstance(own, dict) else []
     for cls in type(obj).__mro__:
         slots = cls.__dict__.get("__slots__", ())
         for name in (slots,) if isinstance(slots, str) else slots:
