@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Optional
 from ..errors import InputError, InputErrors, UsageError, clip, exc_text, require_file, shown
 from ..io import read_json
 from ..redaction import REDACTED, redact
+from .outgoing import published_secret
 from .board_rows import (
     SUMMARY_KINDS,
     row_from_score,
@@ -76,7 +77,7 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
         raise InputError(path, None, field, "empty: the board needs a name for the run")
     if len(name) > MAX_NAME_CHARS:
         raise InputError(path, None, field, f"{len(name)} characters: a name on the board has at most {MAX_NAME_CHARS}")
-    if redact(name) != name:
+    if published_secret(name) is not None:  # (push's rule: prose naming a secret's place is a name)
         raise InputError(path, None, field, f"{shown(name)} holds a secret (a key or token, {REDACTED} here): the board "
                                             "publishes its names; give a name without it")
     return name

@@ -15,11 +15,12 @@ or a URL's credentials, whoever's they are (what :mod:`~interleave_bench.vet` re
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import InputError, InputErrors, UsageError
-from ..redaction import GIVEN_SECRET, secret_sources, secrets_named_in
+from ..redaction import GIVEN_SECRET, looks_like_key, redact, secret_sources, secrets_named_in
 from ..vet import API_KEY, URL_CREDENTIALS, scan_text
 
 #: bytes of a file searched at a time (a secret across two blocks is found: they overlap)
@@ -112,16 +113,33 @@ def _file_refusal(in_name: list[str], in_content: list[str]) -> str:
             f"{fix} (nothing was sent)")
 
 
+def published_secret(text: str) -> Optional[str]:
+    """What a text to be published holds of a secret, for a refusal (never the secret itself), else
+    None: a secret of :func:`~interleave_bench.redaction.secret_sources` (by its variable's name),
+    one of :data:`SHAPED_SECRETS` (a key by its shape, a URL's password), or any other value that
+    :func:`~interleave_bench.redaction.redact` takes out and that looks like a key (a ``Basic``
+    header's token, ``?client_secret=...``). Prose that only names a secret's place (``Fix bearer
+    tokenizer_config handling``, ``the Authorization: header``, ``?token=abc``) holds none."""
+    names = secrets_named_in(text)
+    if names:
+        return held(names)
+    if any(m.kind in SHAPED_SECRETS for m in scan_text(text)):
+        return "what looks like a key or a password"
+    kept = redact(text)
+    if kept != text and any(looks_like_key(w) and w not in kept for w in _WORDS.split(text)):
+        return "what looks like a key or a password"
+    return None
+
+
+#: what splits a text into the words :func:`published_secret` looks at
+_WORDS = re.compile(r"[\s=&?:,;'\"()<>]+")
+
+
 def refuse_secret_text(option: str, text: Optional[str]) -> None:
     """Refuse (:class:`UsageError`, one line) a text given as ``option`` (``--message``) that would
-    be published and holds a secret of :func:`~interleave_bench.redaction.secret_sources`, or one
-    of :data:`SHAPED_SECRETS` (a key by its shape, a URL's password): it is never sent, redacted or
-    not. Prose that only names a secret's place (``Fix bearer tokenizer_config handling``,
-    ``the Authorization: header``, ``?token=abc``) holds none."""
+    be published and holds a secret (:func:`published_secret`): it is never sent, redacted or not."""
     if not text:
         return
-    names = secrets_named_in(text)
-    if not names and not any(m.kind in SHAPED_SECRETS for m in scan_text(text)):
-        return
-    what = held(names) if names else "what looks like a key or a password"
-    raise UsageError(f"{option} holds {what}: it would be published on the Hub; give it without (nothing was sent)")
+    what = published_secret(text)
+    if what is not None:
+        raise UsageError(f"{option} holds {what}: it would be published on the Hub; give it without (nothing was sent)")
