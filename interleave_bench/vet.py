@@ -85,7 +85,9 @@ RESERVED_TLDS = ("example", "test", "invalid", "localhost")
 # (tests/test_vet_linear.py; benchmarks/vet_linear.py measures a 10 MB line).
 #: a URL scheme, starting where a run of scheme characters starts
 _URL_SCHEME = r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://"
-_URL_USERINFO = re.compile(_URL_SCHEME + r"[^\s/@:\"'<>]+:[^\s/@\"'<>]+@[^\s\"'<>]+")
+#: a URL's scheme and ``USER:PASSWORD@`` (the password its group 1), a host's character after it;
+#: a credential's finding runs on to the end of its run of URL characters (:func:`_userinfo_urls`)
+_URL_USERINFO = re.compile(_URL_SCHEME + r"[^\s/@:\"'<>]+:([^\s/@\"'<>]+)@(?=[^\s\"'<>])")
 #: a run of characters a URL may hold: a URL with a secret in its query is the whole run
 _URL_RUN = re.compile(r"[^\s\"'<>]+")
 _URL_SCHEME_IN_RUN = re.compile(_URL_SCHEME)
@@ -285,11 +287,24 @@ def _is_placeholder(secret: str) -> bool:
     return secret.rstrip(_TRAILING) == REDACTED
 
 
-def _userinfo_ok(found: str) -> bool:
-    """A :data:`_URL_USERINFO` match is a credential unless its password is the placeholder
-    (``http://acme:[redacted]@host/``: a user name alone opens nothing)."""
-    userinfo = found.partition("://")[2].partition("@")[0]
-    return not _is_placeholder(userinfo.partition(":")[2])
+def _userinfo_urls(text: str) -> list[Match]:
+    """URLs with a user name and password: from the scheme to the end of its run of URL characters,
+    unless the password is the placeholder (``http://acme:[redacted]@host/``: a user name alone opens
+    nothing). Each URL is judged on its own: after a placeholder's ``@`` the search goes on, so a
+    real password in a URL further along the run (``...,https://u:PASS@host``, ``?next=https://...``)
+    is still found; after a credential's finding it goes on past the run that finding holds."""
+    out: list[Match] = []
+    pos = 0
+    while (m := _URL_USERINFO.search(text, pos)) is not None:
+        if _is_placeholder(m.group(1)):
+            pos = m.end()
+            continue
+        run = _URL_RUN.match(text, m.end())  # (never None: the pattern's look-ahead saw a character)
+        end = run.end() if run is not None else m.end()
+        found = text[m.start():end].rstrip(_TRAILING)
+        out.append(make_record(Match, (URL_CREDENTIALS, found, m.start(), m.start() + len(found))))
+        pos = end
+    return out
 
 
 def _secret_param_urls(text: str) -> Iterator[Match]:
@@ -313,7 +328,7 @@ def _candidates(text: str) -> Iterator[list[Match]]:
     for p in api_key_patterns(text):
         yield _finditer(API_KEY, p, text)
     if "://" in text:
-        yield _finditer(URL_CREDENTIALS, _URL_USERINFO, text, _userinfo_ok)
+        yield _userinfo_urls(text)
         yield list(_secret_param_urls(text))
     if "@" in text:
         yield _finditer(EMAIL, _EMAIL, text, _email_ok, strip=False)

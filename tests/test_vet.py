@@ -221,6 +221,31 @@ def test_a_url_whose_secret_is_the_redaction_placeholder_holds_no_credential(tmp
     assert "0 findings" in out
 
 
+@pytest.mark.parametrize("text, found", [
+    # a placeholder URL, then another URL in the same run of URL characters: each judged on its own
+    ("mirrors: http://ci:[redacted]@proxy.example,https://deploy:RealPassw0rd@db.example/x",
+     "https://deploy:RealPassw0rd@db.example/x"),
+    ("http://ci:[redacted]@proxy.example/login?next=https://deploy:RealPassw0rd@db.example/x",
+     "https://deploy:RealPassw0rd@db.example/x"),
+    ("http://a:[redacted]@x.example,http://b:[redacted]@y.example,ftp://c:hunter2pw@z.example.",
+     "ftp://c:hunter2pw@z.example"),
+])
+def test_a_url_credential_after_a_placeholder_url_is_found(tmp_path, capsys, text, found):
+    assert [(m.kind, m.text) for m in scan_text(text)] == [(URL_CREDENTIALS, found)]
+    assert scan_text(text.replace(found, "https://ok.example/x")) == []  # the placeholder URLs alone: none
+    path = tmp_path / "notes.jsonl"
+    path.write_text(json.dumps({"note": text}) + "\n", encoding="utf-8")
+    code, out, _ = u.cli(["vet", str(path)], capsys)
+    assert code == 1, out
+    assert "url-credentials" in out and "RealPassw0rd" not in out and "hunter2pw" not in out
+
+
+def test_a_url_credential_finding_runs_to_its_run_end_and_the_next_run_is_read():
+    text = "http://acme:hunter2pw@router.corp.io/a,http://b:zzzzzzzz@y.io/ then http://c:yyyyyyyy@z.io/."
+    assert [m.text for m in scan_text(text)] == ["http://acme:hunter2pw@router.corp.io/a,http://b:zzzzzzzz@y.io/",
+                                                 "http://c:yyyyyyyy@z.io/"]
+
+
 _dates = st.dates().flatmap(lambda d: st.sampled_from([
     f"{d:%Y-%m-%d}", f"{d:%d/%m/%Y}", f"{d:%d.%m.%Y}", f"{d:%Y%m%d}", f"{d:%B %d, %Y}", f"{d.year}年{d.month}月{d.day}日",
     f"{d:%Y-%m-%d} {d.day % 24:02d}:{d.month:02d}:00",
