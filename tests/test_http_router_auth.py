@@ -161,19 +161,33 @@ class Answering(Server):
         self.httpd.RequestHandlerClass = Handler
 
 
-@pytest.mark.parametrize("status, userinfo, line", [
-    (401, "", "GET answered HTTP 401 (the server needs credentials: give them in the URL, as USER:PASSWORD@ "
-              "before its host)"),
-    (403, f"{USER}:{PASSWORD}", "GET answered HTTP 403 (the server refused the credentials the URL gives)"),
-    (500, "", 'GET answered HTTP 500, not {"policy": NAME}'),  # an empty body: nothing after the status
+NEEDS = "(the server needs credentials: give them in the URL, as USER:PASSWORD@ before its host)"
+REFUSED = "(the server refused the credentials the URL gives)"
+FORBIDDEN = "(the server refused the request: forbidden)"
+API_KEY = "MyS3cretApiKey"  # a query parameter's secret: secret by its name alone
+
+
+@pytest.mark.parametrize("status, userinfo, query, line", [
+    (401, "", "", f"GET answered HTTP 401 {NEEDS}"),
+    (401, "", "?page=2", f"GET answered HTTP 401 {NEEDS}"),  # a parameter, but no secret's
+    (401, f"{USER}:{PASSWORD}", "", f"GET answered HTTP 401 {REFUSED}"),
+    (401, "", f"?api_key={API_KEY}", f"GET answered HTTP 401 {REFUSED}"),
+    (401, "", f"?page=2&access_token={API_KEY}", f"GET answered HTTP 401 {REFUSED}"),
+    (403, f"{USER}:{PASSWORD}", "", f"GET answered HTTP 403 {REFUSED}"),
+    (403, "", f"?token={API_KEY}", f"GET answered HTTP 403 {REFUSED}"),
+    (403, "", "", f"GET answered HTTP 403 {FORBIDDEN}"),  # not for credentials: none were given
+    (500, "", "", 'GET answered HTTP 500, not {"policy": NAME}'),  # an empty body: nothing after the status
 ])
-def test_a_get_refused_says_whether_for_its_credentials(tmp_path, capsys, status, userinfo, line):
-    """It said ``GET answered HTTP 401 , not {"policy": NAME}``: a stray space, no word of credentials."""
+def test_a_get_refused_says_whether_for_its_credentials(tmp_path, capsys, status, userinfo, query, line):
+    """It said ``GET answered HTTP 401 , not {"policy": NAME}``: a stray space, no word of credentials;
+    then that the server needs credentials when a query parameter gave them, and every 403 so."""
     data = write_data(tmp_path / "data")
     with Answering(get=(status, b"")) as server:
-        assert cli("route", data, "--mode", "open", "--router", server.url(userinfo)) == 2
+        assert cli("route", data, "--mode", "open", "--router", server.url(userinfo, query)) == 2
     err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and err.rstrip("\n").endswith(f"/route: {line}"), err
+    shown = f"/route?{query[1:].replace(API_KEY, REDACTED)}" if query else "/route"
+    assert len(err.splitlines()) == 1 and err.rstrip("\n").endswith(f"{shown}: {line}"), err
+    assert API_KEY not in err and PASSWORD not in err
 
 
 def test_a_post_refused_for_its_credentials_says_so_in_its_error(tmp_path, capsys):
@@ -184,6 +198,14 @@ def test_a_post_refused_for_its_credentials_says_so_in_its_error(tmp_path, capsy
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and ("(last: router sticky answered HTTP 403 (the server refused the credentials "
                                            "the URL gives): forbidden)") in err, err
+
+
+def test_a_post_forbidden_without_credentials_says_the_request_was_refused(tmp_path, capsys):
+    data = write_data(tmp_path / "data")
+    with Answering(get=(200, b'{"policy": "sticky"}'), post=(403, b"forbidden")) as server:
+        assert cli("route", data, "--mode", "open", "--router", server.url()) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and f"(last: router sticky answered HTTP 403 {FORBIDDEN}: forbidden)" in err, err
 
 
 def test_credentials_are_not_sent_on_to_where_a_redirect_leads(tmp_path, capsys):

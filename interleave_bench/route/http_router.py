@@ -19,7 +19,7 @@ import urllib.request
 from typing import Any, Callable, Optional
 
 from ..errors import UsageError, clip
-from ..redaction import add_key_in_use
+from ..redaction import add_key_in_use, is_secret_name, is_secret_setting
 from ..urls import credentials_apart
 from .base import RouterView
 from .plugin import RouterFailure, decision_from_json, view_json
@@ -27,6 +27,7 @@ from .plugin import RouterFailure, decision_from_json, view_json
 #: the longest error text kept from a server's answer (an error row stays one readable line)
 MAX_ERROR_CHARS = 200
 #: the statuses of a server refusing a request for its credentials: 401 (none, or not these), 403
+#: (these, or the request whatever its credentials)
 CREDENTIALS_REFUSED = (401, 403)
 
 
@@ -52,14 +53,24 @@ class HttpRouter:
 
     def _answered(self, status: int, text: str, expected: str = "") -> str:
         """``answered HTTP STATUS`` for a message: for 401 or 403 what it means (the server refused
-        the credentials the URL gives, or needs some when it gives none), then ``expected`` (what
-        the answer should have been), then the answer's text, when it has any."""
+        the credentials the URL gives, needs some when a 401 comes to a URL giving none, or refused
+        the request when a 403 does), then ``expected`` (what the answer should have been), then the
+        answer's text, when it has any."""
         words = f"answered HTTP {status}"
         if status in CREDENTIALS_REFUSED:
-            words += (" (the server refused the credentials the URL gives)" if self.authorization else
-                      " (the server needs credentials: give them in the URL, as USER:PASSWORD@ before its host)")
+            if self.gives_credentials():
+                words += " (the server refused the credentials the URL gives)"
+            elif status == 401:
+                words += " (the server needs credentials: give them in the URL, as USER:PASSWORD@ before its host)"
+            else:
+                words += " (the server refused the request: forbidden)"
         body = _short(text)
         return f"{words}{expected}: {body}" if body else words + expected
+
+    def gives_credentials(self) -> bool:
+        """Whether the URL gives credentials: a user name and password (sent as HTTP Basic), or a
+        query parameter with a secret's name and a value (``?api_key=...``, ``&token=...``)."""
+        return bool(self.authorization) or _has_secret_param(self.url)
 
     def _ask(self, body: Optional[bytes]) -> tuple[int, str]:
         """``(status, text)`` of a GET (``body`` None) or a JSON POST; raises ``OSError`` when no answer came."""
@@ -86,6 +97,19 @@ class HttpRouter:
         except ValueError:
             raise RouterFailure(f"answered a body that is not JSON: {_short(text)}") from None
         return decision_from_json(answer, view)
+
+
+def _has_secret_param(url: str) -> bool:
+    """Whether ``url``'s query has a parameter with a secret's name (:func:`~..redaction.is_secret_name`,
+    :func:`~..redaction.is_secret_setting`) and a value."""
+    from urllib.parse import unquote_plus, urlsplit
+
+    for pair in urlsplit(url).query.split("&"):
+        name, _, value = pair.partition("=")
+        name = unquote_plus(name)
+        if value and (is_secret_name(name) or is_secret_setting(name)):
+            return True
+    return False
 
 
 def _short(value: Any) -> str:
