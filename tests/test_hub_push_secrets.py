@@ -169,3 +169,18 @@ def test_a_message_holding_a_password_or_another_s_key_by_its_shape_is_refused(h
     u.refused_before_sending(hub, capsys, ["push", str(folder), "--repo", REPO, "--message", message],
              "--message holds what looks like a key or a password: it would be published on the Hub; give it "
              "without (nothing was sent)", secrets=BOTH)
+
+
+@pytest.mark.parametrize("text, holds", [
+    ("Fix bearer tokenizer_config handling", False), ("Document the Authorization: header and ?token=abc option", False),
+    ("Bearer baseline router", False), ("Authorization: none", False), ("bm25 ?key=v2", False),
+    ("curl -H 'Authorization: Basic ZGVwbG95OlJlYWxQYXNzdzByZA=='", True),
+    ("https://app.example/cb?client_secret=RealS3cretValue99", True), ("see ...?auth=RealS3cretValue99", True),
+    (f"upload {OPENAI}", True), ("deploy https://deploy:RealPassw0rd@db.example/x", True),
+])
+def test_what_a_published_text_holds_of_a_secret(text, holds):
+    """The one rule push's options and the board's names are refused by: a key it holds, by the
+    environment or by its shape, or a value redaction takes out that looks like a key; not prose."""
+    from interleave_bench.hub.outgoing import published_secret
+
+    assert (published_secret(text) is not None) == holds, text
