@@ -41,7 +41,7 @@ def answer(**extra) -> str:
 
 ROUTING = [
     ("a mode in capitals", dict(predictions=LABELS, references=[GOLD], mode="Closed"),
-     "mode: 'Closed' is not one of closed, open"),
+     "mode must be one of closed, open, got 'Closed'"),
     ("a NaN label", dict(predictions=[["t1", NAN, "t1", "t1"]], references=[GOLD]), f"predictions[0][1]: nan {NOT_JSON}"),
     ("an infinite label", dict(predictions=[["t1", "t2", INF, "t1"]], references=[GOLD]),
      f"predictions[0][2]: inf {NOT_JSON}"),
@@ -143,7 +143,7 @@ PER_ITEM = [
       for name, value in (("langs", [3]), ("session_ids", "s1"), ("usage", "x"), ("elapsed_ms", [[NAN, 1]]),
                           ("via", [[1, 2]]), ("threads", [["t1"]]), ("predicted_refs", [None, None]))],
     ("interleave_bcubed", "a mode in capitals with one label per item",
-     dict(predictions=["x", "y"], references=["a", "b"], mode="Closed"), "mode: 'Closed' is not one of closed, open"),
+     dict(predictions=["x", "y"], references=["a", "b"], mode="Closed"), "mode must be one of closed, open, got 'Closed'"),
     ("interleave_mid_reply", "a NaN destination", dict(predictions=[NAN, "new"], references=["running", "running"]),
      f"predictions[0]: a destination (running, a topic id or new) is text or None, nan {NOT_JSON}"),
     ("interleave_mid_reply", "a list for a reference", dict(predictions=["new", "new"], references=["running", ["new"]]),

@@ -17,7 +17,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import InputError, InputErrors
 from ..json_text import find_bad_value
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MODES, PredictionRow, Session
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, PredictionRow, Session
+from ..score.defaults import check_mode as defaults_check_mode
 from ..score.labels import ThreadLabels
 from ..score.rows import as_sessions, read_row
 from ..score.run import score_predictions
@@ -516,9 +517,9 @@ def _require_thread_labels(sessions: Sequence[Session], rows: Sequence[Predictio
 
 def check_mode(mode: Any) -> None:
     """Raise ``ValueError`` in one line unless ``mode`` (the argument itself, not every row built
-    from it) is one of :data:`~interleave_bench.schema.MODES`."""
-    if mode not in MODES:
-        raise ValueError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+    from it) is one of :data:`~interleave_bench.schema.MODES`: the scorer's check
+    (:func:`~interleave_bench.score.defaults.check_mode`), in a module's terms."""
+    defaults_check_mode(mode, "mode", ValueError)
 
 
 #: the per-session modules' arguments beside the inputs and ``mode``, which :func:`score_sessions` reads

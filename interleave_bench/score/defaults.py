@@ -61,16 +61,16 @@ def check_split(split: Any, name: str = "--split") -> str:
     return _one_of(split, SPLITS, name)
 
 
-def check_mode(mode: Any, name: str = "--mode") -> str:
+def check_mode(mode: Any, name: str = "--mode", error: type[Exception] = UsageError) -> str:
     """``mode`` when it is one of :data:`~interleave_bench.schema.MODES` (``closed``, ``open``);
-    raises :class:`~interleave_bench.errors.UsageError` naming ``name`` otherwise (``--mode``,
-    ``evaluate_router: mode``)."""
-    return _one_of(mode, MODES, name)
+    raises ``error`` (:class:`~interleave_bench.errors.UsageError`; an evaluate module's
+    ``ValueError``) naming ``name`` otherwise (``--mode``, ``evaluate_router: mode``, ``mode``)."""
+    return _one_of(mode, MODES, name, error)
 
 
-def _one_of(value: Any, choices: tuple[str, ...], name: str) -> str:
+def _one_of(value: Any, choices: tuple[str, ...], name: str, error: type[Exception] = UsageError) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        raise error(f"{name} must be one of {', '.join(choices)}, got {value!r}")
     return value
 
 
