@@ -87,3 +87,22 @@ def is_bare_ack(text: str) -> bool:
                 if s[i : i + size] in ACKS:
                     reach[i + size] = True
     return reach[len(s)]
+
+
+#: the categories of character no text the project shows as it is (a table's cell, a name on the
+#: board) may hold, besides a tab and a line break: control, format (U+202E reorders what follows,
+#: U+200E and U+FEFF are unseen), surrogate, private and unassigned (``C*``), and the line and
+#: paragraph separators (U+2028, U+2029: a line break)
+UNSHOWN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def is_unshown(char: str) -> bool:
+    """Whether ``char`` is of :data:`UNSHOWN_CATEGORIES`."""
+    return unicodedata.category(char) in UNSHOWN_CATEGORIES
+
+
+def escaped(char: str) -> str:
+    """``char`` as an escape: ``\\x1b``, ``\\u202e``, ``\\U000e0001``."""
+    n = ord(char)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+

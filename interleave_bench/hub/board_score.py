@@ -26,6 +26,7 @@ from ..errors import InputError, InputErrors, UsageError, clip, exc_text, requir
 from ..io import read_json
 from ..redaction import REDACTED, redact
 from .outgoing import published_secret
+from ..text import is_unshown
 from .board_rows import (
     SUMMARY_KINDS,
     row_from_score,
@@ -83,18 +84,13 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
     return name
 
 
-#: the categories of character no text the board shows may hold, besides a tab: control, format
-#: (U+202E, a right-to-left override, reorders what follows), private and unassigned (``C*``), and
-#: the line and paragraph separators (U+2028, U+2029: a line break)
-UNSHOWN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
-
-
 def check_shown_text(raw: str, path: str, field: str) -> None:
     """Refuse text the board shows (a system name, a model, a policy, a data revision: in its tables,
-    README and commit titles) that holds a character of :data:`UNSHOWN_CATEGORIES`: a line break
+    README and commit titles) that holds a character no text is shown with
+    (:func:`~interleave_bench.text.is_unshown`), a tab aside: a line break
     would forge a line of output (a row of a table, a line of a commit message), a bidi control
     would make a name read as another. One :class:`InputError` naming ``path`` and ``field``."""
-    bad = next((c for c in raw if unicodedata.category(c) in UNSHOWN_CATEGORIES and c != "\t"), None)
+    bad = next((c for c in raw if is_unshown(c) and c != "\t"), None)
     if bad is not None:
         raise InputError(path, None, field, f"a name may not hold control characters (U+{ord(bad):04X}): "
                                             "a line break would forge a line of output, a bidi control reorder it")

@@ -5,11 +5,11 @@ made from files scored earlier.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..documents import COST_NULL_REASONS
 from ..errors import clip
+from ..text import escaped, is_unshown
 from ..score.in_sample import in_sample_note
 from ..score.rows import EXAMPLES_SHOWN
 from ..score.table import HEADLINE, RATE, family, metric
@@ -46,18 +46,15 @@ def cost_cell(result: Mapping[str, Any], decimals: int) -> str:
     return fmt(cost, decimals) if cost is not None else f"{MISSING} ({cost_unknown_why(result)})"
 
 
-#: characters a cell never prints as they are: control characters (an escape sequence recolours a
-#: terminal, a carriage return overwrites what the table shows), line and paragraph separators and
-#: the bidirectional overrides (which reorder what a reader sees)
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
 def cell(value: object) -> str:
     """``value`` as a markdown table's cell shows it: a line break or tab as a space, any other
-    unprintable character (:data:`_UNPRINTABLE`) as its escape (``\\x1b``, ``\\u2028``), ``|``
-    escaped. A message's text in a table (``compare``'s flips) is data, which may hold any of them."""
+    character no text is shown with (:func:`~interleave_bench.text.is_unshown`: an escape sequence
+    recolours a terminal, a carriage return overwrites the row, a bidi control reorders it) as its
+    escape (``\\x1b``, ``\\u2028``), ``|`` escaped. A message's text in a table (``compare``'s
+    flips) is data, which may hold any of them."""
     text = str(value).replace("\n", " ").replace("\t", " ")
-    text = _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+    if not text.isprintable():  # (every character that is shown is printable: most cells are)
+        text = "".join(escaped(c) if is_unshown(c) else c for c in text)
     return text.replace("|", "\\|")
 
 
