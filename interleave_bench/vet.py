@@ -405,8 +405,9 @@ def scan_text(text: str) -> list[Match]:
 #: last ``_``-separated word naming the digest
 DIGEST_FIELD = re.compile(r"(?:[a-z0-9]+_)*(?:sha256|digests?|fingerprints?|hash|commit)")
 #: a string a program computed from content: lower-case hex, an algorithm's name before it where
-#: one is written (``sha256:...``); a letter among the digits, so no number is taken for one
-_HEX_DIGEST = re.compile(r"(?:[a-z0-9]+:)?(?=[0-9]*[a-f])[0-9a-f]{7,128}")
+#: one is written (``sha256:...``; a hash's name alone, so ``13800138000:deadbeef`` is read); a
+#: letter among the digits, so no number is taken for one
+_HEX_DIGEST = re.compile(r"(?:(?:sha256|sha1|sha512|md5|blake2b|git):)?(?=[0-9]*[a-f])[0-9a-f]{7,128}")
 #: a digest that names itself, wherever it is written (a provenance's ``data``, a manifest's ``predictions``)
 _SHA256_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 

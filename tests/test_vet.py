@@ -403,3 +403,15 @@ def test_a_json_document_in_a_jsonl_file_is_named_for_what_it_is(tmp_path, capsy
     one = tmp_path / "one.jsonl"
     one.write_text(json.dumps({"format": "interleave-score-v1", "system": "x"}) + "\n", encoding="utf-8")
     assert main(["vet", str(one)]) == 0
+
+
+@given(st.sampled_from(["13800138000", "+44 20 7946 0958", "4111 1111 1111 1111"]),
+       st.sampled_from(["hash", "data_sha256", "conversation_digests", "fingerprint"]))
+def test_a_number_in_a_digest_field_is_still_read(number, field):
+    """Only a hash's name may stand before a hex digest: ``13800138000:deadbeef`` in a field named
+    for digests is read, and the number in it found."""
+    from interleave_bench import vet
+
+    assert not vet.is_digest(f"{number.replace(' ', '')}:deadbeef", in_digest_field=vet.names_digests(field))
+    assert vet.is_digest("sha256:" + "ab" * 32, in_digest_field=False)
+    assert vet.is_digest("git:deadbeef1", in_digest_field=True)
