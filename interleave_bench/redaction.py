@@ -40,7 +40,7 @@ NOT_SECRET_VARIABLES = ("PWD",)  #: secret-named variables holding none: the wor
 #: (``authtoken``, ``clientsecret``). Stricter than :data:`SECRET_WORDS`: such a value is taken out of
 #: every text written, so a name must say it holds the secret itself, not a count or a choice about one
 #: (``token_budget``, ``tokens``, ``pass_threshold``, ``auth``, ``key_field``)
-SETTING_SECRET_WORDS = ("token", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "passcode",
+SETTING_SECRET_WORDS = ("token", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "passcode", "passkey",
                         "apikey", "credential", "credentials", "bearer", "cookie", "signature", "sig")
 #: the words that, just before ``key`` (or run together with it: ``openaikey``), say whose key a
 #: setting holds, and so that it is a secret (``api_key``, ``secret_key``, ``OpenAIKey``): a bare
@@ -48,7 +48,13 @@ SETTING_SECRET_WORDS = ("token", "secret", "secrets", "password", "passwd", "pwd
 KEY_OWNER_WORDS = ("api", "ai", "openai", "hf", "anthropic", "deepseek", "groq", "mistral", "gemini", "google",
                    "azure", "aws", "github", "gh", "cohere", "together", "fireworks", "xai", "stripe", "slack",
                    "secret", "access", "private", "auth", "client", "signing", "encryption", "service", "master",
-                   "app", "license", "account", "session", "user")
+                   "app", "license", "account", "subscription", "ssh", "gpg", "pgp", "deploy")
+#: words before ``token`` that name a model's special token, no secret: ``eos_token``, ``pad_token``
+TOKEN_KIND_WORDS = ("eos", "bos", "pad", "unk", "mask", "sep", "cls", "stop", "start", "end", "special", "eot",
+                    "sos", "im", "think", "tool", "image", "audio", "vision", "chat", "bot")
+#: first words that make a setting a switch about a secret, not the secret (``use_cookie=1``)
+FLAG_WORDS = ("use", "with", "enable", "enabled", "disable", "has", "need", "needs", "require", "requires",
+              "send", "no", "skip", "allow")
 #: last words that say a setting holds the value of what the word before names (``password_value``,
 #: ``token_str``): the word before is read as the last
 VALUE_WORDS = ("value", "val", "str", "string", "text", "plain", "raw")
@@ -77,6 +83,8 @@ _SECRET_SHAPES = (
     (_re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+|token\s+)?[^\s\"',;}]+"), r"\1" + REDACTED),
     (_re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
     (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
+    (_PEM := _re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", _re.S),
+     REDACTED),
 )
 #: a URL query parameter (``?api_key_2=...``, ``&token=...``), as text holds it: its value is a
 #: secret when its name is a secret's (:func:`is_secret_name`); group 1 is what stays, and so does
@@ -183,8 +191,14 @@ def is_secret_setting(name: str) -> bool:
     if not words:
         return False
     last, before = words[-1], words[:-1]
+    if words[0] in FLAG_WORDS and len(words) > 1:  # use_cookie=1: a switch
+        return False
+    if before and before[-1] + last in SETTING_SECRET_WORDS:  # pass_phrase, pass_word
+        return True
     if last == "pass" and before:  # db_pass (a bare pass, or pass_threshold, names no secret)
         return True
+    if last in ("token", "tokens") and before and before[-1] in TOKEN_KIND_WORDS:  # eos_token='</s>'
+        return False
     if last in ("key", "keys"):
         return bool(before) and before[-1] in KEY_OWNER_WORDS
     if last.endswith(("key", "keys")) and last.rstrip("s")[:-3].endswith(KEY_OWNER_WORDS):
@@ -292,7 +306,10 @@ def add_shaped_secrets(text: str) -> Optional[str]:
     shapes = [p for p, _ in _SECRET_SHAPES] + api_key_patterns(text)
     for m in (m for p in shapes for m in p.finditer(text)):
         shown = m.group(0)[m.end(1) - m.start():] if m.re.groups else m.group(0)
-        if shown.split():
+        if m.re is _PEM:  # a private key's body: each of its lines
+            for word in shown.split():
+                add_secret(word)
+        elif shown.split():
             add_secret(shown.split()[-1])  # past a scheme word ("Bearer ")
     short = None
     for m in _QUERY_PARAM.finditer(text):

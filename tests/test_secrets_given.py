@@ -292,6 +292,14 @@ def test_a_router_arg_named_like_a_key_is_a_secret_whatever_it_looks_like(tmp_pa
     ("authtoken=correct-horse", ["correct-horse"]),  # run together
     ("deepseek_key=wrench.pliers", ["wrench.pliers"]), ("password_value=wrench.pliers", ["wrench.pliers"]),
     ("db_pass=wrench.pliers", ["wrench.pliers"]),
+    # a fourth hostile trial's: names the rules missed, secrets inside a JSON value, a private key
+    ("passkey=Zq7-rT2x-Lm9w-Kp4v", ["Zq7-rT2x-Lm9w-Kp4v"]),
+    ("pass_phrase=correct horse battery staple", ["correct horse battery staple"]),
+    ("subscription_key=a1b2 c3d4 e5f6", ["a1b2 c3d4 e5f6"]),
+    ('headers={"Ocp-Apim-Subscription-Key": "0123456789abcdef0123456789abcdef"}', ["0123456789abcdef0123456789abcdef"]),
+    ('config={"auth": "Zq7rT2xLm9w"}', ["Zq7rT2xLm9w"]),
+    ("ssh_key=-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n-----END OPENSSH PRIVATE KEY-----",
+     ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"]),
 ])
 def test_what_a_secret_named_router_arg_takes_out(monkeypatch, pair, secrets):
     from interleave_bench import redaction
@@ -308,7 +316,10 @@ def test_what_a_secret_named_router_arg_takes_out(monkeypatch, pair, secrets):
                                   "token_overlap=0.3", "token_budget=500", "tokens=256", "context_tokens=2000",
                                   'stop_tokens=["x"]', "pass_threshold=0.5", "sig_level=0.05", "key_field=id",
                                   "key=title", "num_keys=3", "auth=none", "key=session_id",
-                                  'token_field="messages"'])
+                                  'token_field="messages"',
+                                  # a model's special tokens and switches (a fourth hostile trial's)
+                                  "eos_token=</s>", "pad_token=0", "bos_token=<s>", "use_cookie=1",
+                                  "session_key=session_id"])
 def test_a_router_arg_holding_no_secret_takes_nothing_out(monkeypatch, pair):
     """A flag, null, an empty value, or a name that is no secret's: nothing to keep out, nothing refused."""
     from interleave_bench import redaction

@@ -287,9 +287,20 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
 
 def _named_texts_in(value: Any) -> list[str]:
     """The texts and numbers held under a secret's name anywhere inside a JSON value
-    (``{"db": {"password": "..."}}``, ``[{"api_key": "..."}]``), as :func:`_texts_in` gives them."""
+    (``{"db": {"password": "..."}}``, ``[{"api_key": "..."}]``), as :func:`_texts_in` gives them;
+    under a name near a secret's (``{"auth": ...}``) those that look like a key are taken as they are
+    met (:func:`~interleave_bench.redaction.add_secret`)."""
     if isinstance(value, dict):
-        return [t for k, v in value.items() for t in (_texts_in(v) if is_secret_setting(k) else _named_texts_in(v))]
+        out = []
+        for k, v in value.items():
+            if is_secret_setting(k):
+                out += _texts_in(v)
+                continue
+            if is_secret_name(k):
+                for text in _texts_in(v):
+                    add_secret(text)
+            out += _named_texts_in(v)
+        return out
     return [t for v in value for t in _named_texts_in(v)] if isinstance(value, list) else []
 
 
