@@ -177,6 +177,9 @@ def test_a_message_holding_a_password_or_another_s_key_by_its_shape_is_refused(h
     ("curl -H 'Authorization: Basic ZGVwbG95OlJlYWxQYXNzdzByZA=='", True),
     ("https://app.example/cb?client_secret=RealS3cretValue99", True), ("see ...?auth=RealS3cretValue99", True),
     (f"upload {OPENAI}", True), ("deploy https://deploy:RealPassw0rd@db.example/x", True),
+    ("password=hunter2hunter2", True), ('token="hunter2hunter2"', True), ("secret: hunter2hunter2", True),
+    ("sig=abcdefgh12", True), ("seed=12345678", False), ("max_tokens=12345678", False),
+    ("model: gpt-4o-2024-08-06", False),
 ])
 def test_what_a_published_text_holds_of_a_secret(text, holds):
     """The one rule push's options and the board's names are refused by: a key it holds, by the

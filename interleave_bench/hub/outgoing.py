@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import InputError, InputErrors, UsageError
-from ..redaction import GIVEN_SECRET, looks_like_key, redact, secret_sources, secrets_named_in
+from ..redaction import (GIVEN_SECRET, SECRET_MIN_CHARS, is_secret_name, is_secret_setting, looks_like_key, redact,
+                         secret_sources, secrets_named_in)
 from ..vet import API_KEY, URL_CREDENTIALS, scan_text
 
 #: bytes of a file searched at a time (a secret across two blocks is found: they overlap)
@@ -128,7 +129,15 @@ def published_secret(text: str) -> Optional[str]:
     kept = redact(text)
     if kept != text and any(looks_like_key(w) and w not in kept for w in _WORDS.split(text)):
         return "what looks like a key or a password"
+    for m in _ASSIGNED.finditer(text):  # password=..., "token": "...", secret: ...
+        name, value = m.group(1), m.group(2)
+        if (is_secret_setting(name) and len(value) >= SECRET_MIN_CHARS) or (is_secret_name(name) and looks_like_key(value)):
+            return f"what looks like the value of a secret ({name})"
     return None
+
+
+#: a value given to a name in a text: ``password=...``, ``"token": "..."``, ``secret: ...``
+_ASSIGNED = re.compile(r"""(?<![\w.-])([A-Za-z_][\w.-]*)["']?[ \t]*[:=][ \t]*["']?([^\s"',;)]+)""")
 
 
 #: what splits a text into the words :func:`published_secret` looks at
