@@ -354,3 +354,18 @@ def test_the_search_for_local_is_bounded():
     assert local_weights_of(wide) is None
     # made inside route() or held in a module's global: not seen before the run
     assert local_weights_of(Obj(route=lambda view: LocalRouter().route(view))) is None
+
+
+def test_local_in_a_deque_or_a_partial_is_found():
+    """A fourth hostile trial's forms: ``deque([LocalRouter()])``, ``partial(LocalRouter().route)``."""
+    import collections
+    import functools
+    from types import SimpleNamespace as Obj
+
+    from interleave_bench.route.local import LocalRouter
+    from interleave_bench.route.local_sample import local_weights_of
+
+    weights = LocalRouter().weights.fingerprint()
+    assert local_weights_of(Obj(rs=collections.deque([LocalRouter()]))) == weights
+    assert local_weights_of(Obj(f=functools.partial(LocalRouter().route))) == weights
+    assert local_weights_of(Obj(f=functools.partial(print, "x"), rs=collections.deque([1]))) is None

@@ -23,6 +23,8 @@ sessions of its seed, are marked too.
 
 from __future__ import annotations
 
+import collections
+import functools
 import itertools
 import os
 import types
@@ -171,10 +173,12 @@ def _held_by(obj: Any, own_class: bool = False) -> list[Any]:
         return []
     if isinstance(obj, dict):
         return list(itertools.islice(dict.values(obj), SEARCH_ITEMS))
-    if isinstance(obj, (list, tuple, set, frozenset)):
+    if isinstance(obj, (list, tuple, set, frozenset, collections.deque)):
         return list(itertools.islice(iter(obj), SEARCH_ITEMS))
     if isinstance(obj, types.MethodType):
         return [obj.__self__]
+    if isinstance(obj, functools.partial):  # its function (a bound method) and the values it was given
+        return [obj.func, *obj.args[:SEARCH_ITEMS], *itertools.islice(obj.keywords.values(), SEARCH_ITEMS)]
     if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
         return []
     values = _attribute_values(obj)[:SEARCH_ITEMS]
