@@ -179,8 +179,10 @@ def is_secret_setting(name: str) -> bool:
     """Whether a setting called ``name`` (a ``--router-arg``, a key inside one's JSON value, a URL's
     query parameter) holds a secret whatever its value looks like: its last word (:func:`name_words`)
     is one of :data:`SETTING_SECRET_WORDS`, or ends in one run together (``authtoken``), or is ``key``
-    after one of :data:`KEY_OWNER_WORDS` (or run together with one: ``openaikey``); not a number of
-    tokens (``max_token``). Such a value is taken out of every text written
+    after one of :data:`KEY_OWNER_WORDS` (or run together with one: ``openaikey``), a trailing
+    :data:`VALUE_WORDS` word aside (``password_value``); not a number of tokens (``max_token``), a
+    model's special token (``eos_token``: :data:`TOKEN_KIND_WORDS`) or a switch (``use_cookie``:
+    :data:`FLAG_WORDS`). Such a value is taken out of every text written
     (:func:`add_named_secret`), so a name that does not say it holds the secret itself is not one:
     ``key=session_id``, ``token_field=messages``, ``tokens=256``, ``pass_threshold=0.5``. Stricter than
     :func:`is_secret_name`, which names the environment's secrets, taken out only when they
