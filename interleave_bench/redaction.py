@@ -82,6 +82,8 @@ REDACTED = "[redacted]"
 _SECRET_SHAPES = (
     (_re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?)(?:bearer\s+|basic\s+|token\s+)?[^\s\"',;}]+"), r"\1" + REDACTED),
     (_re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + REDACTED),
+    # HTTP Basic's user:password, base64 (``Basic dXNlcjpodW50ZXIy``), wherever it is written
+    (_re.compile(r"(?i)(\bbasic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2}"), r"\1" + REDACTED),
     (_re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|ghp|gho|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"), REDACTED),
     (_PEM := _re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", _re.S),
      REDACTED),

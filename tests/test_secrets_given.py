@@ -298,6 +298,7 @@ def test_a_router_arg_named_like_a_key_is_a_secret_whatever_it_looks_like(tmp_pa
     ("subscription_key=a1b2 c3d4 e5f6", ["a1b2 c3d4 e5f6"]),
     ('headers={"Ocp-Apim-Subscription-Key": "0123456789abcdef0123456789abcdef"}', ["0123456789abcdef0123456789abcdef"]),
     ('config={"auth": "Zq7rT2xLm9w"}', ["Zq7rT2xLm9w"]),
+    ("auth_header=Basic dXNlcjpodW50ZXIy", ["dXNlcjpodW50ZXIy"]),  # HTTP Basic's user:password, by its shape
     ("ssh_key=-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n-----END OPENSSH PRIVATE KEY-----",
      ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"]),
 ])
