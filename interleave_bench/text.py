@@ -96,9 +96,14 @@ def is_bare_ack(text: str) -> bool:
 UNSHOWN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
 
 
+#: letters and marks that show nothing (Hangul fillers, the combining grapheme joiner, Mongolian
+#: variation selectors): they hide text as a format character does
+BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u034f\u180b\u180c\u180d\u180e\u180f")
+
+
 def is_unshown(char: str) -> bool:
-    """Whether ``char`` is of :data:`UNSHOWN_CATEGORIES`."""
-    return unicodedata.category(char) in UNSHOWN_CATEGORIES
+    """Whether ``char`` is of :data:`UNSHOWN_CATEGORIES` or :data:`BLANK_LOOKING`."""
+    return char in BLANK_LOOKING or unicodedata.category(char) in UNSHOWN_CATEGORIES
 
 
 def escaped(char: str) -> str:

@@ -26,6 +26,7 @@ def test_a_cell_escapes_control_characters_and_keeps_the_rest():
     assert cell("a|b") == "a\\|b"
     assert cell("café 👍 好的") == "café 👍 好的"  # printable text as it is
     assert cell("\u200e\ufeff\u061c\u200d") == "\\u200e\\ufeff\\u061c\\u200d"  # unseen format characters escaped
+    assert cell("a\u3164b\u115fc") == "a\\u3164b\\u115fc"  # fillers that show nothing: escaped too
     assert cell(0.25) == "0.25"
 
 
