@@ -317,11 +317,8 @@ def add_shaped_secrets(text: str) -> Optional[str]:
             add_secret(shown.split()[-1])  # past a scheme word ("Bearer ")
     short = None
     for m in _QUERY_PARAM.finditer(text):
-        value = _query_value(m.group(3))[0]
-        if _forces_parameter(m.group(2)) and not add_named_secret(value):
+        if not _take_parameter(m.group(2), _query_value(m.group(3))[0]):
             short = short or f"its parameter {m.group(2)!r}"
-        elif is_secret_name(m.group(2)):  # a name near a secret's (?token_v2=): a value that looks like a key
-            add_secret(value)
     for url in _URL.findall(text):
         short = add_url_secrets(url) or short
     return short
@@ -378,12 +375,8 @@ def add_url_secrets(url: str) -> Optional[str]:
         short.append("its password")
     for pair in parts.query.split("&"):
         name, _, value = pair.partition("=")
-        if _forces_parameter(unquote_plus(name)):
-            if not all([add_named_secret(value), add_named_secret(unquote_plus(value))]):
-                short.append(f"its parameter {unquote_plus(name)!r}")
-        elif is_secret_name(unquote_plus(name)):  # near a secret's name: a value that looks like a key
-            add_secret(value)
-            add_secret(unquote_plus(value))
+        if not _take_parameter(unquote_plus(name), value, unquote_plus(value)):
+            short.append(f"its parameter {unquote_plus(name)!r}")
     return short[0] if short else None
 
 
@@ -391,6 +384,25 @@ def _forces_parameter(name: str) -> bool:
     """Whether a URL query parameter called ``name`` holds a secret whatever its value looks like:
     a setting's name that says so (:func:`is_secret_setting`), or one of :data:`KEY_PARAMETERS`."""
     return is_secret_setting(name) or name.casefold() in KEY_PARAMETERS
+
+
+def is_secret_parameter(name: str) -> bool:
+    """Whether a URL query parameter called ``name`` may hold a secret: its value is taken whatever
+    it looks like (:func:`_forces_parameter`), or when it :func:`looks_like_key` (a name near a
+    secret's, :func:`is_secret_name`: ``?token_v2=``)."""
+    return _forces_parameter(name) or is_secret_name(name)
+
+
+def _take_parameter(name: str, *values: str) -> bool:
+    """Take the value of the query parameter ``name`` (each of ``values``: as written, decoded) for a
+    secret by its name (:func:`is_secret_parameter`); False when one that must be taken is too short
+    or a plain word (:func:`add_named_secret`), which the caller refuses."""
+    if _forces_parameter(name):
+        return all([add_named_secret(v) for v in values])
+    if is_secret_name(name):
+        for v in values:
+            add_secret(v)
+    return True
 
 
 def _query_value(matched: str) -> "tuple[str, str]":

@@ -19,7 +19,7 @@ import urllib.request
 from typing import Any, Callable, Optional
 
 from ..errors import UsageError, clip
-from ..redaction import add_key_in_use, is_secret_name, is_secret_setting
+from ..redaction import add_key_in_use, is_secret_parameter
 from ..urls import credentials_apart
 from .base import RouterView
 from .plugin import RouterFailure, decision_from_json, view_json
@@ -100,14 +100,14 @@ class HttpRouter:
 
 
 def _has_secret_param(url: str) -> bool:
-    """Whether ``url``'s query has a parameter with a secret's name (:func:`~..redaction.is_secret_name`,
-    :func:`~..redaction.is_secret_setting`) and a value."""
+    """Whether ``url``'s query has a parameter with a secret's name
+    (:func:`~..redaction.is_secret_parameter`, the rule its value is redacted by) and a value."""
     from urllib.parse import unquote_plus, urlsplit
 
     for pair in urlsplit(url).query.split("&"):
         name, _, value = pair.partition("=")
         name = unquote_plus(name)
-        if value and (is_secret_name(name) or is_secret_setting(name)):
+        if value and is_secret_parameter(name):
             return True
     return False
 
