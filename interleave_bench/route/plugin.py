@@ -271,13 +271,13 @@ def parse_router_args(pairs: Sequence[str]) -> dict[str, Any]:
         short = add_shaped_secrets(value)  # a provider's key, a bearer token, a URL's password: whatever the name
         if short:
             raise UsageError(f"--router-arg {key}: a URL in its value: {short_secret_refusal(short)}")
-        named = is_secret_setting(key)
-        secrets = _texts_in(out[key]) if named else _named_texts_in(out[key])
-        if secrets and named and not isinstance(out[key], (list, dict)):
-            secrets.append(value)  # as written too: a quoted "...", a number as typed
-        if not named and is_secret_name(key):  # a name near a secret's (``keys``, ``auth``): what looks like a key
-            for text in _texts_in(out[key]) + [value]:
-                add_secret(text)
+        # the argument read as a JSON object of one name: its value by that name's rule, and what it holds
+        secrets = _named_texts_in({key: out[key]})
+        if is_secret_setting(key):  # as written too: a quoted "...", a number as typed
+            if secrets and not isinstance(out[key], (list, dict)):
+                secrets.append(value)
+        elif is_secret_name(key):
+            add_secret(value)
         # kept out of every file and message: as written, and as the router gets it
         if not all([add_named_secret(text) for text in secrets]):
             raise UsageError(f"--router-arg {key}: {short_secret_refusal('its value')}, or (no secret) a name "
