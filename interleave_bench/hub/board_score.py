@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from ..errors import InputError, InputErrors, UsageError, clip, exc_text, require_file, shown
 from ..io import read_json
-from ..redaction import REDACTED, redact
+from ..redaction import REDACTED
 from .outgoing import published_secret
 from ..text import is_unshown
 from .board_rows import (
@@ -66,9 +66,10 @@ def normalise_name(raw: Any, path: str, field: str) -> str:
     """A system name as the board keeps it: NFKC, runs of white space as one space, trimmed.
 
     Raises :class:`InputError` (naming ``path`` and ``field``) for a name that is not text, is
-    empty, holds a control or format character (a line break forges a line of output), holds a
-    secret (:func:`~interleave_bench.redaction.redact` would change it: the board publishes its
-    names, and a name redacted would be another name) or is longer than :data:`MAX_NAME_CHARS`.
+    empty, holds a character no text is shown with (:func:`check_shown_text`: a line break forges a
+    line of output), holds a secret (:func:`~.outgoing.published_secret`, push's rule for what it
+    publishes: the board publishes its names, and a name redacted would be another name) or is
+    longer than :data:`MAX_NAME_CHARS`.
     """
     if not isinstance(raw, str):
         raise InputError(path, None, field, f"expected a name (text), got {type(raw).__name__}")

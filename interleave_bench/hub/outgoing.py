@@ -6,10 +6,12 @@ secrets :func:`~interleave_bench.redaction.secret_sources` names (the environmen
 token however it was given, in every form a file may hold them), a file's path in the repo too (a
 file or folder named with a key publishes it as its content would), and one that holds any is
 refused in one line naming the file or the option and the secret's name, never its value (exit 2,
-nothing sent). A text given on the command line is refused too when it holds a key by its shape
-or a URL's credentials, whoever's they are (what :mod:`~interleave_bench.vet` reports as such: ``sk-...``,
-``hf_...``, ``ghp_...``, ``https://user:password@host``); a word that only names a secret's place
-(``Bearer``, ``Authorization:``, ``?token=abc``) is no secret, and such a text is sent as given.
+nothing sent). A text given on the command line (and a name on the leaderboard) is refused too
+when it holds a secret whoever's it is (:func:`published_secret`): a key by its shape or a URL's
+credentials (what :mod:`~interleave_bench.vet` reports as such), a key-shaped value redaction takes
+out (a ``Basic`` token, ``?client_secret=...``), or a secret setting given its value
+(``password=...``); a word that only names a secret's place (``Bearer``, ``Authorization:``,
+``?token=abc``) is no secret, and such a text is sent as given.
 """
 
 from __future__ import annotations
