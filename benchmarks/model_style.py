@@ -13,6 +13,13 @@ mode weighs a term's overlap by how common it is, as closed mode does, and that 
 squared (``local_background.POWER``; docs/local_history.md#the-background), so its figures are not
 out of sample for those choices.
 
+``benchmarks/data/model-style-blind/sessions.jsonl`` (``--data`` it) is the second sample, made
+after every choice of the shipped weights and never used for one: 16 sessions (784 messages, 8 in
+English from plan seed 7301 and 8 in Chinese from seed 7302) whose every model step (thread cards,
+messages eight plan rows at a time, the independent reading) was answered by hand, without sight of
+the routers, through ``generate --model`` against an OpenAI-compatible server on loopback that held
+each request until its answer was written. Its readers marked 0.5% ambiguous.
+
 Prints strict accuracy of ``local`` and ``bm25`` in both modes, the difference, and ``local``'s
 expected calibration error (10 equal-width bins over strict messages, as a score document's
 ``calibration`` gives it: ``interleave_bench/score/calibration.py``). Nothing is timed. ``--data``
