@@ -84,8 +84,7 @@ def summary_line(what: str, counts: dict[str, Any], seconds: float, llm: Any = N
     if llm is not None:
         s = llm.stats
         cost = "cost unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
-        line += (f"; {s.calls:,} paid calls, {s.cached:,} cached, {s.failed:,} failed; "
-                 f"tokens {s.paid.input:,} in / {s.paid.output:,} out; {cost}")
+        line += f"; {s.calls:,} paid calls, {s.cached:,} cached, {s.failed:,} failed; {s.tokens_text()}; {cost}"
     return line
 
 

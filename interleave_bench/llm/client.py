@@ -205,9 +205,19 @@ class RunStats:
             cost = f"${self.cost_usd:.4f} (prices as of {PRICES_AS_OF}; {ENV_SOURCE} sets others)"
         return (
             f"model {model}: {self.calls:,} paid call{'s' if self.calls != 1 else ''}, {self.cached:,} from cache, "
-            f"{self.failed:,} failed; tokens {self.paid.input:,} in ({self.paid.cached_input:,} cached) / "
-            f"{self.paid.output:,} out; cost {cost}"
+            f"{self.failed:,} failed; {self.tokens_text(cached=True)}; cost {cost}"
         )
+
+    def tokens_text(self, *, cached: bool = False) -> str:
+        """``tokens 1,200 in / 300 out`` (with ``(200 cached)`` after the input when ``cached``):
+        ``tokens unknown`` when no paid call reported its counts, and the reported calls' counts
+        with how many went unreported when some did (:attr:`Usage.unreported`: unknown, never 0)."""
+        n = self.paid.unreported
+        if n and n >= self.calls:
+            return "tokens unknown"
+        text = (f"tokens {self.paid.input:,} in" + (f" ({self.paid.cached_input:,} cached)" if cached else "")
+                + f" / {self.paid.output:,} out")
+        return text + (f" (and {n:,} call{'s' if n != 1 else ''} unreported)" if n else "")
 
     def fake_line(self, model: str) -> str | None:
         """The line saying that answers under ``model``'s name came from the project's fake model

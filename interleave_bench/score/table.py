@@ -94,6 +94,12 @@ def _share(k: str, n: str) -> Callable[[Counts], np.ndarray]:
     return lambda c: ratio(c[k], c[n])
 
 
+def _tokens(k: str) -> Callable[[Counts], np.ndarray]:
+    """Tokens ``k`` per message; undefined (NaN, printed ``–``, JSON ``null``) where a call's
+    tokens went unreported (``usage.unreported``): they are unknown, never 0."""
+    return lambda c: np.where(c["unreported"] > 0, np.nan, ratio(c[k], c["messages"]))
+
+
 def _switch_p(c: Counts):
     """Undefined (NaN) without predicted switches."""
     return ratio(c["switch_tp"], c["switch_tp"] + c["switch_fp"])
@@ -183,12 +189,13 @@ ROUTING_METRICS = (
 )
 
 COST_METRICS = (
-    _m("input_tokens_per_message", "input tok/msg", "input tokens per message (no usage counts zero)", "cost",
-       TOKENS, "none", False, _share("input_tokens", "messages"), hi=INF, counts="cost_counts"),
+    _m("input_tokens_per_message", "input tok/msg",
+       "input tokens per message (a row without a call counts zero; unknown where a call's went unreported)",
+       "cost", TOKENS, "none", False, _tokens("input_tokens"), hi=INF, counts="cost_counts"),
     _m("output_tokens_per_message", "output tok/msg", "output tokens per message", "cost", TOKENS, "none", False,
-       _share("output_tokens", "messages"), hi=INF, counts="cost_counts"),
+       _tokens("output_tokens"), hi=INF, counts="cost_counts"),
     _m("cached_tokens_per_message", "cached tok/msg", "cached input tokens per message", "cost", TOKENS, "none",
-       None, _share("cached_tokens", "messages"), hi=INF, counts="cost_counts"),
+       None, _tokens("cached_tokens"), hi=INF, counts="cost_counts"),
     _m("model_calls_share", "model calls share", "messages whose row made a model call", "cost", 3, "none", False,
        _share("calls", "messages"), counts="cost_counts"),
     _m("latency_p50_ms", "latency p50 (ms)", "median latency of model-routed rows", "cost", None, "none", False,

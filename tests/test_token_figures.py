@@ -1,0 +1,72 @@
+"""Tokens per message are unknown (null, printed "–") where a call's tokens went unreported, never
+the reported calls' count spread over every message as if the others cost nothing."""
+
+from __future__ import annotations
+
+from interleave_bench.score.run import score_predictions
+from interleave_bench.reports.tables import fmt
+from interleave_bench.score.table import metric
+
+from _route_util import standard_sessions
+
+
+def rows_with(usages: dict[int, dict[str, int]]) -> tuple[list[dict], list[dict]]:
+    """The first dev session of the standard sessions, routed right, with ``usages`` by message index."""
+    session = next(s for s in standard_sessions() if s["split"] == "dev")
+    rows = []
+    for t in session["turns"]:
+        row = {"session_id": session["session_id"], "i": t["i"], "pred": t["gold"]["thread"] or "x1",
+               "mode": "closed", "policy": "llm", "via": "llm"}
+        if t["i"] in usages:
+            row["usage"] = usages[t["i"]]
+        rows.append(row)
+    return [session], rows
+
+
+def metrics_of(usages: dict[int, dict[str, int]]) -> tuple[int, dict]:
+    sessions, rows = rows_with(usages)
+    result = score_predictions(sessions, rows, bootstrap=0, price=None).result
+    return result["counts"]["messages"], result["metrics"]
+
+
+def test_reported_tokens_are_spread_over_every_message():
+    n, m = metrics_of({0: {"input": 120, "output": 6, "cache_hit": 20}, 1: {"input": 80, "output": 4, "cache_hit": 0}})
+    assert n > 2
+    assert m["input_tokens_per_message"] == round(200 / n, 1)
+    assert m["output_tokens_per_message"] == round(10 / n, 1)
+    assert m["cached_tokens_per_message"] == round(20 / n, 1)
+    assert m["model_calls_share"] == round(2 / n, 3)
+
+
+def test_one_unreported_call_makes_every_token_figure_unknown():
+    n, m = metrics_of({0: {"input": 120, "output": 6, "cache_hit": 20},
+                       1: {"input": 0, "output": 0, "cache_hit": 0, "unreported": 1}})
+    assert m["input_tokens_per_message"] is None
+    assert m["output_tokens_per_message"] is None
+    assert m["cached_tokens_per_message"] is None
+    assert m["model_calls_share"] == round(2 / n, 3)  # the calls are still counted
+    assert fmt(m["input_tokens_per_message"], metric("input_tokens_per_message").shown) == "–"  # the table's cell
+
+
+def test_a_run_that_called_no_model_used_no_tokens():
+    _, m = metrics_of({})
+    assert m["input_tokens_per_message"] == 0.0 and m["model_calls_share"] == 0.0
+
+
+def test_the_summary_and_cost_lines_say_tokens_are_unknown_never_0():
+    from interleave_bench.llm.client import RunStats, Usage
+    from interleave_bench.llm.prices import Price
+    from interleave_bench.progress import summary_line
+
+    class AllUnreported:  # three paid calls, none of which reported its counts
+        stats = RunStats(calls=3, paid=Usage(unreported=3), price=Price(1, 0, 1))
+
+    class SomeUnreported:  # two of three reported 1,200 + 300 tokens; one did not
+        stats = RunStats(calls=3, paid=Usage(1200, 200, 300, unreported=1), price=Price(1, 0, 1))
+
+    assert summary_line("route", {}, 1.0, AllUnreported()).endswith("; tokens unknown; cost unknown")
+    assert "tokens 0 in" not in AllUnreported.stats.line("m")
+    assert "; tokens unknown; cost unknown (the provider reported no token counts for 3 calls)" in AllUnreported.stats.line("m")
+    assert summary_line("route", {}, 1.0, SomeUnreported()).endswith(
+        "; tokens 1,200 in / 300 out (and 1 call unreported); cost unknown")
+    assert "tokens 1,200 in (200 cached) / 300 out (and 1 call unreported); cost unknown" in SomeUnreported.stats.line("m")
