@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_serializer, field_validator
+from pydantic_core import PydanticCustomError
 
 from .json_text import INT64_MAX
+from .llm.prices import more_cached_than_sent
 from .record_errors import ID_PATTERN, describe_error, loc_to_field, validation_problems  # noqa: F401 - read from here too
 
 # --- vocabularies ---------------------------------------------------------------------------------
@@ -414,6 +416,16 @@ class RowUsage(Record):
     #: calls of the row's request whose answer reported no token counts: their tokens are not in
     #: the counts above, and the run's cost is unknown
     unreported: int = Field(default=0, **COUNT)
+
+    @field_validator("cache_hit")
+    @classmethod
+    def _cached_of_sent(cls, cache_hit: int, info: ValidationInfo) -> int:
+        # cached tokens are part of those sent: the model layer's rule (``llm.prices``)
+        sent = info.data.get("input")
+        if sent is not None and more_cached_than_sent(sent, cache_hit):
+            raise PydanticCustomError("cached_beyond_sent", "more cached tokens than the {sent} input tokens sent",
+                                      {"sent": sent})
+        return cache_hit
 
 
 class PredictionRow(Record):

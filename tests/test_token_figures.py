@@ -70,3 +70,56 @@ def test_the_summary_and_cost_lines_say_tokens_are_unknown_never_0():
     assert summary_line("route", {}, 1.0, SomeUnreported()).endswith(
         "; tokens 1,200 in / 300 out (and 1 call unreported); cost unknown")
     assert "tokens 1,200 in (200 cached) / 300 out (and 1 call unreported); cost unknown" in SomeUnreported.stats.line("m")
+
+
+# --- more cached tokens than sent ------------------------------------------------------------------
+
+import json  # noqa: E402
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+import pytest  # noqa: E402
+
+from interleave_bench.llm.client import Unreadable, usage_of  # noqa: E402
+from interleave_bench.llm.prices import Price  # noqa: E402
+
+from _cli_util import run_cli  # noqa: E402
+from _route_util import write_data  # noqa: E402
+
+IMPOSSIBLE = {"input": 5, "output": 0, "cache_hit": 1000}
+
+
+def impossible_run(tmp_path):
+    sessions, rows = rows_with({0: {"input": 120, "output": 6, "cache_hit": 20}, 2: IMPOSSIBLE})
+    data = write_data(tmp_path / "data", sessions)
+    pred = tmp_path / "closed-llm.jsonl"
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return data, pred, rows
+
+
+@pytest.mark.parametrize("command", ["score", "validate"])
+def test_a_row_with_more_cached_tokens_than_sent_is_refused(tmp_path, capsys, command):
+    data, pred, _ = impossible_run(tmp_path)
+    code, out, err = run_cli(capsys, command, data, pred)
+    assert code == 2 and str(pred) not in out  # (validate says the data is sound first)
+    lines = err.strip().splitlines()  # (validate counts the file's errors after them)
+    assert lines[0] == f"error: {pred}:3: usage.cache_hit: more cached tokens than the 5 input tokens sent (got 1000)"
+    assert len(lines) == (1 if command == "score" else 2)
+
+
+def test_a_parquet_row_with_more_cached_tokens_than_sent_is_refused(tmp_path, capsys):
+    data, _, rows = impossible_run(tmp_path)
+    pred = tmp_path / "closed-llm.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), pred)
+    code, out, err = run_cli(capsys, "score", data, pred)
+    assert code == 2 and "usage.cache_hit: more cached tokens than the 5 input tokens sent" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_the_model_layer_and_the_price_read_the_same_rule():
+    assert usage_of({"prompt_tokens": 5, "completion_tokens": 1, "prompt_cache_hit_tokens": 5}).cached_input == 5
+    with pytest.raises(Unreadable, match="1000 cached of 5 prompt tokens"):
+        usage_of({"prompt_tokens": 5, "completion_tokens": 0, "prompt_cache_hit_tokens": 1000})
+    assert Price(1, 0.5, 2).cost(3_000_000, 1_000_000, 1_000_000) == 2 + 0.5 + 2
+    with pytest.raises(ValueError):  # never a figure for counts no reader takes
+        Price(1, 0.5, 2).cost(5, 1000, 0)

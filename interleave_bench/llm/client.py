@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 from ..errors import InterleaveError, clip
 from ..redaction import redact, redact_secrets
 from .cache import ResponseCache, cache_key
-from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
+from .prices import ENV_SOURCE, PRICES_AS_OF, Price, more_cached_than_sent, price_for
 from .provider import FAKE_FINGERPRINT, FAKE_MODEL, Provider, is_fake_model
 
 if TYPE_CHECKING:
@@ -547,7 +547,7 @@ def usage_of(u: Any) -> Usage:
     extra = (u if isinstance(u, dict) else getattr(u, "model_extra", None)) or {}
     if not cached and extra.get("prompt_cache_hit_tokens") is not None:
         cached = _count(extra.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
-    if cached > prompt:
+    if more_cached_than_sent(prompt, cached):
         raise Unreadable(f"usage says {cached} cached of {prompt} prompt tokens")
     return Usage(prompt, cached, output)
 

@@ -41,6 +41,14 @@ def price_problem(values: "tuple[Any, ...] | list[Any]") -> str | None:
     return None
 
 
+def more_cached_than_sent(sent: Any, cached: Any) -> Any:
+    """Whether a usage counts more prompt tokens served from the provider's prompt cache than it
+    sent (cached ones are part of those sent), which no provider counts: of two counts, or of two
+    arrays of them, row by row. The one rule the model layer (``client.usage_of``), a prediction
+    row's usage (``schema.RowUsage``), the scorer's arrays and :meth:`Price.cost` read."""
+    return cached > sent
+
+
 @dataclass(frozen=True)
 class Price:
     input: float  # USD per million input tokens not served from the provider's prompt cache
@@ -51,8 +59,12 @@ class Price:
 
     def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float | None:
         """USD these tokens cost; ``None`` (unknown, never ``inf``) for counts beyond any a float
-        can price, which only a hand-made file holds (a price is at most :data:`MAX_PRICE_PER_MILLION`)."""
-        fresh = max(0, input_tokens - cached_input_tokens)
+        can price, which only a hand-made file holds (a price is at most :data:`MAX_PRICE_PER_MILLION`).
+        Counts of more cached tokens than sent (:func:`more_cached_than_sent`) have no cost: every
+        reader refuses them before, so this raises :class:`ValueError` rather than price them."""
+        if more_cached_than_sent(input_tokens, cached_input_tokens):
+            raise ValueError(f"{cached_input_tokens} cached of {input_tokens} input tokens: no cost")
+        fresh = input_tokens - cached_input_tokens
         try:
             usd = (fresh * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output) / 1e6
         except OverflowError:  # a count beyond a float's range

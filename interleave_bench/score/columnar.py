@@ -28,6 +28,7 @@ from msgspec import UNSET
 from ..compiled import DecodeErrors
 from ..errors import InputError
 from ..json_text import NEWLINE_BYTE
+from ..llm.prices import more_cached_than_sent
 from ..schema import PredictionRow
 from .datafile import Bad, DataColumns, data_pass, decode_lines, whole_line_blocks
 from .block import Block, score_block
@@ -153,6 +154,8 @@ def row_columns(rows: list[Any], data: DataColumns, session: list[int]) -> Predi
     n = len(rows)
     label = data.vocab.encode_words(list(map(_PRED, rows)))
     call, tokens = _usage_columns(list(map(_USAGE_OF, rows)))
+    if more_cached_than_sent(tokens[:, 0], tokens[:, 2]).any():  # the record type names the row
+        raise Bad("usage.cache_hit")
     ref_lists = list(map(_REFS, rows))
     with_refs = list(compress(range(n), ref_lists))
     if with_refs:

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from ..errors import InputError, InputErrors
 from ..schema import MAX_ELAPSED_MS, MODES
 from .columnar import PredictionColumns
+from ..llm.prices import more_cached_than_sent
 from .datafile import Bad, DataColumns
 
 #: rows per block of a Parquet predictions file
@@ -183,8 +184,13 @@ def check_predictions(table) -> dict[str, Any]:
     if usage is not None:
         if any(f.name not in _USAGE or pa.types.is_null(f.type) for f in usage.type):
             raise Bad("usage")  # other or null usage fields: the record type decides what they mean
-        for name in _USAGE:
-            _nonneg(_field(usage, name, False, _INT, True))
+        counts = {name: _field(usage, name, False, _INT, True) for name in _USAGE}
+        for col in counts.values():
+            _nonneg(col)
+        sent, cached = counts["input"], counts["cache_hit"]
+        if cached is not None and more_cached_than_sent(0 if sent is None else _np(sent.fill_null(0), np.int64),
+                                                        _np(cached.fill_null(0), np.int64)).any():
+            raise Bad("usage.cache_hit")  # the record type names the row
     _within(_field(table, "elapsed_ms", False, _NUM, True), MAX_ELAPSED_MS)
     _within(_field(table, "confidence", False, _NUM, True), 1)
     _field(table, "via", False, _STR, True)
