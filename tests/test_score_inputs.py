@@ -198,3 +198,28 @@ def test_a_key_named_twice_beside_a_null_is_still_refused(tmp_path, capsys, data
     pred.write_text(GOOD_ROW + "\n" + row + "\n", encoding="utf-8")
     assert main(["score", str(data), str(pred), "--bootstrap", "0"]) == 2
     assert "appears twice" in capsys.readouterr().err
+
+
+ENTRIES = {  # a folder's entry named as a predictions file that is no readable file, and what is said of it
+    "dangling link": (lambda p: p.symlink_to(p.parent / "nowhere"), "no such file"),
+    "link loop": (lambda p: p.symlink_to(p), "too many levels of symbolic links"),
+    "FIFO": (lambda p: __import__("os").mkfifo(p), "is not a regular file (a FIFO, socket or device)"),
+}
+
+
+@pytest.mark.parametrize("kind", ENTRIES)
+@pytest.mark.parametrize("command", ["score", "validate", "report"])
+def test_a_folder_s_entry_that_is_no_readable_file_is_refused_as_if_named_alone(tmp_path, capsys, kind, command):
+    make, words = ENTRIES[kind]
+    data = write_jsonl(tmp_path / "sessions.jsonl", [session("s0", ["t1", "t2"], [turn(0, "t1"), turn(1, "t2")])])
+    folder = tmp_path / "preds"
+    write_jsonl(folder / "closed-a.jsonl", [json.loads(GOOD_ROW)])
+    make(folder / "closed-b.jsonl")
+    (folder / "closed-a.run.json").write_text("{}", encoding="utf-8")  # (no predictions: not read as some)
+    extra = ["--html", tmp_path / "r.html"] if command == "report" else []
+    alone = main([command, str(data), str(folder / "closed-b.jsonl"), *map(str, extra)])
+    said_alone = capsys.readouterr().err
+    assert alone == 2 and f"error: {folder / 'closed-b.jsonl'}: {words}" in said_alone
+    assert main([command, str(data), str(folder), *map(str, extra)]) == 2
+    said = capsys.readouterr().err
+    assert f"error: {folder / 'closed-b.jsonl'}: {words}" in said  # the line the path alone gets

@@ -16,12 +16,14 @@ PREDICTION_SUFFIXES = (".jsonl", ".parquet")
 
 
 def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Prediction files in the order given; a folder stands for its ``*.jsonl`` and ``*.parquet`` files, sorted."""
+    """Prediction files in the order given; a folder stands for its ``*.jsonl`` and ``*.parquet`` entries,
+    sorted: every one, as if named alone, so one that is no readable file (a dangling link, a link loop,
+    a FIFO, a folder) is refused in the line that names it alone, never passed over unsaid."""
     out: list[Path] = []
     for path in paths:
         p = Path(path)
         if p.is_dir():
-            found = sorted(x for x in p.iterdir() if x.suffix in PREDICTION_SUFFIXES and x.is_file())
+            found = sorted(x for x in p.iterdir() if x.suffix in PREDICTION_SUFFIXES)
             if not found:
                 raise InputError(str(p), None, None, "no .jsonl or .parquet prediction files in this folder")
             out.extend(found)
