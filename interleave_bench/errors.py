@@ -260,20 +260,32 @@ def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], b
                          "choose another path (or remove that file)")
 
 
+def require_given_once(inputs: "Iterable[str | _os.PathLike]", option: str, noun: str) -> None:
+    """Refuse (before any work) one input given twice, however its paths are spelled (a symlink to
+    it, a hard link: :func:`same_path`), in the line ``{option} A and B are one {noun}, given
+    twice: give it once``."""
+    seen: list = []
+    for given in inputs:
+        first = next((f for f in seen if same_path(f, given)), None)
+        if first is not None:
+            raise UsageError(f"{option} {first} and {given} are one {noun}, given twice: give it once")
+        seen.append(given)
+
+
 def require_one_each(pairs: "Iterable[tuple[str | _os.PathLike, str | _os.PathLike]]", option: str, noun: str,
                      written: str, advice: str) -> None:
-    """Refuse (before any work) two inputs that would write one output, however their paths are
-    spelled (``x.jsonl`` and ``x.parquet`` both scored into ``x.score.json``: the first's would be
-    lost), and one input given twice. ``pairs`` are ``(input, the output it writes)``; the line
-    reads ``{option} A and B would both write their {written} to OUT: {advice}``, or ``{option} A
-    and B are one {noun}, given twice: give it once``."""
+    """Refuse (before any work) one input given twice (:func:`require_given_once`), and two inputs
+    that would write one output, however their paths are spelled (``x.jsonl`` and ``x.parquet``
+    both scored into ``x.score.json``: the first's would be lost). ``pairs`` are ``(input, the
+    output it writes)``; the line reads ``{option} A and B would both write their {written} to
+    OUT: {advice}``."""
+    pairs = list(pairs)
+    require_given_once((given for given, _ in pairs), option, noun)
     by_output: dict = {}
     for given, out in pairs:
         first = by_output.setdefault(_os.path.realpath(out), given)
         if first is given:
             continue
-        if same_path(first, given):
-            raise UsageError(f"{option} {first} and {given} are one {noun}, given twice: give it once")
         raise UsageError(f"{option} {first} and {given} would both write their {written} to {out}: {advice}")
 
 

@@ -161,3 +161,15 @@ def module_at(folder: Path, name: str, source: str, monkeypatch):
         yield importlib.import_module(name)
     finally:
         sys.modules.pop(name, None)
+
+
+def twin(run: Path) -> Path:
+    """A copy of a run, and of its run record when it has one, under another name: compare
+    refuses one file given as both runs."""
+    import shutil
+
+    copy = run.with_name(f"{run.stem}-twin{run.suffix}")
+    shutil.copyfile(run, copy)
+    if run.with_suffix(".run.json").is_file():
+        shutil.copyfile(run.with_suffix(".run.json"), copy.with_suffix(".run.json"))
+    return copy

@@ -96,3 +96,21 @@ def test_the_python_api_refuses_as_the_command_does():
         compare_predictions(ss, a, b, bootstrap=0)
     doc = compare_predictions(ss, a, b, split="test", bootstrap=0)
     assert (doc["sessions"], doc["losses"] > 0, doc["regression"]) == (2, True, True)
+
+
+@pytest.mark.parametrize("spelled", ["the same path", "a symlink", "a hard link"])
+def test_one_run_given_as_both_sides_is_refused_as_score_refuses_it(tmp_path, capsys, data, spelled):
+    path, ss = data
+    a = write_jsonl(tmp_path / "closed-oracle.jsonl", oracle_rows(ss, "closed"))
+    b = a if spelled == "the same path" else tmp_path / "closed-again.jsonl"
+    if spelled == "a symlink":
+        b.symlink_to(a.name)
+    elif spelled == "a hard link":
+        b.hardlink_to(a)
+    for gate in GATES:  # was exit 0: "0 flips"
+        code, out, err = run_cli(capsys, "compare", path, a, b, "--bootstrap", 0, *gate)
+        assert code == 2 and out == "", gate
+        assert errors(err) == [f"error: compare: {a} and {b} are one predictions file, given twice: give it once"]
+    code, out, err = run_cli(capsys, "score", path, a, b, "--bootstrap", 0)  # the one check
+    assert code == 2 and errors(err) == [f"error: score: {a} and {b} are one predictions file, given twice: give it once"]
+    assert not list(tmp_path.glob("*.score.json"))

@@ -15,7 +15,7 @@ from interleave_bench.cli import main
 from interleave_bench.route.digest import DIGESTS_FIELD, conversation_digest, conversation_digests
 from interleave_bench.schema import Session
 
-from _route_util import standard_sessions
+from _route_util import standard_sessions, twin
 
 
 def cli(*args) -> int:
@@ -101,7 +101,7 @@ def test_compare_refuses_a_run_routed_on_other_sessions(generated, capsys):
     assert cli("compare", other, run, run, "--split", "all", "--bootstrap", 0) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(errors(err)) == 1 and f"{DIGESTS_FIELD}: {run} was routed on other sessions" in err
-    assert cli("compare", mine, run, run, "--split", "all", "--bootstrap", 0) == 0
+    assert cli("compare", mine, run, twin(run), "--split", "all", "--bootstrap", 0) == 0
 
 
 def _gold_fixed(line: str) -> str:
@@ -150,7 +150,7 @@ def test_an_older_record_without_digests_is_refused_where_it_would_write_the_sco
     assert cli("score", other, run, "--split", "all", "--bootstrap", 0, "--json") == 0
     (line,) = warnings(capsys.readouterr().err)
     assert line.startswith(f"warning: {run} was routed on other data than {other / 'sessions.jsonl'} (closed-bm25.run.json")
-    assert cli("compare", other, run, run, "--split", "all", "--bootstrap", 0) == 0
+    assert cli("compare", other, run, twin(run), "--split", "all", "--bootstrap", 0) == 0
     assert len(warnings(capsys.readouterr().err)) == 2
     # the same sessions in another layout (rewritten with another formatting): scored, no warning
     again = mine.parent / "again"

@@ -11,7 +11,7 @@ import pytest
 
 from interleave_bench.cli import main
 
-from _route_util import random_session, standard_sessions, write_data
+from _route_util import random_session, standard_sessions, twin, write_data
 
 
 def cli(*args) -> int:
@@ -132,7 +132,7 @@ def test_runs_of_two_modes_are_not_compared(tmp_path, capsys):
     assert cli("report", data, closed, open_, "--split", "all", "--bootstrap", 0, "--html", tmp_path / "r.html",
                "--compare", "closed-local", "open-local") == 2
     assert len(errors(capsys.readouterr().err)) == 1
-    assert cli("compare", data, open_, open_, "--split", "all", "--bootstrap", 0) == 0
+    assert cli("compare", data, open_, twin(open_), "--split", "all", "--bootstrap", 0) == 0
 
 
 def test_rows_without_a_run_record_are_scored_in_the_mode_asked_with_a_warning(tmp_path, capsys):

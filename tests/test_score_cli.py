@@ -298,9 +298,11 @@ def runs(tmp_path):
     return path, oracle, single
 
 
-def test_compare_a_run_with_itself(capsys, runs):
+def test_compare_a_run_with_its_copy(tmp_path, capsys, runs):
     path, oracle, _ = runs
-    code, out, _ = run_cli(capsys, "compare", path, oracle, oracle, "--json", "--bootstrap", 200)
+    copy = tmp_path / "open-copy.jsonl"  # (one file given twice is refused: test_compare_refusals.py)
+    copy.write_bytes(oracle.read_bytes())
+    code, out, _ = run_cli(capsys, "compare", path, oracle, copy, "--json", "--bootstrap", 200)
     assert code == 0
     doc = json.loads(out)
     assert doc["flips"] == [] and (doc["wins"], doc["losses"]) == (0, 0)
@@ -363,7 +365,8 @@ def test_compare_refuses_runs_scored_in_two_modes(tmp_path, capsys, runs):
     # rows without a run record are scored in the mode given: both in one mode
     code, _, err = run_cli(capsys, "compare", path, closed, oracle, "--bootstrap", 0, "--mode", "open")
     assert code == 0 and "error:" not in err
-    code, _, err = run_cli(capsys, "compare", path, oracle, oracle, "--bootstrap", 0)
+    again = write_jsonl(tmp_path / "open-again.jsonl", oracle_rows(many_sessions(12, turns=14), "open"))
+    code, _, err = run_cli(capsys, "compare", path, oracle, again, "--bootstrap", 0)
     assert code == 0 and "warning:" not in err
 
 

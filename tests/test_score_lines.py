@@ -116,8 +116,10 @@ def test_a_line_of_any_white_space_is_passed_over_by_every_reader(data, tmp_path
     for path, items in ((pred, run_rows(ss)), (folder / "sessions.jsonl", ss)):
         ls = lines_of(items)
         path.write_text("\n".join([ls[0], blank, *ls[1:], blank]) + "\n", encoding="utf-8")
+    copy = tmp_path / "run-copy.jsonl"  # (compare refuses one file given as both runs)
+    copy.write_bytes(pred.read_bytes())
     for argv in (["validate", str(folder), str(pred)], ["stats", str(folder)],
-                 ["compare", str(folder), str(pred), str(pred), "--bootstrap", "0"],
+                 ["compare", str(folder), str(pred), str(copy), "--bootstrap", "0"],
                  ["score", str(folder), str(pred), "--bootstrap", "40"]):
         assert main(argv) == 0, (argv, capsys.readouterr().err)
     assert json.loads((tmp_path / "run.score.json").read_text(encoding="utf-8"))["metrics"] == want

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError, require_file
+    from ..errors import UsageError, require_file, require_given_once
     from ..io import sessions_file
     from ..fingerprints import records_fingerprint, sha256_file
     from ..provenance import provenance
@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     # records are built by the hundred thousand: keep the cyclic collector off meanwhile
     with paused_gc():
         sessions = read_sessions_fast(data_path, DATA_FIRST)
+        # as score does (after the data's own check: a run given as the data is said so first)
+        require_given_once(paths, "compare:", "predictions file")  # a run against itself has no flips
         (rows_a, lines_a), (rows_b, lines_b) = (read_predictions_fast(p) for p in paths)
         doc = compare_predictions(
             sessions, rows_a, rows_b,
