@@ -260,6 +260,17 @@ def require_replaceable(out: "str | _os.PathLike", is_kind: "Callable[[bytes], b
                          "choose another path (or remove that file)")
 
 
+def require_apart_from_corpus(folder: "str | _os.PathLike", source: "str | _os.PathLike", command: str,
+                              why: str) -> None:
+    """Raise :class:`UsageError` ``{command}: --out FOLDER is the corpus folder: {why}; choose
+    another folder`` (or ``is inside the corpus folder SOURCE``) when the output folder ``folder``
+    is the corpus folder ``source`` or lies inside it: no command writes into a corpus it reads."""
+    src, out = _os.path.realpath(source), _os.path.realpath(folder)
+    if out == src or out.startswith(_os.path.join(src, "")):
+        where = "the corpus folder" if out == src else f"inside the corpus folder {source}"
+        raise UsageError(f"{command}: --out {folder} is {where}: {why}; choose another folder")
+
+
 def require_given_once(inputs: "Iterable[str | _os.PathLike]", option: str, noun: str) -> None:
     """Refuse (before any work) one input given twice, however its paths are spelled (a symlink to
     it, a hard link: :func:`same_path`), in the line ``{option} A and B are one {noun}, given

@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import msgspec
 from pydantic import ValidationError
 
-from .errors import InputError, InputErrors, UsageError, require_file, require_output_file, shown, writing
+from .errors import (InputError, InputErrors, UsageError, require_apart_from_corpus, require_file, require_output_file,
+                     shown, writing)
 from .redaction import redact_secrets
 from .file_kinds import other_kind
 from .heap import paused_gc
@@ -269,11 +270,7 @@ def require_own_data_folder(folder: str | os.PathLike, writer: str, command: str
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{command}: --out {folder} is a file: --out names the data folder that "
                          f"{SESSIONS_FILE} and {MANIFEST_FILE} are written into")
-    src, out = Path(source).resolve(), folder.resolve()
-    if out == src or src in out.parents:
-        where = "the corpus folder" if out == src else f"inside the corpus folder {source}"
-        raise UsageError(f"{command}: --out {folder} is {where}: an import writes its data set apart from the "
-                         "corpus it reads; choose another folder")
+    require_apart_from_corpus(folder, source, command, "an import writes its data set apart from the corpus it reads")
     manifest = folder / MANIFEST_FILE
     if manifest.is_file():
         try:

@@ -265,3 +265,33 @@ def test_an_import_never_writes_into_its_corpus_nor_over_a_file(tmp_path, capsys
     assert code == 2 and err == (f"error: import {importer}: --out {a_file} is a file: --out names the data folder "
                                  "that sessions.jsonl and manifest.json are written into\n"), err
     assert a_file.read_text(encoding="utf-8") == "{}\n"
+
+
+def test_export_irc_refuses_a_closed_mode_run_of_open_only_data(tmp_path, capsys, imported):
+    assert run_cli(capsys, "baselines", imported, "--mode", "open")[0] == 0
+    opened = imported / "predictions" / "open-oracle.jsonl"
+    closed = imported / "predictions" / "closed-forged.jsonl"
+    closed.write_text(opened.read_text().replace('"mode":"open"', '"mode":"closed"'))
+    assert '"mode":"closed"' in closed.read_text()
+    code, out, err = run_cli(capsys, "export-irc", closed, "--out", tmp_path / "x")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {imported / 'sessions.jsonl'}: session 'irc-2000-01-01_00' is open-only")
+    assert "closed mode does not apply" in err and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("where", ["the corpus folder", "its split folder"])
+def test_export_irc_refuses_the_corpus_folder_as_import_does(tmp_path, capsys, where):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(HAND, corpus)
+    data = tmp_path / "irc"
+    import_irc(corpus, data)
+    assert run_cli(capsys, "baselines", data, "--mode", "open")[0] == 0
+    out = corpus if where == "the corpus folder" else corpus / "dev"
+    before = sorted(p.name for p in out.iterdir())
+    code, _, err = run_cli(capsys, "import", "irc", corpus, "--out", out)  # import's own refusal
+    assert code == 2 and f"--out {out} is {'the corpus folder' if out == corpus else 'inside the corpus folder'}" in err
+    code, _, err = run_cli(capsys, "export-irc", data / "predictions" / "open-oracle.jsonl", "--out", out)
+    said = "the corpus folder" if out == corpus else f"inside the corpus folder {corpus}"
+    assert code == 2 and err == (f"error: export-irc: --out {out} is {said}: export-irc writes clusters.txt and "
+                                 "links.txt apart from the corpus the data was imported from; choose another folder\n")
+    assert sorted(p.name for p in out.iterdir()) == before

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import InputError, InputErrors, require_file
-from ..io import read_json, sessions_file
+from ..errors import InputError, InputErrors, require_apart_from_corpus, require_file
+from ..io import MANIFEST_FILE, read_json, sessions_file
 from ..progress import Timer, summary_line
 from ..documents import run_record_path
 
@@ -37,8 +37,21 @@ def data_of(pred: Path) -> Path:
     return pred.parent.parent
 
 
+def corpus_of(data: Path) -> str | None:
+    """The corpus folder the data was imported from, as its manifest records it (``options.source``,
+    written by ``import irc``); ``None`` without one."""
+    manifest = data.parent / MANIFEST_FILE
+    if not manifest.is_file():
+        return None
+    doc = read_json(manifest)
+    options = doc.get("options") if isinstance(doc, dict) else None
+    source = options.get("source") if isinstance(options, dict) else None
+    return source if isinstance(source, str) and source else None
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..irc.export import write_corpus_clusters
+    from ..irc.export import CLUSTERS_FILE, LINKS_FILE, write_corpus_clusters
+    from ..route.selection import check_mode_applies
     from ..score.read import other_kind, read_predictions_fast, read_sessions_fast
     from ..score.rows import index_rows, mode_errors
 
@@ -50,12 +63,18 @@ def run(args: argparse.Namespace) -> int:
     data = sessions_file(args.data if args.data else data_of(pred))
     if not data.is_file():
         raise InputError(str(data), None, None, "no such file (give the data the run routed with --data)")
+    source = corpus_of(data)
+    if source is not None:  # as import refuses it: the corpus is read, never written
+        require_apart_from_corpus(args.out, source, "export-irc", f"export-irc writes {CLUSTERS_FILE} and "
+                                  f"{LINKS_FILE} apart from the corpus the data was imported from")
     sessions = read_sessions_fast(data)
     rows, lines = read_predictions_fast(pred)
     index = index_rows(rows, {s.session_id: s for s in sessions}, source=str(pred), lines=lines)
     wrong_mode = mode_errors(rows, index.resolved_mode(), str(pred), lines)  # one run is one mode, as score reads it
     if wrong_mode:
         raise InputErrors(wrong_mode)
+    # IRC data is open-only: a run in closed mode routed against conversations it could not know
+    check_mode_applies(data, sessions, index.resolved_mode(), f"a run routed with --mode open, not {pred}")
     if rows and not index.by_session:
         raise InputError(str(pred), None, None, f"none of its {len(rows):,} rows is for a session of {data}: "
                                                 "the run routed other data (give that data with --data)")
