@@ -49,6 +49,27 @@ def lock_path(path: str | os.PathLike) -> Path:
     return real.with_name(f".{real.name}.lock")
 
 
+def writer_of(path: str | os.PathLike) -> str | None:
+    """Who is writing the output ``path`` now: the holder its lock file records (``pid 12: ...``)
+    while a process holds its lock (:func:`exclusive_output`), else ``None``; asked at once, never
+    waiting (a reader of a file being written says so rather than wait for its end). Asked by a
+    shared lock taken and let go at once, so a writer starting in that instant is refused as by
+    any other holder; none when no lock file is there (no writer has held it since it was removed)."""
+    try:
+        fd = os.open(lock_path(path), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "another process"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def _default_command() -> str:
     return " ".join(["interleave-bench", *sys.argv[1:]]) if sys.argv else "interleave-bench"
 

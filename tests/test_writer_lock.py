@@ -19,6 +19,7 @@ from interleave_bench.errors import UsageError
 from interleave_bench.io import JsonlAppender, atomic_write_text, write_json, write_jsonl
 from interleave_bench.locks import exclusive_output, lock_path
 
+from _cli_util import run_cli
 from _lock_util import Holder
 from _route_util import standard_sessions, write_data
 from _score_util import oracle_rows
@@ -161,3 +162,24 @@ def test_a_lock_file_left_by_a_killed_run_is_taken_and_removed(tmp_path):
     with exclusive_output(out, "next"):
         assert lock_path(out).read_text(encoding="utf-8").endswith(": next\n")
     assert not lock_path(out).exists()
+
+
+def test_score_of_a_run_a_route_is_still_writing_says_so_without_waiting(tmp_path, capsys):
+    """The lock is held by the test itself, as a running route holds it: no timing."""
+    sessions = [s for s in standard_sessions() if s["split"] == "dev"]
+    data = write_data(tmp_path / "data", sessions)
+    pred = tmp_path / "data" / "predictions" / "closed-oracle.jsonl"
+    pred.parent.mkdir()
+    first = oracle_rows(sessions[:1], "closed")  # the part written so far
+    write_jsonl(pred, first)
+    assert ilocks.writer_of(pred) is None
+    with exclusive_output(pred, "interleave-bench route data --mode closed"):
+        assert ilocks.writer_of(pred) == f"pid {os.getpid()}: interleave-bench route data --mode closed"
+        code, out, err = run_cli(capsys, "score", data, pred, "--bootstrap", 0)
+    assert code == 0, err
+    said = (f"warning: {pred} is being written by a running route (its lock is held: pid {os.getpid()}: "
+            f"interleave-bench route data --mode closed): scored the {len(first)} rows written so far")
+    assert said in err.splitlines()
+    assert any(line.startswith("warning: scored on part of the split") for line in err.splitlines())
+    code, out, err = run_cli(capsys, "score", data, pred, "--bootstrap", 0)  # its writer gone: nothing said
+    assert code == 0 and "is being written" not in err

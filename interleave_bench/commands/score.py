@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         from ..hub.source import local_data
         from ..io import sessions_file
         from ..llm.prices import prices_from
+        from ..locks import writer_of
         from ..route.digest import refuse_other_data
         from ..route.local_sample import fit_sample
         from ..score.run import prediction_files, score_files
@@ -77,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         price = prices_from(os.environ)
         if args.out is not None and len(prediction_files(args.predictions)) != 1:
             raise UsageError("--out names one score file: give one predictions file")
+        # before it is read: a run whose file a route is still writing is scored as far as it goes, and said so
+        writing = {p: who for p in prediction_files(args.predictions) if (who := writer_of(p)) is not None}
         # before anything is written: a run is scored on the sessions it routed
         unchecked = refuse_other_data(sessions_file(data), prediction_files(args.predictions), args.split,
                                       writes_own=not args.json and args.out is None)
@@ -134,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     for run_ in runs:
         if run_.score_file is not None:
             print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
+    for p, run_ in zip(prediction_files(args.predictions), runs):
+        if p in writing:
+            print(being_written(p, writing[p], run_.result["counts"]["rows"]), file=sys.stderr)
     warn_partial(results, sys.stderr)
     warn_in_sample(results, sys.stderr)
     for line in filter(None, map(error_rows_notice, results)):
@@ -145,6 +151,13 @@ def run(args: argparse.Namespace) -> int:
               "not scored: line); --require-complete asks for every session and turn", file=sys.stderr)
         return 1
     return 0
+
+
+def being_written(pred: str | os.PathLike, holder: str, rows: int) -> str:
+    """The warning for a predictions file whose lock a writer held as it was read (``holder``, as
+    :func:`~interleave_bench.locks.writer_of` says it): its ``rows`` are the part written so far."""
+    return (f"warning: {pred} is being written by a running route (its lock is held: {holder}): scored the "
+            f"{rows:,} row{'s' if rows != 1 else ''} written so far")
 
 
 def run_inputs(data: str | os.PathLike, predictions: list[str]) -> list[tuple[os.PathLike, str]]:
