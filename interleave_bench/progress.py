@@ -88,6 +88,14 @@ def summary_line(what: str, counts: dict[str, Any], seconds: float, llm: Any = N
     return line
 
 
+def print_summary(what: str, counts: dict[str, Any], seconds: float, llm: Any = None, *,
+                  rate: tuple[str, int] | None = None) -> None:
+    """Print :func:`summary_line` on stderr, where every command's summary goes: stdout holds what the
+    command makes (a table, a document, the files it wrote), so ``stats A B > profile.md`` or
+    ``compare A B > diff.md`` keeps the summary out of the file."""
+    print(summary_line(what, counts, seconds, llm, rate=rate), file=sys.stderr)
+
+
 def _singular(label: str) -> str:
     """``runs scored`` -> ``run scored``: the count's noun (the first word) for a count of one."""
     head, _, rest = label.partition(" ")

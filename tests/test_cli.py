@@ -272,7 +272,7 @@ def test_a_run_with_the_largest_seed_a_file_holds_resumes(tmp_path, capsys):
     assert main([*argv, "--seed", "9223372036854775807"]) == 0
     capsys.readouterr()
     assert main([*argv, "--seed", "9223372036854775807"]) == 0
-    assert "0 sessions, 2 already done" in capsys.readouterr().out
+    assert "0 sessions, 2 already done" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([*argv, "--seed", "9223372036854775808"])
     assert "argument --seed: the integer 9223372036854775808 is outside 64 bits" in capsys.readouterr().err

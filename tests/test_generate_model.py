@@ -55,7 +55,7 @@ def test_full_model_path_writes_valid_data(openai_env, tmp_path, capsys):
     server = openai_env["server"]
     out = tmp_path / "out"
     assert run_cli("--sessions", "4", "--out", str(out), "--concurrency", "4") == 0
-    printed = capsys.readouterr().out
+    printed = capsys.readouterr().err
     assert "model fake-model:" in printed and "done: generate: 4 sessions" in printed
     data = read_sessions(out / "sessions.jsonl")
     assert [s.session_id for s in data] == ["en-0001", "zh-0002", "en-0003", "zh-0004"]
@@ -113,7 +113,7 @@ def test_second_run_is_served_from_the_cache(openai_env, tmp_path, capsys):
     assert server.calls == 0
     m = read_manifest(tmp_path / "b" / "manifest.json")
     assert m.usage.calls == 0 and m.usage.cached > 0
-    assert "0 paid calls" in capsys.readouterr().out
+    assert "0 paid calls" in capsys.readouterr().err
     assert (tmp_path / "a" / "sessions.jsonl").read_bytes() == (tmp_path / "b" / "sessions.jsonl").read_bytes()
 
 
@@ -231,7 +231,7 @@ def test_dry_run_uses_the_in_process_fake_and_the_dry_folder(tmp_path, monkeypat
     assert [s.session_id for s in read_sessions(path)] == ["en-0001", "en-0002"]
     m = read_manifest(path.parent / "manifest.json")
     assert m.writer == "model:fake-model" and m.usage.calls > 0
-    assert "model fake-model:" in capsys.readouterr().out
+    assert "model fake-model:" in capsys.readouterr().err
 
 
 # --- the checks of each model answer -----------------------------------------------------------------

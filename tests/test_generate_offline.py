@@ -307,10 +307,10 @@ def test_stopped_run_resumes_to_the_same_bytes(tmp_path):
 def test_cli_offline_default_folder_and_output(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["generate", "--offline", "--sessions", "3", "--langs", "zh"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     path = tmp_path / "data" / "interleave-v0-offline" / "sessions.jsonl"
     assert path.exists() and "wrote data/interleave-v0-offline/sessions.jsonl" in out
-    assert "done: generate: 3 sessions" in out
+    assert "done: generate: 3 sessions" in err
     assert [s.session_id for s in read_sessions(path)] == ["zh-0001", "zh-0002", "zh-0003"]
     turns = [t for s in read_sessions(path) for t in s.turns]  # every message marked, over every message
     marked = sum(t.ambiguous for t in turns)

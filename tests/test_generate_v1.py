@@ -149,14 +149,14 @@ def test_model_path_checks_steps_by_meaning_and_tags_a_persistent_miss(openai_en
     assert m.counts.model_extra["fact_misses"] == sum(
         len({(e["thread"], e["key"]) for e in s["timeline"] if e.get("miss")}) for s in data
     ) > 0
-    assert "fact_misses" in capsys.readouterr().out
+    assert "fact_misses" in capsys.readouterr().err
     # a rerun is served from the cache: no paid call, the same bytes
     server.reset_counts()
     again = tmp_path / "again"
     assert main(args[:-1] + [str(again)]) == 0
     assert server.calls == 0
     assert read_manifest(again / "manifest.json").usage.calls == 0
-    assert "0 paid calls" in capsys.readouterr().out
+    assert "0 paid calls" in capsys.readouterr().err
     assert (again / "sessions.jsonl").read_bytes() == (out / "sessions.jsonl").read_bytes()
 
 

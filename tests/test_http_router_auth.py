@@ -119,7 +119,7 @@ def test_a_urls_credentials_are_sent_as_basic_auth_on_every_request(tmp_path, ca
         assert f"{USER}:{REDACTED}@" in record
         # the same command resumes its file: the record's redacted URL compares equal
         assert cli("route", data, "--mode", "closed", "--router", url, "--out", out) == 0
-        assert "already done" in capsys.readouterr().out
+        assert "already done" in capsys.readouterr().err
     token = basic(USER, PASSWORD).split()[1]
     assert files_holding(tmp_path, PASSWORD, token) == []
 

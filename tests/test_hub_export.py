@@ -83,7 +83,7 @@ def test_export_then_load_dataset_gives_typed_rows_equal_to_the_source(v0_dir, t
     assert code == 0, err
     assert (out / "v0" / "dev-00000-of-00001.parquet").is_file()
     assert (out / "v0" / "test-00000-of-00001.parquet").is_file()
-    assert "done: export:" in stdout and "12 v0 sessions" in stdout
+    assert "done: export:" in err and "12 v0 sessions" in err
 
     ds = _load_local(out, "v0", tmp_path / "cache")
     assert set(ds) == {"dev", "test"}

@@ -82,7 +82,7 @@ def test_a_second_push_of_the_same_content_is_unchanged_and_makes_no_commit(hub,
     code, out, err = u.cli(["push", str(folder), "--repo", REPO, "--revision", "v1"], capsys)
     assert code == 0, err
     assert out.splitlines()[1].startswith(f"unchanged: {REPO} main already holds this content")
-    assert "0 new commits" in out or "0 commits" in out
+    assert "0 new commits" in err or "0 commits" in err
     assert len(hub.commits(REPO)) == before and len(_commit_posts(hub)) == posts
     # a new tag on unchanged content names the same commit
     code, out, _ = u.cli(["push", str(folder), "--repo", REPO, "--revision", "v1.0.1"], capsys)

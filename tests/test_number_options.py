@@ -89,7 +89,7 @@ def test_a_threshold_of_minus_zero_is_the_sweeps_point_at_zero(data, capsys):
     assert json.loads((folder / "closed-hybrid-t0-fake-model.run.json").read_text())["options"]["threshold"] == 0.0
     code, out, err = run_cli(capsys, *HYBRID, data, "--sweep-threshold=-0,1")
     assert code == 0, err
-    assert ": 1 threshold, 1 already done, 2 on the curve," in out  # the -0 run is the sweep's point at 0
+    assert ": 1 threshold, 1 already done, 2 on the curve," in err  # the -0 run is the sweep's point at 0
     doc = json.loads((folder / "closed-hybrid-sweep-fake-model.sweep.json").read_text())
     assert [(p["threshold"], p["predictions"]) for p in doc["curve"]] == [
         (0.0, "closed-hybrid-t0-fake-model.jsonl"), (1.0, "closed-hybrid-t1-fake-model.jsonl")]

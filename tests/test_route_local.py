@@ -549,7 +549,7 @@ def test_a_dry_run_sweep_in_a_fresh_process_asks_the_fake_model_for_routing_answ
     rows = [json.loads(x) for x in (data / "predictions-dry" / "closed-hybrid-t1-fake-model.jsonl").read_text().splitlines()]
     assert sum(r["via"] == "llm" for r in rows) > len(rows) / 2  # threshold 1: the model decides most messages
     assert [r for r in rows if r["pred"] == "ERROR"] == [] and "ERROR" not in proc.stderr
-    assert ", 0 errors;" in proc.stdout, proc.stdout
+    assert ", 0 errors;" in proc.stderr, proc.stderr
 
 
 def test_a_sweep_says_how_many_error_rows_each_run_left(tmp_path, offline, openai_env, capsys):
@@ -561,7 +561,7 @@ def test_a_sweep_says_how_many_error_rows_each_run_left(tmp_path, offline, opena
     n = sum(1 for x in (data / "predictions" / "closed-hybrid-t1-m1.jsonl").read_text().splitlines() if '"ERROR"' in x)
     assert n > 0 and f"{n:,} ERROR rows remain in {data / 'predictions' / 'closed-hybrid-t1-m1.jsonl'}" in err, err
     assert "t0-m1.jsonl" not in err  # threshold 0 asks no model: nothing left to ask again
-    assert f", {n:,} errors;" in out, out
+    assert f", {n:,} errors;" in err, err
 
 
 def test_each_run_of_a_sweep_records_its_own_usage(tmp_path, offline, monkeypatch, capsys):
@@ -570,8 +570,8 @@ def test_each_run_of_a_sweep_records_its_own_usage(tmp_path, offline, monkeypatc
     monkeypatch.setenv("INTERLEAVE_CACHE", str(tmp_path / "cache"))
     data = small_copy(offline, tmp_path, 2)
     assert cli("route", data, "--mode", "closed", "--policy", "hybrid", "--dry-run", "--sweep-threshold", "0.9,1") == 0
-    out = capsys.readouterr().out
-    total = int(re.search(r"; ([0-9,]+) paid calls,", out).group(1).replace(",", ""))
+    err = capsys.readouterr().err
+    total = int(re.search(r"; ([0-9,]+) paid calls,", err).group(1).replace(",", ""))
     folder = data / "predictions-dry"
     usage = {t: json.loads((folder / f"closed-hybrid-t{t}-fake-model.run.json").read_text())["usage"] for t in ("0.9", "1")}
     # each record holds its run's calls: together the sweep's, not the running total twice

@@ -301,17 +301,18 @@ def test_a_rerun_says_it_kept_the_file_and_the_summary_names_the_router(data, ga
     out = tmp_path / "slow.jsonl"
     argv = ["route", str(data), "--mode", "closed", "--router", "gated_router:Gated", "--out", str(out)]
     assert main(argv) == 0
-    first = capsys.readouterr().out.splitlines()
+    first = capsys.readouterr()
     rows = len(read_rows(out))
-    assert first[0] == f"wrote {out} ({rows:,} rows)"
-    assert first[1].startswith("done: route closed-gated: 5 sessions, ")  # the router, not the file's stem "slow"
+    assert first.out.splitlines()[0] == f"wrote {out} ({rows:,} rows)"
+    # the router, not the file's stem "slow"
+    assert first.err.splitlines()[0].startswith("done: route closed-gated: 5 sessions, ")
     assert main(argv) == 0
-    again = capsys.readouterr().out.splitlines()
-    assert again[0] == f"kept {out} ({rows:,} rows, already complete)"
-    assert again[1].startswith("done: route closed-gated: 0 sessions, 5 already done, 0 messages, ")
+    again = capsys.readouterr()
+    assert again.out.splitlines()[0] == f"kept {out} ({rows:,} rows, already complete)"
+    assert again.err.splitlines()[0].startswith("done: route closed-gated: 0 sessions, 5 already done, 0 messages, ")
     # a built-in policy, and a model's, are named by mode, policy (and model) too
     assert main(["route", str(data), "--mode", "open", "--policy", "bm25", "--out", str(tmp_path / "b.jsonl")]) == 0
-    assert capsys.readouterr().out.splitlines()[1].startswith("done: route open-bm25: ")
+    assert capsys.readouterr().err.splitlines()[0].startswith("done: route open-bm25: ")
     assert main(["route", str(data), "--mode", "open", "--policy", "llm", "--dry-run", "--merge", "all",
                  "--out", str(tmp_path / "m.jsonl")]) == 0
-    assert capsys.readouterr().out.splitlines()[1].startswith("done: route open-llm-mergeall-fake-model: ")
+    assert capsys.readouterr().err.splitlines()[0].startswith("done: route open-llm-mergeall-fake-model: ")

@@ -153,7 +153,7 @@ def test_a_class_router_runs_under_its_own_policy_name(data, routers, cls, polic
     record = read_json(path.with_suffix(".run.json"))
     assert record["options"]["policy"] == policy
     assert record["options"]["router"] == f"my_routers:{cls}" and record["options"]["router_args"] == ["min_score=1"]
-    assert f"route closed-{policy}" in capsys.readouterr().out
+    assert f"route closed-{policy}" in capsys.readouterr().err
 
 
 def test_sync_and_async_routers_decide_alike(data, routers):
@@ -533,7 +533,7 @@ def test_a_secret_router_argument_resumes_and_is_never_shown(tmp_path, monkeypat
         assert key not in record and "[redacted]" in record
         capsys.readouterr()
         assert cli(*args) == 0  # the same options: resumed, nothing to do
-        assert "5 already done" in capsys.readouterr().out
+        assert "5 already done" in capsys.readouterr().err
         # another option, the key inside a value long enough to be cut short where it is shown
         assert cli(*args, "--router-arg", "note=see " + key) == 2
         err = capsys.readouterr().err

@@ -67,9 +67,9 @@ def cli(*args: str) -> int:
 @pytest.mark.parametrize("policy", MODEL_FREE)
 def test_every_model_free_policy_covers_every_message_once(data, mode, policy, capsys):
     assert cli("route", data, "--mode", mode, "--policy", policy) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     path = data / "predictions" / f"{mode}-{policy}.jsonl"
-    assert f"wrote {path}" in out and "done: route" in out
+    assert f"wrote {path}" in out and "done: route" in err
     rows = check_rows(path, data, mode, policy)
     assert all(r["via"] == ("local" if policy == "local" else "baseline") for r in rows)
     if mode == "open":
@@ -131,7 +131,7 @@ def test_property_runs_cover_each_message_once_with_sane_labels(seed, mode, poli
 
 def test_baselines_command_writes_the_seven_files(data, capsys):
     assert cli("baselines", data) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     expected = ["closed-oracle", "closed-stay", "closed-bm25", "open-oracle", "open-single", "open-always_new", "open-bm25"]
     for name in expected:
         path = data / "predictions" / f"{name}.jsonl"
@@ -140,7 +140,7 @@ def test_baselines_command_writes_the_seven_files(data, capsys):
         check_rows(path, data, mode, policy)
         record = json.loads((data / "predictions" / f"{name}.run.json").read_text())
         assert record["complete"] and record["counts"]["messages"] == len(expected_keys(data))
-    assert "done: baselines: 7 files" in out
+    assert "done: baselines: 7 files" in err
     # baselines start over: a second run after the data changed rewrites every file
     write_data(data, standard_sessions()[:1])
     assert cli("baselines", data, "--split", "dev") == 0
@@ -159,12 +159,12 @@ def test_model_policies_dry_run(small, tmp_path, monkeypatch, mode, policy, merg
     if merge != "none":
         args += ["--same", "0.9", "--cross", "0.5"]  # many bursts in two short sessions
     assert cli(*args) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     suffix = "" if merge == "none" else f"-merge{merge}"
     path = small / "predictions-dry" / f"{mode}-{policy}{suffix}-fake-model.jsonl"
     assert f"wrote {path}" in out and not (small / "predictions").exists()  # never beside real runs
     rows = check_rows(path, small, mode, policy)
-    assert "model fake-model:" in out and "paid call" in out
+    assert "model fake-model:" in err and "paid call" in err
     assert not any(r["pred"] in (ERROR, CLARIFY) for r in rows)
     vias = Counter(r["via"] for r in rows)
     assert set(vias) <= {"llm", "rule-ack", "rule-title"}
@@ -259,8 +259,8 @@ def test_invalid_answer_is_retried_once_then_error(openai_env, tmp_path, capsys)
     msgs = retry.body["messages"]
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
     assert msgs[2]["content"].startswith("I am not sure") and "could not be used: the answer is not valid JSON" in msgs[3]["content"]
-    out = capsys.readouterr().out
-    assert "1 error," in out and openai_env["key"] not in out
+    out, err = capsys.readouterr()
+    assert "1 error," in err and openai_env["key"] not in out + err
     assert openai_env["key"] not in (data / "predictions" / "open-llm-m1.run.json").read_text()
 
 
@@ -481,13 +481,14 @@ def test_model_run_resume_is_byte_identical_and_free(small, tmp_path, monkeypatc
     capsys.readouterr()
     assert cli(*args) == 0
     assert path.read_bytes() == whole
-    assert "0 paid calls" in capsys.readouterr().out  # every answer came from the cache
+    assert "0 paid calls" in capsys.readouterr().err  # every answer came from the cache
     # nothing left to do: the file stays as it is
     assert cli(*args) == 0 and path.read_bytes() == whole
 
 
 def test_resume_refuses_another_runs_file(data, capsys):
     assert cli("route", data, "--mode", "open", "--policy", "bm25", "--merge", "all") == 0
+    capsys.readouterr()  # the first run's lines (its summary is on stderr too)
     assert cli("route", data, "--mode", "open", "--policy", "bm25", "--merge", "all", "--seed", "9") == 2
     err = capsys.readouterr().err
     assert "written from other options (seed: 0 now 9)" in err and "--fresh" in err and len(err.strip().splitlines()) == 1

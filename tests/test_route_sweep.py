@@ -39,23 +39,23 @@ def curve(data: Path) -> list[dict]:
     return doc["curve"]
 
 
-def summary(out: str) -> str:
-    return next(line for line in out.splitlines() if line.startswith("done: route sweep"))
+def summary(err: str) -> str:
+    return next(line for line in err.splitlines() if line.startswith("done: route sweep"))
 
 
 def test_a_second_sweep_adds_its_thresholds_to_the_curve(data, capsys):
-    first_out, _ = sweep(capsys, data, "0,0.7,1")
+    _, first_err = sweep(capsys, data, "0,0.7,1")
     first = curve(data)
-    assert ": 3 thresholds, 3 on the curve, " in summary(first_out)
-    out, _ = sweep(capsys, data, "0.5,0.9")
+    assert ": 3 thresholds, 3 on the curve, " in summary(first_err)
+    out, err = sweep(capsys, data, "0.5,0.9")
     points = curve(data)
     assert [p["threshold"] for p in points] == [0.0, 0.5, 0.7, 0.9, 1.0]  # merged, in order: none dropped
     assert [p for p in points if p["threshold"] in (0.0, 0.7, 1.0)] == first  # the same figures
     rows = sum(1 for _ in (data / "predictions-dry" / "closed-hybrid-t0.5-fake-model.jsonl").open())
-    assert "(5 thresholds)" in out and f": 2 thresholds, 5 on the curve, {2 * rows:,} messages, 0 errors;" in summary(out)
+    assert "(5 thresholds)" in out and f": 2 thresholds, 5 on the curve, {2 * rows:,} messages, 0 errors;" in summary(err)
     # a rerun routes nothing and says so as route does of a resumed run: what is done, what was routed now
-    out, _ = sweep(capsys, data, "0.5,0.9")
-    assert ": 0 thresholds, 2 already done, 5 on the curve, 0 messages, 0 errors;" in summary(out)
+    out, err = sweep(capsys, data, "0.5,0.9")
+    assert ": 0 thresholds, 2 already done, 5 on the curve, 0 messages, 0 errors;" in summary(err)
     kept = f"kept {data / 'predictions-dry' / 'closed-hybrid-t0.5-fake-model.jsonl'} ({rows:,} rows, already complete)"
     assert kept in out.splitlines() and not [line for line in out.splitlines() if line.endswith(" rows)")]
     assert curve(data) == points

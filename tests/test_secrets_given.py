@@ -73,7 +73,7 @@ def test_a_router_urls_token_reaches_no_file_and_no_output(tmp_path, docs_server
     assert f"?token={REDACTED}" in (tmp_path / "h.run.json").read_text(encoding="utf-8")
     assert _files_holding(tmp_path, TOKEN) == [] and TOKEN not in first.stdout + first.stderr
     again = _run(argv, tmp_path)
-    assert again.returncode == 0 and "already done" in again.stdout, again.stderr
+    assert again.returncode == 0 and "already done" in again.stderr, again.stderr
     assert _files_holding(tmp_path, TOKEN) == []
     score = _run(["score", data, tmp_path / "h.jsonl"], tmp_path)
     assert score.returncode == 0 and _files_holding(tmp_path, TOKEN) == []

@@ -155,7 +155,7 @@ def test_single_service_dialogues_are_skipped_and_counted(tmp_path, capsys):
     path.write_text(json.dumps(dialogues + [one]))
     code, out, err = run_cli(capsys, "import", "sgd", corpus, "--out", tmp_path / "out")
     assert code == 0, err
-    assert "5 sessions" in out and "1 dialogue of one service skipped" in out
+    assert "5 sessions" in err and "1 dialogue of one service skipped" in err
     assert read_manifest(tmp_path / "out" / "manifest.json").counts.model_extra["single_service_skipped"] == 1
 
 

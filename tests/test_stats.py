@@ -88,12 +88,13 @@ def test_stats_command_side_by_side_and_json(tmp_path, capsys):
     a = _write(tmp_path / "a.jsonl", EN, ZH)
     b = _write(tmp_path / "b.jsonl", EN)
     assert main(["stats", str(a), str(b)]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert f"| figure | {a} | {b} |" in out
     assert "| en explicit with title verbatim | 50.0% | 50.0% |" in out
     assert "| zh messages | 2 | – |" in out
     assert "| en explicit: messages / median chars | 2 / 24 | 2 / 24 |" in out
-    assert out.strip().splitlines()[-1].startswith("done: stats: 2 data sets, 3 sessions, 12 messages")
+    assert err.strip().splitlines()[-1].startswith("done: stats: 2 data sets, 3 sessions, 12 messages")
+    assert "done:" not in out  # `stats A B > profile.md` keeps the summary out of the file
     assert main(["stats", str(a), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["format"] == "interleave-stats-v1" and doc["data"][0]["langs"]["en"]["distinct_openings"] == 0.8

@@ -69,8 +69,11 @@ def test_a_route_run_on_a_server_without_usage_records_an_unknown_cost(tmp_path,
         code, out, err = run_cli(capsys, "route", small, "--mode", "closed", "--policy", "llm", "--model", "m1")
         paid = srv.completions
     assert code == 0, err
-    assert out.splitlines()[-1].endswith(f"cost unknown (the provider reported no token counts for {paid} calls)")
-    assert "$0.0000" not in out and out.splitlines()[-2].endswith("cost unknown")
+    lines = err.splitlines()  # the summary, then the cost line, on stderr (a warning may follow them)
+    [i] = [k for k, line in enumerate(lines) if line.startswith("model m1: ")]
+    assert i > 0 and lines[i - 1].startswith("done: route "), err
+    assert lines[i].endswith(f"cost unknown (the provider reported no token counts for {paid} calls)")
+    assert "$0.0000" not in out + err and lines[i - 1].endswith("cost unknown")
     pred = small / "predictions" / "closed-llm-m1.jsonl"
     usage = json.loads(pred.with_suffix(".run.json").read_text(encoding="utf-8"))["usage"]
     assert usage["calls"] == usage["unreported"] == paid > 0 and usage["cost_usd"] is None

@@ -11,7 +11,7 @@ import argparse
 
 from ..fingerprints import read_unchanged
 from ..io import sessions_file
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..route.runner import DEFAULT_SPLIT, SPLITS
 from ..route.standard import STANDARD_BASELINES, write_baselines
 from ..schema import MODES
@@ -46,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {r.path} ({r.rows:,} rows)")
     sessions = results[0].sessions if results else 0
     messages = results[0].rows if results else 0
-    print(summary_line("baselines", {"files": len(results), "sessions": sessions, "messages each": messages}, timer.seconds))
+    print_summary("baselines", {"files": len(results), "sessions": sessions, "messages each": messages}, timer.seconds)
     return 0

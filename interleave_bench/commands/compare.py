@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..score.compare import compare_predictions
 from ..heap import paused_gc
 from ..options import whole_number
@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
     for line in routing_warnings(unchecked, [args.a, args.b], args.mode):
         print(line, file=sys.stderr)
     warn_in_sample([doc["a"], doc["b"]], sys.stderr)
-    print(summary_line("compare", {"sessions": doc["sessions"], "strict messages": doc["strict_messages"],
-                                   "flips": len(doc["flips"])}, timer.seconds), file=sys.stderr)
+    print_summary("compare", {"sessions": doc["sessions"], "strict messages": doc["strict_messages"],
+                                   "flips": len(doc["flips"])}, timer.seconds)
     if args.fail_on_regression and doc["regression"]:
         print(f"regression: {doc['b']['system']} is significantly worse than {doc['a']['system']} "
               f"(accuracy {doc['accuracy_diff']:+.4f}, {mcnemar_text(doc)})", file=sys.stderr)

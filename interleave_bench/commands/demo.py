@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..options import whole_number
 from ..schema import SCORE_SPLITS
 from ..score.defaults import bootstrap_option
@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     print("real chat: `interleave-bench import irc DIR` turns the IRC disentanglement corpus into data; then "
           "`interleave-bench baselines data/irc-ubuntu --mode open` and `score` (with the field's 1-1, VI, ARI).")
     messages = docs[0]["counts"]["messages"] if docs else 0
-    print(summary_line("demo", {"sessions": docs[0]["counts"]["sessions"] if docs else 0, "messages": messages,
-                                "runs scored": len(docs)}, timer.seconds), file=sys.stderr)
+    print_summary("demo", {"sessions": docs[0]["counts"]["sessions"] if docs else 0, "messages": messages,
+                                "runs scored": len(docs)}, timer.seconds)
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 
 
 #: ``--mid-reply`` given without a file: the package's own cases, wherever it is installed
@@ -58,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
         counts[f"{name} {'cases' if name == 'mid_reply' else 'sessions'}"] = sum(splits.values())
     counts["files"] = len(result.files)
     counts["bytes"] = result.bytes
-    print(summary_line("export", counts, timer.seconds))
+    print_summary("export", counts, timer.seconds)
     return 0

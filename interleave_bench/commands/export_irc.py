@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import InputError, InputErrors, require_apart_from_corpus, require_file
 from ..io import MANIFEST_FILE, read_json, sessions_file
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..documents import run_record_path
 
 
@@ -87,6 +87,6 @@ def run(args: argparse.Namespace) -> int:
     unknown = len(index.unknown_sessions) + len(index.unknown_turns)
     if unknown:  # as score names them on its `not scored:` line
         print(f"not exported: {unknown:,} rows for sessions or turns the data does not hold")
-    print(summary_line("export-irc", {"sessions": result.sessions, "conversations": result.conversations,
-                                      "links": result.links}, timer.seconds))
+    print_summary("export-irc", {"sessions": result.sessions, "conversations": result.conversations,
+                                      "links": result.links}, timer.seconds)
     return 0

@@ -26,7 +26,7 @@ from ..locks import exclusive_output
 from ..options import whole_number
 from ..llm import add_model_arguments, model_session_from_args
 from ..llm.provider import run_model
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..schema import Session
 from ..facts.metrics import STRATEGIES
 from .score_facts import exit_code, require_summary_outputs, score_and_write, summary_path
@@ -131,7 +131,7 @@ def _run_locked(args: argparse.Namespace, job: FactsRun, out: Path, data: Path, 
               "kept from earlier runs": len(plan.kept), "failed": len(job.failed)}
     if plan.redone:
         counts["failed, changed or cut-off sessions replayed"] = plan.redone
-    print(summary_line("facts", counts, timer.seconds, llm), file=sys.stderr)
+    print_summary("facts", counts, timer.seconds, llm)
     unrouted = job.unrouted()
     if unrouted:
         print(f"{unrouted} session{'s' if unrouted != 1 else ''} hold a routing answer that named no topic (scored as "

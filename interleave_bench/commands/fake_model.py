@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..options import whole_number
 
 
@@ -57,6 +57,5 @@ def run(args: argparse.Namespace) -> int:
                 signal.signal(signal.SIGTERM, previous)
     except KeyboardInterrupt:  # a second Ctrl-C while it shuts down: it stops all the same (nothing to resume)
         pass
-    print(summary_line("fake-model", {"requests": server.calls, "answered": server.completions}, timer.seconds),
-          file=sys.stderr)
+    print_summary("fake-model", {"requests": server.calls, "answered": server.completions}, timer.seconds)
     return 0

@@ -28,7 +28,7 @@ from ..generate.runner import (
 )
 from ..llm import add_model_arguments, model_session_from_args
 from ..options import whole_number
-from ..progress import summary_line
+from ..progress import print_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,12 +74,12 @@ def run(args: argparse.Namespace) -> int:
     with model_session_from_args(args) as llm:  # checks --concurrency before any model is set up
         result = generate(args.sessions, out, config=config, llm=llm, concurrency=args.concurrency, overwrite=args.overwrite)
         report(result, llm)
-        print(llm.cost_line())
+        print(llm.cost_line(), file=sys.stderr)
     return exit_code(result)
 
 
 def report(result: GenerateResult, llm=None) -> None:
-    """The lines a run ends with: failures on stderr, what was written and the summary on stdout."""
+    """The lines a run ends with: failures and the summary on stderr, what was written on stdout."""
     for f in result.failed:
         print(f"failed: {f['session_id']}: {f['reason']}", file=sys.stderr)
     c = result.counts
@@ -93,7 +93,7 @@ def report(result: GenerateResult, llm=None) -> None:
     if result.failed:
         print(f"{len(result.failed)} session(s) failed (listed in {result.manifest_path.name}); run the same command "
               "again to retry them (their unusable answers are not reused)", file=sys.stderr)
-    print(summary_line("generate", c, result.seconds, llm))
+    print_summary("generate", c, result.seconds, llm)
 
 
 def exit_code(result: GenerateResult) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 
 #: where ``import irc`` writes by default (relative to the current folder)
 DEFAULT_IRC_OUT = "data/irc-ubuntu"
@@ -77,7 +77,7 @@ def _report(kind: str, result: Any, modes: str, counts: dict[str, int], timer: T
     the ``--mode`` it needs, empty when both apply), the summary."""
     print(f"wrote {result.out / 'sessions.jsonl'} (" + ", ".join(f"{s} {n:,}" for s, n in result.splits.items()) + ")")
     print(" ".join(["next: interleave-bench baselines", str(result.out), *filter(None, [modes])]))
-    print(summary_line(f"import {kind}", counts, timer.seconds))
+    print_summary(f"import {kind}", counts, timer.seconds)
     return 0
 
 
@@ -101,5 +101,5 @@ def run_inspect(args: argparse.Namespace) -> int:
     require_predictions_out(args.log, args.out)
     result = import_log(args.log, args.out)
     print(f"wrote {result.out} ({result.rows:,} rows, {result.mode} mode, model {result.model})")
-    print(summary_line("import inspect", {"sessions": result.sessions, "messages": result.rows}, timer.seconds))
+    print_summary("import inspect", {"sessions": result.sessions, "messages": result.rows}, timer.seconds)
     return 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..schema import SCORE_SPLITS
 
 
@@ -77,7 +77,7 @@ def run_add(args: argparse.Namespace) -> int:
     _, tables, _ = render_markdown(r.rows)
     print(tables)
     print()
-    print(summary_line("leaderboard add", {"added": len(r.added), "on the board": len(r.rows)}, timer.seconds))
+    print_summary("leaderboard add", {"added": len(r.added), "on the board": len(r.rows)}, timer.seconds)
     return 0
 
 
@@ -94,7 +94,7 @@ def run_export_eval_results(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, text)
         print(f"wrote {path}")
-    print(summary_line("leaderboard export-eval-results", {"files": len(files)}, timer.seconds))
+    print_summary("leaderboard export-eval-results", {"files": len(files)}, timer.seconds)
     return 0
 
 

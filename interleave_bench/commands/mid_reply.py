@@ -32,7 +32,7 @@ from ..midreply.report import decisions_line, markdown_table
 from ..midreply.results import POLICY_CLASSIFIER, POLICY_RULE, RESULTS_HEAD
 from ..midreply.rule import RULE_VERSION, VIA_ERROR, VIA_UNPARSABLE, VIA_UNSURE
 from ..midreply.runner import MidReplyRun, items_for, select_cases, via_counts
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..provenance import provenance
 
 #: where results go unless --out says otherwise (relative to the working folder)
@@ -166,7 +166,7 @@ def _run_into(args: argparse.Namespace, timer: Timer, case_file: Any, cases: lis
     }
     if plan.redone:
         counts["stale or failed rows replaced"] = plan.redone
-    print(summary_line("mid-reply", counts, timer.seconds, llm), file=sys.stderr)
+    print_summary("mid-reply", counts, timer.seconds, llm)
     if failed:
         if failed == attempted:
             raise UsageError(

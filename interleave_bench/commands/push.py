@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,10 +54,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"url: {client.repo_url(r.repo_id, r.tag)}")
     first = next(iter(r.summary.configs), "v0")
     print(f'load: datasets.load_dataset("{r.repo_id}", "{first}", revision="{r.tag}")')
-    print(summary_line("push", {
+    print_summary("push", {
         "files": len(r.summary.files),
         "uploaded": len(r.added) + len(r.changed),
         "deleted": len(r.deleted),
         "commits": 0 if r.unchanged else 1,
-    }, timer.seconds))
+    }, timer.seconds)
     return 0

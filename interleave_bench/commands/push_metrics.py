@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,5 +35,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"pushed {r.repo_id}: commit {r.commit} ({', '.join(r.files)})")
         print(f'load: evaluate.load("{r.repo_id}")  ({client.endpoint()}/{SPACE_TYPE}s/{r.repo_id})')
     commits = sum(not r.unchanged for r in results)
-    print(summary_line("push-metrics", {"modules": len(results), "commits": commits}, timer.seconds))
+    print_summary("push-metrics", {"modules": len(results), "commits": commits}, timer.seconds)
     return 0

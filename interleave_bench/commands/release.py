@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import error_line
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..options import whole_number
 
 
@@ -119,6 +119,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"url: {state.url}")
         first = next(iter(state.exported), "v0")
         print(f'load: datasets.load_dataset("{opts.repo}", "{first}", revision="{opts.revision}")')
-    print(summary_line("release", {"configs": len(state.exported), "files": state.files,
-                                   "commits": 0 if (opts.dry_run or state.unchanged) else 1}, timer.seconds))
+    print_summary("release", {"configs": len(state.exported), "files": state.files,
+                                   "commits": 0 if (opts.dry_run or state.unchanged) else 1}, timer.seconds)
     return 0

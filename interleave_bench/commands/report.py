@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from .score import add_scoring_arguments, run_inputs
 
 
@@ -92,5 +92,5 @@ def run(args: argparse.Namespace) -> int:
     warn_partial(results, sys.stderr)
     warn_in_sample(results, sys.stderr)
     flips = len(comparison["flips"]) if comparison else 0
-    print(summary_line("report", {"runs": len(results), "flipped messages": flips}, timer.seconds), file=sys.stderr)
+    print_summary("report", {"runs": len(results), "flipped messages": flips}, timer.seconds)
     return 0

@@ -17,7 +17,7 @@ from ..errors import UsageError
 from ..llm import add_model_arguments, model_options_given, model_session_from_args
 from ..llm.prices import prices_from
 from ..options import number, whole_number
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
 from ..route.runner import (DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_name,
                             run_route)
@@ -167,9 +167,9 @@ def run(args: argparse.Namespace) -> int:
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
         print(file_line(result))
-        print(summary_line(run_title(opts, llm.model), describe(result), result.seconds, llm,
-                           rate=("messages", result.counts.messages)))
-        print(llm.cost_line())
+        print_summary(run_title(opts, llm.model), describe(result), result.seconds, llm,
+                           rate=("messages", result.counts.messages))
+        print(llm.cost_line(), file=sys.stderr)
     if result.errors_left:
         print(errors_left_line(result, "model calls that failed after every retry"), file=sys.stderr)
     return 0
@@ -188,8 +188,8 @@ def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any 
     ``concurrency`` sessions side by side)."""
     result = run_route(args.data, opts, out=args.out, fresh=args.fresh, router=router, concurrency=concurrency)
     print(file_line(result))
-    print(summary_line(run_title(opts), describe(result), result.seconds,
-                       rate=("messages", result.counts.messages)))
+    print_summary(run_title(opts), describe(result), result.seconds,
+                       rate=("messages", result.counts.messages))
     if result.errors_left:
         print(errors_left_line(result, "decisions the router could not give"), file=sys.stderr)
     return 0
@@ -231,8 +231,8 @@ def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
         print(curve_table(result.points))
         points = len(result.points)
         print(f"wrote {result.json_path} and {result.csv_path.name} ({points:,} threshold{'s' if points != 1 else ''})")
-        print(summary_line(f"route sweep {opts.mode}-hybrid", sweep_counts(result), timer.seconds, llm))
-        print(llm.cost_line())
+        print_summary(f"route sweep {opts.mode}-hybrid", sweep_counts(result), timer.seconds, llm)
+        print(llm.cost_line(), file=sys.stderr)
     for r in result.runs:  # an ERROR row counts as wrong on the curve: each run says how many it holds
         if r.errors_left:
             print(errors_left_line(r, "model calls that failed after every retry"), file=sys.stderr)

@@ -21,7 +21,7 @@ from ..documents import is_score_head
 from ..errors import InterleaveError, UsageError, require_output
 from ..heap import paused_gc
 from ..options import whole_number
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..schema import MODES
 from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, bootstrap_option, seed_option
 
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     warn_in_sample(results, sys.stderr)
     for line in filter(None, map(error_rows_notice, results)):
         print(line, file=sys.stderr)
-    print(summary_line("score", scored_counts(results, args.split), timer.seconds), file=sys.stderr)
+    print_summary("score", scored_counts(results, args.split), timer.seconds)
     incomplete = [r["system"] for r in results if r["counts"]["sessions_without_rows"] or r["counts"]["missing_rows"]]
     if args.require_complete and incomplete:
         print(f"incomplete: rows are missing for part of the {args.split} split in {', '.join(incomplete)} (see the "

@@ -26,7 +26,7 @@ from ..facts.records import SessionRow
 from ..io import read_sessions, sessions_file, write_json
 from ..locks import exclusive_output
 from ..fingerprints import records_fingerprint, sha256_file
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..provenance import provenance
 from ..schema import Session
 
@@ -159,5 +159,5 @@ def run(args: argparse.Namespace) -> int:
     for d in docs:
         print(f"wrote {summary_path(Path(d.results['path']))}", file=sys.stderr)
     passed = sum(d.passed for d in docs)
-    print(summary_line("score-facts", {"runs scored": len(docs), "passed": passed}, timer.seconds), file=sys.stderr)
+    print_summary("score-facts", {"runs scored": len(docs), "passed": passed}, timer.seconds)
     return exit_code(docs)

@@ -11,7 +11,7 @@ import argparse
 
 from ..generate.stats import profile, render_table
 from ..io import print_json, sessions_file
-from ..progress import Timer, summary_line
+from ..progress import Timer, print_summary
 from ..score.read import read_sessions_fast
 
 
@@ -34,6 +34,6 @@ def run(args: argparse.Namespace) -> int:
                     "data": [{"path": str(p), **prof} for p, prof in zip(paths, profiles)]})
         return 0
     print(render_table([str(d) for d in args.data], profiles))
-    print(summary_line("stats", {"data sets": len(profiles), "sessions": sum(p["sessions"] for p in profiles),
-                                 "messages": sum(p["messages"] for p in profiles)}, timer.seconds))
+    print_summary("stats", {"data sets": len(profiles), "sessions": sum(p["sessions"] for p in profiles),
+                                 "messages": sum(p["messages"] for p in profiles)}, timer.seconds)
     return 0

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from ..errors import error_line
-from ..progress import Timer, progress, summary_line
+from ..progress import Timer, progress, print_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,9 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if report.errors and not report.files:
         return 2  # nothing could be read: the error lines say it all, a summary of nothing would not
     print(f"vet: {report.summary()}" + (f"; allowlist {allow}" if allow else ""))
-    print(summary_line("vet", {"files": len(report.files), "findings": len(report.blocking),
-                               "allowed": len(report.allowed), "unreadable": len(report.errors)}, timer.seconds),
-          file=sys.stderr)
+    print_summary("vet", {"files": len(report.files), "findings": len(report.blocking),
+                               "allowed": len(report.allowed), "unreadable": len(report.errors)}, timer.seconds)
     if report.errors:
         return 2
     return 1 if report.blocking else 0
