@@ -223,3 +223,17 @@ def test_a_folder_s_entry_that_is_no_readable_file_is_refused_as_if_named_alone(
     assert main([command, str(data), str(folder), *map(str, extra)]) == 2
     said = capsys.readouterr().err
     assert f"error: {folder / 'closed-b.jsonl'}: {words}" in said  # the line the path alone gets
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs Linux's /proc")
+def test_a_predictions_file_whose_folder_cannot_hold_its_score_file_is_named(capsys, data):
+    # /proc/<pid>/ takes no new file: the line names the predictions given, not the lock file refused
+    assert main(["score", str(data), "/proc/self/status", "--split", "all"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("error: /proc/self/status: its folder cannot hold its score file status.all.score.json"), err
+    assert ".lock" not in err[0] and "--out" in err[0]
+
+
+def test_a_device_as_predictions_is_refused_before_its_score_file_is_locked(tmp_path, capsys, data):
+    assert main(["score", str(data), "/dev/null", "--bootstrap", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: /dev/null: is not a regular file")

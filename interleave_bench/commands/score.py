@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..documents import is_score_head
-from ..errors import InterleaveError, UsageError, require_output
+from ..errors import InputError, InterleaveError, UsageError, require_file, require_output
 from ..heap import paused_gc
 from ..options import whole_number
 from ..progress import Timer, print_summary
@@ -214,8 +214,23 @@ def _score_files_held(args: argparse.Namespace) -> Any:
             paths = prediction_files(args.predictions)
         except InterleaveError:
             paths = []  # said where the predictions are read
-        outputs = ([] if args.json else [Path(args.out)] if args.out is not None
-                   else [score_path(p, args.split, args.mode) for p in paths])
-        for path in outputs:
-            held.enter_context(exclusive_output(path, "score"))
+        outputs = ([] if args.json else [(None, Path(args.out))] if args.out is not None
+                   else [(p, score_path(p, args.split, args.mode)) for p in paths])
+        for pred, path in outputs:
+            if pred is not None:
+                require_file(pred)  # a FIFO or device has no score file beside it: named, not its lock file
+            try:
+                held.enter_context(exclusive_output(path, "score"))
+            except OSError as exc:
+                if pred is None:
+                    raise
+                raise no_score_file_beside(pred, path, exc) from None
         yield
+
+
+def no_score_file_beside(pred: Path, score_file: Path, exc: OSError) -> InputError:
+    """The one line for a predictions file whose folder cannot hold its score file (``/proc``, a
+    read-only folder): it names the predictions file given, not the lock file the system refused."""
+    reason = exc.strerror or type(exc).__name__
+    return InputError(str(pred), None, None, f"its folder cannot hold its score file {score_file.name} "
+                                             f"({reason[:1].lower()}{reason[1:]}): score it with --out PATH or --json")
