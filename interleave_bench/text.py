@@ -111,3 +111,11 @@ def escaped(char: str) -> str:
     n = ord(char)
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
+
+def escape_unshown(text: str) -> str:
+    """``text`` with every character :func:`is_unshown` (a line break and a tab among them) as its
+    :func:`escaped` form: how a name the user chose (a file's path in a ``wrote`` line, a table's
+    cell) is printed, so it stays on its line and shows what it holds (``run\\x0a1.jsonl``)."""
+    if text.isprintable() and BLANK_LOOKING.isdisjoint(text):  # (most text is)
+        return text
+    return "".join(escaped(c) if is_unshown(c) else c for c in text)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from interleave_bench.cli import main
 from interleave_bench.reports.tables import cell, table
+from interleave_bench.text import escape_unshown
 
 def raw(text: str) -> list[str]:
     """The characters of ``text`` no printed cell may hold, by their Unicode category (control,
@@ -54,3 +55,27 @@ def test_compare_prints_a_message_with_escape_codes_escaped(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "\\x1b[31mRED\\x1b[0m\\x0dFORGED\\x0b\\x0c\\u2028" in out
     assert not raw(out.replace("\n", ""))
+
+
+def test_escape_unshown_escapes_what_shows_nothing_and_keeps_the_rest():
+    assert escape_unshown("runs/a\nb.jsonl") == "runs/a\\x0ab.jsonl"
+    assert escape_unshown("a\tb\x1b[31m\u202e\udcff") == "a\\x09b\\x1b[31m\\u202e\\udcff"  # (\udcff: a byte not UTF-8)
+    assert escape_unshown("café 👍 好的.jsonl") == "café 👍 好的.jsonl"
+
+
+def test_the_wrote_lines_of_route_and_score_show_a_line_break_in_a_path_escaped(tmp_path, capsys):
+    """The hostile repro: a predictions file named ``run\\nx.jsonl`` split score's ``wrote`` line in two."""
+    data = tmp_path / "d"
+    assert main(["generate", "--sessions", "2", "--offline", "--out", str(data)]) == 0
+    capsys.readouterr()
+    pred = tmp_path / "run\nx.jsonl"
+    assert main(["route", str(data), "--mode", "closed", "--policy", "stay", "--split", "all", "--out", str(pred)]) == 0
+    assert main(["route", str(data), "--mode", "closed", "--policy", "stay", "--split", "all", "--out", str(pred)]) == 0
+    assert main(["score", str(data), str(pred), "--split", "all", "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    shown = str(tmp_path / "run\\x0ax")
+    assert [line for line in out if line.startswith(("wrote ", "kept "))] == [
+        f"wrote {shown}.jsonl ({pred.read_text().count(chr(10)):,} rows)",
+        f"kept {shown}.jsonl ({pred.read_text().count(chr(10)):,} rows, already complete)",
+        f"wrote {shown}.all.score.json"]
+    assert not any(line.startswith("x.") for line in out)

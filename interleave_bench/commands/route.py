@@ -23,6 +23,7 @@ from ..route.runner import (DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, Rou
                             run_route)
 from ..route.sweep import DEFAULT_THRESHOLDS, SweepResult, check_thresholds, curve_table, parse_thresholds, run_sweep
 from ..schema import MODES
+from ..text import escape_unshown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,9 +94,10 @@ def options_from_args(args: argparse.Namespace, policy: str | None = None) -> Ro
 def file_line(result: RouteResult) -> str:
     """What a run left in its file: ``wrote FILE (N rows)``, or ``kept FILE (N rows, already
     complete)`` when every session was done already and nothing new was written."""
+    path = escape_unshown(str(result.path))  # (a line break in its name would split the line)
     if result.sessions:
-        return f"wrote {result.path} ({result.rows:,} rows)"
-    return f"kept {result.path} ({result.rows:,} rows, already complete)"
+        return f"wrote {path} ({result.rows:,} rows)"
+    return f"kept {path} ({result.rows:,} rows, already complete)"
 
 
 def run_title(opts: RouteOptions, model: str | None = None) -> str:

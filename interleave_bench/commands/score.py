@@ -23,6 +23,7 @@ from ..heap import paused_gc
 from ..options import whole_number
 from ..progress import Timer, print_summary
 from ..schema import MODES
+from ..text import escape_unshown
 from ..score.defaults import DEFAULT_BOOTSTRAP, DEFAULT_SEED, DEFAULT_SPLIT, SPLITS, bootstrap_option, seed_option
 
 
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     for run_ in runs:
         if run_.score_file is not None:
-            print(f"wrote {run_.score_file}", file=sys.stderr if args.json else sys.stdout)
+            print(f"wrote {escape_unshown(str(run_.score_file))}", file=sys.stderr if args.json else sys.stdout)
     for p, run_ in zip(prediction_files(args.predictions), runs):
         if p in writing:
             print(being_written(p, writing[p], run_.result["counts"]["rows"]), file=sys.stderr)

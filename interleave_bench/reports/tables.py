@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..documents import COST_NULL_REASONS
 from ..errors import clip
-from ..text import BLANK_LOOKING, escaped, is_unshown
+from ..text import escape_unshown
 from ..score.in_sample import in_sample_note
 from ..score.rows import EXAMPLES_SHOWN
 from ..score.table import HEADLINE, RATE, family, metric
@@ -52,10 +52,7 @@ def cell(value: object) -> str:
     recolours a terminal, a carriage return overwrites the row, a bidi control reorders it) as its
     escape (``\\x1b``, ``\\u2028``), ``|`` escaped. A message's text in a table (``compare``'s
     flips) is data, which may hold any of them."""
-    text = str(value).replace("\n", " ").replace("\t", " ")
-    if not text.isprintable() or not BLANK_LOOKING.isdisjoint(text):  # (most cells are neither)
-        text = "".join(escaped(c) if is_unshown(c) else c for c in text)
-    return text.replace("|", "\\|")
+    return escape_unshown(str(value).replace("\n", " ").replace("\t", " ")).replace("|", "\\|")
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
