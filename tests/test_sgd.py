@@ -239,6 +239,8 @@ def test_malformed_json_is_one_line_naming_file_and_line(tmp_path, capsys):
      "[0].turns[2].frames[0].actions[0].values: expected a list"),
     (lambda d: d[0]["turns"][0]["frames"][0]["state"].__setitem__("active_intent", "NoSuchIntent"),
      "[0].turns[0].frames[0].state.active_intent: 'NoSuchIntent' is not an intent of service"),
+    (lambda d: d[0].__setitem__("dialogue_id", "8_1\nerror: forged"),  # refused on its field, not as a session id
+     "[0].dialogue_id: '8_1\\nerror: forged' holds a control character"),
 ])
 def test_bad_dialogue_fields_are_one_line(tmp_path, capsys, edit, field):
     corpus = bad_corpus(tmp_path)

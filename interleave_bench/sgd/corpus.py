@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError, InputErrors, require_folder
 from ..io import parse_record, read_json
+from ..schema import ID
 
 SCHEMA_FILE = "schema.json"
 DIALOGUES_GLOB = "dialogues_*.json"
@@ -84,7 +85,7 @@ class Turn(_Corpus):
 
 
 class Dialogue(_Corpus):
-    dialogue_id: str = Field(min_length=1)
+    dialogue_id: str = Field(min_length=1, **ID)  # (it becomes a session id: refused here, where it is written)
     services: list[str] = Field(min_length=1)
     turns: list[Turn] = Field(min_length=1)
 
