@@ -363,6 +363,14 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     return clip(repr(redact(_window(value, limit))) if isinstance(value, str) else repr(value), limit)
 
 
+def json_kind(value: object) -> str:
+    """What a JSON value that is not the text a message wanted is, for that message: ``null``,
+    ``true or false``, ``a number``, ``a list``, ``an object`` (else its Python type's name)."""
+    kinds = ((type(None), "null"), (bool, "true or false"), ((int, float), "a number"), (str, "text"),
+             (list, "a list"), (dict, "an object"))
+    return next((words for kind, words in kinds if isinstance(value, kind)), type(value).__name__)
+
+
 def error_line(problem: str) -> str:
     """``error: <problem>``, the line every command prints for a problem, :func:`clip`-ped (a
     problem quotes the input, which may hold a key, and a value of any length): at most

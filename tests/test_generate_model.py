@@ -373,3 +373,13 @@ def test_payload_block_round_trips(payload):
 
     text = "Instructions.\n\n" + payload_block(payload) + "\n"
     assert extract_payload([{"role": "system", "content": "x"}, {"role": "user", "content": text}]) == payload
+
+
+def test_a_number_as_the_answer_s_content_is_named_as_such(openai_env, tmp_path, capsys):
+    """The hostile repro: ``content: 42`` was told as "content is null or empty"."""
+    openai_env["server"].add_fault("number", times=10_000, match="en-0003")
+    out = tmp_path / "out"
+    code = run_cli("--sessions", "4", "--out", str(out), "--concurrency", "2")
+    err = capsys.readouterr().err
+    assert "failed: en-0003: threads: unreadable answer: its content is a number, not text" in err, err
+    assert "null or empty" not in err and code == 0 and read_manifest(out / "manifest.json").counts.failed == 1

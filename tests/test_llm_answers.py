@@ -11,6 +11,7 @@ from email.utils import formatdate
 
 import pytest
 
+from interleave_bench.errors import json_kind
 from interleave_bench.llm import LLM, ModelCallError, ResponseCache, model_session
 from interleave_bench.llm.cache import cache_key
 from interleave_bench.llm.client import RETRY_AFTER_MAX_S, USAGE_MAX_TOKENS, Unreadable, retry_after, usage_of
@@ -35,9 +36,15 @@ def test_an_unusable_answer_is_asked_again_and_never_cached(openai_env, kind):
         assert again.cached and again.text == reply.text and again.usage == reply.usage
 
 
+def test_json_kind_names_what_a_value_is():
+    assert [json_kind(v) for v in (None, True, 42, 4.2, "x", [1], {"a": 1})] == [
+        "null", "true or false", "a number", "a number", "text", "a list", "an object"]
+
+
 @pytest.mark.parametrize("kind,words", [
     ("usage", "usage prompt_tokens is -"),
     ("null", "it has no text (content is null or empty)"),
+    ("number", "its content is a number, not text"),  # (not "null or empty": it says 42)
     ("length", "cut off at the token limit (finish_reason length)"),
 ])
 def test_an_answer_unusable_on_every_try_fails_the_call_naming_why(openai_env, kind, words):

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
-from ..errors import InterleaveError, clip
+from ..errors import InterleaveError, clip, json_kind
 from ..redaction import redact, redact_secrets
 from .cache import ResponseCache, cache_key
 from .prices import ENV_SOURCE, PRICES_AS_OF, Price, more_cached_than_sent, price_for
@@ -563,8 +563,9 @@ def _checked(resp: Any, usage: Any = None) -> tuple[Any, str, Usage, bool]:
         text = choice.message.content
     except (AttributeError, IndexError, TypeError, KeyError):
         raise Unreadable("it has no choices") from None
-    if not isinstance(text, str) or not text.strip():
-        raise Unreadable("it has no text (content is null or empty)")
+    if not isinstance(text, str) or not text.strip():  # (42 or a list is no empty text: it says what it is)
+        raise Unreadable("it has no text (content is null or empty)" if text is None or isinstance(text, str)
+                         else f"its content is {json_kind(text)}, not text")
     if choice.finish_reason == FINISH_CUT:
         raise Unreadable("its text was cut off at the token limit (finish_reason length)")
     # a provider that echoes the key inside an answer: never kept (cache, rows, data); other text is unchanged

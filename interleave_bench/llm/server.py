@@ -35,8 +35,9 @@ from .provider import FAKE_FINGERPRINT, FAKE_MODEL
 FAULT_KINDS = ("429", "500", "slow", "malformed", "truncated", "garbage", "drop")
 #: well-formed 200 answers the client cannot use: a usage no provider counts (negative tokens, or
 #: ``prompt_tokens: true``),
-#: ``content: null``, and text cut off at the token limit (``finish_reason: length``)
-UNUSABLE_KINDS = ("usage", "usage_bool", "null", "length")
+#: ``content: null``, ``content: 42`` (a number, not text), and text cut off at the token limit
+#: (``finish_reason: length``)
+UNUSABLE_KINDS = ("usage", "usage_bool", "null", "number", "length")
 #: an error whose text echoes the request's ``Authorization`` header, a key query parameter and the
 #: key URL-encoded (``%2B``, and lower-cased), as some providers' error pages do (HTTP 401, not retried)
 ECHO_KIND = "echo"
@@ -261,10 +262,12 @@ class FakeServer:
             self.usage_total["completion_tokens"] += completion_tokens
             self.usage_total["cached_tokens"] += cached
         rid = fake.stable_hash(body) % 10**12
-        content: str | None = text
+        content: str | int | None = text
         finish = "stop"
         if fault == "null":
             content = None
+        elif fault == "number":
+            content = 42
         elif fault == "length":
             content, finish = text[: max(1, len(text) // 2)], "length"
         elif fault == "usage":
