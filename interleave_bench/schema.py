@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_seriali
 from pydantic_core import PydanticCustomError
 
 from .json_text import INT64_MAX
-from .llm.prices import more_cached_than_sent
 from .record_errors import ID_PATTERN, describe_error, loc_to_field, validation_problems  # noqa: F401 - read from here too
 
 # --- vocabularies ---------------------------------------------------------------------------------
@@ -409,6 +408,14 @@ def check_session(s: Session) -> list[tuple[str, str]]:
 # --- predictions ---------------------------------------------------------------------------------
 
 
+def more_cached_than_sent(sent: Any, cached: Any) -> Any:
+    """Whether a usage counts more prompt tokens served from the provider's prompt cache than it
+    sent (cached ones are part of those sent), which no provider counts: of two counts, or of two
+    arrays of them, row by row. The one rule the model layer (``client.usage_of``), a prediction
+    row's usage (:class:`RowUsage`), the scorer's arrays and ``llm.prices.Price.cost`` read."""
+    return cached > sent
+
+
 class RowUsage(Record):
     input: int = Field(default=0, **COUNT)
     output: int = Field(default=0, **COUNT)
@@ -420,7 +427,7 @@ class RowUsage(Record):
     @field_validator("cache_hit")
     @classmethod
     def _cached_of_sent(cls, cache_hit: int, info: ValidationInfo) -> int:
-        # cached tokens are part of those sent: the model layer's rule (``llm.prices``)
+        # cached tokens are part of those sent: the rule the model layer reads too
         sent = info.data.get("input")
         if sent is not None and more_cached_than_sent(sent, cache_hit):
             raise PydanticCustomError("cached_beyond_sent", "more cached tokens than the {sent} input tokens sent",

@@ -38,8 +38,9 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional
 
 from ..errors import InterleaveError, clip, json_kind
 from ..redaction import redact, redact_secrets
+from ..schema import more_cached_than_sent
 from .cache import ResponseCache, cache_key
-from .prices import ENV_SOURCE, PRICES_AS_OF, Price, more_cached_than_sent, price_for
+from .prices import ENV_SOURCE, PRICES_AS_OF, Price, price_for
 from .provider import FAKE_FINGERPRINT, FAKE_MODEL, Provider, is_fake_model
 
 if TYPE_CHECKING:
@@ -543,8 +544,7 @@ def usage_of(u: Any) -> Usage:
     if details is not None:
         found = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", None)
         cached = _count(found, "prompt_tokens_details.cached_tokens")
-    # DeepSeek reports its prompt cache as prompt_cache_hit_tokens
-    extra = (u if isinstance(u, dict) else getattr(u, "model_extra", None)) or {}
+    extra = (u if isinstance(u, dict) else getattr(u, "model_extra", None)) or {}  # DeepSeek's prompt_cache_hit_tokens
     if not cached and extra.get("prompt_cache_hit_tokens") is not None:
         cached = _count(extra.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
     if more_cached_than_sent(prompt, cached):

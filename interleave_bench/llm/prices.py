@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
 from ..errors import InputError, UsageError
+from ..schema import more_cached_than_sent
 from .provider import FAKE_MODEL, is_fake_model
 
 #: the day the default table was copied from the providers' published price pages
@@ -39,14 +40,6 @@ def price_problem(values: "tuple[Any, ...] | list[Any]") -> str | None:
         if not 0 <= value <= MAX_PRICE_PER_MILLION:
             return f"{value:g} is outside 0..{MAX_PRICE_PER_MILLION:g} USD per million tokens"
     return None
-
-
-def more_cached_than_sent(sent: Any, cached: Any) -> Any:
-    """Whether a usage counts more prompt tokens served from the provider's prompt cache than it
-    sent (cached ones are part of those sent), which no provider counts: of two counts, or of two
-    arrays of them, row by row. The one rule the model layer (``client.usage_of``), a prediction
-    row's usage (``schema.RowUsage``), the scorer's arrays and :meth:`Price.cost` read."""
-    return cached > sent
 
 
 @dataclass(frozen=True)

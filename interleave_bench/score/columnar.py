@@ -28,7 +28,7 @@ from msgspec import UNSET
 from ..compiled import DecodeErrors
 from ..errors import InputError
 from ..json_text import NEWLINE_BYTE
-from ..llm.prices import more_cached_than_sent
+from ..schema import more_cached_than_sent
 from ..schema import PredictionRow
 from .datafile import Bad, DataColumns, data_pass, decode_lines, whole_line_blocks
 from .block import Block, score_block

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ..errors import InputError, InputErrors
 from ..schema import MAX_ELAPSED_MS, MODES
 from .columnar import PredictionColumns
-from ..llm.prices import more_cached_than_sent
+from ..schema import more_cached_than_sent
 from .datafile import Bad, DataColumns
 
 #: rows per block of a Parquet predictions file
