@@ -3,7 +3,8 @@
 Both are wrapped in :class:`PluginRouter`, which the runner drives like any built-in policy: the
 run, its file name and every row carry the router's own ``policy`` name. The wrapper holds the
 contract of docs/own_router.md: a router that raises, answers something that is not a
-decision, or names a topic the view does not hold gives an ``ERROR`` row saying why (a rerun asks
+decision, names a topic the view does not hold, or changes the view it is shown
+(:mod:`.plugin_input`) gives an ``ERROR`` row saying why (a rerun asks
 again for exactly those messages, as for the model router); when the first
 :data:`ABORT_AFTER_FAILURES` decisions of a run all fail, the run stops with one line (exit 2).
 
@@ -33,6 +34,7 @@ from ..score.rows import read_row
 from ..urls import require_base_url
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
+from .plugin_input import Shown
 
 if TYPE_CHECKING:
     from .runner import RouteOptions
@@ -207,10 +209,16 @@ class PluginRouter:
         self.failed = 0
 
     async def route(self, view: RouterView) -> Decision:
+        shown = Shown(view)
         try:
-            d = self.inner.route(view)
-            if inspect.isawaitable(d):
-                d = await d
+            try:
+                d = self.inner.route(view)
+                if inspect.isawaitable(d):
+                    d = await d
+            finally:  # raised or not, the runner's own objects are put back as they were
+                changed = shown.restore()
+            if changed:
+                raise RouterFailure(f"changed its input ({changed}): route(view) must leave its view as it is")
             d = checked(d, view)
         except UsageError:
             raise

@@ -221,7 +221,8 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
     """
     conv = conversation_of(session)
     gold = gold_of(session) if isinstance(router, GoldRouter) else None
-    keys = [t.gold.thread for t in session.turns]
+    turns = session.turns
+    keys = [t.gold.thread for t in turns]
     follows = simulate_arrivals(keys, same=opts.same, cross=opts.cross, seed=opts.seed, session_id=session.session_id)
     units = plan_units([m.text for m in conv.messages], follows, opts.merge)
     state = TopicState(conv, opts.mode)
@@ -239,7 +240,8 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
         # in PredictionRow's dumped order (its fields, then extra ones): a row of plain values is
         # written as it is once checked, any other (an int confidence, ...) as the schema dumps it
         plain = model_plain
-        row: dict[str, Any] = {"session_id": session.session_id, "i": msg.i, "pred": label,
+        # the turn number from the session, which no router is shown: never one a router changed
+        row: dict[str, Any] = {"session_id": session.session_id, "i": turns[unit.positions[k]].i, "pred": label,
                                "mode": opts.mode, "policy": opts.policy}
         if d.refs is not None:
             row["refs"] = refs = list(d.refs)

@@ -1,0 +1,117 @@
+"""Own routers that break the contract of docs/own_router.md#what-a-router-may-not-do: each one's
+rows and exit are what the docs say, never a silently wrong row nor an internal error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from interleave_bench.cli import main
+from interleave_bench.io import read_json
+from interleave_bench.route.model import ABORT_AFTER_FAILURES
+from interleave_bench.schema import ERROR
+
+from _route_util import module_at, read_rows, standard_sessions, write_data
+
+ROUTERS = '''
+from interleave_bench.route.base import Decision
+
+#: what the routers saw: (session, turn number, text) of every earlier message of each view
+SEEN = []
+
+
+def stay(view):
+    return Decision.to_topic(view.current or view.topics[0].label)
+
+
+class Shift:
+    """Changes a pending message's ``field`` (the turn number ``i`` by default) at message ``on``
+    (every message when None), then decides (or raises, with ``fail``)."""
+
+    policy = "shift"
+
+    def __init__(self, field="i", on=None, fail=False):
+        self.field, self.on, self.fail = field, on, fail
+
+    def route(self, view):
+        SEEN.extend((view.session_id, m.i, m.text) for m in view.history)
+        m = view.pending[0]
+        if self.on is None or m.i == self.on:
+            value = {"i": m.i + 1, "text": "changed", "reply": "a reply", "speaker": "mallory"}[self.field]
+            object.__setattr__(m, self.field, value)
+            if self.fail:
+                raise ValueError("gave up")
+        return stay(view)
+'''
+
+
+def cli(*args) -> int:
+    return main([str(a) for a in args])
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    return write_data(tmp_path / "data")
+
+
+@pytest.fixture
+def routers(tmp_path, monkeypatch):
+    with module_at(tmp_path / "mods", "hostile_routers", ROUTERS, monkeypatch) as module:
+        yield module
+
+
+def turn_numbers(rows) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for r in rows:
+        out.setdefault(r["session_id"], []).append(r["i"])
+    return out
+
+
+TEXTS = {(s["session_id"], t["i"]): t["text"] for s in standard_sessions() for t in s["turns"]}
+
+
+# --- 1. a router that changes the messages it is shown ---------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["i", "text", "reply", "speaker"])
+@pytest.mark.parametrize("fail", [False, True], ids=["decides", "raises"])
+def test_a_router_changing_a_pending_message_gets_an_error_row_and_the_runs_own_turns(data, routers, field, fail):
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Shift", "--router-arg", f"field={field}",
+               "--router-arg", "on=3", "--router-arg", f"fail={str(fail).lower()}") == 0
+    rows = read_rows(data / "predictions" / "closed-shift.jsonl")
+    # every row carries the session's own turn number, in turn order
+    assert turn_numbers(rows) == {s["session_id"]: [t["i"] for t in s["turns"]] for s in standard_sessions()}
+    failed = [r for r in rows if r["pred"] == ERROR]
+    assert {r["i"] for r in failed} == {3} and len(failed) == len(standard_sessions())
+    said = "raised ValueError: gave up" if fail else \
+        f"changed its input (message 3's {field}): route(view) must leave its view as it is"
+    assert {r["error"] for r in failed} == {f"router shift {said}"}
+    # the message was put back: later views show it as the session has it
+    assert all(text == TEXTS[sid, i] for sid, i, text in routers.SEEN)
+    assert any(i == 3 for _, i, _ in routers.SEEN)
+
+
+def test_a_router_changing_every_message_stops_the_run_in_one_line(data, routers, capsys):
+    out = data / "shift.jsonl"
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Shift", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert (f"the first {ABORT_AFTER_FAILURES} decisions of router shift all failed (last: router shift changed "
+            "its input (message 7's i)") in err
+    assert not out.exists()
+
+
+def test_a_router_changing_messages_after_the_first_never_writes_a_shifted_row(data, routers, capsys):
+    # decides the first message of each session as it is, then shifts each later one: an ERROR row
+    # for each of those, at its own turn number, and a record that says so
+    routers.Shift.route = lambda self, view, _route=routers.Shift.route: (
+        routers.stay(view) if not view.history else _route(self, view))
+    out = data / "shift.jsonl"
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Shift", "--out", out) == 0
+    rows = read_rows(out)
+    assert turn_numbers(rows) == {s["session_id"]: [t["i"] for t in s["turns"]] for s in standard_sessions()}
+    assert [r["i"] for r in rows if r["pred"] != ERROR] == [0] * len(standard_sessions())
+    record = read_json(out.with_name("shift.run.json"))
+    assert record["complete"] and record["counts"]["errors"] == len(rows) - len(standard_sessions())
+    assert f"{len(rows) - len(standard_sessions())} ERROR rows remain" in capsys.readouterr().err
