@@ -15,7 +15,12 @@ from interleave_bench.schema import ERROR
 from _route_util import module_at, read_rows, standard_sessions, write_data
 
 ROUTERS = '''
+import dataclasses
+
 from interleave_bench.route.base import Decision
+
+#: the labels of every view shown
+LABELS = []
 
 #: what the routers saw: (session, turn number, text) of every earlier message of each view
 SEEN = []
@@ -43,6 +48,29 @@ class Shift:
             if self.fail:
                 raise ValueError("gave up")
         return stay(view)
+
+
+class Rename:
+    """At message ``on``: renames the first topic "zz" (``how="rename"``) or shows the view a topic
+    "zz" in place of its own (``how="swap"``), then answers "zz" (or, with ``answer="own"``, the
+    first topic's own label)."""
+
+    policy = "rename"
+
+    def __init__(self, how="rename", answer="zz", on=3):
+        self.how, self.answer, self.on = how, answer, on
+
+    def route(self, view):
+        LABELS.append(view.labels())
+        if view.pending[0].i != self.on:
+            return stay(view)
+        first = view.topics[0]
+        own = first.label
+        if self.how == "rename":
+            object.__setattr__(first, "label", "zz")
+        else:
+            object.__setattr__(view, "topics", (dataclasses.replace(first, label="zz"),) + view.topics[1:])
+        return Decision.to_topic("zz" if self.answer == "zz" else own)
 '''
 
 
@@ -115,3 +143,25 @@ def test_a_router_changing_messages_after_the_first_never_writes_a_shifted_row(d
     record = read_json(out.with_name("shift.run.json"))
     assert record["complete"] and record["counts"]["errors"] == len(rows) - len(standard_sessions())
     assert f"{len(rows) - len(standard_sessions())} ERROR rows remain" in capsys.readouterr().err
+
+
+# --- 2. a router that renames the topics it is shown -----------------------------------------------
+
+
+@pytest.mark.parametrize("how, answer, said", [
+    # the runner's own topic renamed: put back, and the decision fails whatever it names
+    ("rename", "zz", "changed its input (topic A's label): route(view) must leave its view as it is"),
+    ("rename", "own", "changed its input (topic A's label): route(view) must leave its view as it is"),
+    # the view shown another topic: a decision is checked against the run's own topics, not the view's
+    ("swap", "zz", "answered unknown topic 'zz' (the view holds A, B"),
+])
+def test_a_router_renaming_a_topic_gets_an_error_row_never_an_internal_error(data, routers, how, answer, said):
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Rename", "--router-arg", f"how={how}",
+               "--router-arg", f"answer={answer}") == 0
+    rows = read_rows(data / "predictions" / "closed-rename.jsonl")
+    failed = [r for r in rows if r["pred"] == ERROR]
+    assert {r["i"] for r in failed} == {3} and len(failed) == len(standard_sessions())
+    assert all(r["error"].startswith(f"router rename {said}") for r in failed)
+    assert all(r["pred"] in {"A", "B", "C", ERROR} for r in rows)
+    # no later view shows the name it gave: the topic was put back
+    assert routers.LABELS and not any("zz" in labels for labels in routers.LABELS)

@@ -63,12 +63,13 @@ def view_json(view: RouterView) -> dict[str, Any]:
     return dataclasses.asdict(view)
 
 
-def decision_from_json(answer: Any, view: RouterView) -> Decision:
+def decision_from_json(answer: Any, view: RouterView, labels: Optional[Sequence[str]] = None) -> Decision:
     """A decision from its JSON form; raises :class:`RouterFailure` naming what is wrong.
 
     ``{"kind": "topic", "label": L}`` (an existing topic of the view), ``{"kind": "new", "title": T}``,
     ``{"kind": "clarify"}`` or ``{"kind": "error", "error": WHY}``; optional ``refs`` (labels of the
-    view's topics), ``via``, ``usage`` (``{input, output, cache_hit}``), ``elapsed_ms``, ``confidence``.
+    view's topics), ``via``, ``usage`` (``{input, output, cache_hit}``), ``elapsed_ms``, ``confidence``;
+    checked by :func:`checked` (against ``labels`` when given).
     """
     if not isinstance(answer, Mapping):
         raise RouterFailure(f"expected a decision object, got {type(answer).__name__}")
@@ -98,22 +99,23 @@ def decision_from_json(answer: Any, view: RouterView) -> Decision:
     for key in ("elapsed_ms", "confidence"):
         if answer.get(key) is not None:
             fields[key] = answer[key]  # (checked with the rest of the decision)
-    return checked(Decision(kind, **fields), view)
+    return checked(Decision(kind, **fields), view, labels)
 
 
-def checked(d: Any, view: RouterView) -> Decision:
+def checked(d: Any, view: RouterView, labels: Optional[Sequence[str]] = None) -> Decision:
     """``d`` when it is a decision the view allows; raises :class:`RouterFailure` otherwise, naming
     the message and the field for a field of the wrong type or out of range (a NaN or infinite
     ``confidence`` or ``elapsed_ms``, a ``confidence`` outside 0..1), checked as a predictions
-    file's row is: the row it would be written as could not be."""
+    file's row is: the row it would be written as could not be. Its topic and refs must be among
+    ``labels`` (the run's own, :class:`~.plugin_input.Shown`), or the view's when None."""
     if isinstance(d, Mapping):
-        return decision_from_json(d, view)
+        return decision_from_json(d, view, labels)
     if not isinstance(d, Decision):
         raise RouterFailure(f"route() must return a Decision or its JSON form (a dict), got {type(d).__name__}")
     if d.kind not in KINDS:
         raise RouterFailure(f"kind must be one of {', '.join(KINDS)}, got {d.kind!r}")
     _check_fields(d, view)
-    labels = view.labels()
+    labels = view.labels() if labels is None else labels
     if d.kind == "topic" and (d.label not in labels or d.label in SPECIAL_LABELS):
         raise RouterFailure(f"answered unknown topic {d.label!r} (the view holds {', '.join(labels) or 'none'})")
     unknown = [r for r in d.refs or () if r not in labels]
@@ -208,18 +210,20 @@ class PluginRouter:
         self.answered = 0
         self.failed = 0
 
-    async def route(self, view: RouterView) -> Decision:
-        shown = Shown(view)
+    async def route(self, view: RouterView, labels: Optional[Sequence[str]] = None) -> Decision:
+        """The router's decision for ``view``, checked against ``labels`` (the run's own topics, as
+        the runner gives them; the view's when None)."""
+        before = Shown(view, labels)
         try:
             try:
                 d = self.inner.route(view)
                 if inspect.isawaitable(d):
                     d = await d
             finally:  # raised or not, the runner's own objects are put back as they were
-                changed = shown.restore()
+                changed = before.restore()
             if changed:
                 raise RouterFailure(f"changed its input ({changed}): route(view) must leave its view as it is")
-            d = checked(d, view)
+            d = checked(d, view, before.labels)
         except UsageError:
             raise
         except Exception as exc:  # the router's own failure: a row says why, the run goes on

@@ -50,6 +50,7 @@ from .baselines import AlwaysNewRouter, OracleRouter, SingleRouter, StayRouter
 from .bm25 import Bm25Router
 from .local import VIA_LOCAL, LocalRouter, threshold_problem
 from .local_sample import local_weights_of
+from .plugin import PluginRouter
 from .digest import conversation_digests
 from .selection import check_mode_applies, select_sessions
 from .resume import (FILE_COUNTS, START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows,
@@ -192,10 +193,13 @@ class SessionCounts:
             setattr(self, k, getattr(self, k) + getattr(other, k))
 
 
-async def _decide(router: Any, view: RouterView, gold: Optional[GoldLabels]) -> Decision:
-    """The router's decision; ``gold`` is given only for a :class:`GoldRouter` (the oracle)."""
+async def _decide(router: Any, view: RouterView, gold: Optional[GoldLabels], state: TopicState) -> Decision:
+    """The router's decision; ``gold`` is given only for a :class:`GoldRouter` (the oracle), the
+    run's own topic labels (``state``'s) only to your own router, whose view may lie (:mod:`.plugin_input`)."""
     if gold is not None:
         return await router.route_with_gold(view, gold)
+    if isinstance(router, PluginRouter):
+        return await router.route(view, state.order)
     return await router.route(view)
 
 
@@ -284,7 +288,7 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
         mixed = is_mixed([keys[k] for k in unit.positions])
         counts.bursts += len(pending) > 1
         if len(pending) == 1 or opts.decide == "one":
-            d = await _decide(router, state.view(pending), gold)
+            d = await _decide(router, state.view(pending), gold, state)
             label = _label_for(state, d, {}, 0)
             for k, msg in enumerate(pending):
                 state.record(msg, label)
@@ -306,7 +310,7 @@ async def route_session(session: Session, router: Any, opts: RouteOptions) -> tu
             continue
         failure: Optional[BurstFailure] = result
         for k, msg in enumerate(pending):
-            d = await _decide(router, state.view([msg]), gold)
+            d = await _decide(router, state.view([msg]), gold, state)
             label = _label_for(state, d, {}, 0)
             state.record(msg, label)
             if failure is None:
