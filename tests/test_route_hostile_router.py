@@ -3,6 +3,9 @@ rows and exit are what the docs say, never a silently wrong row nor an internal 
 
 from __future__ import annotations
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,19 @@ class Shift:
             if self.fail:
                 raise ValueError("gave up")
         return stay(view)
+
+
+class NewTitle:
+    """Opens a topic for every message, its title ``None`` at message 3, as a Decision or its JSON form."""
+
+    policy = "newtitle"
+
+    def __init__(self, as_json=False):
+        self.as_json = as_json
+
+    def route(self, view):
+        title = None if view.pending[0].i == 3 else "x"
+        return {"kind": "new", "title": title} if self.as_json else Decision.new(title)
 
 
 class Rename:
@@ -165,3 +181,85 @@ def test_a_router_renaming_a_topic_gets_an_error_row_never_an_internal_error(dat
     assert all(r["pred"] in {"A", "B", "C", ERROR} for r in rows)
     # no later view shows the name it gave: the topic was put back
     assert routers.LABELS and not any("zz" in labels for labels in routers.LABELS)
+
+
+# --- 3. an HTTP router's answer is read as strictly as any JSON the project reads ------------------
+
+
+class RawServer:
+    """A router on loopback answering ``hello`` to GET; to POST, the first topic (or a new one), and
+    the body ``raw`` for message 3."""
+
+    def __init__(self, raw: str, hello: str = '{"policy": "raw"}'):
+        class Handler(BaseHTTPRequestHandler):
+            def answer(self, text: str) -> None:
+                data = text.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self.answer(hello)
+
+            def do_POST(self):
+                view = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if view["pending"][0]["i"] == 3:
+                    return self.answer(raw)
+                topics = view["topics"]
+                self.answer(json.dumps({"kind": "topic", "label": topics[0]["label"]} if topics
+                                       else {"kind": "new", "title": "x"}))
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/route"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "RawServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("raw, said", [
+    ('{"kind": "topic", "label": "A", "label": "B"}',
+     "answered JSON that cannot be read: label: the key 'label' appears twice in one object"),
+    ('{"kind": "topic", "label": "A", "confidence": NaN}',
+     "answered JSON that cannot be read: confidence: NaN is not a JSON number (NaN and Infinity are refused)"),
+    ('{"kind": "topic", "label": "A"', "answered a body that is not JSON: {\"kind\": \"topic\", \"label\": \"A\""),
+])
+def test_an_http_answer_the_strict_json_reader_refuses_is_an_error_row(data, raw, said):
+    with RawServer(raw) as server:
+        assert cli("route", data, "--mode", "closed", "--router", server.url, "--out", data / "raw.jsonl") == 0
+    failed = [r for r in read_rows(data / "raw.jsonl") if r["pred"] == ERROR]
+    assert {r["i"] for r in failed} == {3} and len(failed) == len(standard_sessions())
+    assert {r["error"] for r in failed} == {f"router raw {said}"}
+
+
+def test_an_http_policy_named_twice_stops_before_any_message_in_one_line(data, capsys):
+    with RawServer("{}", hello='{"policy": "raw", "policy": "other"}') as server:
+        assert cli("route", data, "--mode", "closed", "--router", server.url) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "GET did not answer" in err
+    assert "policy: the key 'policy' appears twice in one object" in err
+
+
+@pytest.mark.parametrize("spec", ["http", "json", "decision"])
+def test_a_null_title_is_refused_alike_over_http_and_from_python(data, routers, spec):
+    said = "router {} gave message 3 a bad title: expected text, got NoneType None"
+    if spec == "http":
+        with RawServer('{"kind": "new", "title": null}') as server:
+            assert cli("route", data, "--mode", "open", "--router", server.url, "--out", data / "t.jsonl") == 0
+        policy = "raw"
+    else:
+        assert cli("route", data, "--mode", "open", "--router", "hostile_routers:NewTitle", "--router-arg",
+                   f"as_json={str(spec == 'json').lower()}", "--out", data / "t.jsonl") == 0
+        policy = "newtitle"
+    failed = [r for r in read_rows(data / "t.jsonl") if r["pred"] == ERROR]
+    assert {r["i"] for r in failed} == {3} and {r["error"] for r in failed} == {said.format(policy)}

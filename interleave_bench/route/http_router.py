@@ -4,7 +4,8 @@
 ``POST URL`` with the view as JSON, answered by one decision object. A user name and password in
 the URL (``http://user:pass@host/route``) go with every request as HTTP Basic authentication, not
 in the address asked for. Anything else (a refused
-connection, a status other than 200, a body that is not JSON) is that step's failure, which
+connection, a status other than 200, a body that is not JSON or that the project's strict JSON
+reader refuses, such as a key named twice) is that step's failure, which
 :class:`~.plugin.PluginRouter` turns into an ``ERROR`` row. Each request waits in a thread of its
 own, so the sessions ``--concurrency`` routes side by side wait on the server together.
 """
@@ -18,7 +19,8 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable, Optional
 
-from ..errors import UsageError, clip
+from ..errors import InputError, UsageError, clip
+from ..json_text import parse_json
 from ..redaction import add_key_in_use, is_secret_parameter
 from ..urls import credentials_apart
 from .base import RouterView
@@ -43,8 +45,10 @@ class HttpRouter:
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
             status, text = self._ask(None)
-            hello = json.loads(text) if status == 200 else None
-        except (OSError, ValueError) as exc:
+            hello = parse_json("", None, text) if status == 200 else None
+        except InputError as exc:
+            raise UsageError(f"--router {url}: GET did not answer {{\"policy\": NAME}}: {_refused(exc, text)}") from None
+        except OSError as exc:
             raise UsageError(f"--router {url}: GET did not answer {{\"policy\": NAME}}: {_short(exc)}") from None
         if not isinstance(hello, dict) or not isinstance(hello.get("policy"), str):
             expected = "" if status in CREDENTIALS_REFUSED else ', not {"policy": NAME}'
@@ -93,9 +97,9 @@ class HttpRouter:
         if status != 200:
             raise RouterFailure(self._answered(status, text))
         try:
-            answer = json.loads(text)
-        except ValueError:
-            raise RouterFailure(f"answered a body that is not JSON: {_short(text)}") from None
+            answer = parse_json("", None, text)
+        except InputError as exc:
+            raise RouterFailure(f"answered {_refused(exc, text)}") from None
         return decision_from_json(answer, view)
 
 
@@ -110,6 +114,15 @@ def _has_secret_param(url: str) -> bool:
         if value and is_secret_parameter(name):
             return True
     return False
+
+
+def _refused(exc: InputError, text: str) -> str:
+    """What is wrong with an answer's ``text``, which the project's strict JSON reader refused
+    (:func:`~..json_text.parse_json`, as every file's JSON is read): a key named twice in one object,
+    ``NaN``, an integer outside 64 bits... are refused, never read as Python's ``json`` reads them."""
+    if exc.field is None:  # no JSON at all (broken, or nested too deeply to read)
+        return f"a body that is not JSON: {_short(text)}"
+    return f"JSON that cannot be read: {exc.field}: {exc.message}"
 
 
 def _short(value: Any) -> str:

@@ -77,12 +77,13 @@ def decision_from_json(answer: Any, view: RouterView, labels: Optional[Sequence[
     if kind not in KINDS:
         raise RouterFailure(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     # absent or null: the default; any other value is kept as given, so one of the wrong type is
-    # refused by the field checks (a title 42 is not the text "42")
+    # refused by the field checks (a title 42 is not the text "42"). A new topic's title is kept
+    # null too, refused as ``Decision.new(None)`` is: absent, it is ``Decision.new()``'s ""
     fields: dict[str, Any] = {"via": VIA_PLUGIN if answer.get("via") is None else answer["via"]}
     if kind == "topic":
         fields["label"] = answer.get("label")
     elif kind == "new":
-        fields["title"] = "" if answer.get("title") is None else answer["title"]
+        fields["title"] = answer.get("title", "")
     elif kind == "error":
         fields["error"] = str(answer.get("error") or "the router gave no reason")
     if answer.get("refs") is not None:
