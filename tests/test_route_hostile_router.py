@@ -12,6 +12,7 @@ import pytest
 
 from interleave_bench.cli import main
 from interleave_bench.io import read_json
+from interleave_bench.route.answer import MAX_ERROR_CHARS
 from interleave_bench.route.model import ABORT_AFTER_FAILURES
 from interleave_bench.schema import ERROR
 
@@ -64,6 +65,35 @@ class NewTitle:
     def route(self, view):
         title = None if view.pending[0].i == 3 else "x"
         return {"kind": "new", "title": title} if self.as_json else Decision.new(title)
+
+
+class Big:
+    """Answers the first topic at every message; at message 3 with ``field`` set to what ``value``
+    names: a long ``via`` or ``error``, ``refs`` of 10,000 labels, a repeat, the chosen topic or an
+    unknown topic; ``refs="gold"`` gives every message the refs a thread message of session
+    en-0001 has in the data (message 9: "A"), as a valid decision."""
+
+    policy = "big"
+
+    def __init__(self, field="via", value="long"):
+        self.field, self.value = field, value
+
+    def route(self, view):
+        first = view.topics[0].label
+        if self.field == "refs" and self.value == "gold":
+            other = [t.label for t in view.topics if t.label not in (first, "C")]
+            on_c = view.session_id == "en-0001" and view.pending[0].i == 9
+            return Decision.to_topic("C", refs=("A",)) if on_c else Decision.to_topic(first, refs=tuple(other[:1]))
+        if view.pending[0].i != 3:
+            return Decision.to_topic(first)
+        if self.field == "error":
+            return Decision.failed("e" * 1_000_000)
+        if self.field == "raise":
+            raise ValueError("e" * 1_000_000)
+        value = {"long": "v" * 1_000_000, "v64": "v" * 64, "v65": "v" * 65,
+                 "many": tuple(t.label for t in view.topics) * 10_000, "twice": ("B", "B"), "self": (first,),
+                 "unknown": ("Q",), "distinct": ("B",)}[self.value]
+        return Decision.to_topic(first, **{self.field: value})
 
 
 class Rename:
@@ -263,3 +293,63 @@ def test_a_null_title_is_refused_alike_over_http_and_from_python(data, routers, 
         policy = "newtitle"
     failed = [r for r in read_rows(data / "t.jsonl") if r["pred"] == ERROR]
     assert {r["i"] for r in failed} == {3} and {r["error"] for r in failed} == {said.format(policy)}
+
+
+# --- 4. what a decision may carry: a short via, refs that are distinct other topics -----------------
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("via", "long", "gave message 3 a bad via: 1,000,000 characters, more than 64"),
+    ("via", "v65", "gave message 3 a bad via: 65 characters, more than 64"),
+    ("refs", "many", "gave message 3 bad refs: 30,000 of them, more than the 3 topics there are"),
+    ("refs", "twice", "gave message 3 bad refs: 'B' is named twice"),
+    ("refs", "self", "gave message 3 bad refs: 'A' is the topic the message goes to"),
+    ("refs", "unknown", "gave message 3 bad refs: 'Q' is not a topic"),
+])
+def test_a_decision_carrying_too_much_is_an_error_row_naming_what(data, routers, field, value, said):
+    out = data / "big.jsonl"
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Big", "--router-arg", f"field={field}",
+               "--router-arg", f"value={value}", "--out", out) == 0
+    rows = read_rows(out)
+    failed = [r for r in rows if r["pred"] == ERROR]
+    assert {r["i"] for r in failed} == {3} and len(failed) == len(standard_sessions())
+    en = [r for r in failed if r["session_id"] == "en-0001"]
+    assert en[0]["error"] == f"router big {said}" and "refs" not in en[0]
+    assert out.stat().st_size < 20_000  # the whole file: nothing of a million characters
+
+
+@pytest.mark.parametrize("field, value", [("via", "v64"), ("refs", "distinct")])
+def test_a_decision_within_the_limits_is_written_as_given(data, routers, field, value):
+    out = data / "big.jsonl"
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Big", "--router-arg", f"field={field}",
+               "--router-arg", f"value={value}", "--out", out) == 0
+    row = next(r for r in read_rows(out) if r["session_id"] == "en-0001" and r["i"] == 3)
+    assert row["pred"] == "A" and row[field] == ("v" * 64 if field == "via" else ["B"])
+
+
+@pytest.mark.parametrize("field", ["error", "raise"])
+def test_what_a_failing_router_says_is_kept_short(data, routers, field):
+    out = data / "big.jsonl"
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Big", "--router-arg", f"field={field}",
+               "--out", out) == 0
+    failed = [r for r in read_rows(out) if r["pred"] == ERROR]
+    assert {r["i"] for r in failed} == {3}
+    assert all(len(r["error"]) == MAX_ERROR_CHARS and r["error"].endswith("eee...") for r in failed)
+
+
+def test_valid_refs_score_refs_recall_as_before(data, routers):
+    out = data / "refs.jsonl"
+    assert cli("route", data, "--mode", "closed", "--router", "hostile_routers:Big", "--router-arg", "field=refs",
+               "--router-arg", "value=gold", "--out", out) == 0
+    rows = read_rows(out)
+    assert not [r for r in rows if r["pred"] == ERROR]
+    assert cli("score", data, out, "--split", "dev", "--bootstrap", 0) == 0
+    doc = read_json(out.with_name("refs.score.json"))
+    # the dev messages with gold refs: en-0001's message 9 (ref A, which the router names) and the
+    # random sessions' (each given the first other topic's label, a hit only where that is gold)
+    gold = [(s["session_id"], t["i"], t["gold"]["refs"]) for s in standard_sessions() if s["split"] == "dev"
+            for t in s["turns"] if t["gold"]["refs"] and t["gold"]["thread"] is not None]
+    given = {(r["session_id"], r["i"]): r.get("refs", []) for r in rows}
+    hits = sum(bool(set(refs) & set(given[sid, i])) for sid, i, refs in gold)
+    assert doc["metrics"]["refs_recall"] == pytest.approx(hits / len(gold), abs=1e-4)
+    assert hits >= 1

@@ -5,20 +5,30 @@
 ``"new:<n>"`` joins the topic opened by message n of the same burst. Both raise
 :class:`AnswerError` with a short problem statement, which the model router sends back to the
 model with its retry (so the statement is written for the model to act on).
+
+What a decision may carry is defined here once for every router: :func:`refs_problem` (refs are
+distinct other topics), :data:`MAX_VIA_CHARS`, :data:`MAX_TITLE_CHARS` for a model's titles and
+:data:`MAX_ERROR_CHARS` for what your own router's ``ERROR`` rows keep of what it said.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
+from ..errors import shown
 from ..schema import NEW_TOPIC as NEW
 from ..schema import NEW_TOPIC_REF as _NEW_REF
 from .base import Decision, RouterView
 
 #: a new topic's title longer than this is not a title
 MAX_TITLE_CHARS = 100
+#: the longest ``via`` a decision may carry: a word for how it was decided (``llm``, ``rule-ack``,
+#: ``fallback-local``), never a document copied into every row
+MAX_VIA_CHARS = 64
+#: the longest ``error`` an ``ERROR`` row of your own router keeps of what it said (cut with ``...``)
+MAX_ERROR_CHARS = 500
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
@@ -65,6 +75,28 @@ def _refs(obj: dict[str, Any], view: RouterView, where: str) -> tuple[str, ...]:
         if ref not in out:
             out.append(ref)
     return tuple(out)
+
+
+def refs_problem(refs: Sequence[str], labels: Sequence[str], chosen: Optional[str]) -> Optional[str]:
+    """What is wrong with ``refs`` as the refs of a decision that sends its message to ``chosen`` (a
+    topic's label; None for a new topic, ``CLARIFY`` or ``ERROR``) among the topics ``labels``, or
+    None: refs are distinct labels of known topics other than ``chosen``, so never more than there
+    are topics. A model's answer is made so (:func:`_refs` refuses an unknown topic and drops a
+    repeat, :func:`_decision` the chosen topic); a decision of your own router is refused unless it
+    is so (:func:`~.plugin.checked`)."""
+    if len(refs) > len(labels):
+        return f"{len(refs):,} of them, more than the {len(labels)} topics there are"
+    known = set(labels)
+    seen: set[str] = set()
+    for ref in refs:
+        if ref not in known:
+            return f"{shown(ref)} is not a topic"
+        if ref == chosen:
+            return f"{shown(ref)} is the topic the message goes to"
+        if ref in seen:
+            return f"{shown(ref)} is named twice"
+        seen.add(ref)
+    return None
 
 
 def _title(obj: dict[str, Any], where: str) -> str:

@@ -25,13 +25,14 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
-from ..errors import InputError, InterleaveError, UsageError, exc_said
+from ..errors import InputError, InterleaveError, UsageError, clip, exc_said, shown
 from ..redaction import (add_named_secret, add_secret, add_shaped_secrets, add_url_secrets, is_secret_name,
                          is_secret_setting, redact,
                          short_secret_refusal)
 from ..schema import SPECIAL_LABELS
 from ..score.rows import read_row
 from ..urls import require_base_url
+from .answer import MAX_ERROR_CHARS, MAX_VIA_CHARS, refs_problem
 from .base import Decision, RouterView
 from .model import ABORT_AFTER_FAILURES
 from .plugin_input import Shown
@@ -118,10 +119,10 @@ def checked(d: Any, view: RouterView, labels: Optional[Sequence[str]] = None) ->
     _check_fields(d, view)
     labels = view.labels() if labels is None else labels
     if d.kind == "topic" and (d.label not in labels or d.label in SPECIAL_LABELS):
-        raise RouterFailure(f"answered unknown topic {d.label!r} (the view holds {', '.join(labels) or 'none'})")
-    unknown = [r for r in d.refs or () if r not in labels]
-    if unknown:
-        raise RouterFailure(f"refs name unknown topic {unknown[0]!r}")
+        raise RouterFailure(f"answered unknown topic {shown(d.label)} (the view holds {', '.join(labels) or 'none'})")
+    problem = refs_problem(d.refs, labels, d.label if d.kind == "topic" else None) if d.refs else None
+    if problem:
+        raise RouterFailure(f"gave {message_of(view)} bad refs: {problem}")
     return d
 
 
@@ -133,6 +134,8 @@ def _check_fields(d: Decision, view: RouterView) -> None:
     for key, value in texts.items():
         if not isinstance(value, str):
             raise RouterFailure(f"gave {message_of(view)} a bad {key}: expected text, got {type(value).__name__} {value!r}")
+    if len(d.via) > MAX_VIA_CHARS:
+        raise RouterFailure(f"gave {message_of(view)} a bad via: {len(d.via):,} characters, more than {MAX_VIA_CHARS}")
     if d.same_as is not None:
         raise RouterFailure(f"gave {message_of(view)} a same_as ({d.same_as!r}): it applies to the answers of "
                             "route_each, not of route")
@@ -244,6 +247,7 @@ class PluginRouter:
         return d
 
     def _failed(self, reason: str, d: Optional[Decision] = None) -> Decision:
+        reason = clip(reason, MAX_ERROR_CHARS)  # what a router said (an exception's text, its error) is not kept whole
         self.failed += 1
         if not self.answered and self.failed >= ABORT_AFTER_FAILURES:
             raise UsageError(f"the first {self.failed} decisions of router {self.policy} all failed "
