@@ -56,6 +56,16 @@ def progress(iterable: Iterable[T] | None = None, *, total: int | None = None, d
     return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
 
 
+def note(line: str) -> None:
+    """One line on stderr while a bar may be drawn there: above the bar, which is drawn again below it."""
+    if progress_enabled() and "tqdm" in sys.modules:
+        from tqdm import tqdm
+
+        tqdm.write(line, file=sys.stderr)
+    else:
+        print(line, file=sys.stderr)
+
+
 class Timer:
     """Wall time since creation, for the summary line."""
 

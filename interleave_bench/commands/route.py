@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", choices=SPLITS, default=DEFAULT_SPLIT, help=f"sessions to route (default {DEFAULT_SPLIT})")
     p.add_argument("--out", metavar="FILE", help="write the predictions here instead of DATA/predictions/<name>.jsonl "
                         "(DATA/predictions-dry/ with --dry-run)")
-    p.add_argument("--fresh", action="store_true", help="start over instead of resuming an existing predictions file")
+    p.add_argument("--fresh", action="store_true", help="start over instead of resuming an existing predictions file (the score files of "
+                        "its rows are removed as the new run's first row replaces them)")
     add_model_arguments(p)
     p.set_defaults(func=run)
 

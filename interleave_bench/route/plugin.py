@@ -538,7 +538,8 @@ def evaluate_router(
     data folder they were exported from (:func:`~interleave_bench.hub.source.materialize_rows`).
     The predictions go to ``DATA/predictions/<mode>-<policy>.jsonl`` (or ``out``), every split
     routed and ``split`` scored, exactly as ``route --router`` then ``score --split`` would; a
-    second call resumes the file (``fresh`` starts over), and a file another run wrote (other
+    second call resumes the file (``fresh`` starts over, removing the score files of the rows it
+    replaces, as ``route --fresh`` does), and a file another run wrote (other
     options, or the router's settings: :func:`router_state`) is refused. ``concurrency`` routes that
     many sessions side by side, as ``--concurrency`` does (the rows are the same). Raises :class:`UsageError` /
     :class:`~interleave_bench.errors.InputError` on bad input, as the commands exit 2 on it.

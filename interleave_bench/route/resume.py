@@ -2,7 +2,8 @@
 predictions file (a run's file a user may have edited is a user's file); what a run that
 stopped before its first row takes away again (:class:`NewOutputs`), so it leaves nothing to resume
 but the record of the model calls it paid (:func:`paid_before_rows`), which its rerun adds to;
-and where a ``--fresh`` run writes until its first row (:func:`rows_file`)."""
+where a ``--fresh`` run writes until its first row (:func:`rows_file`), and the score files of the
+rows it replaces then, which it removes (:func:`remove_stale_scores`)."""
 
 from __future__ import annotations
 
@@ -176,6 +177,54 @@ def rows_file(out: Path, fresh: bool) -> Path:
     for p in (stand_in, lock_path(stand_in)):
         p.unlink(missing_ok=True)
     return stand_in if fresh else out
+
+
+def stale_scores(out: Path) -> list[Path]:
+    """The score files of the rows ``out`` holds now: of the names score gives them
+    (:func:`~interleave_bench.score.paths.score_paths`: every split's, in every mode), those that
+    are there and are score documents whose provenance names a predictions file of ``out``'s name.
+    Nothing else: not a file of another kind by such a name, nor a score another file wrote there
+    (``score --out``, or ``x.parquet`` beside ``x.jsonl``, which score into one name)."""
+    from ..documents import is_score_head
+    from ..errors import InterleaveError
+    from ..io import read_json
+    from ..score.paths import score_paths
+
+    found = []
+    for path in score_paths(out):
+        try:
+            with open(path, "rb") as fh:
+                if not is_score_head(fh.read(4096)):
+                    continue
+            scored = read_json(path).get("provenance", {}).get("predictions_file")
+        except (OSError, InterleaveError, AttributeError):
+            continue  # not there, or no score document to speak of
+        if isinstance(scored, str) and Path(scored).name == out.name:
+            found.append(path)
+    return found
+
+
+def remove_stale_scores(out: Path) -> list[Path]:
+    """Remove the score files of the rows in ``out`` (:func:`stale_scores`), as a ``--fresh`` run
+    puts its own rows in their place: their figures are the earlier run's. Says so in one line on
+    stderr (and which it could not remove, if any); returns those removed."""
+    from ..progress import note
+
+    removed, kept = [], []
+    for path in stale_scores(out):
+        try:
+            path.unlink()
+            removed.append(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            kept.append(f"{path} ({exc.strerror or exc})")
+    if removed:
+        note(f"removed {len(removed)} stale score file(s) of the earlier run: {', '.join(map(str, removed))}")
+    if kept:
+        note(f"warning: could not remove {len(kept)} stale score file(s) of the earlier run, whose figures are not "
+             f"this run's: {', '.join(kept)}")
+    return removed
 
 
 def prepare_resume(out: Path, sessions: Sequence[Session], opts: "RouteOptions", start_over: str = START_OVER,

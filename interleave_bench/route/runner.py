@@ -54,7 +54,7 @@ from .plugin import PluginRouter
 from .digest import conversation_digests
 from .selection import check_mode_applies, select_sessions
 from .resume import (FILE_COUNTS, START_OVER, NewOutputs, file_counts, no_rows_record, paid_before_rows,
-                     prepare_resume, previous_record, require_own_record, rows_file)
+                     prepare_resume, previous_record, remove_stale_scores, require_own_record, rows_file)
 from .topic_state import TopicState
 from .bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES, is_mixed, plan_units, simulate_arrivals
 
@@ -373,7 +373,8 @@ def run_route(
     """Route every session of ``opts.split`` in ``data`` and write the predictions file.
 
     ``llm`` is required for model policies (its model name goes into the file name). ``fresh``
-    starts over instead of resuming. ``dry_run`` (``llm`` is the fake model) sends the default
+    starts over instead of resuming; its first row takes the place of the file, whose score files
+    go then (:func:`~.resume.remove_stale_scores`). ``dry_run`` (``llm`` is the fake model) sends the default
     output to ``predictions-dry/``; an explicit ``out`` is used as given. ``router`` overrides a
     built-in ``opts.policy``'s router (tests); under any other policy name, or none, it is your own
     router (docs/own_router.md), run as ``--router`` runs it.
@@ -537,7 +538,10 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
                 if not begun and rows_path != out_path:
                     # --fresh: its first row written, it takes the place of the run it starts over from. Its
                     # record is written first: killed between the two, the old rows stand beside an unfinished
-                    # record of this run, which a rerun of another mode, policy or model refuses to resume
+                    # record of this run, which a rerun of another mode, policy or model refuses to resume.
+                    # The score files of the rows it replaces go first, named from those rows: their figures
+                    # never stand beside this run's
+                    remove_stale_scores(out_path)
                     os.replace(rows_path, real_output(out_path))
                 begun = True
                 counts.add(c)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError, InterleaveError, shown
-from ..schema import MODES
+from ..schema import MODES, SCORE_SPLITS
 from .defaults import DEFAULT_SPLIT
 
 #: what a predictions file may be: JSONL lines, or Parquet (what DuckDB, Spark and Ray write)
@@ -126,3 +126,11 @@ def score_path(pred_path: Path, split: str = DEFAULT_SPLIT, mode: str | None = N
     parts += [split] if split != DEFAULT_SPLIT else []
     parts += [m for m in [other_mode(pred_path, mode)] if m is not None]
     return pred_path.with_name(".".join(parts) + ".score.json")
+
+
+def score_paths(pred_path: Path) -> list[Path]:
+    """Every name :func:`score_path` gives a score document of ``pred_path`` as its rows stand now:
+    each split's, in the mode they were routed in and in each other mode (``--mode``), in that
+    order. A run's figures, for taking them away with the rows they are of."""
+    return list(dict.fromkeys(score_path(pred_path, split, mode) for split in SCORE_SPLITS
+                              for mode in (None, *MODES)))
