@@ -17,6 +17,7 @@ from typing import Any, Iterator, NoReturn, Sequence
 
 from . import __version__
 from .errors import InputErrors, InterleaveError, cannot_write, error_line, one_line
+from .interrupted import interrupted_line
 from .redaction import redact, redact_secrets
 
 #: command modules, in the order ``--help`` lists them; each has ``register(subparsers)``
@@ -200,10 +201,10 @@ def _run(args: argparse.Namespace) -> int:
     except InterleaveError as exc:
         print(error_line(one_line(str(exc))), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         # --fresh starts over: the same command again would too, and route the finished sessions again
         again = "without --fresh" if getattr(args, "fresh", False) is True else "again"
-        print(f"interrupted: finished work is kept; run the same command {again} to resume", file=sys.stderr)
+        print(interrupted_line(exc, again), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

@@ -391,3 +391,8 @@ def test_an_interrupted_run_keeps_the_sessions_it_finished(tmp_path):
     kept = {r["session_id"] for r in _facts_util.read_rows(out) if r["kind"] == "session"}
     # (all six in flight at once, the fourth stopped the run before any had finished: none was kept)
     assert len(kept) >= 2 and "en-0004" not in kept and "en-0001" in kept
+    # the line it ends with says how many the file holds, and that the answers paid for are in the cache
+    assert [line for line in done.stderr.splitlines() if line.startswith("interrupted: ")] == [
+        f"interrupted: {len(kept)} of 6 sessions finished and kept in {out}; the model's answers so far are kept in "
+        f"the response cache ({tmp_path / 'cache'}), so a rerun does not pay for them again; run the same command "
+        "again to resume"]

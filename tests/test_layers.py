@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "interleave_bench"
 #: each part of the package and its layer; a module may import only from its own layer or below
 LAYER = {
     "errors": 0, "redaction": 0, "urls": 0, "text": 0, "progress": 0, "heap": 0, "strictjson": 0, "json_text": 0, "options": 0,
+    "interrupted": 0,
     "schema": 1, "session_checks": 1, "documents": 1, "file_kinds": 1, "compiled": 1, "record_errors": 1,
     "llm": 2, "io": 2, "locks": 2, "fingerprints": 2, "provenance": 2,
     "score": 3, "vet": 3, "vetfiles": 3,

@@ -231,4 +231,8 @@ def test_ctrl_c_during_a_model_route_run_ends_with_the_cost_line_then_the_resume
     # (requests run concurrently: one or two had come back when the third was interrupted)
     assert re.match(r"model m1: [12] paid calls?, 0 from cache, 0 failed; tokens [1-9]", lines[-3]), lines
     assert re.match(r"warning: [12] answers? came from the project's fake model .* not from m1: ", lines[-2]), lines
-    assert lines[-1] == "interrupted: finished work is kept; run the same command again to resume"
+    # no session had finished (they progress together): none is in the file, the answers are in the cache
+    out = data / "predictions" / "closed-llm-m1.jsonl"
+    assert lines[-1] == (f"interrupted: 0 of 2 sessions finished, so none is kept in {out}; the model's answers so "
+                         f"far are kept in the response cache ({openai_env['cache']}), so a rerun does not pay for "
+                         "them again; run the same command again to resume")

@@ -52,8 +52,9 @@ def test_ctrl_c_keeps_every_finished_session_and_the_rerun_ends_as_one_run(tmp_p
     stop = ["--router-arg", f"stop_in={sessions[2]['session_id']}"]
     proc = _route(tmp_path, data, out, *stop)
     assert proc.returncode == 130, proc.stderr
-    assert proc.stderr.strip().splitlines()[-1] == ("interrupted: finished work is kept; run the same command "
-                                                    "again to resume")
+    # the line says what the file holds: the rows of the sessions finished (no model: nothing else to keep)
+    assert proc.stderr.strip().splitlines()[-1] == (f"interrupted: 3 of {len(sessions)} sessions finished and kept "
+                                                    f"in {out}; run the same command again to resume")
     # the session being routed when Ctrl-C came is finished and written, and nothing after it
     assert [(r["session_id"], r["i"]) for r in read_rows(out)] == [
         (s["session_id"], t["i"]) for s in sessions[:3] for t in s["turns"]]

@@ -482,7 +482,9 @@ def test_a_router_interrupted_by_ctrl_c_keeps_the_resume_advice(data, routers, c
     """With ``--fresh`` the same command would start over again: the advice says to drop it."""
     assert cli("route", data, "--mode", "closed", "--router", "my_routers:Shaped", "--router-arg",
                "raises=KeyboardInterrupt", *fresh) == 130
-    assert capsys.readouterr().err == f"interrupted: finished work is kept; run the same command {again} to resume\n"
+    out = data / "predictions" / "closed-shaped.jsonl"
+    assert capsys.readouterr().err == (f"interrupted: 0 of {len(standard_sessions())} sessions finished, so none is "
+                                       f"kept in {out}; run the same command {again} to resume\n")
 
 
 def test_the_docs_keyword_router_routes_closed_mode_to_the_cards(tmp_path, monkeypatch, data):

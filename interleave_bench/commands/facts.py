@@ -21,6 +21,7 @@ from ..facts.protocol import load_system, system_name
 from ..facts.records import RESULTS_HEAD
 from ..facts.report import report
 from ..facts.runner import DEFAULT_ROUTE_TURNS, FactsRun, RunOptions
+from ..interrupted import kept_in, note_kept
 from ..io import read_sessions, sessions_file
 from ..locks import exclusive_output
 from ..options import whole_number
@@ -116,6 +117,9 @@ def _run_locked(args: argparse.Namespace, job: FactsRun, out: Path, data: Path, 
                 from ..facts import fake  # noqa: F401  (registers the fake model's answers to facts requests)
             with model_session_from_args(args) as llm:
                 llm.run(job.run(llm))
+    except KeyboardInterrupt as exc:  # the line Ctrl-C ends with says what the results file holds
+        note_kept(exc, kept_in(job.finished(), selected, "session", out))
+        raise
     finally:
         job.finish()
 

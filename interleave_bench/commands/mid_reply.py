@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import UsageError, require_output
 from ..documents import MidReplySummary, is_mid_reply_head
+from ..interrupted import kept_in, note_kept
 from ..io import write_json
 from ..locks import exclusive_output
 from ..options import whole_number
@@ -139,6 +140,9 @@ def _run_into(args: argparse.Namespace, timer: Timer, case_file: Any, cases: lis
                 llm.run(job.run_classifier(llm))
         else:  # only acknowledgements left: the rule decides them with no call
             asyncio.run(job.run_classifier(None))
+    except KeyboardInterrupt as exc:  # the line Ctrl-C ends with says what the results file holds
+        note_kept(exc, kept_in(job.finished(), len(cases), "case", out))
+        raise
     finally:
         # what was decided is kept in case-file order, even when the run is interrupted
         rows = job.finish()

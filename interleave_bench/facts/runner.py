@@ -275,6 +275,11 @@ async def replay_session(s: Session, llm: LLM, system_cls: Optional[type], opts:
     return r.rows
 
 
+def _unrouted(rows: list[dict[str, Any]]) -> bool:
+    """Whether a session's rows hold a routing answer that named no topic (a rerun asks again)."""
+    return any(r.get("kind") == "route" and r.get("error") for r in rows)
+
+
 @dataclass
 class Plan:
     """What a run has to do: finished sessions' rows it keeps, sessions still to replay, how many
@@ -371,7 +376,13 @@ class FactsRun:
 
     def unrouted(self) -> int:
         """Sessions of this run holding a routing answer that named no topic (a rerun asks again)."""
-        return sum(any(r.get("kind") == "route" and r.get("error") for r in rows) for rows in self.fresh.values())
+        return sum(map(_unrouted, self.fresh.values()))
+
+    def finished(self) -> int:
+        """Selected sessions whose rows the file holds and a rerun keeps: kept from earlier runs, or
+        replayed now, neither failed nor holding a routing answer that named no topic."""
+        now = sum(1 for sid, rows in self.fresh.items() if sid not in self.failed and not _unrouted(rows))
+        return len(self._need_plan().kept) + now
 
     def finish(self) -> list[dict[str, Any]]:
         """Rewrite the file in data order; returns the rows of the selected sessions."""

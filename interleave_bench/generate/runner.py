@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from ..errors import InputError, UsageError
+from ..interrupted import kept_in, note_kept
 from ..io import (
     MANIFEST_FILE,
     SESSIONS_FILE,
@@ -408,6 +409,9 @@ def _generate_into(out: Path, n_sessions: int, config: GenerateConfig, llm: LLM 
                 return await model_session_record(llm, ident, config.seed, config.plan, version, config.facts)
 
             llm.run(_drive(todo, produce, concurrency, on_result))
+    except KeyboardInterrupt as exc:  # the line Ctrl-C ends with says what the output folder holds
+        note_kept(exc, kept_in(sum(1 for i in done if i < n_sessions), n_sessions, "session", out))
+        raise
     finally:
         appender.close()
         bar.close()

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 from .cache import DEFAULT_CACHE_DIR, ResponseCache
 from .client import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, limits_problem
 from .provider import dry_run_model, extra_body_from_env, fake_provider, resolve_provider
+from ..interrupted import note_answers
 from ..options import read_number, whole_number
 
 
@@ -42,7 +43,8 @@ def model_session(
     """An :class:`LLM` for one run. ``dry_run`` serves the fake model on loopback for the run's length.
 
     A run that stops early (Ctrl-C, or an error that ends it) after paying for calls still prints
-    its cost line on stderr, as a finished run does: what was spent is never left unsaid. A run
+    its cost line on stderr, as a finished run does: what was spent is never left unsaid; Ctrl-C's
+    line then says where the answers paid for are kept (:func:`~..interrupted.note_answers`). A run
     given answers of the project's fake model under another model's name ends, stopped or not, with
     the line saying so on stderr (:meth:`~.client.RunStats.fake_line`)."""
     problem = limits_problem(concurrency, timeout, max_retries)
@@ -65,9 +67,11 @@ def model_session(
         llm = LLM(provider, cache=cache, concurrency=concurrency, timeout=timeout, max_retries=max_retries)
         try:
             yield llm
-        except BaseException:
+        except BaseException as exc:
             if llm.stats.calls:  # paid for something (a run whose calls all failed spent nothing: its error says it)
                 print(llm.cost_line(), file=sys.stderr)
+                if isinstance(exc, KeyboardInterrupt):  # the line Ctrl-C ends with says where its answers are
+                    note_answers(exc, cache.folder if cache is not None else None)
             raise
         finally:
             fake = llm.fake_line()

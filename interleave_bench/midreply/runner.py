@@ -231,6 +231,11 @@ class MidReplyRun:
             finally:
                 bar.close()
 
+    def finished(self) -> int:
+        """Selected cases whose rows the file holds and a rerun keeps: kept from earlier runs, or
+        decided now by a call that did not fail (:data:`RETRIED_VIAS` are asked again)."""
+        return len(self._need_plan().kept) + sum(1 for r in self.fresh if r["via"] not in RETRIED_VIAS)
+
     # --- results ---------------------------------------------------------------------------------
 
     def finish(self) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..heap import settled
+from ..interrupted import kept_in, note_kept
 from ..io import SESSIONS_FILE, JsonlAppender, sessions_file, write_json
 from ..llm.client import SESSIONS_PER_SLOT, USAGE_COUNTS, usage_record
 from ..llm.prices import Price
@@ -495,6 +496,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
     begun = False  # whether a row of this run is in the output
+    written = 0  # the sessions whose rows this run wrote
     earlier = previous.usage if previous is not None else None  # what the file's earlier runs paid
     # the price the kept rows were paid at, checked before any call (refused in one line naming the record)
     paid = Price.of_record(earlier.price, record_path) if earlier is not None and earlier.price is not None else None
@@ -529,7 +531,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
 
             # written in session order as each finishes, so the file is always a prefix of the whole run
             def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
-                nonlocal begun
+                nonlocal begun, written
                 if not begun:
                     # the record just before the first row: a run stopped before one leaves the record it
                     # found; its usage says until the run ends that calls are being paid it does not count
@@ -544,6 +546,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
                     remove_stale_scores(out_path)
                     os.replace(rows_path, real_output(out_path))
                 begun = True
+                written += 1
                 counts.add(c)
                 bar.update(1)
 
@@ -566,9 +569,13 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
             "usage": usage_now(),
             "provenance": provenance(data=record.data_sha256, predictions=sha256_file(out_path)),
         }).dump())
-    except BaseException:
+    except BaseException as exc:
         # stopped (Ctrl-C, an error, at the end too): the calls it paid stay on the record, the
         # rows' own (written), the one it resumed, or, when there is none, one holding no row
+        if isinstance(exc, KeyboardInterrupt):  # the line Ctrl-C ends with says what the file holds
+            note_kept(exc, kept_in(len(done) + written, len(sessions), "session", out_path))
+            if not begun and rows_path != out_path and out_path.exists():
+                note_kept(exc, f"{out_path} holds the run --fresh was to replace, as it was")
         keep = None
         if llm is not None and (begun or previous is not None and not paid_before_rows(previous)):
             kept = start_record if begun else previous

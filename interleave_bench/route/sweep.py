@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 
 from ..documents import RunRecord, run_record_path
 from ..errors import InputError, UsageError
+from ..interrupted import note_kept
 from ..fingerprints import sha256_file
 from ..options import read_number, unsigned_zero
 from ..score.table import RATE, metric
@@ -254,7 +255,14 @@ def run_sweep(data: str | os.PathLike, opts: RouteOptions, thresholds: Sequence[
         raise UsageError(f"--sweep-threshold applies to the hybrid policy only, not {opts.policy}")
     check_thresholds(thresholds)
     data_file = sessions_file(data)
-    runs = [run_route(data_file, replace(opts, threshold=t), llm=llm, fresh=fresh, dry_run=dry_run) for t in thresholds]
+    runs: list[RouteResult] = []
+    try:
+        for t in thresholds:
+            runs.append(run_route(data_file, replace(opts, threshold=t), llm=llm, fresh=fresh, dry_run=dry_run))
+    except KeyboardInterrupt as exc:  # the line Ctrl-C ends with says the earlier thresholds' runs are whole
+        if runs:
+            note_kept(exc, f"the threshold runs at {', '.join(f'{t:g}' for t in thresholds[:len(runs)])} are complete")
+        raise
     model = llm.model if (llm is not None and opts.policy in MODEL_POLICIES) else None
     reference = read_run_record(run_record_path(runs[0].path))
     members, left_off = curve_members(runs[0].path.parent, opts, model, reference)
