@@ -8,10 +8,12 @@ Closed mode ``oracle``, ``stay`` and ``bm25``; open mode ``oracle``, ``single``,
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..fingerprints import read_unchanged
 from ..io import sessions_file
 from ..progress import Timer, print_summary
+from ..route.resume import stale_scores_line
 from ..route.runner import DEFAULT_SPLIT, SPLITS
 from ..route.standard import STANDARD_BASELINES, write_baselines
 from ..schema import MODES
@@ -42,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
         file = sessions_file(data)  # read and validated once for the seven runs
         sessions, sha = read_unchanged(file, lambda: read_sessions_fast(file))
         results = write_baselines(data, args.split, mode=args.mode, sessions=sessions, data_sha=sha)
+    stale = [path for r in results for path in r.stale_scores]
+    if stale:
+        print(stale_scores_line(stale), file=sys.stderr)
     for r in results:
         print(f"wrote {r.path} ({r.rows:,} rows)")
     sessions = results[0].sessions if results else 0

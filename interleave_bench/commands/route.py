@@ -19,6 +19,7 @@ from ..llm.prices import prices_from
 from ..options import number, whole_number
 from ..progress import Timer, print_summary
 from ..route.bursts import DECIDES, DEFAULT_CROSS, DEFAULT_SAME, DEFAULT_SEED, MERGES
+from ..route.resume import stale_scores_line
 from ..route.runner import (DEFAULT_SPLIT, MODEL_POLICIES, POLICIES, SPLITS, RouteOptions, RouteResult, run_name,
                             run_route)
 from ..route.sweep import DEFAULT_THRESHOLDS, SweepResult, check_thresholds, curve_table, parse_thresholds, run_sweep
@@ -90,6 +91,14 @@ def options_from_args(args: argparse.Namespace, policy: str | None = None) -> Ro
     )
     opts.check()
     return opts
+
+
+def print_file_line(result: RouteResult) -> None:
+    """:func:`file_line` on stdout, after the line naming the stale score files a ``--fresh`` run
+    removed (on stderr), if it removed any."""
+    if result.stale_scores:
+        print(stale_scores_line(result.stale_scores), file=sys.stderr)
+    print(file_line(result))
 
 
 def file_line(result: RouteResult) -> str:
@@ -169,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         return run_route_command(args, opts)
     with model_session_from_args(args) as llm:
         result = run_route(args.data, opts, llm=llm, out=args.out, fresh=args.fresh, dry_run=args.dry_run)
-        print(file_line(result))
+        print_file_line(result)
         print_summary(run_title(opts, llm.model), describe(result), result.seconds, llm,
                            rate=("messages", result.counts.messages))
         print(llm.cost_line(), file=sys.stderr)
@@ -190,7 +199,7 @@ def run_route_command(args: argparse.Namespace, opts: RouteOptions, router: Any 
     """A run without a model of ours: a model-free policy, or a plug-in ``router`` (routing
     ``concurrency`` sessions side by side)."""
     result = run_route(args.data, opts, out=args.out, fresh=args.fresh, router=router, concurrency=concurrency)
-    print(file_line(result))
+    print_file_line(result)
     print_summary(run_title(opts), describe(result), result.seconds,
                        rate=("messages", result.counts.messages))
     if result.errors_left:
@@ -228,7 +237,7 @@ def run_sweep_command(args: argparse.Namespace, opts: RouteOptions) -> int:
     with model_session_from_args(args) as llm:
         result = run_sweep(args.data, opts, thresholds, llm=llm, fresh=args.fresh, dry_run=args.dry_run, price=price)
         for r in result.runs:
-            print(file_line(r))
+            print_file_line(r)
         for path, why in result.left_off:
             print(f"not on the curve: {path} ({why})", file=sys.stderr)
         print(curve_table(result.points))

@@ -567,6 +567,10 @@ def evaluate_router(
     # a refusal to resume another run's file advises in this function's terms, not the command's options
     result = run_route(data, RouteOptions(mode=mode, split=ROUTE_SPLIT), out=out, fresh=fresh, router=router,
                        start_over=START_OVER_FROM_PYTHON, concurrency=concurrency)
+    if result.stale_scores:
+        from .resume import stale_scores_line
+
+        print(stale_scores_line(result.stale_scores), file=sys.stderr)
     scored = score_files(data, [result.path], mode=mode, split=split,
                          bootstrap=DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap,
                          seed=DEFAULT_SEED if seed is None else seed, price=prices_from(os.environ), data_source=source)

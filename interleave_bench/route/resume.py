@@ -204,10 +204,16 @@ def stale_scores(out: Path) -> list[Path]:
     return found
 
 
+def stale_scores_line(removed: Sequence[Path]) -> str:
+    """The line a command prints of the score files fresh runs removed (:func:`remove_stale_scores`)."""
+    return f"removed {len(removed)} stale score file(s) of the earlier run: {', '.join(map(str, removed))}"
+
+
 def remove_stale_scores(out: Path) -> list[Path]:
     """Remove the score files of the rows in ``out`` (:func:`stale_scores`), as a ``--fresh`` run
-    puts its own rows in their place: their figures are the earlier run's. Says so in one line on
-    stderr (and which it could not remove, if any); returns those removed."""
+    puts its own rows in their place: their figures are the earlier run's. Returns those removed,
+    which the run's result carries for its command to name (:func:`stale_scores_line`); says on
+    stderr at once which it could not remove, if any."""
     from ..progress import note
 
     removed, kept = [], []
@@ -219,8 +225,6 @@ def remove_stale_scores(out: Path) -> list[Path]:
             continue
         except OSError as exc:
             kept.append(f"{path} ({exc.strerror or exc})")
-    if removed:
-        note(f"removed {len(removed)} stale score file(s) of the earlier run: {', '.join(map(str, removed))}")
     if kept:
         note(f"warning: could not remove {len(kept)} stale score file(s) of the earlier run, whose figures are not "
              f"this run's: {', '.join(kept)}")

@@ -337,6 +337,8 @@ class RouteResult:
     counts: SessionCounts = field(default_factory=SessionCounts)
     seconds: float = 0.0
     errors_left: int = 0  # ERROR rows in the file at the end (a plain rerun asks for them again)
+    #: the score files of the rows a ``--fresh`` run replaced, removed (:func:`~.resume.stale_scores_line`)
+    stale_scores: tuple[Path, ...] = ()
 
 
 def _run_record(out: Path, data_file: Path, data_sha: str, opts: RouteOptions, model: Optional[str],
@@ -496,6 +498,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
         slots = max(1, llm.concurrency * SESSIONS_PER_SLOT)
 
     begun = False  # whether a row of this run is in the output
+    stale: tuple[Path, ...] = ()  # --fresh: the score files of the rows it replaced, removed
     written = 0  # the sessions whose rows this run wrote
     earlier = previous.usage if previous is not None else None  # what the file's earlier runs paid
     # the price the kept rows were paid at, checked before any call (refused in one line naming the record)
@@ -531,7 +534,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
 
             # written in session order as each finishes, so the file is always a prefix of the whole run
             def write(rows: list[dict[str, Any]], c: SessionCounts) -> None:
-                nonlocal begun, written
+                nonlocal begun, written, stale
                 if not begun:
                     # the record just before the first row: a run stopped before one leaves the record it
                     # found; its usage says until the run ends that calls are being paid it does not count
@@ -543,7 +546,7 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
                     # record of this run, which a rerun of another mode, policy or model refuses to resume.
                     # The score files of the rows it replaces go first, named from those rows: their figures
                     # never stand beside this run's
-                    remove_stale_scores(out_path)
+                    stale = tuple(remove_stale_scores(out_path))
                     os.replace(rows_path, real_output(out_path))
                 begun = True
                 written += 1
@@ -589,4 +592,4 @@ def _route_todo(out_path: Path, rows_path: Path, record: RunRecord, start_record
             rows_path.unlink(missing_ok=True)  # --fresh: the run it started over from is still in place
         raise
     return RouteResult(out_path, len(todo), len(done), sum(len(s.turns) for s in sessions), counts, timer.seconds,
-                       in_file["errors"])
+                       in_file["errors"], stale)
