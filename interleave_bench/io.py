@@ -110,7 +110,7 @@ def parse_record(
     except RecursionError:
         raise InputError(path, line, None, "JSON nested too deeply to read") from None
     except ValidationError as exc:
-        errs = [InputError(path, line, f, m) for f, m in validation_problems(exc)]
+        errs = [InputError(path, line, f, m) for f, m in validation_problems(exc, model)]
         raise InputErrors(errs) from None
     problems = check(rec) if check else []
     if problems:

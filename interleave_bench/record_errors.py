@@ -5,9 +5,11 @@ prints)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Union
+import types
+import typing
+from typing import Any, Optional, Union
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .errors import shown
 
@@ -33,8 +35,23 @@ def loc_to_field(loc: tuple[Union[int, str], ...]) -> str:
     return out or "(record)"
 
 
-def describe_error(err: dict[str, Any]) -> str:
-    """One short sentence for one pydantic error, showing the offending value."""
+#: the wrong-type errors, each with what it says the field holds
+_TYPE_WANTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "true or false",
+    "float_type": "a number",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+}
+
+
+def describe_error(err: dict[str, Any], model: Optional[type[BaseModel]] = None) -> str:
+    """One short sentence for one pydantic error, showing the offending value. With the record
+    type ``model`` the error came from, a value of the wrong type in a field whose declaration
+    says what it holds (its ``description``) is told that instead of the type's name: ``expected
+    a thread id, 'none' for a one-off or 'ambiguous', got null`` (:func:`field_holds`)."""
     kind = err.get("type", "")
     value = err.get("input")
     if kind == "missing":
@@ -44,16 +61,8 @@ def describe_error(err: dict[str, Any]) -> str:
     if kind == "literal_error":
         allowed = _QUOTED.findall(err.get("ctx", {}).get("expected", ""))
         return f"{_short(value)} is not one of {', '.join(allowed)}"
-    if kind in ("string_type", "int_type", "bool_type", "float_type", "list_type", "dict_type", "model_type"):
-        want = {
-            "string_type": "a string",
-            "int_type": "an integer",
-            "bool_type": "true or false",
-            "float_type": "a number",
-            "list_type": "a list",
-            "dict_type": "an object",
-            "model_type": "an object",
-        }[kind]
+    if kind in _TYPE_WANTED:
+        want = (field_holds(model, tuple(err.get("loc", ()))) if model is not None else None) or _TYPE_WANTED[kind]
         return f"expected {want}, got {_short(value)}"
     if kind in ("int_parsing", "int_from_float", "bool_parsing", "float_parsing"):
         return f"{err.get('msg', 'invalid value')}, got {_short(value)}"
@@ -66,6 +75,45 @@ def _short(value: Any) -> str:
     return type(value).__name__ if isinstance(value, (dict, list)) else shown(value)
 
 
-def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
-    """``(field, message)`` for every error pydantic found in one record."""
-    return [(loc_to_field(tuple(e["loc"])), describe_error(e)) for e in exc.errors()]
+def field_holds(model: type[BaseModel], loc: tuple[Union[int, str], ...]) -> Optional[str]:
+    """What the field at ``loc`` of a ``model`` record holds, as its declaration says it (its
+    ``description``), or None: a field without one, or a path that leaves the record types (an
+    item of a list is its item type's, a field of an optional record the record's)."""
+    kind: Any = model
+    info = None
+    for part in loc:
+        if isinstance(part, int):
+            kind, info = _item_type(kind), None
+            continue
+        record = _record_type(kind)
+        info = record.model_fields.get(part) if record is not None else None
+        if info is None:
+            return None
+        kind = info.annotation
+    return info.description if info is not None else None
+
+
+def _required(kind: Any) -> Any:
+    """The type an optional type holds besides null; any other type itself."""
+    if typing.get_origin(kind) in (Union, types.UnionType):
+        options = [a for a in typing.get_args(kind) if a is not type(None)]
+        return options[0] if len(options) == 1 else None
+    return kind
+
+
+def _record_type(kind: Any) -> Optional[type[BaseModel]]:
+    """The record type ``kind`` is, or is the optional form of; None for any other type."""
+    kind = _required(kind)
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
+def _item_type(kind: Any) -> Any:
+    """The item type of a list type (or of an optional list); None for any other type."""
+    kind = _required(kind)
+    return typing.get_args(kind)[0] if typing.get_origin(kind) is list else None
+
+
+def validation_problems(exc: ValidationError, model: Optional[type[BaseModel]] = None) -> list[tuple[str, str]]:
+    """``(field, message)`` for every error pydantic found in one record (of the record type
+    ``model``, when given: :func:`describe_error`)."""
+    return [(loc_to_field(tuple(e["loc"])), describe_error(e, model)) for e in exc.errors()]

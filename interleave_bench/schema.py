@@ -170,13 +170,13 @@ class Thread(Record):
 
 
 class Gold(Record):
-    thread: Optional[str]
+    thread: Optional[str] = Field(description="a thread id, or null for a one-off")
     action: Literal["new", "continue", "switch", "return", "oneoff"]
     refs: list[str] = Field(default_factory=list)
 
 
 class Judge(Record):
-    thread: str
+    thread: str = Field(description=f"a thread id, {JUDGE_NONE!r} for a one-off or {JUDGE_AMBIGUOUS!r}")
     candidates: Optional[list[str]] = None
 
 
