@@ -40,8 +40,14 @@ class InputError(InterleaveError):
         return (_restore, (type(self), self.args, self.__dict__))
 
     def format(self) -> str:
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        return one_line(f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}")
+        return located(self.path, self.line, self.field, self.message)
+
+
+def located(path: str, line: int | None, field: str | None, message: str) -> str:
+    """``file:line: field: message`` on one line (no line or field where there is none): what an
+    :class:`InputError` says, and a ``validate`` warning."""
+    where = path if line is None else f"{path}:{line}"
+    return one_line(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
 
 #: a line break and the blanks around it, in a message that must be one line
@@ -371,9 +377,10 @@ def json_kind(value: object) -> str:
     return next((words for kind, words in kinds if isinstance(value, kind)), type(value).__name__)
 
 
-def error_line(problem: str) -> str:
+def error_line(problem: str, label: str = "error") -> str:
     """``error: <problem>``, the line every command prints for a problem, :func:`clip`-ped (a
     problem quotes the input, which may hold a key, and a value of any length): at most
-    :data:`ERROR_LINE_CHARS`, its start (file, line, field) and end kept."""
-    return clip(f"error: {problem}", ERROR_LINE_CHARS, tail=ERROR_LINE_CHARS // 2)
+    :data:`ERROR_LINE_CHARS`, its start (file, line, field) and end kept. ``label`` ``warning``
+    makes the line of a doubt that is no error."""
+    return clip(f"{label}: {problem}", ERROR_LINE_CHARS, tail=ERROR_LINE_CHARS // 2)
 

@@ -155,12 +155,12 @@ def read_records(path: str | os.PathLike, model: type[R], **kw: Any) -> Iterator
         yield rec
 
 
-def iter_sessions(path: str | os.PathLike, *, collect: bool = False, data_goes: str | None = None) -> Iterator[Session]:
-    """Stream validated sessions; session ids must be unique within the file, and a file of another
-    kind is refused in one line (:func:`~interleave_bench.file_kinds.other_kind`, with ``data_goes``).
-    With ``collect=True`` duplicates are found from every line's id, valid or not, so a repeated id
-    is reported even when its first line has other defects."""
-    name = str(path)
+def sessions_with_lines(path: str | os.PathLike, *, collect: bool = False,
+                        data_goes: str | None = None) -> Iterator[tuple[int, Session]]:
+    """Stream ``(line, session)``, validated; session ids must be unique within the file, and a file of another kind
+    is refused in one line (:func:`~interleave_bench.file_kinds.other_kind`, with ``data_goes``). With ``collect=True``
+    duplicates are found from every line's id, valid or not, so a repeated id is reported even when its first line
+    has other defects."""
     other_kind(path, "sessions", data_goes)
     if collect:
         dup_errors = _duplicate_ids(path)
@@ -168,7 +168,7 @@ def iter_sessions(path: str | os.PathLike, *, collect: bool = False, data_goes: 
         try:
             for line, s in read_records_with_lines(path, Session, check=check_session, collect=True):
                 if line not in dup_lines:
-                    yield s
+                    yield line, s
         except InputErrors as exc:
             raise InputErrors(sorted(exc.errors + dup_errors, key=lambda e: e.line or 0)) from None
         if dup_errors:
@@ -177,10 +177,15 @@ def iter_sessions(path: str | os.PathLike, *, collect: bool = False, data_goes: 
     first_line: dict[str, int] = {}
     for line, s in read_records_with_lines(path, Session, check=check_session):
         if s.session_id in first_line:
-            raise InputError(name, line, "session_id",
+            raise InputError(str(path), line, "session_id",
                              f"duplicate session id {shown(s.session_id)} (first on line {first_line[s.session_id]})")
         first_line[s.session_id] = line
-        yield s
+        yield line, s
+
+
+def iter_sessions(path: str | os.PathLike, **kw: Any) -> Iterator[Session]:
+    """Stream validated sessions: :func:`sessions_with_lines` without the lines."""
+    return (s for _, s in sessions_with_lines(path, **kw))
 
 
 def _duplicate_ids(path: str | os.PathLike) -> list[InputError]:
@@ -192,13 +197,9 @@ def _duplicate_ids(path: str | os.PathLike) -> list[InputError]:
             sid = parse_json(str(path), line, text).get("session_id")
         except (InputError, AttributeError):
             continue  # (named where the line is read)
-        if not isinstance(sid, str):
-            continue
-        if sid in first_line:
+        if isinstance(sid, str) and first_line.setdefault(sid, line) != line:  # (an earlier line has it)
             errors.append(InputError(str(path), line, "session_id",
                                      f"duplicate session id {shown(sid)} (first on line {first_line[sid]})"))
-        else:
-            first_line[sid] = line
     return errors
 
 

@@ -27,6 +27,11 @@ SPLITS = ("dev", "test")
 #: what a run is scored or routed on: one split, or every session
 SCORE_SPLITS = (*SPLITS, "all")
 ACTIONS = ("new", "continue", "switch", "return", "oneoff")
+#: the move each action of a thread message makes, by where the message stands among the gold threads
+#: before it (one-offs passed over): ``new``, a thread's first message; ``continue``, on the thread of the
+#: message before; ``move``, to another thread that has had messages: a ``switch``, or a ``return`` after
+#: a long gap (which the generator's plan tells apart by its ``return_gap``; data from elsewhere may not)
+THREAD_MOVES = {"new": "new", "continue": "continue", "switch": "move", "return": "move"}
 STYLES = ("explicit", "cue", "pronoun", "implicit", "oneoff")
 MODES = ("closed", "open")
 #: labels that are not topics: the router asked, or failed. A missing row counts as ERROR.
@@ -59,6 +64,15 @@ def reads_as_new_topic(label: str) -> bool:
 #: what the independent reading may say besides a thread id
 JUDGE_NONE = "none"
 JUDGE_AMBIGUOUS = "ambiguous"
+
+
+def agreeing_judge(gold_thread: Optional[str]) -> str:
+    """What the independent reading (``judge.thread``) says of a message where it agrees with the gold
+    label: the gold thread, :data:`JUDGE_NONE` for a one-off. A message is ``ambiguous`` exactly where
+    the reading says anything else."""
+    return gold_thread if gold_thread is not None else JUDGE_NONE
+
+
 MID_REPLY_HOW = ("interjection", "queued")
 #: a session field: true when the session's conversations are not known up front (real chat
 #: logs), so only open-mode routing applies; ``route`` and ``baselines`` refuse closed mode on it

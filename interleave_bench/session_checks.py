@@ -17,18 +17,24 @@ block is judged with a few array operations and no Python loop per turn:
 :func:`~.schema.check_session` (``validate``, the readers, importers and publishers) names each
 defect a session has (:func:`problems_of`); the scorer (:func:`~.score.datafile.columns_of`) only
 asks whether a block has one, and then leaves naming it to the readers, which name every one.
+
+:func:`doubts` holds, on the same arrays, what valid labels say against the rules they are written
+by (``ambiguous`` against the independent reading, an action against where its message stands):
+no defect, since data labelled elsewhere may go by rules of its own; ``validate`` warns of each
+kind (:func:`doubts_named`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain, compress, islice
-from operator import attrgetter
+from operator import attrgetter, eq
 from typing import Any, Sequence
 
 import numpy as np
 
-from .schema import ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, NEW_TOPIC, SPECIAL_LABELS, STYLES, reads_as_new_topic
+from .schema import (ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, NEW_TOPIC, SPECIAL_LABELS, STYLES, THREAD_MOVES, agreeing_judge,
+                     reads_as_new_topic)
 
 #: judge codes beside thread numbers
 J_NONE, J_AMBIGUOUS = -1, -2
@@ -44,6 +50,11 @@ _THREADS, _TURNS = attrgetter("threads"), attrgetter("turns")
 _ID, _TWIN = attrgetter("id"), attrgetter("twinOf")
 _I, _GOLD, _STYLE, _JUDGE = (attrgetter(a) for a in ("i", "gold", "style", "judge"))
 _THREAD, _THREAD_ACTION, _REFS, _CANDIDATES = (attrgetter(a) for a in ("thread", "action", "refs", "candidates"))
+_AMBIGUOUS = attrgetter("ambiguous")
+#: each action's move (:data:`~.schema.THREAD_MOVES`) as a code, by action code (-1 for ``oneoff``)
+MOVES = tuple(dict.fromkeys(THREAD_MOVES.values()))
+MOVE_CODE = np.array([MOVES.index(THREAD_MOVES[a]) if a in THREAD_MOVES else -1 for a in ACTIONS], dtype=np.int8)
+OPENS, STAYS, MOVES_ON = (MOVES.index(m) for m in ("new", "continue", "move"))
 
 
 class Vocab:
@@ -310,6 +321,112 @@ def problems_of(a: SessionArrays, d: Defects) -> list[list[tuple[str, str]]]:
     out: list[list[tuple[str, str]]] = [[] for _ in a.sessions]
     for s, _, _, _, field, message in sorted(found, key=lambda f: f[:4]):
         out[s].append((field, message))
+    return out
+
+
+@dataclass
+class Doubts:
+    """What a block's labels say against the rules they are written by (:func:`doubts`), as masks
+    over the turns: no error, since data labelled elsewhere may follow rules of its own, but each
+    changes figures (``ambiguous`` decides which messages are strict; the action, the breakdown by
+    action). ``validate`` warns of each kind; the project's generators and importers give none."""
+
+    ambiguous_agreeing: np.ndarray  # ambiguous, yet judge.thread is the gold one (schema.agreeing_judge)
+    disputed_unmarked: np.ndarray  # not ambiguous, yet judge.thread is another
+    first_not_new: np.ndarray  # a thread's first message whose action is not new
+    new_not_first: np.ndarray  # new on a later message of its thread
+    continue_moving: np.ndarray  # continue on another thread than the thread message before
+    move_staying: np.ndarray  # switch or return on the thread of the thread message before
+    first_turn: np.ndarray  # each turn's thread's first message, its place in the session (-1: a one-off)
+    previous: np.ndarray  # the thread number of each turn's thread message before it (-1: none)
+
+    def kinds(self) -> dict[str, np.ndarray]:
+        """Each kind's mask, in the order ``validate`` reports them."""
+        return {k: v for k, v in vars(self).items() if k not in ("first_turn", "previous")}
+
+
+def doubts(a: SessionArrays) -> Doubts:
+    """The :class:`Doubts` of a block of valid sessions (:func:`defects` finds none). ``ambiguous``
+    should be true exactly where ``judge.thread`` is not what agrees with the gold label
+    (:func:`~.schema.agreeing_judge`). Each thread message's action should make the move where it
+    stands (:data:`~.schema.THREAD_MOVES`), read from the gold threads of the messages before it,
+    one-offs passed over: ``new`` on a thread's first message and only there, ``continue`` on the
+    thread of the thread message before, ``switch`` or ``return`` on another (which of the two, the
+    length of the gap decides by a rule of the writer's, not checked here)."""
+    n = len(a.i)
+    agrees = np.fromiter(map(eq, map(_THREAD, a.judges), map(agreeing_judge, map(_THREAD, a.golds))), dtype=bool, count=n)
+    ambiguous = np.fromiter(map(_AMBIGUOUS, a.turns), dtype=bool, count=n)
+    at = np.flatnonzero(a.gold >= 0)  # the thread messages, in order
+    sess, gold = a.turn_session[at], a.gold[at]
+    _, first_of, thread_of = np.unique(sess * a.width + gold, return_index=True, return_inverse=True)
+    first = np.zeros(len(at), dtype=bool)
+    first[first_of] = True
+    previous = np.concatenate(([-1], gold[:-1]))
+    previous[np.concatenate(([True], sess[1:] != sess[:-1]))] = -1
+    same = previous == gold
+    move = MOVE_CODE[a.action[at]]
+
+    def turns(mask: np.ndarray) -> np.ndarray:
+        out = np.zeros(n, dtype=bool)
+        out[at[mask]] = True
+        return out
+
+    first_turn = np.full(n, -1, dtype=np.int64)
+    first_turn[at] = at[first_of[thread_of.reshape(-1)]] - a.turn_start[sess]
+    before = np.full(n, -1, dtype=np.int64)
+    before[at] = previous
+    return Doubts(
+        ambiguous_agreeing=ambiguous & agrees,
+        disputed_unmarked=~ambiguous & ~agrees,
+        first_not_new=turns(first & (move != OPENS)),
+        new_not_first=turns(~first & (move == OPENS)),
+        continue_moving=turns(~first & (move == STAYS) & ~same),
+        move_staying=turns(~first & (move == MOVES_ON) & same),
+        first_turn=first_turn,
+        previous=before,
+    )
+
+
+def doubts_named(a: SessionArrays, d: Doubts) -> list[tuple[str, int, int, str, str]]:
+    """For each kind of :class:`Doubts` the block has, in order: ``(kind, turns of that kind, session
+    of the first, field, message)``, the first named as :func:`problems_of` names a defect."""
+    threads = list(chain.from_iterable(map(_THREADS, a.sessions)))
+
+    def thread_id(k: int, number: int) -> str:
+        return threads[int(a.thread_start[a.turn_session[k]]) + number].id
+
+    def ambiguity(k: int, marked: bool) -> str:
+        gold, judge = a.golds[k].thread, a.judges[k].thread
+        if gold is None:
+            said = f"judge.thread {'is' if marked else f'{judge!r} is not'} {JUDGE_NONE!r}, as for a one-off"
+        else:
+            said = f"judge.thread {'equals' if marked else f'{judge!r} differs from'} gold.thread ({gold!r})"
+        return f"{str(marked).lower()}, but {said}; ambiguous is true exactly where they differ"
+
+    def action(k: int) -> str:
+        return repr(a.golds[k].action)
+
+    messages = {
+        "ambiguous_agreeing": (".ambiguous", lambda k: ambiguity(k, True)),
+        "disputed_unmarked": (".ambiguous", lambda k: ambiguity(k, False)),
+        "first_not_new": (".gold.action", lambda k: f"{action(k)} on the first message of thread "
+                                                    f"{a.golds[k].thread!r}: a thread's first message is 'new'"),
+        "new_not_first": (".gold.action", lambda k: f"'new' on thread {a.golds[k].thread!r}, which began at turn "
+                                                    f"{int(d.first_turn[k])}: only a thread's first message is 'new'"),
+        "continue_moving": (".gold.action", lambda k: f"'continue' on thread {a.golds[k].thread!r} after a message of "
+                                                      f"{thread_id(k, int(d.previous[k]))!r} (one-offs passed over): "
+                                                      "a move to another thread is 'switch' or 'return'"),
+        "move_staying": (".gold.action", lambda k: f"{action(k)} on thread {a.golds[k].thread!r} right after a message "
+                                                   "of it (one-offs passed over): staying on a thread is 'continue'"),
+    }
+    out = []
+    for kind, mask in d.kinds().items():
+        found = np.flatnonzero(mask)
+        if len(found):
+            k = int(found[0])
+            s = int(a.turn_session[k])
+            field, message = messages[kind]
+            out.append((kind, len(found), s, f"turns[{k - int(a.turn_start[s])}]{field}", message(k)))
     return out
 
 

@@ -148,5 +148,7 @@ def test_validate_tells_a_file_s_kind_as_the_readers_do(tmp_path, capsys):
     ss = many_sessions(2)
     extra = score_util.write_jsonl(tmp_path / "extra.jsonl", [{**ss[0], "pred": "x"}, *ss[1:]])
     code, out, err = one_error(capsys, ["validate", extra])
-    assert (code, err) == (0, "") and out.startswith(f"{extra}: ok: 2 sessions")
+    # (many_sessions calls every later message a 'switch', stays too: warnings of its labels, no error)
+    assert code == 0 and all(x.startswith("warning: ") for x in err.splitlines())
+    assert out.startswith(f"{extra}: ok: 2 sessions")
     assert one_error(capsys, commands(extra, tmp_path)["stats"])[0] == 0

@@ -1,6 +1,6 @@
 """docs/own_data.md as written: its minimal session validates, routes and scores; its field tables
-say what the record types require; its error line is the one ``validate`` prints; its conversion
-sketch writes a valid file with the actions derived by hand."""
+say what the record types require; its error and warning lines are the ones ``validate`` prints;
+its conversion sketch writes a valid file with the actions derived by hand."""
 
 from __future__ import annotations
 
@@ -78,6 +78,17 @@ def test_a_null_judge_thread_is_refused_in_the_line_the_guide_shows(tmp_path, mo
     shown = next(b for b in blocks("") if b.startswith("error: "))
     assert err.splitlines()[0] == shown.strip()
     assert "turns[3].judge.thread: expected a thread id, 'none' for a one-off or 'ambiguous', got null" in shown
+
+
+def test_a_one_off_marked_ambiguous_gets_the_warning_the_guide_shows(tmp_path, monkeypatch, capsys):
+    session = minimal()
+    session["turns"][3]["ambiguous"] = True
+    data_folder(tmp_path, session)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "mydata/sessions.jsonl"]) == 0
+    out, err = capsys.readouterr()
+    shown = next(b for b in blocks("") if b.startswith("warning: "))
+    assert out.startswith("mydata/sessions.jsonl: ok: ") and err == shown
 
 
 def test_a_gold_thread_of_another_type_says_what_it_holds(tmp_path, capsys):

@@ -1,6 +1,10 @@
 """``interleave-bench validate FILE...``: check data, prediction, manifest and mid-reply case files.
 
 Prints a one-line summary per good file, or every error found (file, line, field), exit 0 or 2.
+A sessions file also gets a ``warning:`` line on stderr per kind of label that contradicts the rules
+labels are written by (:func:`~interleave_bench.session_checks.doubts`: ``ambiguous`` against the
+independent reading, an action against where its message stands), naming the first and counting them;
+warnings leave the exit code alone.
 The kind of a file is told from its content: a JSONL file's first record by the rule every reader
 goes by (:func:`~interleave_bench.file_kinds.record_kind`: ``turns`` and ``threads`` for sessions,
 ``i`` and ``pred`` for predictions, both refused as ambiguous); a JSON document with ``cases`` is a mid-reply case file, with ``writer`` a manifest.
@@ -19,11 +23,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import InputError, InputErrors, error_line, shown
+from ..errors import InputError, InputErrors, error_line, located, shown
 from ..file_kinds import AMBIGUOUS, DOCUMENT_KEYS, ambiguous, document_words, record_kind
-from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, iter_sessions, parse_json, read_case_file, read_json,
-                  read_manifest, read_records_with_lines)
-from ..schema import PredictionRow
+from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, parse_json, read_case_file, read_json, read_manifest,
+                  read_records_with_lines, sessions_with_lines)
+from ..schema import PredictionRow, Session
+from ..session_checks import doubts, doubts_named, session_arrays
 from ..score.labels import ThreadLabels
 from ..score.routing import DEFAULT_MODE, ambiguity_counts, ambiguous_share
 from ..score.rows import mode_error
@@ -65,15 +70,54 @@ def sniff(path: str) -> str:
     raise InputError(path, None, None, "no records: the file is empty")
 
 
-def summarise_sessions(path: str, turns: Turns | None = None) -> tuple[str, list[InputError]]:
+#: sessions whose labels are checked together (:func:`~..session_checks.doubts`)
+DOUBT_BLOCK = 1000
+
+
+class Doubted:
+    """The doubts of a file's valid sessions (:class:`~..session_checks.Doubts`), read block by
+    block: each kind's count and the line, field and message of its first."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.block: list[tuple[int, Session]] = []
+        self.counts: Counter[str] = Counter()
+        self.first: dict[str, tuple[int, str, str]] = {}
+
+    def add(self, line: int, s: Session) -> None:
+        self.block.append((line, s))
+        if len(self.block) == DOUBT_BLOCK:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.block:
+            return
+        arrays = session_arrays([s for _, s in self.block])
+        for kind, n, k, field, message in doubts_named(arrays, doubts(arrays)):
+            self.counts[kind] += n
+            self.first.setdefault(kind, (self.block[k][0], field, message))
+        self.block = []
+
+    def lines(self) -> list[str]:
+        """One ``warning:`` line per kind: its first, and how many turns of the file are like it."""
+        self.flush()
+        return [error_line(located(self.path, line, field, f"{message} ({self.counts[kind]:,} "
+                                   f"turn{'s' if self.counts[kind] != 1 else ''} like this)"), "warning")
+                for kind, (line, field, message) in self.first.items()]
+
+
+def summarise_sessions(path: str, turns: Turns | None = None,
+                       warnings: list[str] | None = None) -> tuple[str, list[InputError]]:
     """The summary line and errors of a sessions file; fills ``turns`` (session id -> turn count,
-    thread ids)."""
+    thread ids) and ``warnings`` (a line per kind of doubt its valid sessions raise)."""
     n_sessions = n_messages = n_amb = n_thread = 0
     leaks: Counter[str] = Counter()
     langs: Counter[str] = Counter()
     errors: list[InputError] = []
+    doubted = Doubted(path)
     try:
-        for s in iter_sessions(path, collect=True):
+        for line, s in sessions_with_lines(path, collect=True):
+            doubted.add(line, s)
             n_sessions += 1
             n_messages += len(s.turns)
             langs[s.lang] += 1
@@ -89,6 +133,8 @@ def summarise_sessions(path: str, turns: Turns | None = None) -> tuple[str, list
         errors = exc.errors
     except InputError as exc:
         errors = [exc]
+    if warnings is not None:
+        warnings += doubted.lines()
     share = ambiguous_share(n_amb, n_thread)  # the metric, as stats and a score document give it
     ambiguity = (f"ambiguous share {'–' if share is None else f'{share:.1%}'} "
                  f"({n_amb:,} of {n_thread:,} thread message{'' if n_thread == 1 else 's'})")
@@ -229,11 +275,12 @@ def run(args: argparse.Namespace) -> int:
     bad = 0
     data: tuple[str, Turns] | None = None  # the last good sessions file: later predictions are checked against it
     for path in expand(args.files):
+        warnings: list[str] = []  # doubts that are no errors: printed, the exit code unchanged
         try:
             kind = sniff(path)
             if kind == "sessions":
                 turns: Turns = {}
-                line, errors = summarise_sessions(path, turns)
+                line, errors = summarise_sessions(path, turns, warnings)
                 data = None if errors else (path, turns)
             elif kind == "predictions":
                 line, errors = summarise_predictions(path, data)
@@ -250,4 +297,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: {len(errors)} error{'s' if len(errors) != 1 else ''}", file=sys.stderr)
         else:
             print(line)
+        for warning in warnings:
+            print(warning, file=sys.stderr)
     return 2 if bad else 0

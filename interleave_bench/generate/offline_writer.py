@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import InputError
-from ..schema import Thread
+from ..schema import THREAD_MOVES, Thread
 from . import packs
 from .leak import is_vague, leak_hits
 from .plan import FACT_UPDATE, PlanRow
@@ -68,10 +68,6 @@ class Written:
 
 def _cap(s: str) -> str:
     return s[:1].upper() + s[1:] if s else s
-
-
-def _group(action: str) -> str:
-    return "new" if action == "new" else "continue" if action == "continue" else "move"
 
 
 def _requests(thread: Thread | None, lang: str) -> tuple[str, ...]:
@@ -239,7 +235,7 @@ def render_row(row: PlanRow, threads: Mapping[str, Thread], lang: str, rng: rand
         return Rendered(forms[k], f"{row.style}:short:{k}")  # no tail: it would close a lead-in
     # a vague message needs nothing of its thread (the fake model's rewrite renders without cards)
     thread = threads.get(row.thread)
-    group = _group(row.action)
+    group = THREAD_MOVES[row.action]
     style = row.style
     if style == "cue" and row.cue is None:
         style = "explicit"

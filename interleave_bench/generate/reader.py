@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from ..llm import LLM
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, Thread
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, Thread, agreeing_judge
 from . import packs
 from .ask import ask_json
 from .prompts import read_messages
@@ -57,7 +57,7 @@ class Label:
 
     def agrees_with(self, gold_thread: str | None) -> bool:
         """Whether the reading names the planned thread (``none`` for a one-off)."""
-        return self.thread == (gold_thread if gold_thread is not None else JUDGE_NONE)
+        return self.thread == agreeing_judge(gold_thread)
 
 
 class RuleReader:
