@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from .text import escape_unshown
+
 #: the attributes of the interrupt holding what the parts it passed through said their outputs kept
 #: (in the order it passed them), and where the model's answers are
 _KEPT, _ANSWERS = "_interleave_kept", "_interleave_answers"
@@ -22,10 +24,10 @@ _KEPT, _ANSWERS = "_interleave_kept", "_interleave_answers"
 def kept_in(finished: int, total: int, unit: str, path: str | os.PathLike) -> str:
     """How much of a run's work (``total`` of ``unit``: sessions, cases) its output ``path`` holds:
     ``3 of 40 sessions finished and kept in FILE``, or, none finished, that none is."""
-    units = unit if total == 1 else f"{unit}s"
+    units, where = unit if total == 1 else f"{unit}s", escape_unshown(os.fspath(path))
     if finished:
-        return f"{finished:,} of {total:,} {units} finished and kept in {os.fspath(path)}"
-    return f"0 of {total:,} {units} finished, so none is kept in {os.fspath(path)}"
+        return f"{finished:,} of {total:,} {units} finished and kept in {where}"
+    return f"0 of {total:,} {units} finished, so none is kept in {where}"
 
 
 def note_kept(exc: BaseException, text: str) -> None:
@@ -46,7 +48,7 @@ def note_answers(exc: BaseException, cache_folder: Optional[str | os.PathLike]) 
     output holds."""
     if cache_folder is not None:
         _mark(exc, _ANSWERS, f"the model's answers so far are kept in the response cache "
-                             f"({os.fspath(cache_folder)}), so a rerun does not pay for them again")
+                             f"({escape_unshown(os.fspath(cache_folder))}), so a rerun does not pay for them again")
     else:
         _mark(exc, _ANSWERS, "the model's answers are not kept (--no-cache), so a rerun pays again for those of "
                              "the work not kept")
