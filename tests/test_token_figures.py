@@ -123,3 +123,29 @@ def test_the_model_layer_and_the_price_read_the_same_rule():
     assert Price(1, 0.5, 2).cost(3_000_000, 1_000_000, 1_000_000) == 2 + 0.5 + 2
     with pytest.raises(ValueError):  # never a figure for counts no reader takes
         Price(1, 0.5, 2).cost(5, 1000, 0)
+
+
+def test_a_parquet_run_keeps_its_unreported_calls_as_its_jsonl_twin_does(tmp_path, capsys):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from _cli_util import run_cli
+    from _route_util import write_data
+
+    sessions, rows = rows_with({0: {"input": 120, "output": 6, "cache_hit": 20},
+                                1: {"input": 0, "output": 0, "cache_hit": 0, "unreported": 1}})
+    data = write_data(tmp_path / "data", sessions)
+    for row in rows:
+        row["model"] = "deepseek-chat"  # a model of the price table: the cost is unknown for want of tokens only
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "twin.parquet")
+    docs = []
+    for name in ("run.jsonl", "twin.parquet"):
+        code, out, err = run_cli(capsys, "score", data, tmp_path / name, "--json", "--bootstrap", 0)
+        assert code == 0, err
+        docs.append(json.loads(out))
+    for doc in docs:
+        assert doc["metrics"]["input_tokens_per_message"] is None and doc["cost_usd_per_message"] is None
+        assert doc["cost_null_reason"] == "unreported"

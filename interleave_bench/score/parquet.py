@@ -161,7 +161,8 @@ def _first_string(col) -> str | None:
     return valid[0].as_py() if len(valid) else None
 
 
-_USAGE = ("input", "output", "cache_hit")
+#: a usage's fields, as the record type (``schema.RowUsage``) declares them
+_USAGE = ("input", "output", "cache_hit", "unreported")
 
 
 def check_predictions(table) -> dict[str, Any]:
@@ -300,7 +301,7 @@ def prediction_columns(table, data: DataColumns) -> PredictionColumns:
     return PredictionColumns(
         rows=n, session=session, i=_np(col["i"], np.int64), label=label, call=call,
         input_tokens=tokens["input"], output_tokens=tokens["output"], cached_tokens=tokens["cache_hit"],
-        latency=latency,
+        unreported=tokens["unreported"] if tokens["unreported"] is not zeros else None, latency=latency,
         burst=_np(burst.fill_null(0), np.int64) if burst is not None else zeros,
         mixed=_np(mixed.fill_null(False), bool) if mixed is not None else np.zeros(n, dtype=bool),
         waited=_np(waited.fill_null(False), bool) if waited is not None else np.zeros(n, dtype=bool),
