@@ -14,10 +14,10 @@ from typing import Optional
 import pytest
 
 from interleave_bench import redaction
-from interleave_bench.cli import main
 from interleave_bench.redaction import REDACTED
 from interleave_bench.urls import credentials_apart
 
+from _cli_util import cli
 from _route_util import read_rows, write_data
 
 USER, PASSWORD = "router-user", "horse-battery"  # a password no key's shape: secret by its place alone
@@ -93,10 +93,6 @@ class Server:
 def fresh_secrets(monkeypatch):
     """The secrets a command is given are kept for the rest of the process: each test starts without."""
     monkeypatch.setattr(redaction, "_GIVEN", set())
-
-
-def cli(*args) -> int:
-    return main([str(a) for a in args])
 
 
 def files_holding(root: Path, *texts: str) -> list[Path]:

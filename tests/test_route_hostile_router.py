@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.cli import main
 from interleave_bench.io import read_json
 from interleave_bench.route.answer import MAX_ERROR_CHARS
 from interleave_bench.route.model import ABORT_AFTER_FAILURES
 from interleave_bench.schema import ERROR
 
+from _cli_util import cli
 from _route_util import module_at, read_rows, standard_sessions, write_data
 
 ROUTERS = '''
@@ -118,10 +118,6 @@ class Rename:
             object.__setattr__(view, "topics", (dataclasses.replace(first, label="zz"),) + view.topics[1:])
         return Decision.to_topic("zz" if self.answer == "zz" else own)
 '''
-
-
-def cli(*args) -> int:
-    return main([str(a) for a in args])
 
 
 @pytest.fixture

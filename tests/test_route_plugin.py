@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import interleave_bench
-from interleave_bench.cli import main
 from interleave_bench.io import read_json
 from interleave_bench.route.model import ABORT_AFTER_FAILURES
 from interleave_bench.schema import ERROR
 
+from _cli_util import cli
 from _route_util import module_at, read_rows, standard_sessions, write_data
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "own_router.md"
@@ -122,10 +122,6 @@ class NewIn:
             return {"kind": "new", "title": "x", self.field: self.value}
         return {"kind": "topic", "label": view.topics[0].label} if view.topics else {"kind": "new", "title": "x"}
 '''
-
-
-def cli(*args) -> int:
-    return main([str(a) for a in args])
 
 
 @pytest.fixture

@@ -11,15 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from interleave_bench.cli import main
 from interleave_bench.route.digest import DIGESTS_FIELD, conversation_digest, conversation_digests
 from interleave_bench.schema import Session
 
+from _cli_util import cli
 from _route_util import standard_sessions, twin
-
-
-def cli(*args) -> int:
-    return main([str(a) for a in args])
 
 
 def errors(err: str) -> list[str]:

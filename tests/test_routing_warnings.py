@@ -9,13 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.cli import main
 
+from _cli_util import cli
 from _route_util import random_session, standard_sessions, twin, write_data
-
-
-def cli(*args) -> int:
-    return main([str(a) for a in args])
 
 
 def routed(tmp_path: Path) -> tuple[Path, Path, Path]:
