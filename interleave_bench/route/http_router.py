@@ -5,16 +5,19 @@
 the URL (``http://user:pass@host/route``) go with every request as HTTP Basic authentication, not
 in the address asked for. Anything else (a refused
 connection, a status other than 200, a body that is not JSON or that the project's strict JSON
-reader refuses, such as a key named twice) is that step's failure, which
-:class:`~.plugin.PluginRouter` turns into an ``ERROR`` row. Each request waits in a thread of its
-own, so the sessions ``--concurrency`` routes side by side wait on the server together.
+reader refuses, such as a key named twice; no whole answer within the time limit, which covers the
+exchange from connecting to the body's last byte; a body bigger than the size cap) is that step's
+failure, which :class:`~.plugin.PluginRouter` turns into an ``ERROR`` row. Each request waits in a
+thread of its own, so the sessions ``--concurrency`` routes side by side wait on the server together.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import http.client
 import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Any, Callable, Optional
@@ -31,16 +34,23 @@ MAX_ERROR_CHARS = 200
 #: the statuses of a server refusing a request for its credentials: 401 (none, or not these), 403
 #: (these, or the request whatever its credentials)
 CREDENTIALS_REFUSED = (401, 403)
+#: the most bytes one read of an answer's body asks for (each read waits at most the time left)
+READ_CHUNK = 64 * 1024
+
+
+class NoWholeAnswer(OSError):
+    """An answer not read whole: the time limit passed first, or it is bigger than the size cap."""
 
 
 class HttpRouter:
     """Asks the server at ``url`` for its policy name, then for each decision."""
 
-    def __init__(self, url: str, *, timeout: float):
+    def __init__(self, url: str, *, timeout: float, max_bytes: int,
+                 clock: Callable[[], float] = time.monotonic):
         self.url, self.authorization = credentials_apart(url)  # urllib takes no credentials from a URL
         if self.authorization:  # sent with every request: a secret, as the password it holds
             add_key_in_use(self.authorization.split()[-1])
-        self.timeout = timeout
+        self.timeout, self.max_bytes, self.clock = timeout, max_bytes, clock
         # no proxy from the environment: the router is the user's own server, often on loopback
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
@@ -77,21 +87,36 @@ class HttpRouter:
         return bool(self.authorization) or _has_secret_param(self.url)
 
     def _ask(self, body: Optional[bytes]) -> tuple[int, str]:
-        """``(status, text)`` of a GET (``body`` None) or a JSON POST; raises ``OSError`` when no answer came."""
+        """``(status, text)`` of a GET (``body`` None) or a JSON POST; raises ``OSError`` when no answer
+        came, :class:`NoWholeAnswer` when none came whole within ``timeout`` seconds of the start
+        (connecting, the headers and the body together) or it is bigger than ``max_bytes``."""
         request = urllib.request.Request(self.url, data=body, method="GET" if body is None else "POST",
                                          headers={"Content-Type": "application/json"} if body is not None else {})
         if self.authorization:  # not sent on to where a redirect leads: another host is not the user's server
             request.add_unredirected_header("Authorization", self.authorization)
-        try:
+        deadline = self.clock() + self.timeout
+        try:  # (the timeout bounds each wait for connecting and the headers; read_body the rest)
             with self.opener.open(request, timeout=self.timeout) as answer:
-                return answer.status, answer.read().decode("utf-8", errors="replace")
+                return answer.status, self._text(answer, deadline)
         except urllib.error.HTTPError as exc:  # an answer, with a status other than 2xx
-            return exc.code, exc.read().decode("utf-8", errors="replace")
+            return exc.code, self._text(exc, deadline)
+        except urllib.error.URLError as exc:  # (a connection not made in time comes wrapped)
+            if isinstance(exc.reason, TimeoutError):
+                raise NoWholeAnswer(no_whole_answer(self.timeout)) from None
+            raise
+        except TimeoutError:  # the headers did not come in time
+            raise NoWholeAnswer(no_whole_answer(self.timeout)) from None
+
+    def _text(self, answer: Any, deadline: float) -> str:
+        body = read_body(answer, deadline=deadline, clock=self.clock, seconds=self.timeout, max_bytes=self.max_bytes)
+        return body.decode("utf-8", errors="replace")
 
     async def route(self, view: RouterView) -> Any:
         body = json.dumps(view_json(view), ensure_ascii=False).encode("utf-8")
         try:
             status, text = await in_thread(self._ask, body)
+        except NoWholeAnswer as exc:
+            raise RouterFailure(str(exc)) from None
         except OSError as exc:
             raise RouterFailure(f"request failed: {_short(exc)}") from None
         if status != 200:
@@ -101,6 +126,46 @@ class HttpRouter:
         except InputError as exc:
             raise RouterFailure(f"answered {_refused(exc, text)}") from None
         return decision_from_json(answer, view)
+
+
+def read_body(answer: Any, *, deadline: float, clock: Callable[[], float], seconds: float, max_bytes: int) -> bytes:
+    """The body of ``answer`` (an HTTP response), read in chunks until ``clock()`` reaches
+    ``deadline``, each read waiting at most the time left; raises :class:`NoWholeAnswer` when the
+    deadline passes first (``seconds``: the limit it names) or the body is bigger than ``max_bytes``."""
+    declared = getattr(answer, "length", None)  # its Content-Length, when it gives one
+    if isinstance(declared, int) and declared > max_bytes:
+        raise NoWholeAnswer(f"answered {declared} bytes, more than the {max_bytes} one answer may have")
+    sock = _socket_of(answer)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - clock()
+        if left <= 0:
+            raise NoWholeAnswer(no_whole_answer(seconds))
+        if sock is not None:
+            sock.settimeout(left)
+        try:
+            chunk = answer.read1(min(READ_CHUNK, max_bytes + 1 - size))  # (one read of the socket at most)
+        except TimeoutError:
+            raise NoWholeAnswer(no_whole_answer(seconds)) from None
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > max_bytes:
+            raise NoWholeAnswer(f"answered more than the {max_bytes} bytes one answer may have")
+        chunks.append(chunk)
+
+
+def no_whole_answer(seconds: float) -> str:
+    return f"gave no whole answer within {seconds:g} seconds"
+
+
+def _socket_of(answer: Any) -> Any:
+    """The socket an HTTP response (or the one an ``HTTPError`` holds) reads from, or None."""
+    response = answer if isinstance(answer, http.client.HTTPResponse) else getattr(answer, "fp", None)
+    if not isinstance(response, http.client.HTTPResponse):
+        return None
+    return getattr(getattr(response.fp, "raw", None), "_sock", None)
 
 
 def _has_secret_param(url: str) -> bool:

@@ -44,8 +44,11 @@ if TYPE_CHECKING:
 ROUTE_SPLIT = "all"
 #: what ``via`` a plug-in decision carries when the router does not say
 VIA_PLUGIN = "router"
-#: seconds an HTTP router may take per request: a slow server is an error row, never a hung run
+#: seconds an HTTP router may take per request, from connecting to the answer's last byte: a slow
+#: server (or one trickling its answer) is an error row, never a hung run
 HTTP_TIMEOUT = 60.0
+#: the most bytes one answer of an HTTP router may have (1 MiB): a bigger one is an error row
+HTTP_MAX_ANSWER_BYTES = 1 << 20
 #: policy names the file name and the rows can carry as they are
 _POLICY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 #: the decision kinds of the protocol (``Decision.kind``)
@@ -390,7 +393,7 @@ def load_router(spec: str, router_args: Sequence[str] = ()) -> PluginRouter:
             raise UsageError("--router-arg applies to a module:Class router; an HTTP router is configured on its server")
         from .http_router import HttpRouter
 
-        inner = HttpRouter(spec, timeout=HTTP_TIMEOUT)
+        inner = HttpRouter(spec, timeout=HTTP_TIMEOUT, max_bytes=HTTP_MAX_ANSWER_BYTES)
         return PluginRouter(inner, spec, policy=policy_name(inner, ""))
     cls = import_class(spec, "--router")
     kwargs = parse_router_args(router_args)  # (a secret among them is redacted from the line of a failure)
