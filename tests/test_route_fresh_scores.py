@@ -126,3 +126,36 @@ def test_a_fresh_run_stopped_before_its_first_row_keeps_the_earlier_run_and_its_
     assert code == 130 and "stale" not in err, err
     # the earlier run is still the file's, so its figures are still its own
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_fresh_run_keeps_a_score_of_another_run_by_the_same_name(data, capsys):
+    """A/x.score.json holds B/x.jsonl's figures (``score --out``): the same file name, other rows."""
+    mine, theirs = data / "A" / "x.jsonl", data / "B" / "x.jsonl"
+    assert run_cli(capsys, "route", data, "--mode", "closed", "--policy", "bm25", "--out", mine)[0] == 0
+    assert run_cli(capsys, "route", data, "--mode", "closed", "--policy", "stay", "--out", theirs)[0] == 0
+    placed = data / "A" / "x.score.json"
+    assert run_cli(capsys, "score", data, theirs, "--bootstrap", "0", "--out", placed)[0] == 0
+    before = placed.read_bytes()
+    code, _, err = run_cli(capsys, "route", data, "--mode", "closed", "--policy", "bm25", "--out", mine, "--fresh")
+    assert code == 0, err
+    assert "stale" not in err and placed.read_bytes() == before
+
+
+def test_a_score_recording_no_sha256_is_the_replaced_runs_when_it_names_that_very_file(data, capsys):
+    """Without ``predictions_sha256`` the score's ``predictions_file`` decides: the file replaced
+    (as another spelling of its path) goes, another file of the same name stays."""
+    mine, theirs = data / "A" / "x.jsonl", data / "B" / "x.jsonl"
+    for out in (mine, theirs):
+        assert run_cli(capsys, "route", data, "--mode", "closed", "--policy", "bm25", "--out", out)[0] == 0
+    own, other = data / "A" / "x.score.json", data / "A" / "x.test.score.json"
+    for pred, score, split in ((mine, own, "dev"), (theirs, other, "test")):
+        assert run_cli(capsys, "score", data, pred, "--split", split, "--bootstrap", "0", "--out", score)[0] == 0
+        doc = json.loads(score.read_text(encoding="utf-8"))
+        del doc["provenance"]["predictions_sha256"]  # a score that records none (the rows are alike)
+        doc["provenance"]["predictions_file"] = str(data / "B" / ".." / "A" / "x.jsonl") if pred == mine else str(pred)
+        score.write_text(json.dumps(doc), encoding="utf-8")
+    kept = other.read_bytes()
+    code, _, err = run_cli(capsys, "route", data, "--mode", "closed", "--policy", "bm25", "--out", mine, "--fresh")
+    assert code == 0, err
+    assert removed_line([own]) in err.splitlines() and not own.exists()
+    assert other.read_bytes() == kept

@@ -182,13 +182,28 @@ def rows_file(out: Path, fresh: bool) -> Path:
 def stale_scores(out: Path) -> list[Path]:
     """The score files of the rows ``out`` holds now: of the names score gives them
     (:func:`~interleave_bench.score.paths.score_paths`: every split's, in every mode), those that
-    are there and are score documents whose provenance names a predictions file of ``out``'s name.
-    Nothing else: not a file of another kind by such a name, nor a score another file wrote there
-    (``score --out``, or ``x.parquet`` beside ``x.jsonl``, which score into one name)."""
+    are there and are score documents scored from these very rows: their provenance's
+    ``predictions_sha256`` is the SHA-256 of ``out`` (hashed once, here, before the rows are
+    replaced, and only if such a document is there), or, in one that records no SHA-256, its
+    ``predictions_file`` is ``out`` itself (:func:`~interleave_bench.errors.same_path`). Nothing
+    else: not a file of another kind by such a name, nor a score of another file written there
+    (``score --out``, or ``x.parquet`` beside ``x.jsonl``, which score into one name), whatever
+    that file's name."""
     from ..documents import is_score_head
-    from ..errors import InterleaveError
+    from ..errors import InterleaveError, same_path
+    from ..fingerprints import sha256_file
     from ..io import read_json
     from ..score.paths import score_paths
+
+    replaced: list[Optional[str]] = []  # the SHA-256 of out, once hashed
+
+    def rows_sha() -> Optional[str]:
+        if not replaced:
+            try:
+                replaced.append(sha256_file(out))
+            except OSError:
+                replaced.append(None)  # no rows there: no score file is theirs by its SHA-256
+        return replaced[0]
 
     found = []
     for path in score_paths(out):
@@ -196,10 +211,14 @@ def stale_scores(out: Path) -> list[Path]:
             with open(path, "rb") as fh:
                 if not is_score_head(fh.read(4096)):
                     continue
-            scored = read_json(path).get("provenance", {}).get("predictions_file")
+            facts = read_json(path).get("provenance", {})
+            sha, scored = facts.get("predictions_sha256"), facts.get("predictions_file")
         except (OSError, InterleaveError, AttributeError):
             continue  # not there, or no score document to speak of
-        if isinstance(scored, str) and Path(scored).name == out.name:
+        if isinstance(sha, str) and sha:
+            if sha == rows_sha():
+                found.append(path)
+        elif isinstance(scored, str) and scored and same_path(scored, out):
             found.append(path)
     return found
 
