@@ -195,12 +195,17 @@ def require_folder(path: "str | _os.PathLike") -> None:
 def same_path(a: "str | _os.PathLike", b: "str | _os.PathLike") -> bool:
     """Whether ``a`` and ``b`` name one file or folder: the same path once symlinks, ``.`` and
     ``..`` are resolved, or (both there) one file reached by two names (a hard link)."""
-    if _os.path.realpath(a) == _os.path.realpath(b):
-        return True
+    return not set(path_keys(a)).isdisjoint(path_keys(b))
+
+
+def path_keys(path: "str | _os.PathLike") -> "tuple[object, ...]":
+    """What :func:`same_path` compares of ``path``: its resolved path, and, when it is there, the
+    file it reaches (device and inode); two paths share a key when they name one file."""
     try:
-        return _os.path.samefile(a, b)
-    except OSError:  # one of them is not there (yet): the resolved paths said it
-        return False
+        st = _os.stat(path)
+    except OSError:  # not there (yet): its resolved path says it
+        return (_os.path.realpath(path),)
+    return (_os.path.realpath(path), (st.st_dev, st.st_ino))
 
 
 def require_not_input(out: "str | _os.PathLike", inputs: "Iterable[tuple[str | _os.PathLike, str]]",
@@ -280,13 +285,17 @@ def require_apart_from_corpus(folder: "str | _os.PathLike", source: "str | _os.P
 def require_given_once(inputs: "Iterable[str | _os.PathLike]", option: str, noun: str) -> None:
     """Refuse (before any work) one input given twice, however its paths are spelled (a symlink to
     it, a hard link: :func:`same_path`), in the line ``{option} A and B are one {noun}, given
-    twice: give it once``."""
-    seen: list = []
-    for given in inputs:
-        first = next((f for f in seen if same_path(f, given)), None)
-        if first is not None:
+    twice: give it once``. Each path is looked up once by what :func:`same_path` compares
+    (:func:`path_keys`), so a long list (a folder of many runs) is checked at once."""
+    seen: dict = {}  # each key (:func:`path_keys`) of an input given, to the first input holding it (and its place)
+    for place, given in enumerate(inputs):
+        keys = path_keys(given)
+        earlier = [seen[k] for k in keys if k in seen]
+        if earlier:
+            first = min(earlier, key=lambda e: e[0])[1]
             raise UsageError(f"{option} {first} and {given} are one {noun}, given twice: give it once")
-        seen.append(given)
+        for k in keys:
+            seen.setdefault(k, (place, given))
 
 
 def require_one_each(pairs: "Iterable[tuple[str | _os.PathLike, str | _os.PathLike]]", option: str, noun: str,

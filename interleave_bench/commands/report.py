@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ..score.run import prediction_files, score_files, system_name
 
     timer = Timer()
+    prediction_files(args.predictions, "report:")  # a run given twice, refused before anything is read
     # before the scoring, not after it
     price = prices_from(os.environ)
     data, source = local_data(args.data)

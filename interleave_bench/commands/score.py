@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..documents import is_score_head
-from ..errors import InputError, InterleaveError, UsageError, require_file, require_output
+from ..errors import InputError, UsageError, require_file, require_output
 from ..heap import paused_gc
 from ..options import whole_number
 from ..progress import Timer, print_summary
@@ -212,8 +212,8 @@ def _score_files_held(args: argparse.Namespace) -> Any:
 
     with contextlib.ExitStack() as held:
         try:
-            paths = prediction_files(args.predictions)
-        except InterleaveError:
+            paths = prediction_files(args.predictions)  # a run given twice is refused here, before anything is read
+        except InputError:
             paths = []  # said where the predictions are read
         outputs = ([] if args.json else [(None, Path(args.out))] if args.out is not None
                    else [(p, score_path(p, args.split, args.mode)) for p in paths])

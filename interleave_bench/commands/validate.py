@@ -261,7 +261,7 @@ def expand(paths: list[str]) -> list[str]:
             found = [str(p / name) for name in (SESSIONS_FILE, MANIFEST_FILE) if (p / name).exists()]
             if not found:
                 try:
-                    found = [str(f) for f in prediction_files([p])]
+                    found = [str(f) for f in prediction_files([p], option=None)]  # each checked on its own
                 except InputError:
                     raise InputError(path, None, None, f"no {SESSIONS_FILE}, {MANIFEST_FILE} or prediction files "
                                                        "(.jsonl, .parquet) in this folder") from None

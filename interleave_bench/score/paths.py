@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import InputError, InterleaveError, shown
+from ..errors import InputError, InterleaveError, require_given_once, shown
 from ..schema import MODES, SCORE_SPLITS
 from .defaults import DEFAULT_SPLIT
 
@@ -15,10 +15,17 @@ from .defaults import DEFAULT_SPLIT
 PREDICTION_SUFFIXES = (".jsonl", ".parquet")
 
 
-def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+def prediction_files(paths: Iterable[str | os.PathLike], option: str | None = "score:") -> list[Path]:
     """Prediction files in the order given; a folder stands for its ``*.jsonl`` and ``*.parquet`` entries,
     sorted: every one, as if named alone, so one that is no readable file (a dangling link, a link loop,
-    a FIFO, a folder) is refused in the line that names it alone, never passed over unsaid."""
+    a FIFO, a folder) is refused in the line that names it alone, never passed over unsaid.
+
+    One file given twice, however its paths are spelled (the same path, a symlink, a hard link, a
+    folder's entry and the file named too), is refused in one line that ``option`` begins (the
+    command, ``score:``, ``report:``: :func:`~interleave_bench.errors.require_given_once`): the one
+    rule for every reader of runs, so it holds before anything is read, whatever they write (files
+    beside the runs, ``--out``, ``--json``, a page). ``option=None`` lists them only (``validate``
+    checks each file on its own)."""
     out: list[Path] = []
     for path in paths:
         p = Path(path)
@@ -29,6 +36,8 @@ def prediction_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
             out.extend(found)
         else:
             out.append(p)
+    if option is not None:
+        require_given_once(out, option, "predictions file")
     return out
 
 
