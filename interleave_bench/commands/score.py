@@ -218,7 +218,7 @@ def _score_files_held(args: argparse.Namespace) -> Any:
         outputs = ([] if args.json else [(None, Path(args.out))] if args.out is not None
                    else [(p, score_path(p, args.split, args.mode)) for p in paths])
         for pred, path in outputs:
-            if pred is not None:
+            if pred is not None and pred.exists():  # (one not there is named where it is read, after the data)
                 require_file(pred)  # a FIFO or device has no score file beside it: named, not its lock file
             try:
                 held.enter_context(exclusive_output(path, "score"))
