@@ -19,9 +19,10 @@ from interleave_bench.schema import PredictionRow, Session
 from _route_util import random_session
 
 TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF), min_size=1, max_size=8)
-USAGE = st.none() | st.fixed_dictionaries(
-    {"input": st.integers(0, 10**6), "output": st.integers(0, 10**6), "cache_hit": st.integers(0, 10**6)},
-    optional={"unreported": st.integers(0, 3)})
+#: a usage as a model call counts it: never more cached tokens than sent
+USAGE = st.none() | st.integers(0, 10**6).flatmap(lambda sent: st.fixed_dictionaries(
+    {"input": st.just(sent), "output": st.integers(0, 10**6), "cache_hit": st.integers(0, sent)},
+    optional={"unreported": st.integers(0, 3)}))
 #: a whole number of milliseconds or not, as an int or a float
 ELAPSED = st.none() | st.integers(0, 10**6) | st.floats(0, 10**6) | st.integers(0, 10**6).map(float)
 #: a float, or an int (0 or 1) that is written as a float
