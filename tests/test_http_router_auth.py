@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Optional
 
@@ -18,6 +17,7 @@ from interleave_bench.redaction import REDACTED
 from interleave_bench.urls import credentials_apart
 
 from _cli_util import cli
+from _loopback import Loopback
 from _route_util import read_rows, write_data
 
 USER, PASSWORD = "router-user", "horse-battery"  # a password no key's shape: secret by its place alone
@@ -27,7 +27,7 @@ def basic(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
 
 
-class Server:
+class Server(Loopback):
     """A sticky router on loopback that answers only requests carrying ``Authorization: expected``
     (401 otherwise, its body echoing the header it was sent, as a careless server may), and keeps
     ``(method, path, Authorization)`` of each request. ``redirect_to``: every GET is sent there."""
@@ -72,21 +72,10 @@ class Server:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.serve(Handler)
 
     def url(self, userinfo: str = "", query: str = "") -> str:
         return f"http://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}/route{query}"
-
-    def __enter__(self) -> "Server":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
 
 
 @pytest.fixture(autouse=True)

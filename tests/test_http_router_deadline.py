@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Optional
 
@@ -17,6 +17,7 @@ from interleave_bench.route.http_router import HttpRouter, NoWholeAnswer, read_b
 from interleave_bench.route.plugin import HTTP_MAX_ANSWER_BYTES, HTTP_TIMEOUT
 from interleave_bench.schema import ERROR
 
+from _loopback import Loopback
 from _route_util import read_rows, standard_sessions, write_data
 
 
@@ -82,7 +83,7 @@ def test_a_body_over_the_cap_is_refused_once_past_it():
 # --- a real server on loopback ------------------------------------------------------------------
 
 
-class Server:
+class Server(Loopback):
     """A router on loopback: ``{"policy": "big"}`` to GET; to POST, the first topic (or a new one),
     and for message 3 ``special(handler)``."""
 
@@ -113,18 +114,8 @@ class Server:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/route"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> "Server":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(Handler)
+        self.url = f"http://127.0.0.1:{self.port}/route"
 
 
 def too_big(length: bool):

@@ -4,8 +4,7 @@ rows and exit are what the docs say, never a silently wrong row nor an internal 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from interleave_bench.route.model import ABORT_AFTER_FAILURES
 from interleave_bench.schema import ERROR
 
 from _cli_util import cli
+from _loopback import Loopback
 from _route_util import module_at, read_rows, standard_sessions, write_data
 
 ROUTERS = '''
@@ -212,7 +212,7 @@ def test_a_router_renaming_a_topic_gets_an_error_row_never_an_internal_error(dat
 # --- 3. an HTTP router's answer is read as strictly as any JSON the project reads ------------------
 
 
-class RawServer:
+class RawServer(Loopback):
     """A router on loopback answering ``hello`` to GET; to POST, the first topic (or a new one), and
     the body ``raw`` for message 3."""
 
@@ -240,17 +240,8 @@ class RawServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/route"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> "RawServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(Handler)
+        self.url = f"http://127.0.0.1:{self.port}/route"
 
 
 @pytest.mark.parametrize("raw, said", [
