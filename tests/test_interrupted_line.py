@@ -109,8 +109,11 @@ def test_a_stopped_generate_run_says_how_many_sessions_it_kept(tmp_path):
     out = tmp_path / "gen"
     with pytest.raises(KeyboardInterrupt) as stopped:
         generate(7, out, config=GenerateConfig(seed=4), after_session=stop_after_three)
-    assert interrupted_line(stopped.value) == (f"interrupted: 3 of 7 sessions finished and kept in {out}; run the "
+    # the file that holds them until the run ends, named: the folder shows no sessions.jsonl yet
+    work = out / ".sessions.work.jsonl"
+    assert interrupted_line(stopped.value) == (f"interrupted: 3 of 7 sessions finished and kept in {work}; run the "
                                                "same command again to resume")
+    assert len(work.read_text(encoding="utf-8").splitlines()) == 1 + 3  # its options, then the three sessions
 
 
 def test_a_command_that_says_nothing_of_its_output_keeps_the_plain_line():

@@ -410,7 +410,8 @@ def _generate_into(out: Path, n_sessions: int, config: GenerateConfig, llm: LLM 
 
             llm.run(_drive(todo, produce, concurrency, on_result))
     except KeyboardInterrupt as exc:  # the line Ctrl-C ends with says what the output folder holds
-        note_kept(exc, kept_in(sum(1 for i in done if i < n_sessions), n_sessions, "session", out))
+        # (in the work file, hidden until the run ends: named, as the folder shows no sessions yet)
+        note_kept(exc, kept_in(sum(1 for i in done if i < n_sessions), n_sessions, "session", work_path))
         raise
     finally:
         appender.close()
