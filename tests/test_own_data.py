@@ -153,9 +153,9 @@ def run_sketch(tmp_path: Path, monkeypatch) -> dict[str, Any]:
 
 def test_the_conversion_sketch_writes_a_valid_file_with_each_action_derived(tmp_path, monkeypatch, capsys):
     sketch = run_sketch(tmp_path, monkeypatch)
-    assert main(["validate", "sessions.jsonl"]) == 0
+    assert main(["validate", "mydata/sessions.jsonl"]) == 0
     assert "1 sessions (en 1), 5 messages" in capsys.readouterr().out
-    (line,) = (tmp_path / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+    (line,) = (tmp_path / "mydata" / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
     session = json.loads(line)
     assert [t["gold"]["action"] for t in session["turns"]] == ["new", "new", "continue", "oneoff", "switch"]
     assert [t["judge"]["thread"] for t in session["turns"]] == ["trip", "ci", "ci", "none", "trip"]
