@@ -64,6 +64,8 @@ def reads_as_new_topic(label: str) -> bool:
 #: what the independent reading may say besides a thread id
 JUDGE_NONE = "none"
 JUDGE_AMBIGUOUS = "ambiguous"
+#: the fewest distinct thread ids an ``ambiguous`` reading names as its ``candidates``
+MIN_CANDIDATES = 2
 
 
 def agreeing_judge(gold_thread: Optional[str]) -> str:

@@ -33,8 +33,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .schema import (ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, NEW_TOPIC, SPECIAL_LABELS, STYLES, THREAD_MOVES, agreeing_judge,
-                     reads_as_new_topic)
+from .schema import (ACTIONS, JUDGE_AMBIGUOUS, JUDGE_NONE, MIN_CANDIDATES, NEW_TOPIC, SPECIAL_LABELS, STYLES,
+                     THREAD_MOVES, agreeing_judge, reads_as_new_topic)
 
 #: judge codes beside thread numbers
 J_NONE, J_AMBIGUOUS = -1, -2
@@ -337,6 +337,7 @@ class Doubts:
     new_not_first: np.ndarray  # new on a later message of its thread
     continue_moving: np.ndarray  # continue on another thread than the thread message before
     move_staying: np.ndarray  # switch or return on the thread of the thread message before
+    few_candidates: np.ndarray  # judge.thread ambiguous with fewer than MIN_CANDIDATES distinct candidates
     first_turn: np.ndarray  # each turn's thread's first message, its place in the session (-1: a one-off)
     previous: np.ndarray  # the thread number of each turn's thread message before it (-1: none)
 
@@ -371,6 +372,8 @@ def doubts(a: SessionArrays) -> Doubts:
         out[at[mask]] = True
         return out
 
+    judged = [j.thread == JUDGE_AMBIGUOUS for j in a.judges]
+    named = [len(set(c or ())) for c in map(_CANDIDATES, a.judges)]
     first_turn = np.full(n, -1, dtype=np.int64)
     first_turn[at] = at[first_of[thread_of.reshape(-1)]] - a.turn_start[sess]
     before = np.full(n, -1, dtype=np.int64)
@@ -382,6 +385,7 @@ def doubts(a: SessionArrays) -> Doubts:
         new_not_first=turns(~first & (move == OPENS)),
         continue_moving=turns(~first & (move == STAYS) & ~same),
         move_staying=turns(~first & (move == MOVES_ON) & same),
+        few_candidates=np.fromiter((j and k < MIN_CANDIDATES for j, k in zip(judged, named)), dtype=bool, count=n),
         first_turn=first_turn,
         previous=before,
     )
@@ -418,6 +422,9 @@ def doubts_named(a: SessionArrays, d: Doubts) -> list[tuple[str, int, int, str, 
                                                       "a move to another thread is 'switch' or 'return'"),
         "move_staying": (".gold.action", lambda k: f"{action(k)} on thread {a.golds[k].thread!r} right after a message "
                                                    "of it (one-offs passed over): staying on a thread is 'continue'"),
+        "few_candidates": (".judge.candidates", lambda k: f"{len(set(a.judges[k].candidates or ()))} distinct thread "
+                                                          f"id(s) beside judge.thread {JUDGE_AMBIGUOUS!r}: an ambiguous "
+                                                          f"reading names the {MIN_CANDIDATES} or more threads it could be"),
     }
     out = []
     for kind, mask in d.kinds().items():

@@ -130,13 +130,15 @@ def reference_doubts(s: Session) -> dict[str, list[int]]:
     numbers, -1 for none), written out with one loop over the turns (for the test only)."""
     out: dict[str, list[int]] = {k: [] for k in ("ambiguous_agreeing", "disputed_unmarked", "first_not_new",
                                                   "new_not_first", "continue_moving", "move_staying",
-                                                  "first_turn", "previous")}
+                                                  "few_candidates", "first_turn", "previous")}
     seen: dict[str, int] = {}
     before = None
     for k, t in enumerate(s.turns):
         out["first_turn"].append(seen.get(t.gold.thread, k) if t.gold.thread is not None else -1)
         out["previous"].append(-1 if t.gold.thread is None or before is None else s.thread_ids().index(before))
         agrees = t.judge.thread == (t.gold.thread if t.gold.thread is not None else "none")
+        if t.judge.thread == "ambiguous" and len(set(t.judge.candidates or [])) < 2:
+            out["few_candidates"].append(k)
         if t.ambiguous and agrees:
             out["ambiguous_agreeing"].append(k)
         if not t.ambiguous and not agrees:
@@ -168,7 +170,8 @@ def labelled(draw: Any, sid: str) -> dict[str, Any]:
         action = "oneoff" if thread is None else draw(st.sampled_from(["new", "continue", "switch", "return"]))
         turns.append({"i": k, "text": "x", "gold": {"thread": thread, "action": action},
                       "style": "oneoff" if thread is None else "implicit",
-                      "judge": {"thread": draw(st.sampled_from(["none", "ambiguous", *ids]))},
+                      "judge": {"thread": draw(st.sampled_from(["none", "ambiguous", *ids])),
+                                "candidates": draw(st.none() | st.lists(st.sampled_from(ids), max_size=3))},
                       "ambiguous": draw(st.booleans())})
     return {"session_id": sid, "version": "interleave-v0", "split": "dev", "lang": "en",
             "threads": [{"id": t, "title": t, "domain": ""} for t in ids], "turns": turns}
@@ -189,3 +192,20 @@ def test_a_block_finds_the_turns_a_second_reading_finds(raws):
         assert getattr(found, name).tolist() == [v for ref in expected for v in ref[name]], name
     named = doubts_named(arrays, found)
     assert [(kind, n) for kind, n, *_ in named] == [(k, int(m.sum())) for k, m in found.kinds().items() if m.any()]
+
+
+def test_an_ambiguous_reading_naming_fewer_than_two_threads_is_warned_of(tmp_path, capsys):
+    a, b = session("a"), session("b")
+    a["turns"][3]["judge"] = {"thread": "ambiguous"}  # no candidates at all
+    a["turns"][3]["ambiguous"] = True
+    b["turns"][3]["judge"] = {"thread": "ambiguous", "candidates": ["t2", "t2"]}  # one thread, twice
+    b["turns"][3]["ambiguous"] = True
+    path = write(tmp_path / "s.jsonl", [a, b])
+    code, out, err = run(capsys, path)
+    assert code == 0 and "ok: 2 sessions" in out
+    assert err == [f"warning: {path}:1: turns[3].judge.candidates: 0 distinct thread id(s) beside judge.thread "
+                   "'ambiguous': an ambiguous reading names the 2 or more threads it could be (2 turns like this)"]
+    # two threads named: as the readers write it, no warning
+    b["turns"][3]["judge"]["candidates"] = ["t1", "t2"]
+    code, out, err = run(capsys, write(tmp_path / "t.jsonl", [b]))
+    assert code == 0 and err == []

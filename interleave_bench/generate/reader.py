@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from ..llm import LLM
-from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, Thread, agreeing_judge
+from ..schema import JUDGE_AMBIGUOUS, JUDGE_NONE, MIN_CANDIDATES, Thread, agreeing_judge
 from . import packs
 from .ask import ask_json
 from .prompts import read_messages
@@ -271,8 +271,8 @@ def check_read_answer(obj: dict[str, Any], indexes: list[int], ids: list[str]) -
         cands: tuple[str, ...] = ()
         if thread == JUDGE_AMBIGUOUS:
             raw = item.get("candidates")
-            if not isinstance(raw, list) or len({c for c in raw if c in ids}) < 2 or any(c not in ids for c in raw):
-                problems.append(f"i={i}: 'ambiguous' needs candidates: two or more thread ids")
+            if not isinstance(raw, list) or len({c for c in raw if c in ids}) < MIN_CANDIDATES or any(c not in ids for c in raw):
+                problems.append(f"i={i}: 'ambiguous' needs candidates: two or more thread ids")  # (MIN_CANDIDATES)
                 continue
             cands = tuple(dict.fromkeys(raw))
         by_i[i] = Label(thread, cands)
