@@ -237,3 +237,26 @@ def test_a_predictions_file_whose_folder_cannot_hold_its_score_file_is_named(cap
 def test_a_device_as_predictions_is_refused_before_its_score_file_is_locked(tmp_path, capsys, data):
     assert main(["score", str(data), "/dev/null", "--bootstrap", "0"]) == 2
     assert capsys.readouterr().err.startswith("error: /dev/null: is not a regular file")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_validate_says_how_many_rows_are_error_rows(tmp_path, capsys, data, suffix):
+    rows = [{"session_id": "s0", "i": 0, "pred": "t1", "mode": "closed"},
+            {"session_id": "s0", "i": 1, "pred": "ERROR", "mode": "closed", "error": "router failed"}]
+    pred = tmp_path / f"run{suffix}"
+    if suffix == ".parquet":
+        pq.write_table(pa.Table.from_pylist(rows), pred)
+    else:
+        pred.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["validate", str(data), str(pred)]) == 0
+    out = capsys.readouterr().out
+    assert f"{pred}: ok: 2 prediction rows over 1 sessions" in out
+    assert out.rstrip().endswith(", 1 of them ERROR (decisions the router could not give)")
+    rows[1] = {"session_id": "s0", "i": 1, "pred": "t2", "mode": "closed"}  # none: the line as before
+    pred.unlink()
+    if suffix == ".parquet":
+        pq.write_table(pa.Table.from_pylist(rows), pred)
+    else:
+        pred.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["validate", str(data), str(pred)]) == 0
+    assert "ERROR" not in capsys.readouterr().out

@@ -27,7 +27,7 @@ from ..errors import InputError, InputErrors, error_line, located, shown
 from ..file_kinds import AMBIGUOUS, DOCUMENT_KEYS, ambiguous, document_words, record_kind
 from ..io import (MANIFEST_FILE, SESSIONS_FILE, iter_json_lines, parse_json, read_case_file, read_json, read_manifest,
                   read_records_with_lines, sessions_with_lines)
-from ..schema import PredictionRow, Session
+from ..schema import ERROR, PredictionRow, Session
 from ..session_checks import doubts, doubts_named, session_arrays
 from ..score.labels import ThreadLabels
 from ..score.routing import DEFAULT_MODE, ambiguity_counts, ambiguous_share
@@ -168,7 +168,7 @@ def _row_problems(path: str, line: int, r: PredictionRow, first: dict[tuple[str,
 def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> tuple[str, list[InputError]]:
     """The summary line and errors of a predictions file, checked against ``(data file, turns)`` if
     given: closed-mode labels too, as ``score`` holds them (:class:`~..score.labels.ThreadLabels`)."""
-    rows = 0
+    rows = failed = 0  # failed: ERROR rows, decisions the router could not give
     sessions: set[str] = set()
     policies: Counter[str] = Counter()
     errors: list[InputError] = []
@@ -179,6 +179,7 @@ def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> t
     try:
         for line, r in _rows_of(path, parquet):
             rows += 1
+            failed += r.pred == ERROR
             sessions.add(r.session_id)
             policies[f"{r.mode or '?'}/{r.policy or '?'}"] += 1
             problems = _row_problems(path, line, r, first, data)
@@ -196,7 +197,10 @@ def summarise_predictions(path: str, data: tuple[str, Turns] | None = None) -> t
         errors = [labels.error(path, labels.first[0])]  # type: ignore[index]
     kinds = ", ".join(sorted(policies)) or "none"
     against = f", all in {data[0]}" if data is not None else ""
-    return f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds}){against}", errors
+    # ERROR rows are valid rows, and score counts them wrong: said, as score says it (score/rows.py)
+    failed_part = f", {failed:,} of them ERROR (decisions the router could not give)" if failed else ""
+    return (f"{path}: ok: {rows:,} prediction rows over {len(sessions):,} sessions ({kinds}){against}{failed_part}",
+            errors)
 
 
 def _rows_of(path: str, parquet: bool) -> Iterator[tuple[int, PredictionRow]]:
