@@ -77,13 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
         data, source = local_data(args.data)
         price = prices_from(os.environ)
-        if args.out is not None and len(prediction_files(args.predictions)) != 1:
+        preds = prediction_files(args.predictions)  # (listed once: a folder's files, each checked given once)
+        if args.out is not None and len(preds) != 1:
             raise UsageError("--out names one score file: give one predictions file")
         # before it is read: a run whose file a route is still writing is scored as far as it goes, and said so
-        writing = {p: who for p in prediction_files(args.predictions) if (who := writer_of(p)) is not None}
+        writing = {p: who for p in preds if (who := writer_of(p)) is not None}
         # before anything is written: a run is scored on the sessions it routed
-        unchecked = refuse_other_data(sessions_file(data), prediction_files(args.predictions), args.split,
-                                      writes_own=not args.json and args.out is None)
+        unchecked = refuse_other_data(sessions_file(data), preds, args.split, writes_own=not args.json and args.out is None)
         if args.out is not None:
             # before the scoring, not after it
             require_output(args.out, run_inputs(data, args.predictions), is_score_head, "a score file", "score: --out")
@@ -131,14 +131,14 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(notes))
     if args.bootstrap == 0 and args.json:
         print(NO_INTERVALS, file=sys.stderr)
-    written = {p: r.score_file for p, r in zip(prediction_files(args.predictions), runs) if r.score_file is not None}
+    written = {p: r.score_file for p, r in zip(preds, runs) if r.score_file is not None}
     sys.stdout.flush()  # the tables, then the warnings, then the files they speak of
     for line in routing_warnings(unchecked, args.predictions, args.mode, split=args.split, written=written):
         print(line, file=sys.stderr)
     for run_ in runs:
         if run_.score_file is not None:
             print(f"wrote {escape_unshown(str(run_.score_file))}", file=sys.stderr if args.json else sys.stdout)
-    for p, run_ in zip(prediction_files(args.predictions), runs):
+    for p, run_ in zip(preds, runs):
         if p in writing:
             print(being_written(p, writing[p], run_.result["counts"]["rows"]), file=sys.stderr)
     warn_partial(results, sys.stderr)
