@@ -372,8 +372,6 @@ def doubts(a: SessionArrays) -> Doubts:
         out[at[mask]] = True
         return out
 
-    judged = [j.thread == JUDGE_AMBIGUOUS for j in a.judges]
-    named = [len(set(c or ())) for c in map(_CANDIDATES, a.judges)]
     first_turn = np.full(n, -1, dtype=np.int64)
     first_turn[at] = at[first_of[thread_of.reshape(-1)]] - a.turn_start[sess]
     before = np.full(n, -1, dtype=np.int64)
@@ -385,7 +383,8 @@ def doubts(a: SessionArrays) -> Doubts:
         new_not_first=turns(~first & (move == OPENS)),
         continue_moving=turns(~first & (move == STAYS) & ~same),
         move_staying=turns(~first & (move == MOVES_ON) & same),
-        few_candidates=np.fromiter((j and k < MIN_CANDIDATES for j, k in zip(judged, named)), dtype=bool, count=n),
+        few_candidates=np.fromiter((j.thread == JUDGE_AMBIGUOUS and len(set(j.candidates or ())) < MIN_CANDIDATES
+                                    for j in a.judges), dtype=bool, count=n),
         first_turn=first_turn,
         previous=before,
     )
