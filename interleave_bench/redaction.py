@@ -257,8 +257,7 @@ def add_named_secret(value: str) -> bool:
     value = value.strip()
     if value and (not is_key_in_use(value) or _PLAIN_WORD.fullmatch(value)):
         return False
-    if value:
-        _GIVEN.update(_written_forms(value))
+    add_key_in_use(value)  # (an empty value holds none: nothing taken)
     return True
 
 
