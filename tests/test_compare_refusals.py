@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from interleave_bench.cli import main
 from interleave_bench.errors import InputError
 from interleave_bench.score import compare_predictions
 
+from _cli_util import run_cli
 from _score_util import many_sessions, oracle_rows, rows, session, single_rows, turn, write_jsonl
 
 GATES = ((), ("--fail-on-regression",), ("--json",))
-
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def errors(err: str) -> list[str]:

@@ -16,17 +16,12 @@ from interleave_bench.score import score_runs
 from interleave_bench.score.routing import METRICS
 from interleave_bench.score.table import metric
 
+from _cli_util import run_cli
 from _score_util import many_sessions, oracle_rows, rows, session, single_rows, turn, write_jsonl
 from test_score_metrics import C1_METRICS, c1
 
 CONTRACT_KEYS = {"format", "system", "mode", "policy", "model", "split", "metrics", "intervals", "counts", "outcomes",
                  "breakdowns", "burst", "cost_usd_per_message", "not_scored", "provenance"}
-
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from interleave_bench.cli import main
 from interleave_bench.errors import UsageError
 from interleave_bench.score.run import score_files
 
+from _cli_util import run_cli
 from _score_util import many_sessions, oracle_rows, write_jsonl
 
 #: how the second of two names reaches the run ``S/a.jsonl``
@@ -24,12 +24,6 @@ WRITES = {
     "score --out": ("score", "--out", "{out}/a.score.json"),
     "report --html": ("report", "--html", "{out}/r.html"),
 }
-
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

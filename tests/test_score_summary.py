@@ -6,15 +6,9 @@ from __future__ import annotations
 
 import json
 
-from interleave_bench.cli import main
 
+from _cli_util import run_cli
 from _score_util import many_sessions, oracle_rows, write_jsonl
-
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_run(tmp_path, name, rows):
